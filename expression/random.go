@@ -1,0 +1,103 @@
+package expression
+
+import (
+	"crypto/rand"
+	"strconv"
+)
+
+// Random is the part "@<random, width=N, alphabet=CHARS>": N characters
+// drawn with crypto/rand from the alphabet (default "0-9"; ranges such as
+// "A-Z" expand). It makes numbers harder to guess; it is never what makes
+// them unique — the sequence is.
+type Random struct {
+	Width    int
+	Alphabet string
+}
+
+// NewRandom is the [Factory] of the random part.
+func NewRandom(args Args) (Expression, error) {
+	if err := args.Check("width", "alphabet"); err != nil {
+		return nil, err
+	}
+	if _, ok := args["width"]; !ok {
+		return nil, Errorf("", "random needs width=N")
+	}
+	w, err := args.Int("width", 0, 1, 64)
+	if err != nil {
+		return nil, err
+	}
+	spec := "0-9"
+	if a, ok := args["alphabet"]; ok {
+		spec = a
+	}
+	alpha, ok := expandAlphabet(spec)
+	if !ok {
+		return nil, Errorf("alphabet", "alphabet=%q: want 2 to 256 distinct ASCII characters, ranges such as A-Z allowed", spec)
+	}
+	return &Random{Width: w, Alphabet: alpha}, nil
+}
+
+// expandAlphabet expands ranges such as "0-9A-F"; a '-' at either end is
+// literal.
+func expandAlphabet(spec string) (string, bool) {
+	var b []byte
+	seen := [256]bool{}
+	add := func(c byte) bool {
+		if c < 0x21 || c > 0x7e || seen[c] {
+			return false
+		}
+		seen[c] = true
+		b = append(b, c)
+		return true
+	}
+	for i := 0; i < len(spec); i++ {
+		if i+2 < len(spec) && spec[i+1] == '-' {
+			lo, hi := spec[i], spec[i+2]
+			if lo > hi {
+				return "", false
+			}
+			for c := lo; ; c++ {
+				if !add(c) {
+					return "", false
+				}
+				if c == hi {
+					break
+				}
+			}
+			i += 2
+			continue
+		}
+		if !add(spec[i]) {
+			return "", false
+		}
+	}
+	return string(b), len(b) >= 2
+}
+
+// Append appends Width random characters.
+func (r *Random) Append(dst []byte, _ *Context) ([]byte, error) {
+	n := len(r.Alphabet)
+	limit := 256 - 256%n // reject bytes at or above limit: no modulo bias
+	var buf [64]byte
+	for need := r.Width; need > 0; {
+		rand.Read(buf[:need])
+		for _, x := range buf[:need] {
+			if int(x) < limit && need > 0 {
+				dst = append(dst, r.Alphabet[int(x)%n])
+				need--
+			}
+		}
+	}
+	return dst, nil
+}
+
+// Order returns Normal.
+func (*Random) Order() Order { return Normal }
+
+// MaxLen returns Width.
+func (r *Random) MaxLen() int { return r.Width }
+
+// Pattern matches Width characters of the alphabet.
+func (r *Random) Pattern() string {
+	return "[" + regexpClassEscape(r.Alphabet) + "]{" + strconv.Itoa(r.Width) + "}"
+}

@@ -1,0 +1,115 @@
+package sequence
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// Memory is a [Gen] that keeps its counters in process memory. Numbers start
+// at 1 for each key (see [StartAt]) and are lost when the process ends, so
+// Memory suits tests, examples and numbers that only need to be unique within
+// one run. It is safe for concurrent use and implements [Batcher], [Binder]
+// and [Floorer].
+type Memory struct {
+	start    int64
+	counters sync.Map // key -> *atomic.Int64 holding the last number issued
+}
+
+// MemoryOption configures a [Memory].
+type MemoryOption func(*Memory)
+
+// StartAt makes the first number of every key n instead of 1. n must be at
+// least 1; a smaller n makes [NewMemory] panic, since it is a programming error.
+func StartAt(n int64) MemoryOption {
+	if n < 1 {
+		panic(fmt.Sprintf("sequence: StartAt(%d): the first number must be at least 1", n))
+	}
+	return func(m *Memory) { m.start = n }
+}
+
+// NewMemory returns a Memory whose keys start at 1 unless an option says
+// otherwise.
+func NewMemory(opts ...MemoryOption) *Memory {
+	m := &Memory{start: 1}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+func (m *Memory) counter(key string) *atomic.Int64 {
+	if c, ok := m.counters.Load(key); ok {
+		return c.(*atomic.Int64)
+	}
+	c := new(atomic.Int64)
+	c.Store(m.start - 1)
+	actual, _ := m.counters.LoadOrStore(key, c)
+	return actual.(*atomic.Int64)
+}
+
+// Next returns the next number for key.
+func (m *Memory) Next(ctx context.Context, key string) (int64, error) {
+	return memoryNext(ctx, m.counter(key))
+}
+
+func memoryNext(ctx context.Context, c *atomic.Int64) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n := c.Add(1)
+	if n <= 0 { // wrapped past math.MaxInt64
+		c.Store(math.MaxInt64)
+		return 0, ErrExhausted
+	}
+	return n, nil
+}
+
+// NextN appends n consecutive numbers for key to dst.
+func (m *Memory) NextN(ctx context.Context, key string, dst []int64, n int) ([]int64, error) {
+	if n < 0 {
+		return dst, fmt.Errorf("%w: NextN with n=%d", ErrInvalidArgument, n)
+	}
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
+	if n == 0 {
+		return dst, nil
+	}
+	c := m.counter(key)
+	last := c.Add(int64(n))
+	if last <= 0 || last < int64(n) {
+		c.Store(math.MaxInt64)
+		return dst, ErrExhausted
+	}
+	for v := last - int64(n) + 1; v <= last; v++ {
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
+// Bind returns a Handle that issues numbers for key without a map lookup.
+func (m *Memory) Bind(key string) Handle { return memoryHandle{m.counter(key)} }
+
+type memoryHandle struct{ c *atomic.Int64 }
+
+func (h memoryHandle) Next(ctx context.Context) (int64, error) { return memoryNext(ctx, h.c) }
+
+// Floor makes every later number for key greater than floor.
+func (m *Memory) Floor(ctx context.Context, key string, floor int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if floor < 0 {
+		return fmt.Errorf("%w: floor %d is negative", ErrInvalidArgument, floor)
+	}
+	c := m.counter(key)
+	for {
+		cur := c.Load()
+		if cur >= floor || c.CompareAndSwap(cur, floor) {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,110 @@
+// Package sequence defines where the numbers in a business number come from.
+//
+// The core interface is [Gen], one method that returns the next number for a
+// counter key. [Allocator] reserves blocks of consecutive numbers in a store;
+// [Segment] turns any Allocator into a Gen that serves almost every number from
+// memory. Backends live in their own packages (boltseq, redisseq), so a program
+// that uses only [Memory] never links a database client.
+//
+// Extra powers are small optional interfaces discovered by type assertion, in
+// the manner of database/sql/driver: [Batcher], [Binder], [Floorer] and
+// io.Closer. Callers that find them get faster or more capable; callers that
+// do not fall back to [Gen.Next].
+//
+// Every implementation in this module passes the conformance suite in
+// package sequencetest, and so should yours.
+package sequence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Gen issues numbers. Next returns a number for key that this Gen (and every
+// other Gen sharing its store) has never returned for that key before. Numbers
+// are positive. Gaps are allowed; repeats never are.
+//
+// Implementations must be safe for concurrent use and must honour ctx: a call
+// that would wait returns ctx.Err() (possibly wrapped) once ctx is done.
+type Gen interface {
+	Next(ctx context.Context, key string) (int64, error)
+}
+
+// Allocator reserves blocks of numbers in a store. Allocate reserves n >= 1
+// consecutive numbers for key that no earlier call (from any process sharing
+// the store) has reserved, and returns them as a [Range] of length n.
+//
+// Implementations must be safe for concurrent use.
+type Allocator interface {
+	Allocate(ctx context.Context, key string, n int64) (Range, error)
+}
+
+// Range is an inclusive block of numbers [First, Last].
+type Range struct {
+	First, Last int64
+}
+
+// Len returns the number of numbers in r, or 0 when r is empty.
+func (r Range) Len() int64 {
+	if r.Last < r.First {
+		return 0
+	}
+	return r.Last - r.First + 1
+}
+
+// String formats r as "[First, Last]".
+func (r Range) String() string { return fmt.Sprintf("[%d, %d]", r.First, r.Last) }
+
+// Batcher is implemented by a [Gen] that can issue several numbers at once
+// more cheaply than by repeated calls to Next. NextN appends n numbers for
+// key to dst and returns the extended slice. The numbers obey the same rules
+// as Next; they need not be consecutive. On error, dst is returned with the
+// numbers already issued appended; those numbers are consumed.
+type Batcher interface {
+	NextN(ctx context.Context, key string, dst []int64, n int) ([]int64, error)
+}
+
+// Handle issues numbers for one key fixed in advance. See [Binder].
+type Handle interface {
+	Next(ctx context.Context) (int64, error)
+}
+
+// Binder is implemented by a [Gen] that can skip its per-key lookup when the
+// key is known in advance. The numbers from a Handle and from Gen.Next with
+// the same key come from one counter.
+type Binder interface {
+	Bind(key string) Handle
+}
+
+// Floorer is implemented by a [Gen] or [Allocator] that can raise a key's
+// floor. After Floor returns nil, every number issued for key is greater
+// than floor. A floor at or below what was already issued or reserved is a
+// no-op: a floor never lowers a counter. It exists for migrations ("start
+// above the largest order number the old system issued").
+type Floorer interface {
+	Floor(ctx context.Context, key string, floor int64) error
+}
+
+var (
+	// ErrUnavailable means the store cannot be reached and no buffered
+	// number is left. The error returned wraps both ErrUnavailable and the
+	// store's own error. Retrying later may succeed.
+	ErrUnavailable = errors.New("sequence: unavailable")
+
+	// ErrRegressed means the store returned a block at or below a number
+	// already issued for the key: the store has lost data. Issuing from
+	// such a block would repeat numbers, so nothing is issued from it.
+	// Raise the key's floor in the store above the last number issued to
+	// recover.
+	ErrRegressed = errors.New("sequence: store went backwards")
+
+	// ErrExhausted means a key has no numbers left below math.MaxInt64.
+	ErrExhausted = errors.New("sequence: key exhausted")
+
+	// ErrClosed is returned by a Gen or Allocator used after Close.
+	ErrClosed = errors.New("sequence: closed")
+
+	// ErrInvalidArgument is returned for a bad n, floor or key.
+	ErrInvalidArgument = errors.New("sequence: invalid argument")
+)
