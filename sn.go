@@ -163,10 +163,7 @@ func (g *Generator) NextAt(ctx context.Context, at time.Time, vars Vars) (string
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	if at.IsZero() {
-		at = g.clock()
-	}
-	s, err := g.prog.Render(ctx, &expression.Call{At: at, Vars: vars})
+	s, err := g.prog.Render(ctx, &expression.Call{At: at, Clock: g.clock, Vars: vars})
 	if err != nil {
 		return "", wrapRun(err)
 	}
@@ -179,10 +176,7 @@ func (g *Generator) AppendNext(dst []byte, ctx context.Context, at time.Time, va
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}
-	if at.IsZero() {
-		at = g.clock()
-	}
-	dst, err := g.prog.AppendRender(dst, ctx, &expression.Call{At: at, Vars: vars})
+	dst, err := g.prog.AppendRender(dst, ctx, &expression.Call{At: at, Clock: g.clock, Vars: vars})
 	if err != nil {
 		return dst, wrapRun(err)
 	}
@@ -344,6 +338,7 @@ func (g *Generator) buildPrefixes() []*regexp.Regexp {
 	for i, p := range parts {
 		b.WriteString("(?:" + partPattern(p.Expr) + ")")
 		out[i] = regexp.MustCompile(b.String() + ")")
+		out[i].Longest() // let each part take all it can: the report then points past it
 	}
 	return out
 }
@@ -595,7 +590,7 @@ func (c *compiler) probeChecksums(seqs []int) error {
 			if a, ok := c.nodes[i].Arg("algo"); ok {
 				off = a.Offset
 			}
-			return c.errAt(off, "checksum: %v", err)
+			return c.errAt(off, "%v", err)
 		}
 		if !k.All {
 			s := c.parts[seqs[len(seqs)-1]].Expr.(*expression.Seq)
@@ -605,7 +600,7 @@ func (c *compiler) probeChecksums(seqs []int) error {
 			}
 			for _, w := range widths {
 				if _, err := k.Algo.Compute(strings.Repeat("1", w)); err != nil {
-					return fail(fmt.Errorf("%s cannot check a %d-digit sequence: %v", k.Algo.Name(), w, err))
+					return fail(fmt.Errorf("%w (over=seq, a %d-digit sequence)", err, w))
 				}
 			}
 			continue
@@ -626,7 +621,7 @@ func (c *compiler) probeChecksums(seqs []int) error {
 			}
 		}
 		if _, err := k.Algo.Compute(sample.String()); err != nil && !errors.Is(err, checksum.ErrLength) {
-			return fail(fmt.Errorf("over=all: %v", err))
+			return fail(fmt.Errorf("%w (over=all, the template's text)", err))
 		}
 	}
 	return nil

@@ -7,17 +7,25 @@
 //
 // The built-in algorithms are:
 //
-//	name      payload           check       catches
-//	luhn      digits            [0-9]       every single-digit error; adjacent transpositions except 09/90
-//	verhoeff  digits            [0-9]       every single-digit error and adjacent transposition
-//	damm      digits            [0-9]       every single-digit error and adjacent transposition
-//	gs1       digits            [0-9]       every single-digit error (GTIN-8/12/13/14, SSCC, GLN)
-//	s10       exactly 8 digits  [0-9]       UPU S10 postal item serial (RR000000014CN)
-//	mod11-2   digits            [0-9X]      ISO 7064 MOD 11-2 (ISNI, ORCID): single errors, transpositions
-//	mod11-10  digits            [0-9]       ISO 7064 MOD 11,10: every single-digit error
-//	mod37-2   digits, A-Z       [0-9A-Z*]   ISO 7064 MOD 37-2: single errors, transpositions
-//	mod97-10  digits, A-Z       two digits  ISO 7064 MOD 97-10 (IBAN): single errors, transpositions
-//	jd        digits            [0-9]       n*9%31%10, the JD.com order-number check digit
+//	name      payload           check       guaranteed to catch
+//	luhn      digits            [0-9]       single errors; adjacent transpositions but 09/90
+//	verhoeff  digits            [0-9]       single errors; adjacent transpositions
+//	damm      digits            [0-9]       single errors; adjacent transpositions
+//	gs1       digits            [0-9]       single errors (GTIN-8/12/13/14, GLN, SSCC)
+//	s10       exactly 8 digits  [0-9]       - (UPU S10 postal item number: RR000000014CN)
+//	mod11-2   digits            [0-9X]      single errors; adjacent transpositions (ISNI, ORCID)
+//	mod11-10  digits            [0-9]       single errors (ISO 7064 hybrid MOD 11,10)
+//	mod37-2   digits, A-Z       [0-9A-Z*]   single errors; adjacent transpositions
+//	mod97-10  digits, A-Z       02 to 98    single errors; adjacent transpositions (IBAN)
+//	jd        digits            [0-9]       - (n*9%31%10, JD.com's order-number check digit)
+//
+// A single error is one character replaced by another of the alphabet,
+// check characters included. The guarantees of mod97-10 hold for decimal
+// payloads; a letter counts as the two digits of its value (A = 10 ...
+// Z = 35), as in IBAN, where the caller moves the country code and check
+// digits to the end before computing. s10 and jd are here for compatibility
+// with the numbers they define; their check digits catch most but not all
+// single errors.
 //
 // Payload alphabets are case-exact: lower-case letters are outside the
 // alphabet of mod37-2 and mod97-10 and make Compute fail with an

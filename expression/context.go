@@ -24,14 +24,15 @@ type kv struct{ k, v string }
 // back. A Context belongs to one call on one goroutine; an expression must
 // not keep it after Append or Check returns.
 type Context struct {
-	ctx  context.Context
-	now  time.Time
-	vars map[string]string
-	set  []kv
-	prog *Program
-	st   *state
-	mode mode
-	cur  int // index of the part being evaluated
+	ctx   context.Context
+	now   time.Time
+	clock func() time.Time // read into now on first use when now is zero
+	vars  map[string]string
+	set   []kv
+	prog  *Program
+	st    *state
+	mode  mode
+	cur   int // index of the part being evaluated
 
 	seq     int64
 	hasSeq  bool
@@ -60,9 +61,15 @@ func NewContext(ctx context.Context, now time.Time, vars map[string]string) *Con
 // Context returns the context.Context of the call.
 func (c *Context) Context() context.Context { return c.ctx }
 
-// Time returns the instant of the call: the clock, read once per call, or the
-// instant the caller passed. Every part of one number sees the same instant.
-func (c *Context) Time() time.Time { return c.now }
+// Time returns the instant of the call: the instant the caller passed, or
+// the clock, read once per call on first use. Every part of one number sees
+// the same instant.
+func (c *Context) Time() time.Time {
+	if c.now.IsZero() && c.clock != nil {
+		c.now = c.clock()
+	}
+	return c.now
+}
 
 // Var returns variable name: a value set during the call by [Context.SetVar]
 // (template setters such as "@<ownerKey, value=SN>" do that) or else a

@@ -131,7 +131,7 @@ func (d *Date) Finest() Period {
 
 // Append prints the instant.
 func (d *Date) Append(dst []byte, c *Context) ([]byte, error) {
-	t := c.now.In(d.Loc)
+	t := c.Time().In(d.Loc)
 	y, mo, day := t.Date()
 	h, mi, s := t.Clock()
 	for _, f := range d.fields {

@@ -121,8 +121,10 @@ func (p *Program) Key() string { return p.key }
 
 // Call is one rendering request.
 type Call struct {
-	// At is the instant of the number.
-	At time.Time
+	// At is the instant of the number. When it is zero, Clock is read, at
+	// most once per number and only if a part asks for the time.
+	At    time.Time
+	Clock func() time.Time
 	// Vars are the per-call variables; they are read, never modified.
 	Vars map[string]string
 	// Preview renders sample numbers without drawing from any sequence;
@@ -134,7 +136,7 @@ type Call struct {
 func (p *Program) get(ctx context.Context, call *Call) *state {
 	st := p.pool.Get().(*state)
 	c := &st.c
-	c.ctx, c.now, c.vars = ctx, call.At, call.Vars
+	c.ctx, c.now, c.clock, c.vars = ctx, call.At, call.Clock, call.Vars
 	c.mode = modeRender
 	if call.Preview {
 		c.mode, c.sample = modePreview, call.Sample
@@ -144,7 +146,7 @@ func (p *Program) get(ctx context.Context, call *Call) *state {
 
 func (p *Program) put(st *state) {
 	c := &st.c
-	c.ctx, c.vars = nil, nil
+	c.ctx, c.vars, c.clock = nil, nil, nil
 	c.set = c.set[:0]
 	c.seq, c.hasSeq, c.seqText = 0, false, nil
 	c.batch = batch{nums: c.batch.nums[:0]}

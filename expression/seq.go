@@ -174,7 +174,7 @@ func (s *Seq) key(c *Context) (string, error) {
 	}
 	var bucket int32
 	if s.Reset != Never {
-		y, m, d := c.now.In(s.loc).Date()
+		y, m, d := c.Time().In(s.loc).Date()
 		switch s.Reset {
 		case Year:
 			bucket = int32(y) * 10000

@@ -1,0 +1,143 @@
+package sn
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/parser"
+)
+
+// Explanation describes a compiled template: its parts, the order they are
+// evaluated in, the counter key of each sequence, the longest number and the
+// regular expression of its numbers. [Generator.Explain] returns it; its
+// String method prints it for people (sn explain).
+type Explanation struct {
+	// Template is the canonical template text.
+	Template string
+	// Parts are the template's parts in template position.
+	Parts []PartInfo
+	// Eval lists indexes into Parts in evaluation order.
+	Eval []int
+	// MaxLen is [Generator.MaxLen].
+	MaxLen int
+	// Regexp is [Generator.Regexp].
+	Regexp string
+}
+
+// PartInfo describes one part of a template.
+type PartInfo struct {
+	// Source is the part as canonical template text.
+	Source string
+	// Name is the part's name ("seq", "date", a variable name), or "text".
+	Name string
+	// Kind is "text", "setter", "variable", "sequence" or "expression".
+	Kind string
+	// Offset is the part's byte offset in the template.
+	Offset int
+	// Order is the part's evaluation stage.
+	Order expression.Order
+	// MaxLen is the part's longest output, -1 when unbounded.
+	MaxLen int
+	// Group is the part's named group in Regexp, "" for text.
+	Group string
+	// Pattern is the part's regular expression.
+	Pattern string
+	// Key is, for a sequence, its counter key with placeholders for what
+	// varies per call, such as "SN|unit=<unit>|<yyyy-MM-dd>".
+	Key string
+}
+
+// Explain describes the compiled template.
+func (g *Generator) Explain() Explanation {
+	parts := g.prog.Parts()
+	e := Explanation{Template: g.String(), Eval: g.prog.Order(), MaxLen: g.maxLen, Regexp: g.pattern}
+	nodes := g.tpl.Nodes
+	base := g.String()
+	for _, p := range parts {
+		switch v := p.Expr.(type) {
+		case *expression.Setter:
+			if v.Name == expression.OwnerKey {
+				base = v.Value
+			}
+		case *expression.Var:
+			if v.Name == expression.OwnerKey {
+				base = "<ownerKey>"
+			}
+		}
+	}
+	for i, p := range parts {
+		info := PartInfo{
+			Name: p.Name, Kind: g.kinds[i], Offset: p.Offset, Order: p.Expr.Order(),
+			MaxLen: p.Expr.MaxLen(), Group: g.groups[i], Pattern: partPattern(p.Expr),
+		}
+		info.Source = nodeAt(nodes, p.Offset)
+		if p.Static {
+			info.Order = effectiveOrder(parts, i)
+		}
+		if s, ok := p.Expr.(*expression.Seq); ok {
+			info.Key = s.KeyPattern(base)
+		}
+		e.Parts = append(e.Parts, info)
+	}
+	return e
+}
+
+func nodeAt(nodes []parser.Node, off int) string {
+	for _, n := range nodes {
+		if n.Pos() == off {
+			return n.String()
+		}
+	}
+	return ""
+}
+
+// effectiveOrder is the Order a static part is evaluated with: that of the
+// part before it.
+func effectiveOrder(parts []expression.Part, i int) expression.Order {
+	for j := i - 1; j >= 0; j-- {
+		if !parts[j].Static {
+			return parts[j].Expr.Order()
+		}
+	}
+	return expression.Before
+}
+
+// String prints the explanation as aligned text.
+func (e Explanation) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "template:   %s\n", e.Template)
+	step := make([]int, len(e.Parts))
+	for n, i := range e.Eval {
+		step[i] = n + 1
+	}
+	b.WriteString("parts (in template order; eval is the evaluation step):\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\toffset\tkind\torder\teval\tmaxlen\tpart")
+	for i, p := range e.Parts {
+		src := p.Source
+		if p.Kind == "text" {
+			src = strconv.Quote(src)
+		}
+		ml := strconv.Itoa(p.MaxLen)
+		if p.MaxLen < 0 {
+			ml = "-"
+		}
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%d\t%s\t%s\n", i+1, p.Offset, p.Kind, p.Order, step[i], ml, src)
+	}
+	tw.Flush()
+	for _, p := range e.Parts {
+		if p.Kind == "sequence" {
+			fmt.Fprintf(&b, "counter key of %s at offset %d: %s\n", p.Name, p.Offset, p.Key)
+		}
+	}
+	if e.MaxLen < 0 {
+		b.WriteString("max length: unbounded\n")
+	} else {
+		fmt.Fprintf(&b, "max length: %d\n", e.MaxLen)
+	}
+	fmt.Fprintf(&b, "regexp:     %s\n", e.Regexp)
+	return b.String()
+}

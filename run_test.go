@@ -1,0 +1,377 @@
+package sn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/sequence"
+)
+
+func TestOverflow(t *testing.T) {
+	g := mustNew(t, `@<seq, width=1>`)
+	for i := 1; i <= 9; i++ {
+		next(t, g, nil)
+	}
+	_, err := g.Next(ctx)
+	if !errors.Is(err, sn.ErrOverflow) {
+		t.Fatalf("10th number: %v, want ErrOverflow", err)
+	}
+	want := `sn: seq at offset 0: number does not fit its width: 10 has more than 1 digits (use overflow=grow to allow it)`
+	if err.Error() != want {
+		t.Errorf("error:\n got %s\nwant %s", err, want)
+	}
+	grow := mustNew(t, `@<seq, width=1, overflow=grow>`)
+	var got []string
+	for i := 0; i < 11; i++ {
+		got = append(got, next(t, grow, nil))
+	}
+	if diff := cmp.Diff([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"}, got); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestVariables(t *testing.T) {
+	g := mustNew(t, `@<area, maxlen=3>-@<unit, chars=0-9>-@<seq, width=2, key=unit>`)
+	tests := []struct {
+		name string
+		vars sn.Vars
+		want string // a number or an error
+		is   error
+	}{
+		{"ok", sn.Vars{"area": "010", "unit": "6541"}, "010-6541-01", nil},
+		{"missing", sn.Vars{"unit": "6541"}, `sn: area at offset 0: variable missing: "area" was not given`, sn.ErrVarMissing},
+		{"empty", sn.Vars{"area": "", "unit": "6541"}, `sn: area at offset 0: variable missing: "area" was not given`, sn.ErrVarMissing},
+		{"too long", sn.Vars{"area": "0101", "unit": "6541"}, `sn: area at offset 0: variable invalid: "area" is 4 bytes long, more than maxlen=3`, sn.ErrVarInvalid},
+		{"outside chars", sn.Vars{"area": "010", "unit": "65x"}, `sn: unit at offset 18: variable invalid: "unit"="65x" has a character outside [0-9]`, sn.ErrVarInvalid},
+		{"separator in a value", sn.Vars{"area": "0-1", "unit": "6541"}, `sn: area at offset 0: variable invalid: "area"="0-1" contains '-', which the template prints as a separator`, sn.ErrVarInvalid},
+		{"other unit", sn.Vars{"area": "010", "unit": "6542"}, "010-6542-01", nil},
+		{"first unit again", sn.Vars{"area": "011", "unit": "6541"}, "011-6541-02", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := g.NextWith(ctx, tt.vars)
+			if tt.is == nil {
+				if err != nil || s != tt.want {
+					t.Fatalf("NextWith = %q, %v; want %q", s, err, tt.want)
+				}
+				return
+			}
+			if !errors.Is(err, tt.is) || err.Error() != tt.want {
+				t.Fatalf("NextWith error:\n got %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// Per-call values are printed verbatim and never parsed as a template.
+func TestVariablesAreVerbatim(t *testing.T) {
+	g := mustNew(t, `@<note>/@<seq>`)
+	s := next(t, g, sn.Vars{"note": `@<seq>@@"\`})
+	if s != `@<seq>@@"\/1` {
+		t.Errorf("Next = %q", s)
+	}
+}
+
+// The counter key: ownerKey when set, else the canonical template; key=
+// and reset= add to it. Two templates with different owner keys never
+// share a counter; the same template (or owner key) always does.
+func TestCounterKeys(t *testing.T) {
+	mem := sequence.NewMemory()
+	opt := sn.WithSequence("seq", mem)
+	a := sn.MustNew(`@<ownerKey, value=A>@<seq>`, opt)
+	a2 := sn.MustNew(`@<ownerKey,value=A>-@<seq>`, opt) // another template, same owner key
+	b := sn.MustNew(`@<ownerKey, value=B>@<seq>`, opt)
+	plain := sn.MustNew(`X@<seq>`, opt)
+	plain2 := sn.MustNew(`X@< seq >`, opt) // same canonical text
+	got := []string{next(t, a, nil), next(t, a2, nil), next(t, b, nil), next(t, plain, nil), next(t, plain2, nil)}
+	want := []string{"A1", "A-2", "B1", "X1", "X2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// A per-call ownerKey is the key only when the template prints it.
+	c := sn.MustNew(`C@<seq>`, opt)
+	if s := next(t, c, sn.Vars{"ownerKey": "A"}); s != "C1" {
+		t.Errorf("unprinted ownerKey changed the counter: %q", s)
+	}
+	d := sn.MustNew(`@<ownerKey>:@<seq>`, opt)
+	if s := next(t, d, sn.Vars{"ownerKey": "A"}); s != "A:3" {
+		t.Errorf("printed per-call ownerKey: %q, want A:3", s)
+	}
+	// Key parts are escaped, so crafted values cannot collide.
+	e := sn.MustNew(`@<k>/@<seq, key=k>`, opt)
+	first := next(t, e, sn.Vars{"k": `a|b`})
+	second := next(t, e, sn.Vars{"k": `a\|b`})
+	if first != `a|b/1` || second != `a\|b/1` {
+		t.Errorf("escaped keys: %q %q", first, second)
+	}
+}
+
+type panicky struct{ when string }
+
+func (p panicky) Append(dst []byte, c *expression.Context) ([]byte, error) {
+	if p.when == "append" {
+		panic("expression exploded")
+	}
+	return append(dst, 'x'), nil
+}
+func (panicky) Order() expression.Order { return expression.Normal }
+func (panicky) MaxLen() int             { return 1 }
+
+type panicGen struct{}
+
+func (panicGen) Next(context.Context, string) (int64, error) { panic("sequence exploded") }
+
+func TestPanicsBecomeErrors(t *testing.T) {
+	g := sn.MustNew(`A-@<boom>-@<seq>`, sn.WithSequence("seq", sequence.NewMemory()),
+		sn.WithExpression("boom", func(expression.Args) (expression.Expression, error) { return panicky{"append"}, nil }))
+	_, err := g.Next(ctx)
+	if !errors.Is(err, sn.ErrPanic) || err.Error() != "sn: boom at offset 2: panic: expression exploded" {
+		t.Errorf("expression panic: %v", err)
+	}
+	g = sn.MustNew(`A-@<seq>`, sn.WithSequence("seq", panicGen{}))
+	_, err = g.Next(ctx)
+	if !errors.Is(err, sn.ErrPanic) || err.Error() != "sn: seq at offset 2: panic: sequence exploded" {
+		t.Errorf("sequence panic: %v", err)
+	}
+	// The generator keeps working after a panic.
+	g = sn.MustNew(`@<seq>`, sn.WithSequence("seq", sequence.NewMemory()))
+	if s := next(t, g, nil); s != "1" {
+		t.Errorf("after panic: %q", s)
+	}
+}
+
+type errGen struct{ err error }
+
+func (e errGen) Next(context.Context, string) (int64, error) { return 0, e.err }
+
+func TestSequenceErrors(t *testing.T) {
+	cause := fmt.Errorf("%w: connection refused", sequence.ErrUnavailable)
+	g := sn.MustNew(`X@<seq>`, sn.WithSequence("seq", errGen{cause}))
+	_, err := g.Next(ctx)
+	if !errors.Is(err, sequence.ErrUnavailable) || err.Error() != "sn: seq at offset 1: sequence: unavailable: connection refused" {
+		t.Errorf("Next: %v", err)
+	}
+	g = sn.MustNew(`X@<seq>`, sn.WithSequence("seq", errGen{nil}))
+	s, err := g.Next(ctx)
+	if err != nil || s != "X0" {
+		t.Errorf("zero number: %q %v", s, err)
+	}
+	g = sn.MustNew(`X@<seq>`, sn.WithSequence("seq", negGen{}))
+	if _, err = g.Next(ctx); err == nil || err.Error() != `sn: seq at offset 1: sequence "seq" returned negative number -5` {
+		t.Errorf("negative number: %v", err)
+	}
+}
+
+type negGen struct{}
+
+func (negGen) Next(context.Context, string) (int64, error) { return -5, nil }
+
+func TestCancelledContext(t *testing.T) {
+	g := mustNew(t, `X@<seq>`)
+	c, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := g.Next(c); !errors.Is(err, context.Canceled) {
+		t.Errorf("Next: %v", err)
+	}
+	if _, err := g.NextN(c, 3); !errors.Is(err, context.Canceled) {
+		t.Errorf("NextN: %v", err)
+	}
+	// Nothing was consumed.
+	if s := next(t, g, nil); s != "X1" {
+		t.Errorf("after cancelled calls: %q", s)
+	}
+}
+
+func TestConcurrentNext(t *testing.T) {
+	g := mustNew(t, `@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
+	const workers, each = 8, 2000
+	out := make(chan string, workers*each)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				s, err := g.Next(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				out <- s
+			}
+		}()
+	}
+	wg.Wait()
+	close(out)
+	seen := map[string]bool{}
+	for s := range out {
+		if seen[s] {
+			t.Fatalf("repeated number %s", s)
+		}
+		seen[s] = true
+		if err := g.Validate(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != workers*each {
+		t.Errorf("got %d numbers, want %d", len(seen), workers*each)
+	}
+}
+
+// countingBatcher records how numbers were asked for.
+type countingBatcher struct {
+	*sequence.Memory
+	mu           sync.Mutex
+	next, batchs int
+}
+
+func (c *countingBatcher) Next(ctx context.Context, key string) (int64, error) {
+	c.mu.Lock()
+	c.next++
+	c.mu.Unlock()
+	return c.Memory.Next(ctx, key)
+}
+
+func (c *countingBatcher) NextN(ctx context.Context, key string, dst []int64, n int) ([]int64, error) {
+	c.mu.Lock()
+	c.batchs++
+	c.mu.Unlock()
+	return c.Memory.NextN(ctx, key, dst, n)
+}
+
+func TestNextN(t *testing.T) {
+	cb := &countingBatcher{Memory: sequence.NewMemory()}
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	g := sn.MustNew(`@<date, format=yyMMdd>-@<seq, width=3, reset=day>`, sn.WithSequence("seq", cb), sn.WithClock(func() time.Time { return at }))
+	got, err := g.NextN(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"240101-001", "240101-002", "240101-003", "240101-004"}, got); diff != "" {
+		t.Error(diff)
+	}
+	if cb.batchs != 1 || cb.next != 0 {
+		t.Errorf("NextN asked the sequence %d times in batch and %d one by one, want 1 and 0", cb.batchs, cb.next)
+	}
+	if s, _ := g.Next(ctx); s != "240101-005" {
+		t.Errorf("Next after NextN = %q", s)
+	}
+	if got, err := g.NextN(ctx, 0); err != nil || len(got) != 0 {
+		t.Errorf("NextN(0) = %v, %v", got, err)
+	}
+	if _, err := g.NextN(ctx, -1); err == nil {
+		t.Error("NextN(-1): no error")
+	}
+	// A sequence without batches is asked one number at a time.
+	plain := sn.MustNew(`@<seq>`, sn.WithSequence("seq", errGen{}))
+	if got, err := plain.NextN(ctx, 2); err != nil || len(got) != 2 {
+		t.Errorf("NextN without Batcher = %v, %v", got, err)
+	}
+}
+
+func TestPreviewConsumesNothing(t *testing.T) {
+	mem := sequence.NewMemory()
+	at := time.Date(2017, 3, 4, 0, 0, 0, 0, time.UTC)
+	g := sn.MustNew(`@<area>-@<date, format=yyyyMMdd>@<seq, width=5, reset=day>`, sn.WithSequence("seq", mem))
+	got, err := g.Preview(ctx, 3, at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"{area}-2017030400001", "{area}-2017030400002", "{area}-2017030400003"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Error(diff)
+	}
+	s, err := g.NextAt(ctx, at, sn.Vars{"area": "BJ"})
+	if err != nil || s != "BJ-2017030400001" {
+		t.Errorf("first real number after Preview = %q, %v", s, err)
+	}
+}
+
+func TestAppendNextAllocatesNothing(t *testing.T) {
+	g := mustNew(t, `@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
+	buf := make([]byte, 0, 64)
+	allocs := testing.AllocsPerRun(1000, func() {
+		var err error
+		buf, err = g.AppendNext(buf[:0], ctx, time.Time{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("AppendNext allocates %v times per call, want 0", allocs)
+	}
+}
+
+// Next allocates only the returned string.
+func TestNextAllocs(t *testing.T) {
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		tpl  string
+		vars sn.Vars
+	}{
+		{`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, nil},
+		{`@<date, format=yyyyMMdd>@<seq, width=5, reset=day>`, nil},
+		{`@<area>-@<unit>-@<seq, width=5, key=unit>`, sn.Vars{"area": "010", "unit": "6541"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tpl, func(t *testing.T) {
+			g := mustNew(t, tt.tpl, sn.WithClock(func() time.Time { return at }))
+			allocs := testing.AllocsPerRun(1000, func() {
+				if _, err := g.NextWith(ctx, tt.vars); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 1 {
+				t.Errorf("Next allocates %v times per call, want 1 (the returned string)", allocs)
+			}
+		})
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	r := sn.NewRegistry()
+	if diff := cmp.Diff([]string{"checksum", "date", "random"}, r.Expressions()); diff != "" {
+		t.Error(diff)
+	}
+	mem := sequence.NewMemory()
+	r.RegisterSequence("ticket", mem)
+	r.RegisterExpression("shout", func(a expression.Args) (expression.Expression, error) {
+		return expression.Text("!"), a.Check()
+	})
+	g, err := sn.New(`T@<ticket, width=3>@<shout>`, sn.WithRegistry(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := next(t, g, nil); s != "T001!" {
+		t.Errorf("Next = %q", s)
+	}
+	// The default registry does not know "ticket".
+	if _, err := sn.New(`T@<ticket, width=3>`); err == nil || !strings.Contains(err.Error(), `ticket: unknown argument "width"`) {
+		t.Errorf("default registry: %v", err)
+	}
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s did not panic", name)
+			}
+		}()
+		f()
+	}
+	mustPanic("nil sequence", func() { r.RegisterSequence("x", nil) })
+	mustPanic("bad name", func() { r.RegisterSequence("9x", mem) })
+	mustPanic("sequence over expression", func() { r.RegisterSequence("date", mem) })
+	mustPanic("expression twice", func() { r.RegisterExpression("shout", expression.NewDate) })
+	mustPanic("expression over sequence", func() { r.RegisterExpression("ticket", expression.NewDate) })
+	mustPanic("nil factory", func() { r.RegisterExpression("y", nil) })
+	r.RegisterSequence("ticket", sequence.NewMemory()) // replacing a sequence is allowed
+}

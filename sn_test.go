@@ -1,0 +1,229 @@
+package sn_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/parser"
+	"github.com/sngen/sn/sequence"
+)
+
+var ctx = context.Background()
+
+// fixedClock returns a clock that reads t and can be moved.
+type fixedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fixedClock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fixedClock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+func mustNew(t *testing.T, tpl string, opts ...sn.Option) *sn.Generator {
+	t.Helper()
+	g, err := sn.New(tpl, append([]sn.Option{sn.WithSequence("seq", sequence.NewMemory())}, opts...)...)
+	if err != nil {
+		t.Fatalf("New(%q): %v", tpl, err)
+	}
+	return g
+}
+
+func next(t *testing.T, g *sn.Generator, vars sn.Vars) string {
+	t.Helper()
+	s, err := g.NextWith(ctx, vars)
+	if err != nil {
+		t.Fatalf("NextWith(%v): %v", vars, err)
+	}
+	return s
+}
+
+// The seed articles' numbers must come out exactly.
+func TestSeedExamples(t *testing.T) {
+	shanghai, _ := time.LoadLocation("Asia/Shanghai")
+	tests := []struct {
+		name string
+		tpl  string
+		at   []time.Time // one call per entry (zero: the clock)
+		vars []sn.Vars
+		want []string
+	}{
+		{
+			name: "jd owner key and luhn",
+			tpl:  `@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`,
+			at:   []time.Time{{}, {}},
+			want: []string{"SN-00000001-8", "SN-00000002-6"},
+		},
+		{
+			name: "daily reset in Shanghai",
+			tpl:  `@<date, format=yyyyMMdd, tz=Asia/Shanghai>@<seq, width=5, reset=day>`,
+			at: []time.Time{
+				time.Date(2017, 3, 4, 9, 0, 0, 0, shanghai),
+				time.Date(2017, 3, 4, 23, 59, 59, 0, shanghai),
+				time.Date(2017, 3, 5, 0, 0, 0, 0, shanghai),
+			},
+			want: []string{"2017030400001", "2017030400002", "2017030500001"},
+		},
+		{
+			name: "counter per unit",
+			tpl:  `@<area>-@<unit>-@<seq, width=5, key=unit>`,
+			at:   []time.Time{{}, {}, {}},
+			vars: []sn.Vars{{"area": "010", "unit": "6541"}, {"area": "010", "unit": "6542"}, {"area": "010", "unit": "6541"}},
+			want: []string{"010-6541-00001", "010-6542-00001", "010-6541-00002"},
+		},
+		{
+			name: "static prefix",
+			tpl:  `QJ@<seq, width=6>`,
+			at:   []time.Time{{}},
+			want: []string{"QJ000001"},
+		},
+		{
+			name: "UPU S10",
+			tpl:  `RR@<seq, width=8>@<checksum, algo=s10>CN`,
+			at:   []time.Time{{}},
+			want: []string{"RR000000014CN"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := mustNew(t, tt.tpl)
+			var got []string
+			for i, at := range tt.at {
+				var vars sn.Vars
+				if tt.vars != nil {
+					vars = tt.vars[i]
+				}
+				s, err := g.NextAt(ctx, at, vars)
+				if err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+				if err := g.Validate(s); err != nil {
+					t.Errorf("Validate(%q): %v", s, err)
+				}
+				got = append(got, s)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("numbers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		tpl    string
+		opts   []sn.Option
+		offset int
+		msg    string // the first line of the error
+	}{
+		{"syntax", `SN-@<seq`, nil, 8, `sn: template: offset 8: unterminated expression: missing ">"`},
+		{"empty", ``, nil, 0, `sn: template: offset 0: empty template`},
+		{"no sequence", `SN-@<date>`, nil, 0, `sn: template: offset 0: the template has no sequence part (such as @<seq>), so every number would be the same`},
+		{"unknown argument", `@<seq, widht=8>`, nil, 7, `sn: template: offset 7: seq: unknown argument "widht" (known: key, overflow, reset, width)`},
+		{"bad width", `@<seq, width=0>`, nil, 7, `sn: template: offset 7: seq: width="0": want a whole number from 1 to 19`},
+		{"bad overflow", `@<seq, width=3, overflow=wrap>`, nil, 16, `sn: template: offset 16: seq: overflow="wrap": want one of error, grow`},
+		{"overflow without width", `@<seq, overflow=grow>`, nil, 7, `sn: template: offset 7: seq: overflow= needs width=`},
+		{"bare key", `@<u>@<seq, key>`, nil, 11, `sn: template: offset 11: seq: key= needs the name of a variable, as in key=unit`},
+		{"bad reset", `@<date>@<seq, reset=week>`, nil, 14, `sn: template: offset 14: seq: reset="week": want one of never, day, month, year`},
+		{"reset without date", `@<seq, reset=day>`, nil, 7, `sn: template: offset 7: seq: reset=day needs a date printed at least to the day (such as @<date, format=yyyyMMdd>); otherwise numbers would repeat after each reset`},
+		{"reset day with month date", `@<date, format=yyyyMM>@<seq, reset=day>`, nil, 29, `sn: template: offset 29: seq: reset=day needs a date printed at least to the day (such as @<date, format=yyyyMMdd>); otherwise numbers would repeat after each reset`},
+		{"reset day with time only", `@<date, format=HHmmss>@<seq, reset=day>`, nil, 29, `sn: template: offset 29: seq: reset=day needs a date printed at least to the day (such as @<date, format=yyyyMMdd>); otherwise numbers would repeat after each reset`},
+		{"key var not printed", `@<seq, key=unit>`, nil, 7, `sn: template: offset 7: seq: key=unit needs @<unit> printed in the template; otherwise numbers of different units would print alike`},
+		{"key var without separator", `@<area>@<unit>-@<seq, key=unit>`, nil, 7, `sn: template: offset 7: unit is a counter key, so it needs literal text (a separator) or a fixed-width part on each side; otherwise different values could print alike`},
+		{"unknown algorithm", `@<seq>@<checksum, algo=lunh>`, nil, 18, `sn: template: offset 18: checksum: algo="lunh": unknown algorithm (one of damm, gs1, jd, luhn, mod11-10, mod11-2, mod37-2, mod97-10, s10, verhoeff)`},
+		{"checksum without algo", `@<seq>@<checksum>`, nil, 8, `sn: template: offset 8: checksum: checksum needs algo=NAME (one of damm, gs1, jd, luhn, mod11-10, mod11-2, mod37-2, mod97-10, s10, verhoeff)`},
+		{"s10 needs eight digits", `@<seq, width=6>@<checksum, algo=s10>`, nil, 27, `sn: template: offset 27: checksum: s10: payload has 6 characters, want 8 (over=seq, a 6-digit sequence)`},
+		{"s10 cannot grow", `@<seq, width=8, overflow=grow>@<checksum, algo=s10>`, nil, 42, `sn: template: offset 42: checksum: s10: payload has 19 characters, want 8 (over=seq, a 19-digit sequence)`},
+		{"luhn over letters", `SN-@<seq>@<checksum, algo=luhn, over=all>`, nil, 21, `sn: template: offset 21: checksum: luhn: 'S' at index 0 is not a digit (over=all, the template's text)`},
+		{"bad over", `@<seq>@<checksum, algo=luhn, over=some>`, nil, 29, `sn: template: offset 29: checksum: over="some": want one of seq, all`},
+		{"unknown tz", `@<date, tz=Mars/Olympus>@<seq>`, nil, 8, `sn: template: offset 8: date: tz="Mars/Olympus": unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)`},
+		{"bad date format", `@<date, format=YYYYMMDD>@<seq>`, nil, 8, `sn: template: offset 8: date: format="YYYYMMDD": unknown field "YYYY" (use yyyy, yy, MM, dd, HH, mm, ss)`},
+		{"random without width", `@<seq>@<random>`, nil, 8, `sn: template: offset 8: random: random needs width=N`},
+		{"random bad alphabet", `@<seq>@<random, width=3, alphabet=Z-A>`, nil, 25, `sn: template: offset 25: random: alphabet="Z-A": want 2 to 256 distinct ASCII characters, ranges such as A-Z allowed`},
+		{"variable unknown argument", `@<unit, max=3>@<seq>`, nil, 8, `sn: template: offset 8: unit: unknown argument "max" (known: chars, maxlen)`},
+		{"variable bad chars", `@<unit, chars="a[">@<seq>`, nil, 8, `sn: template: offset 8: unit: chars="a[": want the inside of a character class, such as 0-9A-Z`},
+		{"setter extra argument", `@<ownerKey, value=SN, maxlen=2>@<seq>`, nil, 22, `sn: template: offset 22: ownerKey: unknown argument "maxlen" (known: value)`},
+		{"factory error", `@<seq>@<fancy, mode=x>`, []sn.Option{sn.WithExpression("fancy", func(a expression.Args) (expression.Expression, error) {
+			return nil, expression.Errorf("mode", "mode=%q is not supported", a["mode"])
+		})}, 15, `sn: template: offset 15: fancy: mode="x" is not supported`},
+		{"factory panic", `@<seq>@<fancy>`, []sn.Option{sn.WithExpression("fancy", func(expression.Args) (expression.Expression, error) {
+			panic("boom")
+		})}, 8, `sn: template: offset 8: fancy: panic in factory: boom`},
+		{"factory nil", `@<seq>@<fancy>`, []sn.Option{sn.WithExpression("fancy", func(expression.Args) (expression.Expression, error) {
+			return nil, nil
+		})}, 8, `sn: template: offset 8: fancy: factory returned a nil expression`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := sn.New(tt.tpl, tt.opts...)
+			if err == nil {
+				t.Fatalf("New(%q) = nil error, want %q", tt.tpl, tt.msg)
+			}
+			if !errors.Is(err, sn.ErrTemplate) {
+				t.Errorf("errors.Is(err, ErrTemplate) = false for %v", err)
+			}
+			var pe *parser.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("errors.As(*parser.Error) = false for %v", err)
+			}
+			if pe.Offset != tt.offset {
+				t.Errorf("Offset = %d, want %d", pe.Offset, tt.offset)
+			}
+			first, excerpt, _ := strings.Cut(err.Error(), "\n")
+			if first != tt.msg {
+				t.Errorf("error:\n got %s\nwant %s", first, tt.msg)
+			}
+			if want := pe.Excerpt(); excerpt != want {
+				t.Errorf("excerpt:\n%s\nwant\n%s", excerpt, want)
+			}
+		})
+	}
+}
+
+func TestNewOptionErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []sn.Option
+		want string
+	}{
+		{"nil sequence", []sn.Option{sn.WithSequence("seq", nil)}, `sn: WithSequence("seq"): nil sequence`},
+		{"nil factory", []sn.Option{sn.WithExpression("x", nil)}, `sn: WithExpression("x"): nil factory`},
+		{"nil clock", []sn.Option{sn.WithClock(nil)}, `sn: WithClock(nil)`},
+		{"nil registry", []sn.Option{sn.WithRegistry(nil)}, `sn: WithRegistry(nil)`},
+		{"sequence twice", []sn.Option{sn.WithSequence("seq", sequence.NewMemory()), sn.WithSequence("seq", sequence.NewMemory())}, `sn: WithSequence("seq") given twice`},
+		{"sequence named like expression", []sn.Option{sn.WithSequence("date", sequence.NewMemory())}, `sn: bad template: WithSequence("date"): the registry has an expression of that name`},
+		{"both kinds", []sn.Option{sn.WithSequence("x", sequence.NewMemory()), sn.WithExpression("x", expression.NewDate)}, `sn: bad template: "x" given both as a sequence and as an expression`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := sn.New(`@<seq>`, tt.opts...)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("New: %v, want %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`@<ownerKey,value=SN>-@< seq , width = 8 >`, `@<ownerKey, value=SN>-@<seq, width=8>`},
+		{`a@b@@c@<seq>`, `a@@b@@c@<seq>`},
+		{`@<seq, width="8">`, `@<seq, width=8>`},
+		{`@<x, value="a b">@<seq>`, `@<x, value="a b">@<seq>`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := mustNew(t, tt.in).String(); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
