@@ -193,7 +193,9 @@ func (sc SequenceConfig) SegmentOptions() (sequence.SegmentOptions, error) {
 	o.FetchTimeout, _ = time.ParseDuration(sc.FetchTimeout)
 	var errs []error
 	for _, p := range sc.problems("") {
-		errs = append(errs, p.Err)
+		if p.Field != "backend" {
+			errs = append(errs, p.Err)
+		}
 	}
 	return o, errors.Join(errs...)
 }
@@ -341,15 +343,13 @@ func decodeJSON(data []byte, c *Config) error {
 	dec.DisallowUnknownFields()
 	err := dec.Decode(c)
 	if err == io.EOF {
-		return errors.New("json: empty document")
+		return errors.New("empty document")
 	}
 	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("json: data after the top-level object")
-		}
-		if err == nil {
+		if _, extra := dec.Token(); extra == io.EOF {
 			return nil
 		}
+		err = errors.New("json: data after the top-level object")
 	}
 	off := dec.InputOffset()
 	var se *json.SyntaxError
@@ -359,9 +359,77 @@ func decodeJSON(data []byte, c *Config) error {
 		off = se.Offset
 	case errors.As(err, &te):
 		off = te.Offset
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// The decoder reports the field once it has read the whole
+		// document: find the key itself.
+		if at, ok := unknownKey(json.NewDecoder(bytes.NewReader(data)), reflect.TypeFor[Config]()); ok {
+			off = at
+		}
 	}
 	line := 1 + bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte("\n"))
 	return fmt.Errorf("line %d: %s", line, strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// unknownKey reads one JSON value meant for type t and returns the offset
+// just past the first object key that t does not have.
+func unknownKey(dec *json.Decoder, t reflect.Type) (int64, bool) {
+	tok, err := dec.Token()
+	if err != nil {
+		return 0, false
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		if d, ok := tok.(json.Delim); ok && d == '[' {
+			for dec.More() {
+				if off, found := unknownKey(dec, nil); found {
+					return off, true
+				}
+			}
+			dec.Token() // ']'
+		}
+		return 0, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		key, _ := tok.(string)
+		var elem reflect.Type
+		switch {
+		case t == nil:
+		case t.Kind() == reflect.Map:
+			elem = t.Elem()
+		case t.Kind() == reflect.Struct:
+			f, ok := jsonField(t, key)
+			if !ok {
+				return dec.InputOffset(), true
+			}
+			elem = f.Type
+		}
+		if off, found := unknownKey(dec, elem); found {
+			return off, true
+		}
+	}
+	dec.Token() // '}'
+	return 0, false
+}
+
+// jsonField finds the field of struct t that encoding/json decodes key
+// into: an exact match of its name, else one that differs only in case.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	var fold reflect.StructField
+	found := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == key {
+			return f, true
+		}
+		if !found && strings.EqualFold(name, key) {
+			fold, found = f, true
+		}
+	}
+	return fold, found
 }
 
 var yamlUnknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)

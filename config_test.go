@@ -90,11 +90,13 @@ func TestParseConfigErrors(t *testing.T) {
 			`sn: config: line 3: unknown field "flor"`},
 		{"json unknown top-level field", "json", `{"template": {}}`,
 			`sn: config: line 1: unknown field "template"`},
+		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
+			`sn: config: line 2: unknown field "steps"`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
 			`sn: config: line 2: cannot unmarshal string into Go struct field TemplateConfig.templates.floor of type int64`},
 		{"json syntax", "json", "{\"templates\": {\n\"a\": {,}}}",
 			`sn: config: line 2: invalid character ',' looking for beginning of object key string`},
-		{"json empty", "json", "  ", `sn: config: line 1: empty document`},
+		{"json empty", "json", "  ", `sn: config: empty document`},
 		{"json two values", "json", `{} {}`, `sn: config: line 1: data after the top-level object`},
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
 			`sn: config: line 4: unknown field "flor"`},
@@ -294,8 +296,8 @@ func TestConfigErrorFields(t *testing.T) {
 		t.Errorf("errors.Is(ErrTemplate) = false")
 	}
 	var pe *parser.Error
-	if !errors.As(err, &pe) || pe.Offset != 14 {
-		t.Errorf("errors.As(*parser.Error) = %v, want offset 14", pe)
+	if !errors.As(err, &pe) || pe.Offset != 8 {
+		t.Errorf("errors.As(*parser.Error) = %v, want offset 8", pe)
 	}
 }
 

@@ -51,7 +51,7 @@ func TestValidate(t *testing.T) {
 		{"checksum over all", `A@<seq, width=3>@<checksum, algo=mod37-2, over=all>`, "A001" + mod372(t, "A001"), "", ""},
 		{"random", `@<seq, width=3>-@<random, width=4, alphabet=A-F>`, "001-ABCD", "", ""},
 		{"random outside alphabet", `@<seq, width=3>-@<random, width=4, alphabet=A-F>`, "001-ABCG", "random",
-			`sn: invalid number "001-ABCG": random at offset 16: want [ABCDEF]{4} at byte 4, found "ABCG"`},
+			`sn: invalid number "001-ABCG": random at offset 16: want [A-F]{4} at byte 4, found "ABCG"`},
 		{"literal at", `a@@b@<seq>`, "a@b7", "", ""},
 	}
 	for _, tt := range tests {
@@ -112,6 +112,8 @@ func TestValidateAcceptsOwnOutput(t *testing.T) {
 		`X@<seq, width=4>@<checksum, algo=mod97-10, over=all>`,
 		`@<seq, width=2, overflow=grow>/@<checksum, algo=verhoeff>@<checksum, algo=damm>`,
 		`@<random, width=3, alphabet=A-Z>@<seq>@<checksum, algo=mod11-2>`,
+		`@<seq, width=4, overflow=grow>X@<date, format=yyMM>Y@<random, width=3, alphabet=A-Z>@<checksum, algo=mod37-2, over=all>`,
+		`@<random, width=5, alphabet="-]^\\0-3">@<seq, width=3>`,
 		`@<date, format="yy-MM-dd HH:mm:ss">|@<seq, width=3>@<checksum, algo=gs1>@<checksum, algo=mod11-10>`,
 	}
 	vars := sn.Vars{"area": "010", "unit": "6541"}

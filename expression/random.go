@@ -2,7 +2,9 @@ package expression
 
 import (
 	"crypto/rand"
+	"sort"
 	"strconv"
+	"strings"
 )
 
 // Random is the part "@<random, width=N, alphabet=CHARS>": N characters
@@ -99,5 +101,26 @@ func (r *Random) MaxLen() int { return r.Width }
 
 // Pattern matches Width characters of the alphabet.
 func (r *Random) Pattern() string {
-	return "[" + regexpClassEscape(r.Alphabet) + "]{" + strconv.Itoa(r.Width) + "}"
+	return "[" + alphabetClass(r.Alphabet) + "]{" + strconv.Itoa(r.Width) + "}"
+}
+
+// alphabetClass writes an alphabet as the inside of a character class,
+// with runs of three or more consecutive characters as ranges ("A-Z").
+func alphabetClass(a string) string {
+	b := []byte(a)
+	sort.Slice(b, func(i, j int) bool { return b[i] < b[j] })
+	var out strings.Builder
+	for i := 0; i < len(b); {
+		j := i
+		for j+1 < len(b) && b[j+1] == b[j]+1 {
+			j++
+		}
+		if j-i >= 2 {
+			out.WriteString(regexpClassEscape(string(b[i])) + "-" + regexpClassEscape(string(b[j])))
+		} else {
+			out.WriteString(regexpClassEscape(string(b[i : j+1])))
+		}
+		i = j + 1
+	}
+	return out.String()
 }

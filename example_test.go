@@ -1,0 +1,231 @@
+package sn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/parser"
+	"github.com/sngen/sn/sequence"
+)
+
+func Example() {
+	g, err := sn.New(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`,
+		sn.WithSequence("seq", sequence.NewMemory()))
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i < 3; i++ {
+		n, err := g.Next(context.Background())
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(n)
+	}
+	fmt.Println(g.Validate("SN-00000002-6"))
+	// Output:
+	// SN-00000001-8
+	// SN-00000002-6
+	// SN-00000003-4
+	// <nil>
+}
+
+func ExampleNew() {
+	_, err := sn.New(`SN-@<seq, widht=8>`)
+	fmt.Println(err)
+	var pe *parser.Error
+	if errors.As(err, &pe) {
+		fmt.Println("offset:", pe.Offset)
+	}
+	// Output:
+	// sn: template: offset 10: seq: unknown argument "widht" (known: key, overflow, reset, width)
+	// 	SN-@<seq, widht=8>
+	// 	          ^
+	// offset: 10
+}
+
+func ExampleMustNew() {
+	var orders = sn.MustNew(`QJ@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()))
+	n, _ := orders.Next(context.Background())
+	fmt.Println(n)
+	// Output: QJ000001
+}
+
+func ExampleGenerator_NextWith() {
+	g := sn.MustNew(`@<area>-@<unit>-@<seq, width=5, key=unit>`, sn.WithSequence("seq", sequence.NewMemory()))
+	ctx := context.Background()
+	for _, unit := range []string{"6541", "6542", "6541"} {
+		n, _ := g.NextWith(ctx, sn.Vars{"area": "010", "unit": unit})
+		fmt.Println(n)
+	}
+	// Output:
+	// 010-6541-00001
+	// 010-6542-00001
+	// 010-6541-00002
+}
+
+func ExampleGenerator_NextAt() {
+	g := sn.MustNew(`@<date, format=yyyyMMdd, tz=Asia/Shanghai>@<seq, width=5, reset=day>`,
+		sn.WithSequence("seq", sequence.NewMemory()))
+	ctx := context.Background()
+	shanghai, _ := time.LoadLocation("Asia/Shanghai")
+	posted := time.Date(2017, 3, 4, 15, 0, 0, 0, shanghai) // the document's own date
+	a, _ := g.NextAt(ctx, posted, nil)
+	b, _ := g.NextAt(ctx, posted.Add(12*time.Hour), nil)
+	fmt.Println(a)
+	fmt.Println(b)
+	// Output:
+	// 2017030400001
+	// 2017030500001
+}
+
+func ExampleGenerator_NextN() {
+	g := sn.MustNew(`T@<seq, width=3>`, sn.WithSequence("seq", sequence.NewMemory()))
+	batch, _ := g.NextN(context.Background(), 3)
+	fmt.Println(batch)
+	// Output: [T001 T002 T003]
+}
+
+func ExampleGenerator_AppendNext() {
+	g := sn.MustNew(`T@<seq, width=3>`, sn.WithSequence("seq", sequence.NewMemory()))
+	buf := make([]byte, 0, 64)
+	buf, _ = g.AppendNext(buf, context.Background(), time.Time{}, nil)
+	fmt.Println(string(buf))
+	// Output: T001
+}
+
+func ExampleGenerator_Validate() {
+	g := sn.MustNew(`RR@<seq, width=8>@<checksum, algo=s10>CN`, sn.WithSequence("seq", sequence.NewMemory()))
+	fmt.Println(g.Validate("RR473124829CN"))
+	err := g.Validate("RR473124828CN")
+	fmt.Println(err)
+	var ve *sn.ValidationError
+	if errors.As(err, &ve) {
+		fmt.Println("wrong part:", ve.Part)
+	}
+	// Output:
+	// <nil>
+	// sn: invalid number "RR473124828CN": checksum at offset 17: check "8" is wrong for "47312482" (s10)
+	// wrong part: checksum
+}
+
+func ExampleGenerator_Regexp() {
+	g := sn.MustNew(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
+	fmt.Println(g.Regexp())
+	// Output: ^(?P<ownerKey>SN)-(?P<seq>[0-9]{8})-(?P<checksum>[0-9])$
+}
+
+func ExampleGenerator_MaxLen() {
+	fmt.Println(sn.MustNew(`QJ@<seq, width=6>`).MaxLen())
+	fmt.Println(sn.MustNew(`@<customer>-@<seq>`).MaxLen())
+	// Output:
+	// 8
+	// -1
+}
+
+func ExampleGenerator_String() {
+	g := sn.MustNew(`@<ownerKey,value=SN>-@<  seq , width = 8 >`)
+	fmt.Println(g)
+	// Output: @<ownerKey, value=SN>-@<seq, width=8>
+}
+
+func ExampleGenerator_Explain() {
+	g := sn.MustNew(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
+	fmt.Print(g.Explain())
+	// Output:
+	// template:   @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
+	// parts (in template order; eval is the evaluation step):
+	//   #  offset  kind        order   eval  maxlen  part
+	//   1  0       setter      Before  1     2       @<ownerKey, value=SN>
+	//   2  21      text        Before  2     1       "-"
+	//   3  22      sequence    Normal  3     8       @<seq, width=8>
+	//   4  37      text        Normal  4     1       "-"
+	//   5  38      expression  After   5     1       @<checksum, algo=luhn>
+	// counter key of seq at offset 22: SN
+	// max length: 13
+	// regexp:     ^(?P<ownerKey>SN)-(?P<seq>[0-9]{8})-(?P<checksum>[0-9])$
+}
+
+func ExampleGenerator_Preview() {
+	mem := sequence.NewMemory()
+	g := sn.MustNew(`INV-@<date, format=yyyy>-@<seq, width=4, reset=year>`, sn.WithSequence("seq", mem))
+	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	samples, _ := g.Preview(context.Background(), 2, at, nil)
+	fmt.Println(samples)
+	n, _ := g.NextAt(context.Background(), at, nil)
+	fmt.Println(n) // the preview consumed nothing
+	// Output:
+	// [INV-2025-0001 INV-2025-0002]
+	// INV-2025-0001
+}
+
+func ExampleWithClock() {
+	clock := func() time.Time { return time.Date(2024, 2, 29, 23, 59, 59, 0, time.UTC) }
+	g := sn.MustNew(`@<date, format=yyMMdd>@<seq, width=3, reset=day>`,
+		sn.WithSequence("seq", sequence.NewMemory()), sn.WithClock(clock))
+	n, _ := g.Next(context.Background())
+	fmt.Println(n)
+	// Output: 240229001
+}
+
+// An expression that prints a region code given in code, not per call.
+type region string
+
+func (r region) Append(dst []byte, _ *expression.Context) ([]byte, error) { return append(dst, r...), nil }
+func (region) Order() expression.Order                                     { return expression.Before }
+func (r region) MaxLen() int                                                { return len(r) }
+
+func ExampleWithExpression() {
+	newRegion := func(args expression.Args) (expression.Expression, error) {
+		if err := args.Check("code"); err != nil {
+			return nil, err
+		}
+		return region(args["code"]), nil
+	}
+	g := sn.MustNew(`@<region, code=EU>-@<seq, width=4>`,
+		sn.WithExpression("region", newRegion), sn.WithSequence("seq", sequence.NewMemory()))
+	n, _ := g.Next(context.Background())
+	fmt.Println(n)
+	// Output: EU-0001
+}
+
+func ExampleWithSequence() {
+	// Any sequence.Gen: here one that starts above the numbers an older
+	// system already issued.
+	legacy := sequence.NewMemory(sequence.StartAt(500001))
+	g := sn.MustNew(`PO@<seq, width=7>`, sn.WithSequence("seq", legacy))
+	n, _ := g.Next(context.Background())
+	fmt.Println(n)
+	// Output: PO0500001
+}
+
+func ExampleRegistry() {
+	r := sn.NewRegistry()
+	r.RegisterSequence("ticket", sequence.NewMemory())
+	g := sn.MustNew(`T-@<ticket, width=4>`, sn.WithRegistry(r))
+	n, _ := g.Next(context.Background())
+	fmt.Println(n, r.Sequences(), r.Expressions())
+	// Output: T-0001 [ticket] [checksum date random]
+}
+
+func ExampleRegisterSequence() {
+	// Usually in an init function or at start-up, like sql.Register.
+	sn.RegisterSequence("waybill", sequence.NewMemory())
+	g := sn.MustNew(`WB@<waybill, width=9>`)
+	n, _ := g.Next(context.Background())
+	fmt.Println(n)
+	// Output: WB000000001
+}
+
+func ExampleRegisterExpression() {
+	sn.RegisterExpression("site", func(args expression.Args) (expression.Expression, error) {
+		return region("HQ"), args.Check()
+	})
+	g := sn.MustNew(`@<site>@<seq, width=3>`, sn.WithSequence("seq", sequence.NewMemory()))
+	n, _ := g.Next(context.Background())
+	fmt.Println(n)
+	// Output: HQ001
+}
