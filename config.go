@@ -660,7 +660,7 @@ func (s *Set) build(ctx context.Context, t compiled, open Opener, mem *sequence.
 	var gen sequence.Gen = mem
 	if t.seq.Backend != BackendMemory {
 		if open == nil {
-			return nil, fmt.Errorf("sequence.backend %s: Build was given no Opener (package github.com/sngen/sn/backend has one)", t.seq.Backend)
+			return nil, fmt.Errorf("%s sequence: Build was given no Opener (package github.com/sngen/sn/backend has one)", t.seq.Backend)
 		}
 		g, closer, err := open(ctx, t.name, t.seq)
 		if closer != nil {
@@ -670,7 +670,7 @@ func (s *Set) build(ctx context.Context, t compiled, open Opener, mem *sequence.
 			err = errors.New("the Opener returned a nil sequence")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sequence.backend %s: %w", t.seq.Backend, err)
+			return nil, fmt.Errorf("%s sequence: %w", t.seq.Backend, err)
 		}
 		s.addGen(g)
 		gen = g

@@ -516,7 +516,7 @@ func TestConfigBuildErrors(t *testing.T) {
 			set.Close()
 			t.Fatal("Build: nil error")
 		}
-		if want := `sn: config: template "b": sequence.backend bolt: disk on fire`; err.Error() != want {
+		if want := `sn: config: template "b": bolt sequence: disk on fire`; err.Error() != want {
 			t.Errorf("Build error:\n got %v\nwant %s", err, want)
 		}
 		var ce *sn.ConfigError
@@ -530,7 +530,7 @@ func TestConfigBuildErrors(t *testing.T) {
 	})
 	t.Run("no opener", func(t *testing.T) {
 		_, err := cfg.Build(ctx, nil)
-		want := `sn: config: template "a": sequence.backend bolt: Build was given no Opener (package github.com/sngen/sn/backend has one)`
+		want := `sn: config: template "a": bolt sequence: Build was given no Opener (package github.com/sngen/sn/backend has one)`
 		if err == nil || err.Error() != want {
 			t.Errorf("Build error:\n got %v\nwant %s", err, want)
 		}

@@ -174,9 +174,11 @@ func ExampleWithClock() {
 // An expression that prints a region code given in code, not per call.
 type region string
 
-func (r region) Append(dst []byte, _ *expression.Context) ([]byte, error) { return append(dst, r...), nil }
-func (region) Order() expression.Order                                     { return expression.Before }
-func (r region) MaxLen() int                                                { return len(r) }
+func (r region) Append(dst []byte, _ *expression.Context) ([]byte, error) {
+	return append(dst, r...), nil
+}
+func (region) Order() expression.Order { return expression.Before }
+func (r region) MaxLen() int           { return len(r) }
 
 func ExampleWithExpression() {
 	newRegion := func(args expression.Args) (expression.Expression, error) {

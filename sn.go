@@ -142,7 +142,6 @@ func New(template string, opts ...Option) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.clock = o.clock
 	return g, nil
 }
 
@@ -163,7 +162,7 @@ func (g *Generator) NextAt(ctx context.Context, at time.Time, vars Vars) (string
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	s, err := g.prog.Render(ctx, &expression.Call{At: at, Clock: g.clock, Vars: vars})
+	s, err := g.prog.Render(ctx, &expression.Call{At: at, Vars: vars})
 	if err != nil {
 		return "", wrapRun(err)
 	}
@@ -176,7 +175,7 @@ func (g *Generator) AppendNext(dst []byte, ctx context.Context, at time.Time, va
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}
-	dst, err := g.prog.AppendRender(dst, ctx, &expression.Call{At: at, Clock: g.clock, Vars: vars})
+	dst, err := g.prog.AppendRender(dst, ctx, &expression.Call{At: at, Vars: vars})
 	if err != nil {
 		return dst, wrapRun(err)
 	}
@@ -393,8 +392,8 @@ func (c *compiler) compile() (*Generator, error) {
 	if err := c.checkSafety(); err != nil {
 		return nil, err
 	}
-	prog := expression.NewProgram(c.parts, c.tpl.String())
-	g := &Generator{tpl: c.tpl, prog: prog, kinds: c.kinds}
+	prog := expression.NewProgram(c.parts, c.tpl.String(), c.o.clock)
+	g := &Generator{tpl: c.tpl, prog: prog, kinds: c.kinds, clock: c.o.clock}
 	if err := g.buildRegexps(c); err != nil {
 		return nil, err
 	}

@@ -110,6 +110,9 @@ func (a *algorithm) AppendCheck(dst, payload []byte) ([]byte, error) {
 	if !ok {
 		return dst, a.alphabetError(string(payload))
 	}
+	if a.width == 1 {
+		return append(dst, a.out[v]), nil
+	}
 	return append(dst, a.out[v*a.width:(v+1)*a.width]...), nil
 }
 

@@ -51,7 +51,7 @@ func (k *Checksum) payload(c *Context) ([]byte, error) {
 	if !c.hasSeq {
 		return nil, ErrNoSeq
 	}
-	return c.seqText, nil
+	return c.SeqText(), nil
 }
 
 // Append appends the check characters.

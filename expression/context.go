@@ -24,19 +24,22 @@ type kv struct{ k, v string }
 // back. A Context belongs to one call on one goroutine; an expression must
 // not keep it after Append or Check returns.
 type Context struct {
-	ctx   context.Context
-	now   time.Time
-	clock func() time.Time // read into now on first use when now is zero
-	vars  map[string]string
-	set   []kv
-	prog  *Program
-	st    *state
-	mode  mode
-	cur   int // index of the part being evaluated
+	ctx  context.Context
+	now  time.Time // the instant; zero until read from prog.clock
+	vars map[string]string
+	set  []kv
+	prog *Program
+	st   *state
+	mode mode
+	cur  int // index of the part being evaluated
 
-	seq     int64
-	hasSeq  bool
-	seqText []byte
+	seq    int64
+	hasSeq bool
+	// The sequence text is copied into seqBuf when it fits, so that
+	// recording it stores no pointer (no GC write barrier on the hot path).
+	seqBuf  [24]byte
+	seqLen  int
+	seqText []byte // when longer than seqBuf
 
 	sample int64  // preview: the sample number sequences print
 	text   string // check: the number being parsed back
@@ -65,8 +68,8 @@ func (c *Context) Context() context.Context { return c.ctx }
 // the clock, read once per call on first use. Every part of one number sees
 // the same instant.
 func (c *Context) Time() time.Time {
-	if c.now.IsZero() && c.clock != nil {
-		c.now = c.clock()
+	if c.now.IsZero() && c.prog != nil {
+		c.now = c.prog.clock()
 	}
 	return c.now
 }
@@ -79,6 +82,13 @@ func (c *Context) Var(name string) (string, bool) {
 	for i := len(c.set) - 1; i >= 0; i-- {
 		if c.set[i].k == name {
 			return c.set[i].v, true
+		}
+	}
+	if c.prog != nil {
+		for _, s := range c.prog.static {
+			if s.k == name {
+				return s.v, true
+			}
 		}
 	}
 	v, ok := c.vars[name]
@@ -111,12 +121,36 @@ func (c *Context) Seq() (int64, bool) { return c.seq, c.hasSeq }
 // SeqText returns the sequence value exactly as printed, padding included,
 // or nil before a sequence part has been evaluated. The slice is valid until
 // the call returns and must not be modified.
-func (c *Context) SeqText() []byte { return c.seqText }
+func (c *Context) SeqText() []byte {
+	switch {
+	case !c.hasSeq:
+		return nil
+	case c.seqText != nil:
+		return c.seqText
+	}
+	return c.seqBuf[:c.seqLen]
+}
 
 // SetSeq records the sequence value n and its printed text. Sequence parts
 // call it; check characters read it.
 func (c *Context) SetSeq(n int64, printed []byte) {
-	c.seq, c.hasSeq, c.seqText = n, true, printed
+	c.seq, c.hasSeq = n, true
+	if len(printed) <= len(c.seqBuf) {
+		c.seqLen = copy(c.seqBuf[:], printed)
+		if c.seqText != nil {
+			c.seqText = nil
+		}
+		return
+	}
+	c.seqText = append(c.seqText[:0:0], printed...)
+}
+
+// resetSeq forgets the sequence value, before a new number.
+func (c *Context) resetSeq() {
+	c.seq, c.hasSeq, c.seqLen = 0, false, 0
+	if c.seqText != nil {
+		c.seqText = nil
+	}
 }
 
 // Preview reports whether the number is being rendered for a preview, in

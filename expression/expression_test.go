@@ -138,7 +138,7 @@ func TestProgramOrder(t *testing.T) {
 		{Name: "rec", Offset: 20, Expr: printedRecorder{&printed}},
 		{Name: "text", Expr: expression.Text("."), Static: true},
 	}
-	p := expression.NewProgram(parts, "k")
+	p := expression.NewProgram(parts, "k", nil)
 	if diff := cmp.Diff([]int{2, 0, 1, 3, 4}, p.Order()); diff != "" {
 		t.Errorf("evaluation order (-want +got):\n%s", diff)
 	}
@@ -166,15 +166,15 @@ func TestProgramOrder(t *testing.T) {
 type failing struct{ err error }
 
 func (f failing) Append(dst []byte, _ *expression.Context) ([]byte, error) { return dst, f.err }
-func (failing) Order() expression.Order                                   { return expression.Normal }
-func (failing) MaxLen() int                                               { return 0 }
+func (failing) Order() expression.Order                                    { return expression.Normal }
+func (failing) MaxLen() int                                                { return 0 }
 
 func TestProgramErrors(t *testing.T) {
 	boom := errors.New("boom")
 	p := expression.NewProgram([]expression.Part{
 		{Name: "text", Expr: expression.Text("A"), Static: true},
 		{Name: "bad", Offset: 1, Expr: failing{boom}},
-	}, "k")
+	}, "k", nil)
 	_, err := p.Render(ctx, &expression.Call{})
 	var pe *expression.PartError
 	if !errors.As(err, &pe) || pe.Name != "bad" || pe.Offset != 1 || !errors.Is(err, boom) || err.Error() != "bad at offset 1: boom" {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // Part is one compiled part of a template, as given to [NewProgram].
@@ -51,6 +52,10 @@ type Program struct {
 	parts   []Part
 	order   []int // evaluation order: indexes into parts
 	inOrder bool  // order is 0, 1, 2, ...: the buffer is the output
+	plan    []op  // when inOrder: the parts with adjacent literals merged
+	static  []kv  // variables set by constant setters, set for every call
+	maxLen  int   // longest output, -1 when unbounded
+	clock   func() time.Time
 	key     string
 	// ownerPrinted: the template prints ownerKey, so it may be the key.
 	ownerPrinted bool
@@ -58,6 +63,13 @@ type Program struct {
 }
 
 type span struct{ start, end int }
+
+// op is one step of a plan: append lit, or evaluate parts[part].
+type op struct {
+	lit  string
+	expr Expression
+	part int
+}
 
 type state struct {
 	c       Context
@@ -68,9 +80,20 @@ type state struct {
 }
 
 // NewProgram returns a Program over parts. key is the template's default
-// counter key, returned by [Context.Key] when no ownerKey is set.
-func NewProgram(parts []Part, key string) *Program {
-	p := &Program{parts: parts, key: key}
+// counter key, returned by [Context.Key] when no ownerKey is set. clock is
+// read when a call gives no instant; nil means time.Now.
+func NewProgram(parts []Part, key string, clock func() time.Time) *Program {
+	if clock == nil {
+		clock = time.Now
+	}
+	p := &Program{parts: parts, key: key, clock: clock}
+	for _, pt := range parts {
+		if n := pt.Expr.MaxLen(); n < 0 || p.maxLen < 0 {
+			p.maxLen = -1
+		} else {
+			p.maxLen += n
+		}
+	}
 	for _, pt := range parts {
 		switch e := pt.Expr.(type) {
 		case *Setter:
@@ -100,6 +123,24 @@ func NewProgram(parts []Part, key string) *Program {
 			p.inOrder = false
 		}
 	}
+	for _, pt := range parts {
+		if st, ok := pt.Expr.(*Setter); ok {
+			p.static = append(p.static, kv{st.Name, st.Value})
+		}
+	}
+	if p.inOrder {
+		for i, pt := range parts {
+			lit, isLit := literal(pt)
+			switch {
+			case isLit && len(p.plan) > 0 && p.plan[len(p.plan)-1].expr == nil:
+				p.plan[len(p.plan)-1].lit += lit
+			case isLit:
+				p.plan = append(p.plan, op{lit: lit, part: i})
+			default:
+				p.plan = append(p.plan, op{expr: pt.Expr, part: i})
+			}
+		}
+	}
 	p.pool.New = func() any {
 		st := &state{spans: make([]span, len(parts)), buf: make([]byte, 0, 64)}
 		st.c.st = st
@@ -107,6 +148,18 @@ func NewProgram(parts []Part, key string) *Program {
 		return st
 	}
 	return p
+}
+
+// literal returns the constant text of a part that needs no evaluation:
+// literal text and setters (whose variables the Program sets up front).
+func literal(pt Part) (string, bool) {
+	switch e := pt.Expr.(type) {
+	case Text:
+		return string(e), true
+	case *Setter:
+		return e.Value, true
+	}
+	return "", false
 }
 
 // Parts returns the parts in template position. The slice must not be
@@ -121,10 +174,10 @@ func (p *Program) Key() string { return p.key }
 
 // Call is one rendering request.
 type Call struct {
-	// At is the instant of the number. When it is zero, Clock is read, at
-	// most once per number and only if a part asks for the time.
-	At    time.Time
-	Clock func() time.Time
+	// At is the instant of the number. When it is zero, the Program's
+	// clock is read, at most once per number and only if a part asks for
+	// the time.
+	At time.Time
 	// Vars are the per-call variables; they are read, never modified.
 	Vars map[string]string
 	// Preview renders sample numbers without drawing from any sequence;
@@ -136,7 +189,16 @@ type Call struct {
 func (p *Program) get(ctx context.Context, call *Call) *state {
 	st := p.pool.Get().(*state)
 	c := &st.c
-	c.ctx, c.now, c.clock, c.vars = ctx, call.At, call.Clock, call.Vars
+	// Pointer fields are stored only when they change: every pointer store
+	// into this pooled (heap) state costs a GC write barrier while the
+	// collector runs, which on this hot path is most of the time.
+	c.ctx = ctx
+	if !call.At.IsZero() || !c.now.IsZero() {
+		c.now = call.At
+	}
+	if call.Vars != nil || c.vars != nil {
+		c.vars = call.Vars
+	}
 	c.mode = modeRender
 	if call.Preview {
 		c.mode, c.sample = modePreview, call.Sample
@@ -146,20 +208,46 @@ func (p *Program) get(ctx context.Context, call *Call) *state {
 
 func (p *Program) put(st *state) {
 	c := &st.c
-	c.ctx, c.vars, c.clock = nil, nil, nil
+	if c.vars != nil {
+		c.vars = nil
+	}
 	c.set = c.set[:0]
-	c.seq, c.hasSeq, c.seqText = 0, false, nil
-	c.batch = batch{nums: c.batch.nums[:0]}
+	c.resetSeq()
+	if b := &c.batch; b.want != 0 || b.seq != nil || len(b.nums) != 0 {
+		*b = batch{nums: b.nums[:0]}
+	}
 	if cap(st.buf) > 4096 { // do not keep huge buffers alive
 		st.buf = make([]byte, 0, 64)
 	}
 	p.pool.Put(st)
 }
 
+// finish turns a panic in a part into an error naming the part, and returns
+// st to the pool. It is deferred by every rendering method.
+func (p *Program) finish(st *state, err *error) {
+	if r := recover(); r != nil {
+		pt := p.parts[st.c.cur]
+		*err = &PartError{Name: pt.Name, Offset: pt.Offset, Err: fmt.Errorf("%w: %v", ErrPanic, r)}
+	}
+	p.put(st)
+}
+
 // Render returns the number for call.
-func (p *Program) Render(ctx context.Context, call *Call) (string, error) {
+func (p *Program) Render(ctx context.Context, call *Call) (s string, err error) {
 	st := p.get(ctx, call)
-	defer p.put(st)
+	defer p.finish(st, &err)
+	if p.inOrder && p.maxLen > 0 && p.maxLen <= 256 {
+		// Build the number in a buffer of its own, sized to fit, and
+		// hand that buffer over as the string: one allocation, no copy.
+		pooled := st.buf
+		st.buf = make([]byte, 0, p.maxLen)
+		out, err := p.run(st)
+		st.buf = pooled
+		if err != nil || len(out) == 0 {
+			return "", err
+		}
+		return unsafe.String(&out[0], len(out)), nil
+	}
 	out, err := p.run(st)
 	if err != nil {
 		return "", err
@@ -168,27 +256,27 @@ func (p *Program) Render(ctx context.Context, call *Call) (string, error) {
 }
 
 // AppendRender appends the number for call to dst.
-func (p *Program) AppendRender(dst []byte, ctx context.Context, call *Call) ([]byte, error) {
+func (p *Program) AppendRender(dst []byte, ctx context.Context, call *Call) (out []byte, err error) {
 	st := p.get(ctx, call)
-	defer p.put(st)
-	out, err := p.run(st)
+	defer p.finish(st, &err)
+	b, err := p.run(st)
 	if err != nil {
 		return dst, err
 	}
-	return append(dst, out...), nil
+	return append(dst, b...), nil
 }
 
 // RenderN appends n numbers for call to dst. They share the call's instant
 // and variables; a sequence that implements sequence.Batcher is asked for
 // its numbers in one batch. On error, the numbers rendered so far are
 // returned with it.
-func (p *Program) RenderN(dst []string, ctx context.Context, call *Call, n int) ([]string, error) {
+func (p *Program) RenderN(dst []string, ctx context.Context, call *Call, n int) (out []string, err error) {
 	st := p.get(ctx, call)
-	defer p.put(st)
+	defer p.finish(st, &err)
 	for i := 0; i < n; i++ {
 		st.c.batch.want = n - i
 		st.c.set = st.c.set[:0]
-		st.c.seq, st.c.hasSeq, st.c.seqText = 0, false, nil
+		st.c.resetSeq()
 		if call.Preview {
 			st.c.sample = call.Sample + int64(i)
 		}
@@ -202,20 +290,35 @@ func (p *Program) RenderN(dst []string, ctx context.Context, call *Call, n int) 
 }
 
 // run evaluates every part into st.buf and returns the assembled output,
-// valid until st is reused.
-func (p *Program) run(st *state) (out []byte, err error) {
+// valid until st is reused. A panic is recovered by the caller's finish.
+func (p *Program) run(st *state) ([]byte, error) {
 	c := &st.c
-	defer func() {
-		if r := recover(); r != nil {
-			pt := p.parts[c.cur]
-			out, err = nil, &PartError{Name: pt.Name, Offset: pt.Offset, Err: fmt.Errorf("%w: %v", ErrPanic, r)}
-		}
-	}()
 	st.buf = st.buf[:0]
-	if !p.inOrder {
-		for i := range st.spans {
-			st.spans[i] = span{-1, -1}
+	if p.inOrder {
+		// The common case: evaluation order is template order, so the
+		// buffer is the output and Printed is the buffer so far.
+		for i := range p.plan {
+			o := &p.plan[i]
+			if o.expr == nil {
+				st.buf = append(st.buf, o.lit...)
+				continue
+			}
+			c.cur = o.part
+			b, err := o.expr.Append(st.buf, c)
+			if err != nil {
+				pt := p.parts[o.part]
+				return nil, &PartError{Name: pt.Name, Offset: pt.Offset, Err: err}
+			}
+			if cap(b) == cap(st.buf) && len(b) > 0 && len(st.buf) > 0 && &b[0] == &st.buf[0] {
+				st.buf = st.buf[:len(b)] // same array: store the length only
+			} else {
+				st.buf = b
+			}
 		}
+		return st.buf, nil
+	}
+	for i := range st.spans {
+		st.spans[i] = span{-1, -1}
 	}
 	for _, i := range p.order {
 		c.cur = i
@@ -227,9 +330,6 @@ func (p *Program) run(st *state) (out []byte, err error) {
 		}
 		st.buf = b
 		st.spans[i] = span{start, len(b)}
-	}
-	if p.inOrder {
-		return st.buf, nil
 	}
 	st.out = st.out[:0]
 	for _, sp := range st.spans {

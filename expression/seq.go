@@ -219,7 +219,12 @@ func escapeKey(s string) string {
 // Append draws the next number and prints it.
 func (s *Seq) Append(dst []byte, c *Context) ([]byte, error) {
 	var n int64
-	if c.mode == modePreview {
+	if s.handle != nil && c.mode == modeRender && c.batch.want == 0 {
+		var err error
+		if n, err = s.handle.Next(c.ctx); err != nil {
+			return dst, err
+		}
+	} else if c.mode == modePreview {
 		n = c.sample
 	} else {
 		key, err := s.key(c)

@@ -49,9 +49,10 @@ func NewSetter(name string, args Args) (*Setter, error) {
 	return &Setter{Name: name, Value: args["value"]}, nil
 }
 
-// Append sets the variable and prints its value.
+// Append sets the variable and prints its value. (A [Program] sets the
+// variables of its setters up front, for every call.)
 func (s *Setter) Append(dst []byte, c *Context) ([]byte, error) {
-	if c.mode != modeCheck {
+	if c.prog == nil {
 		c.SetVar(s.Name, s.Value)
 	}
 	return append(dst, s.Value...), nil
@@ -65,8 +66,6 @@ func (s *Setter) MaxLen() int { return len(s.Value) }
 
 // Pattern matches the value exactly.
 func (s *Setter) Pattern() string { return regexp.QuoteMeta(s.Value) }
-
-func (s *Setter) readBack(_ string, c *Context) { c.SetVar(s.Name, s.Value) }
 
 // Var is the part "@<NAME>" or "@<NAME, maxlen=N, chars=CLASS>": it prints
 // the per-call variable NAME verbatim (it is never parsed as a template).
