@@ -1,0 +1,168 @@
+package sequence_test
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+)
+
+var sink atomic.Int64
+
+// nextFuncs returns the contenders of BenchmarkNext, each a warm source of
+// numbers. The bare atomic add is the bound the others are measured against.
+func nextFuncs(b *testing.B) []struct {
+	name string
+	next func(ctx context.Context) (int64, error)
+} {
+	var counter atomic.Int64
+	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	b.Cleanup(func() { seg.Close() })
+	mem := sequence.NewMemory()
+	h := seg.Bind("bound")
+	for _, key := range []string{"bound", "unbound"} {
+		if _, err := seg.Next(context.Background(), key); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return []struct {
+		name string
+		next func(ctx context.Context) (int64, error)
+	}{
+		{"atomic", func(context.Context) (int64, error) { return counter.Add(1), nil }},
+		{"segment-bound", h.Next},
+		{"segment-unbound", func(ctx context.Context) (int64, error) { return seg.Next(ctx, "unbound") }},
+		{"memory", func(ctx context.Context) (int64, error) { return mem.Next(ctx, "memory") }},
+	}
+}
+
+// BenchmarkNext compares one goroutine taking numbers from a bare atomic
+// counter, a warm Segment Handle, Segment.Next with its key lookup, and
+// Memory.
+func BenchmarkNext(b *testing.B) {
+	for _, f := range nextFuncs(b) {
+		b.Run(f.name, func(b *testing.B) {
+			ctx := context.Background()
+			var sum int64
+			for b.Loop() {
+				n, err := f.next(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum += n
+			}
+			sink.Add(sum)
+		})
+	}
+}
+
+// BenchmarkNextParallel is BenchmarkNext with GOMAXPROCS goroutines on one
+// key.
+func BenchmarkNextParallel(b *testing.B) {
+	for _, f := range nextFuncs(b) {
+		b.Run(f.name, func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				var sum int64
+				for pb.Next() {
+					n, err := f.next(ctx)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					sum += n
+				}
+				sink.Add(sum)
+			})
+		})
+	}
+}
+
+// BenchmarkNextLatency times every Next of a Segment over an allocator that
+// sleeps 2ms per call. The key starts at Step 1000, so the warm-up crosses
+// many block boundaries while the step adapts; after it, no caller should
+// wait for the allocator at a block boundary. It reports the p50, p99.9 and
+// max latency of Next, the waits and fetches during the timed part, and the
+// slowest allocator call (which shows how noisy the machine's timers are).
+func BenchmarkNextLatency(b *testing.B) {
+	a := newFaultAlloc()
+	a.delay = 2 * time.Millisecond
+	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 1000})
+	b.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	h := s.Bind("k")
+
+	// Warm-up: until the step stops growing, plus two blocks at that size.
+	for {
+		if _, err := h.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if ks, _ := s.KeyStats("k"); ks.Step == 1_000_000 {
+			break
+		}
+	}
+	for range 2_000_000 {
+		if _, err := h.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	hist := new(latencies)
+	before := s.Stats()
+	a.resetSlowest()
+	for b.Loop() {
+		start := time.Now()
+		_, err := h.Next(ctx)
+		hist.add(time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	after := s.Stats()
+	b.ReportMetric(float64(hist.quantile(0.5)), "p50-ns")
+	b.ReportMetric(float64(hist.quantile(0.999)), "p99.9-ns")
+	b.ReportMetric(float64(hist.max), "max-ns")
+	b.ReportMetric(float64(after.Waits-before.Waits), "waits")
+	b.ReportMetric(float64(after.Fetches-before.Fetches), "fetches")
+	b.ReportMetric(float64(a.slowest())/1e6, "alloc-max-ms")
+}
+
+// latencies is an exact histogram of durations: one bucket per nanosecond
+// up to 64µs, and the rare longer ones kept in a list.
+type latencies struct {
+	buckets [1 << 16]int64
+	long    []int64
+	n       int64
+	max     int64
+}
+
+func (l *latencies) add(d time.Duration) {
+	ns := int64(d)
+	l.n++
+	l.max = max(l.max, ns)
+	if ns < int64(len(l.buckets)) {
+		l.buckets[ns]++
+		return
+	}
+	l.long = append(l.long, ns)
+}
+
+// quantile returns the smallest duration in ns that at least q of the
+// samples do not exceed.
+func (l *latencies) quantile(q float64) int64 {
+	rank := int64(q * float64(l.n))
+	var seen int64
+	for ns, c := range l.buckets {
+		if seen += c; seen > rank {
+			return int64(ns)
+		}
+	}
+	slices.Sort(l.long)
+	if i := rank - seen; i < int64(len(l.long)) {
+		return l.long[i]
+	}
+	return l.max
+}

@@ -1,0 +1,58 @@
+package sequence
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// MemoryAllocator is an [Allocator] that keeps its counters in process
+// memory. The first [Range] of every key starts at 1. Like [Memory], it
+// forgets everything when the process ends, so it suits tests, examples and
+// putting a [Segment] in front of nothing durable. It is safe for concurrent
+// use and implements [Floorer].
+type MemoryAllocator struct {
+	mu   sync.Mutex
+	last map[string]int64 // key -> last number reserved
+}
+
+// NewMemoryAllocator returns an empty MemoryAllocator.
+func NewMemoryAllocator() *MemoryAllocator {
+	return &MemoryAllocator{last: make(map[string]int64)}
+}
+
+// Allocate reserves the n numbers after the last one reserved for key. It
+// returns an error wrapping [ErrInvalidArgument] if n < 1 and one wrapping
+// [ErrExhausted] if fewer than n numbers are left below math.MaxInt64.
+func (a *MemoryAllocator) Allocate(ctx context.Context, key string, n int64) (Range, error) {
+	if err := ctx.Err(); err != nil {
+		return Range{}, err
+	}
+	if n < 1 {
+		return Range{}, fmt.Errorf("%w: Allocate(%q) with n=%d, want n >= 1", ErrInvalidArgument, key, n)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	last := a.last[key]
+	if n > math.MaxInt64-last {
+		return Range{}, fmt.Errorf("%w: key %q has %d numbers left, Allocate asked for %d", ErrExhausted, key, math.MaxInt64-last, n)
+	}
+	a.last[key] = last + n
+	return Range{First: last + 1, Last: last + n}, nil
+}
+
+// Floor makes every later Range for key start above floor. A floor at or
+// below the last number reserved is a no-op.
+func (a *MemoryAllocator) Floor(ctx context.Context, key string, floor int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if floor < 0 {
+		return fmt.Errorf("%w: Floor(%q, %d): the floor is negative", ErrInvalidArgument, key, floor)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last[key] = max(a.last[key], floor)
+	return nil
+}

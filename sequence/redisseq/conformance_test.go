@@ -1,0 +1,55 @@
+package redisseq_test
+
+import (
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/sequencetest"
+)
+
+// topologies returns a client of a single Redis and one of a three-master
+// Redis Cluster, by name.
+func topologies(t *testing.T) []struct {
+	name string
+	rdb  redis.UniversalClient
+} {
+	return []struct {
+		name string
+		rdb  redis.UniversalClient
+	}{
+		{"single", redistest.StartServer(t).Client(t)},
+		{"cluster", redistest.SharedCluster(t).Client(t)},
+	}
+}
+
+func TestConformance(t *testing.T) {
+	for _, top := range topologies(t) {
+		t.Run(top.name, func(t *testing.T) {
+			t.Run("Allocator", func(t *testing.T) {
+				sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {
+					return redisseq.NewAllocator(top.rdb, nil)
+				})
+			})
+			t.Run("Segment", func(t *testing.T) {
+				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
+					return sequence.NewSegment(redisseq.NewAllocator(top.rdb, nil), sequence.SegmentOptions{Step: 100})
+				})
+			})
+			t.Run("Counter", func(t *testing.T) {
+				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
+					return redisseq.NewCounter(top.rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100})
+				})
+			})
+			t.Run("CounterStep5", func(t *testing.T) {
+				// Every fifth number needs a refill: the lock and install paths
+				// under the suite's concurrency.
+				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
+					return redisseq.NewCounter(top.rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 5, Prefix: "step5:"})
+				})
+			})
+		})
+	}
+}

@@ -1,0 +1,516 @@
+package redisseq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sngen/sn/sequence"
+)
+
+// Defaults and limits of [CounterOptions].
+const (
+	DefaultStep      = 1000
+	MaxStep          = 1 << 40
+	DefaultRetryWait = 2 * time.Millisecond
+)
+
+// maxTake bounds the numbers one script call issues. Lua turns numbers into
+// strings with "%.14g", so every number a script hands back to Redis must
+// stay well below 10^14.
+const maxTake = 1 << 30
+
+// CounterOptions configures a [Counter]. The zero value is ready to use;
+// an invalid value is replaced as described on its field.
+type CounterOptions struct {
+	// Prefix starts every Redis key of the Counter; see the package comment
+	// for the layout. Braces and "%" in it are percent-escaped.
+	// default: [DefaultPrefix], "sn:".
+	Prefix string
+
+	// Step is how many numbers a refill takes from the durable allocator.
+	// Redis issues them one by one; the rest of a range is lost (a gap)
+	// when Redis loses its data.
+	// default: [DefaultStep], 1000. A value below 1 takes the default; a
+	// value above [MaxStep] is lowered to it.
+	Step int64
+
+	// LockTTL is how long the refill lock of a key lives if its holder
+	// crashes before releasing it.
+	// default: [DefaultLockTTL], 10s. A value below 1ms takes the default.
+	LockTTL time.Duration
+
+	// RetryWait is the first wait of a caller that finds a key being
+	// refilled by another process; it doubles with each try up to 64 times
+	// RetryWait.
+	// default: [DefaultRetryWait], 2ms. A value below 1µs takes the default.
+	RetryWait time.Duration
+}
+
+// Counter is a strict [sequence.Gen]: "first come, first served" across
+// every process sharing one Redis. Each key's current range [cur+1, max] is
+// a Redis hash, and a script hands out the next number of it atomically, so
+// a number issued after another call returned is always larger, whichever
+// process made the calls. A call costs one round trip.
+//
+// When a key's range is missing or spent, one caller takes the key's [Lock],
+// checks again, reserves the next Step numbers from the durable allocator
+// (a [github.com/sngen/sn/sequence/boltseq.Store], or a database), and
+// installs them with a script that refuses any range not above the one in
+// Redis; the others retry after a short wait. So the range in Redis only
+// ever rises, and if Redis loses its data the next range comes from the
+// durable store, above everything ever issued: a gap, never a repeat. If
+// the durable store returns a range at or below Redis's, the Counter raises
+// the store's floor (when it is a [sequence.Floorer]) and reserves again;
+// if that fails it returns an error wrapping [sequence.ErrRegressed].
+//
+// There is no buffering: when Redis is unreachable, calls fail with an
+// error wrapping [sequence.ErrUnavailable] (bounded by their context).
+//
+// A Counter is safe for concurrent use and implements [sequence.Batcher],
+// [sequence.Binder] and [sequence.Floorer]. It holds no resource of its own;
+// closing the client and the durable allocator is the caller's business.
+type Counter struct {
+	rdb     redis.UniversalClient
+	durable sequence.Allocator
+	prefix  string
+	step    int64
+	lockTTL time.Duration
+	retry   time.Duration
+
+	mu      sync.Mutex
+	refills map[string]*refill // range key -> the refill in flight in this process
+}
+
+// refill is one refill in flight; done closes when it ends, after err is set.
+type refill struct {
+	done chan struct{}
+	err  error
+}
+
+// NewCounter returns a Counter that issues numbers from ranges in c and
+// refills them from durable.
+func NewCounter(c redis.UniversalClient, durable sequence.Allocator, opts *CounterOptions) *Counter {
+	if c == nil {
+		panic("redisseq: NewCounter with a nil client")
+	}
+	if durable == nil {
+		panic("redisseq: NewCounter with a nil durable allocator")
+	}
+	var o CounterOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Step < 1 {
+		o.Step = DefaultStep
+	}
+	if o.LockTTL < time.Millisecond {
+		o.LockTTL = DefaultLockTTL
+	}
+	if o.RetryWait < time.Microsecond {
+		o.RetryWait = DefaultRetryWait
+	}
+	return &Counter{
+		rdb:     c,
+		durable: durable,
+		prefix:  prefixOrDefault(o.Prefix),
+		step:    min(o.Step, MaxStep),
+		lockTTL: o.LockTTL,
+		retry:   o.RetryWait,
+		refills: make(map[string]*refill),
+	}
+}
+
+// Key returns the Redis key of the hash that holds key's current range.
+func (c *Counter) Key(key string) string { return redisKey(c.prefix, key, ":range") }
+
+// counterKey is one key of a Counter, with its Redis key worked out.
+type counterKey struct {
+	c        *Counter
+	key      string
+	rangeKey string
+}
+
+func (c *Counter) bind(key string) *counterKey {
+	return &counterKey{c: c, key: key, rangeKey: c.Key(key)}
+}
+
+// Next returns the next number for key: larger than every number any
+// Counter sharing the Redis returned for key before this call started.
+func (c *Counter) Next(ctx context.Context, key string) (int64, error) {
+	k := counterKey{c: c, key: key, rangeKey: c.Key(key)}
+	return k.Next(ctx)
+}
+
+// Bind returns a Handle for key that skips building the Redis key on every
+// call. It is safe for concurrent use and shares its counter with Next.
+func (c *Counter) Bind(key string) sequence.Handle { return c.bind(key) }
+
+// Next returns the next number for the Handle's key.
+func (k *counterKey) Next(ctx context.Context) (int64, error) {
+	var buf [1]int64
+	got, err := k.issue(ctx, buf[:0], 1)
+	if err != nil {
+		return 0, err
+	}
+	return got[0], nil
+}
+
+// NextN appends n numbers for key to dst, in increasing order. Each round
+// trip issues as many as the current range has left (up to n), so a batch
+// usually costs one round trip; the numbers are consecutive within a range.
+// It returns an error wrapping [sequence.ErrInvalidArgument] if n < 0.
+func (c *Counter) NextN(ctx context.Context, key string, dst []int64, n int) ([]int64, error) {
+	k := counterKey{c: c, key: key, rangeKey: c.Key(key)}
+	if n < 0 {
+		return dst, newError(sequence.ErrInvalidArgument, nil, "NextN key %s: n is %d, want n >= 0", k.rangeKey, n)
+	}
+	return k.issue(ctx, dst, n)
+}
+
+// issue appends n numbers to dst.
+func (k *counterKey) issue(ctx context.Context, dst []int64, n int) ([]int64, error) {
+	attempt := 0
+	for n > 0 {
+		if err := ctx.Err(); err != nil {
+			return dst, classify("Next", k.rangeKey, err)
+		}
+		want := min(int64(n), maxTake)
+		take, last, err := k.take(ctx, want)
+		if err == nil && take == 0 {
+			take, last, err = k.refill(ctx, want, &attempt)
+		}
+		if err != nil {
+			return dst, err
+		}
+		for i := range take {
+			dst = append(dst, last-take+1+i)
+		}
+		n -= int(take)
+	}
+	return dst, nil
+}
+
+// take issues up to want numbers from the range in Redis. It returns how
+// many it issued and the last of them; take == 0 means the range is missing
+// or spent.
+func (k *counterKey) take(ctx context.Context, want int64) (take, last int64, err error) {
+	res, err := takeScript.Run(ctx, k.c.rdb, []string{k.rangeKey}, want).Slice()
+	if err != nil {
+		return 0, 0, classify("Next", k.rangeKey, err)
+	}
+	if len(res) == 1 && res[0] == int64(0) {
+		return 0, 0, nil
+	}
+	if len(res) == 2 {
+		take, _ = res[0].(int64)
+		switch v := res[1].(type) {
+		case int64:
+			last = v
+		case string:
+			if last, err = strconv.ParseInt(v, 10, 64); err != nil {
+				last = 0
+			}
+		}
+		if take >= 1 && take <= want && last-take+1 >= 1 {
+			return take, last, nil
+		}
+	}
+	return 0, 0, newError(ErrCorrupt, nil, "key %s holds a corrupt value: the next script returned %v", k.rangeKey, res)
+}
+
+// refill installs a new range for the key, or waits for whoever is doing
+// it, and then issues up to want numbers if it can. It returns take == 0
+// when the caller should try the range again.
+func (k *counterKey) refill(ctx context.Context, want int64, attempt *int) (take, last int64, err error) {
+	c := k.c
+	// One refill per key in this process; the others wait for it.
+	c.mu.Lock()
+	if f := c.refills[k.rangeKey]; f != nil {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			if f.err != nil && !isContextError(f.err) {
+				return 0, 0, f.err
+			}
+			return 0, 0, nil
+		case <-ctx.Done():
+			return 0, 0, classify("Next", k.rangeKey, ctx.Err())
+		}
+	}
+	f := &refill{done: make(chan struct{})}
+	c.refills[k.rangeKey] = f
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.refills, k.rangeKey)
+		c.mu.Unlock()
+		f.err = err
+		close(f.done)
+	}()
+
+	lock := NewLock(c.rdb, redisKey(c.prefix, k.key, ":lock"), c.lockTTL)
+	ok, err := lock.TryLock(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		// Another process is refilling: give it a moment, then try again.
+		d := backoff(c.retry, 64*c.retry, *attempt)
+		*attempt++
+		if err := sleep(ctx, d); err != nil {
+			return 0, 0, classify("Next", k.rangeKey, err)
+		}
+		return 0, 0, nil
+	}
+	defer func() {
+		// Release the lock even if ctx is done; if this fails, it expires.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		lock.Unlock(uctx)
+		cancel()
+	}()
+	// Double check: the range may have been refilled while this caller
+	// went from finding it spent to holding the lock.
+	if take, last, err = k.take(ctx, want); err != nil || take > 0 {
+		return take, last, err
+	}
+	if err := k.install(ctx); err != nil {
+		return 0, 0, err
+	}
+	return k.take(ctx, want)
+}
+
+// install reserves a range from the durable allocator and installs it in
+// Redis. A range at or below Redis's is refused by the script; then the
+// durable allocator is floored above Redis's range and asked again.
+func (k *counterKey) install(ctx context.Context) error {
+	c := k.c
+	const tries = 3
+	for try := 1; ; try++ {
+		r, err := k.reserve(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := installScript.Run(ctx, c.rdb, []string{k.rangeKey},
+			strconv.FormatInt(r.First-1, 10), strconv.FormatInt(r.Last, 10), strconv.FormatInt(r.Len(), 10)).Slice()
+		if err != nil {
+			return classify("refill", k.rangeKey, err)
+		}
+		if len(res) == 1 && res[0] == int64(1) {
+			return nil
+		}
+		var bound int64 = -1
+		left := ""
+		if len(res) == 3 {
+			s, _ := res[1].(string)
+			if b, err := strconv.ParseInt(s, 10, 64); err == nil {
+				bound = b
+			}
+			left, _ = res[2].(string)
+		}
+		if bound < 0 {
+			return newError(ErrCorrupt, nil, "key %s holds a corrupt value: the install script returned %v", k.rangeKey, res)
+		}
+		if left != "0" {
+			return nil // someone else installed a higher range meanwhile
+		}
+		fl, ok := c.durable.(sequence.Floorer)
+		if !ok || try == tries {
+			return newError(sequence.ErrRegressed, nil,
+				"refill key %s: the durable allocator %T returned %v, not above %d, the top of the range in Redis",
+				k.rangeKey, c.durable, r, bound)
+		}
+		if err := fl.Floor(ctx, k.key, bound); err != nil {
+			return durableError("raise the durable floor of", k.rangeKey, c.durable, err)
+		}
+	}
+}
+
+// reserve takes Step numbers from the durable allocator, or a single one
+// when fewer than Step are left.
+func (k *counterKey) reserve(ctx context.Context) (sequence.Range, error) {
+	c := k.c
+	n := c.step
+	r, err := k.allocate(ctx, n)
+	if errors.Is(err, sequence.ErrExhausted) && n > 1 {
+		n = 1
+		r, err = k.allocate(ctx, n)
+	}
+	if err != nil {
+		return r, durableError("refill", k.rangeKey, c.durable, err)
+	}
+	if r.First < 1 || r.Len() < 1 {
+		return r, newError(sequence.ErrUnavailable, nil, "refill key %s: the durable allocator %T returned the invalid range %v", k.rangeKey, c.durable, r)
+	}
+	if r.Len() > n { // more than asked for: keep what was asked for
+		r.Last = r.First + n - 1
+	}
+	return r, nil
+}
+
+// allocate calls the durable allocator, turning a panic into an error.
+func (k *counterKey) allocate(ctx context.Context, n int64) (r sequence.Range, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%T.Allocate(%q, %d) panicked: %v", k.c.durable, k.key, n, p)
+		}
+	}()
+	return k.c.durable.Allocate(ctx, k.key, n)
+}
+
+// durableError wraps an error of the durable allocator. It keeps the
+// allocator's own sentinels and adds [sequence.ErrUnavailable] unless the
+// error is final (exhausted, closed, invalid) or a cancelled context.
+func durableError(op, rkey string, a sequence.Allocator, err error) error {
+	var kind error = sequence.ErrUnavailable
+	for _, final := range []error{sequence.ErrUnavailable, sequence.ErrExhausted, sequence.ErrClosed, sequence.ErrInvalidArgument, context.Canceled} {
+		if errors.Is(err, final) {
+			kind = nil
+		}
+	}
+	return newError(kind, err, "%s key %s: durable allocator %T: %v", op, rkey, a, err)
+}
+
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Floor makes every number issued for key after Floor returns greater than
+// floor. It raises the durable allocator's floor, then moves the range in
+// Redis above floor (or leaves a spent range at floor, so that no range at
+// or below it can be installed later). A floor at or below what was issued
+// is a no-op.
+//
+// It returns an error wrapping errors.ErrUnsupported if the durable
+// allocator is not a [sequence.Floorer], and one wrapping
+// [sequence.ErrInvalidArgument] if floor < 0.
+func (c *Counter) Floor(ctx context.Context, key string, floor int64) error {
+	rkey := c.Key(key)
+	if floor < 0 {
+		return newError(sequence.ErrInvalidArgument, nil, "Floor key %s: floor %d is negative", rkey, floor)
+	}
+	if err := ctx.Err(); err != nil {
+		return classify("Floor", rkey, err)
+	}
+	fl, ok := c.durable.(sequence.Floorer)
+	if !ok {
+		return newError(errors.ErrUnsupported, nil, "Floor key %s: the durable allocator %T cannot raise a floor", rkey, c.durable)
+	}
+	if floor == 0 {
+		return nil // every number is above 0
+	}
+	if err := fl.Floor(ctx, key, floor); err != nil {
+		return durableError("Floor", rkey, c.durable, err)
+	}
+	err := counterFloorScript.Run(ctx, c.rdb, []string{rkey}, strconv.FormatInt(floor, 10)).Err()
+	return classify("Floor", rkey, err)
+}
+
+// String describes c for error messages.
+func (c *Counter) String() string {
+	return fmt.Sprintf("redisseq.Counter(prefix %q, step %d, durable %T)", c.prefix, c.step, c.durable)
+}
+
+// The range hash has three fields, all decimal integers written by these
+// scripts: cur, the last number issued; max, the last number of the range;
+// left = max - cur, the numbers still to issue (small: at most a Step).
+// Only cur and max may be big, and only Redis (HINCRBY) does arithmetic on
+// them; Lua compares them as strings.
+
+// takeScript issues up to ARGV[1] numbers from the range KEYS[1]. It returns
+// {0} when the range is missing or spent, else {take, last}.
+//
+// While cur has at most 15 digits, cur + take stays below 2^53, where Lua
+// numbers are exact, so the script computes in Lua and writes both fields
+// with one HSET: two commands, the least a read-modify-write can cost. Above
+// that, Redis's HINCRBY does the arithmetic in int64 and last comes back as
+// a string.
+var takeScript = redis.NewScript(`
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'left')
+if not (v[1] and v[2] and v[3]) then
+	return {0}
+end
+local left = tonumber(v[3])
+if not left or left < 0 or left > 1e15 or left ~= math.floor(left) then
+	return redis.error_reply('CORRUPT field left is ' .. string.format('%q', string.sub(v[3], 1, 40)))
+end
+if left == 0 then
+	return {0}
+end
+local take = tonumber(ARGV[1])
+if left < take then
+	take = left
+end
+local cur = v[1]
+if #cur <= 15 and (cur == '0' or string.match(cur, '^[1-9]%d*$')) then
+	local last = tonumber(cur) + take
+	redis.call('HSET', KEYS[1], 'cur', string.format('%d', last), 'left', string.format('%d', left - take))
+	return {take, last}
+end
+-- cur first: if it is not an integer, HINCRBY fails before anything changed.
+redis.call('HINCRBY', KEYS[1], 'cur', take)
+redis.call('HSET', KEYS[1], 'left', string.format('%d', left - take))
+return {take, redis.call('HGET', KEYS[1], 'cur')}
+`)
+
+// installScript installs the range cur=ARGV[1], max=ARGV[2], left=ARGV[3]
+// in KEYS[1] if it is above the range there (ARGV[1] >= max and >= cur),
+// and returns {1}; otherwise it changes nothing and returns
+// {0, top, left}, top being the larger of cur and max.
+var installScript = redis.NewScript(luaInt + `
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'left')
+local top
+for i = 1, 2 do
+	if v[i] then
+		if not canon(v[i]) then
+			return redis.error_reply('CORRUPT field ' .. ({'cur', 'max'})[i] .. ' is ' .. string.format('%q', string.sub(v[i], 1, 40)))
+		end
+		if not top or cmp(v[i], top) > 0 then
+			top = v[i]
+		end
+	end
+end
+if top and cmp(ARGV[1], top) < 0 then
+	return {0, top, v[3] or '0'}
+end
+redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'max', ARGV[2], 'left', ARGV[3])
+return {1}
+`)
+
+// counterFloorScript makes the range KEYS[1] issue nothing at or below
+// ARGV[1]. If the range ends above the floor, cur moves up to it (left =
+// max - floor, computed by Redis: both may be big). Otherwise, and when the
+// range is missing, it leaves a spent range at the floor, so that the
+// install script refuses every range at or below it.
+var counterFloorScript = redis.NewScript(luaInt + `
+local f = ARGV[1]
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'left')
+for i = 1, 2 do
+	if v[i] and not canon(v[i]) then
+		return redis.error_reply('CORRUPT field ' .. ({'cur', 'max'})[i] .. ' is ' .. string.format('%q', string.sub(v[i], 1, 40)))
+	end
+end
+if v[1] and v[2] and v[3] then
+	if cmp(v[1], f) >= 0 then
+		return 0
+	end
+	if cmp(f, v[2]) < 0 then
+		redis.call('HSET', KEYS[1], 'left', v[2])
+		redis.call('HINCRBY', KEYS[1], 'left', '-' .. f)
+		redis.call('HSET', KEYS[1], 'cur', f)
+		return 1
+	end
+end
+local top = f
+for i = 1, 2 do
+	if v[i] and cmp(v[i], top) > 0 then
+		top = v[i]
+	end
+end
+redis.call('HSET', KEYS[1], 'cur', top, 'max', top, 'left', '0')
+return 1
+`)

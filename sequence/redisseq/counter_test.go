@@ -1,0 +1,403 @@
+package redisseq_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/redisseq"
+)
+
+// allocOnly hides every optional interface of an Allocator (Floorer).
+type allocOnly struct{ a sequence.Allocator }
+
+func (o allocOnly) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	return o.a.Allocate(ctx, key, n)
+}
+
+// failingAlloc always fails with err.
+type failingAlloc struct{ err error }
+
+func (f failingAlloc) Allocate(context.Context, string, int64) (sequence.Range, error) {
+	return sequence.Range{}, f.err
+}
+
+// rangeOf returns the range hash of key as cur/max/left.
+func rangeOf(t *testing.T, rdb redis.UniversalClient, c *redisseq.Counter, key string) map[string]string {
+	t.Helper()
+	m, err := rdb.HGetAll(context.Background(), c.Key(key)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func nextN(t *testing.T, g sequence.Gen, key string, n int) []int64 {
+	t.Helper()
+	var got []int64
+	for range n {
+		v, err := g.Next(context.Background(), key)
+		if err != nil {
+			t.Fatalf("Next(%q) after %v: %v", key, got, err)
+		}
+		got = append(got, v)
+	}
+	return got
+}
+
+func seq(first, last int64) []int64 {
+	var s []int64
+	for v := first; v <= last; v++ {
+		s = append(s, v)
+	}
+	return s
+}
+
+func TestCounterRanges(t *testing.T) {
+	rdb := redistest.StartServer(t).Client(t)
+	durable := sequence.NewMemoryAllocator()
+	c := redisseq.NewCounter(rdb, durable, &redisseq.CounterOptions{Step: 4})
+	if got, want := nextN(t, c, "k", 10), seq(1, 10); !slices.Equal(got, want) {
+		t.Fatalf("numbers = %v, want %v", got, want)
+	}
+	// 10 numbers from ranges of 4: three refills, the last range half used.
+	want := map[string]string{"cur": "10", "max": "12", "left": "2"}
+	if got := rangeOf(t, rdb, c, "k"); !mapsEqual(got, want) {
+		t.Fatalf("range hash = %v, want %v", got, want)
+	}
+	if r, _ := durable.Allocate(context.Background(), "k", 1); r.First != 13 {
+		t.Fatalf("durable allocator handed out up to %d, want 12", r.First-1)
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Calls through different Counters (different processes, in effect) are
+// served first come, first served.
+func TestCounterStrictAcrossCounters(t *testing.T) {
+	srv := redistest.StartServer(t)
+	durable := sequence.NewMemoryAllocator()
+	var counters []*redisseq.Counter
+	for range 3 {
+		counters = append(counters, redisseq.NewCounter(srv.Client(t), durable, &redisseq.CounterOptions{Step: 5}))
+	}
+	var last int64
+	for i := range 100 {
+		n, err := counters[i%3].Next(context.Background(), "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != last+1 {
+			t.Fatalf("call %d got %d after %d; want %d", i, n, last, last+1)
+		}
+		last = n
+	}
+}
+
+// Redis losing its data costs a gap, never a repeat.
+func TestCounterRedisDataLoss(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100})
+	before := nextN(t, c, "k", 30)
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	after := nextN(t, c, "k", 5)
+	if want := seq(101, 105); !slices.Equal(after, want) {
+		t.Fatalf("after FLUSHALL: %v, want %v (the next range; %v were issued before)", after, want, before)
+	}
+}
+
+// A durable allocator that went back (lost data) is raised above the range
+// in Redis when it can be floored, and an error otherwise.
+func TestCounterDurableRegressed(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	c1 := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 10})
+	nextN(t, c1, "k", 10) // the range [1, 10] is spent
+
+	// A fresh durable store would hand out [1, 10] again.
+	fresh := sequence.NewMemoryAllocator()
+	c2 := redisseq.NewCounter(rdb, fresh, &redisseq.CounterOptions{Step: 10})
+	if got, want := nextN(t, c2, "k", 3), seq(11, 13); !slices.Equal(got, want) {
+		t.Fatalf("with a durable store behind Redis: %v, want %v", got, want)
+	}
+
+	rdb.HSet(ctx, c1.Key("j"), "cur", "50", "max", "50", "left", "0")
+	c3 := redisseq.NewCounter(rdb, allocOnly{sequence.NewMemoryAllocator()}, &redisseq.CounterOptions{Step: 10})
+	_, err := c3.Next(ctx, "j")
+	checkErr(t, "Next with a durable store behind Redis that cannot be floored", err,
+		[]error{sequence.ErrRegressed}, "sn:{j}:range", "[1, 10]", "50")
+	if got := rangeOf(t, rdb, c3, "j"); got["cur"] != "50" || got["max"] != "50" {
+		t.Fatalf("a refused range was installed: %v", got)
+	}
+}
+
+func TestCounterDurableErrors(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	cause := errors.New("disk on fire")
+	tests := []struct {
+		name  string
+		err   error
+		kinds []error
+	}{
+		{"plain", cause, []error{sequence.ErrUnavailable, cause}},
+		{"unavailable", fmt.Errorf("%w: %w", sequence.ErrUnavailable, cause), []error{sequence.ErrUnavailable, cause}},
+		{"exhausted", sequence.ErrExhausted, []error{sequence.ErrExhausted}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redisseq.NewCounter(rdb, failingAlloc{tt.err}, nil)
+			_, err := c.Next(ctx, tt.name)
+			checkErr(t, "Next", err, tt.kinds, c.Key(tt.name), "redisseq_test.failingAlloc")
+			if tt.name != "exhausted" && errors.Is(err, sequence.ErrExhausted) {
+				t.Errorf("error %q wraps ErrExhausted", err)
+			}
+		})
+	}
+}
+
+func TestCounterFloor(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	tests := []struct {
+		name    string
+		issued  int   // numbers issued before the floor, with Step 100
+		floor   int64 // then Floor(floor)
+		want    int64 // the next number
+		wantMap map[string]string
+	}{
+		{"unused key", 0, 1000, 1001, map[string]string{"cur": "1001", "max": "1100", "left": "99"}},
+		{"inside the range", 10, 50, 51, map[string]string{"cur": "51", "max": "100", "left": "49"}},
+		{"at the range's end", 10, 100, 101, map[string]string{"cur": "101", "max": "200", "left": "99"}},
+		{"above the range", 10, 150, 151, map[string]string{"cur": "151", "max": "250", "left": "99"}},
+		{"below issued", 10, 5, 11, map[string]string{"cur": "11", "max": "100", "left": "89"}},
+		{"zero", 10, 0, 11, map[string]string{"cur": "11", "max": "100", "left": "89"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100})
+			nextN(t, c, tt.name, tt.issued)
+			if err := c.Floor(ctx, tt.name, tt.floor); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := c.Next(ctx, tt.name); err != nil || n != tt.want {
+				t.Fatalf("Next after Floor(%d) = %d, %v; want %d", tt.floor, n, err, tt.want)
+			}
+			if got := rangeOf(t, rdb, c, tt.name); !mapsEqual(got, tt.wantMap) {
+				t.Fatalf("range hash = %v, want %v", got, tt.wantMap)
+			}
+		})
+	}
+
+	c := redisseq.NewCounter(rdb, allocOnly{sequence.NewMemoryAllocator()}, nil)
+	err := c.Floor(ctx, "k", 10)
+	checkErr(t, "Floor with a durable store that cannot floor", err, []error{errors.ErrUnsupported}, "sn:{k}:range")
+	checkErr(t, "Floor(-1)", c.Floor(ctx, "k", -1), []error{sequence.ErrInvalidArgument}, "sn:{k}:range")
+}
+
+// A range installed from a durable store that had not seen a floor yet must
+// not issue below the floor: the floor leaves a spent range at its height,
+// and the install script refuses to go below it.
+func TestCounterFloorRefusesLowerRange(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	durable := sequence.NewMemoryAllocator()
+	c := redisseq.NewCounter(rdb, durable, &redisseq.CounterOptions{Step: 10})
+	if err := c.Floor(ctx, "k", 500); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"cur": "500", "max": "500", "left": "0"}
+	if got := rangeOf(t, rdb, c, "k"); !mapsEqual(got, want) {
+		t.Fatalf("range hash after Floor on a missing range = %v, want %v", got, want)
+	}
+	// Another Counter whose durable store never heard of the floor.
+	other := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 10})
+	if n, err := other.Next(ctx, "k"); err != nil || n <= 500 {
+		t.Fatalf("Next from a Counter with a lagging durable store = %d, %v; want > 500", n, err)
+	}
+}
+
+// Counters are exact above 2^53 (where Lua numbers are not) and end with
+// ErrExhausted at MaxInt64 without corrupting the range.
+func TestCounterBigNumbers(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 1000})
+
+	const p53 = 1 << 53
+	if err := c.Floor(ctx, "k53", p53-10); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nextN(t, c, "k53", 3), seq(p53-9, p53-7); !slices.Equal(got, want) {
+		t.Fatalf("near 2^53: %v, want %v", got, want)
+	}
+	if err := c.Floor(ctx, "k53", p53+1); err != nil { // inside the range [2^53-9, 2^53+990]
+		t.Fatal(err)
+	}
+	want := map[string]string{"cur": fmt.Sprint(p53 + 1), "max": fmt.Sprint(p53 + 990), "left": "989"}
+	if got := rangeOf(t, rdb, c, "k53"); !mapsEqual(got, want) {
+		t.Fatalf("range hash after Floor(2^53+1) = %v, want %v", got, want)
+	}
+	got, err := c.NextN(ctx, "k53", nil, 990)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[:989], seq(p53+2, p53+990)) || got[989] != p53+991 {
+		t.Fatalf("NextN(990) across a refill near 2^53 = [%d ... %d], want [%d ... %d]", got[0], got[989], int64(p53+2), int64(p53+991))
+	}
+
+	const p62 = 1 << 62
+	if err := c.Floor(ctx, "k62", p62+1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nextN(t, c, "k62", 3), seq(p62+2, p62+4); !slices.Equal(got, want) {
+		t.Fatalf("near 2^62: %v, want %v", got, want)
+	}
+
+	const top = math.MaxInt64
+	if err := c.Floor(ctx, "end", top-3); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nextN(t, c, "end", 3), []int64{top - 2, top - 1, top}; !slices.Equal(got, want) {
+		t.Fatalf("at the end of int64: %v, want %v", got, want)
+	}
+	_, err = c.Next(ctx, "end")
+	checkErr(t, "Next past MaxInt64", err, []error{sequence.ErrExhausted}, "sn:{end}:range")
+	wantEnd := map[string]string{"cur": fmt.Sprint(top), "max": fmt.Sprint(top), "left": "0"}
+	if got := rangeOf(t, rdb, c, "end"); !mapsEqual(got, wantEnd) {
+		t.Fatalf("range hash after exhaustion = %v, want %v", got, wantEnd)
+	}
+}
+
+func TestCounterNextN(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100})
+	tests := []struct {
+		name string
+		dst  []int64
+		n    int
+		want []int64
+	}{
+		{"zero", []int64{-1}, 0, []int64{-1}},
+		{"within a range", nil, 30, seq(1, 30)},
+		{"across two refills", []int64{-1}, 250, append([]int64{-1}, seq(31, 280)...)},
+		{"rest of a range", nil, 20, seq(281, 300)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := c.NextN(ctx, "k", tt.dst, tt.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("NextN(%d) = %v, want %v", tt.n, got, tt.want)
+			}
+		})
+	}
+	got, err := c.NextN(ctx, "k", []int64{7}, -1)
+	checkErr(t, "NextN(-1)", err, []error{sequence.ErrInvalidArgument}, "sn:{k}:range")
+	if !slices.Equal(got, []int64{7}) {
+		t.Fatalf("NextN(-1) returned dst %v, want it unchanged", got)
+	}
+}
+
+func TestCounterForeignValues(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), nil)
+	tests := []struct {
+		name   string
+		fields []string // for a hash; nil: a string
+		want   error
+		msg    string
+	}{
+		{"string", nil, redisseq.ErrWrongType, "redisseq: key sn:{string}:range holds a foreign value of the wrong type"},
+		{"bad left", []string{"cur", "1", "max", "9", "left", "lots"}, redisseq.ErrCorrupt, `redisseq: key sn:{bad left}:range holds a corrupt value: CORRUPT field left is "lots"`},
+		{"negative left", []string{"cur", "1", "max", "9", "left", "-3"}, redisseq.ErrCorrupt, "holds a corrupt value"},
+		{"bad cur", []string{"cur", "x", "max", "9", "left", "3"}, redisseq.ErrCorrupt, "redisseq: key sn:{bad cur}:range holds a corrupt value"},
+		{"bad max", []string{"cur", "1", "max", "1e9", "left", "0"}, redisseq.ErrCorrupt, `CORRUPT field max is "1e9"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := c.Key(tt.name)
+			if tt.fields == nil {
+				rdb.Set(ctx, key, "hello", 0)
+			} else {
+				rdb.HSet(ctx, key, tt.fields)
+			}
+			before, _ := rdb.Dump(ctx, key).Result()
+			_, err := c.Next(ctx, tt.name)
+			checkErr(t, "Next", err, []error{tt.want}, tt.msg)
+			if after, _ := rdb.Dump(ctx, key).Result(); after != before {
+				t.Errorf("Next changed the foreign value")
+			}
+		})
+	}
+}
+
+// Callers wait while another process holds the refill lock, and give up
+// when their context ends.
+func TestCounterWaitsForRefillLock(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 10})
+	other := redisseq.NewLock(rdb, "sn:{k}:lock", time.Hour)
+	if ok, err := other.TryLock(ctx); !ok || err != nil {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Next(short, "k")
+	checkErr(t, "Next while another process holds the lock", err,
+		[]error{sequence.ErrUnavailable, context.DeadlineExceeded}, "sn:{k}:range")
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Next(ctx, "k")
+		done <- err
+	}()
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Next after the lock was released: %v", err)
+	}
+}
+
+func TestCounterUnavailable(t *testing.T) {
+	srv := redistest.StartServer(t)
+	c := redisseq.NewCounter(srv.Client(t), sequence.NewMemoryAllocator(), nil)
+	nextN(t, c, "k", 3)
+	srv.Kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := c.Next(ctx, "k")
+	checkErr(t, "Next on a dead server", err, []error{sequence.ErrUnavailable}, "sn:{k}:range")
+	_, err = c.NextN(ctx, "k", nil, 5)
+	checkErr(t, "NextN on a dead server", err, []error{sequence.ErrUnavailable}, "sn:{k}:range")
+	srv.Restart()
+	if n, err := c.Next(context.Background(), "k"); err != nil || n <= 3 {
+		t.Fatalf("Next after restart = %d, %v; want a number above 3", n, err)
+	}
+}

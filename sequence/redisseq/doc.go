@@ -1,0 +1,55 @@
+// Package redisseq is the Redis backend of package sequence, built on
+// github.com/redis/go-redis/v9. It offers two ways to issue numbers:
+//
+//   - [Allocator], a [sequence.Allocator] that reserves blocks with one
+//     INCRBY. Put a [sequence.Segment] in front of it and almost every
+//     number comes from memory: the fastest choice, with numbers unique but
+//     only roughly in order across processes.
+//   - [Counter], a strict [sequence.Gen]: "first come, first served" across
+//     every process, one round trip per number. Redis holds each key's
+//     current range; ranges come from a durable allocator (package boltseq,
+//     or a database), so losing Redis's data costs a gap, never a repeat.
+//
+// [Lock], the distributed lock Counter refills under, is usable on its own.
+//
+// Everything takes a [redis.UniversalClient], so a single Redis, Sentinel
+// and Redis Cluster all work. Each Lua script is declared once with
+// [redis.NewScript] and run with Run (EVALSHA, falling back to EVAL after a
+// SCRIPT FLUSH or a restart), and touches exactly one key. Lua numbers are
+// doubles, exact only up to 2^53, so the scripts never do arithmetic on a
+// counter: Redis's own INCRBY and HINCRBY do it in int64, and the scripts
+// compare counters as decimal strings. Counters are exact up to
+// math.MaxInt64, where they end with [sequence.ErrExhausted].
+//
+// # Key layout
+//
+// For a counter key K and a prefix P (default "sn:"), let E be K with "%",
+// "{" and "}" percent-escaped ("%25", "%7B", "%7D"; every other byte is kept,
+// including NUL and non-UTF-8 bytes). The escaped prefix is P with the same
+// escaping. Then:
+//
+//	P{E}        string  Allocator: the last number reserved for K ("0" or
+//	                    absent before the first Allocate).
+//	P{E}:range  hash    Counter: cur, the last number issued; max, the last
+//	                    number of the current range; left = max - cur.
+//	P{E}:lock   string  Counter: the refill lock's random token, with a TTL.
+//
+// The escaping is injective and leaves no brace in E, so two different
+// keys never share a Redis key, and "{E}" is the key's Redis Cluster hash
+// tag: all the Redis keys of one counter key live in one slot. (For the
+// empty key the tag is "{}", which Redis ignores; that is harmless, as no
+// command or script touches two keys.) For example the key "order:{2024}"
+// is stored at "sn:{order:%7B2024%7D}".
+//
+// # Errors
+//
+// Every error message starts with "redisseq: " and names the Redis key.
+// Errors wrap the sentinels callers branch on: [sequence.ErrUnavailable]
+// when Redis cannot be reached in time (always with the cause, such as a
+// refused connection or a deadline, also wrapped), [ErrWrongType] when a
+// key holds a foreign value of another type, [ErrCorrupt] when it holds a
+// value this package never writes, [sequence.ErrExhausted] at
+// math.MaxInt64, [sequence.ErrInvalidArgument] for a bad n or floor.
+// MOVED, ASK, TRYAGAIN and CLUSTERDOWN replies are retried by the cluster
+// client; if they still come through they are [sequence.ErrUnavailable].
+package redisseq

@@ -1,0 +1,135 @@
+package redisseq_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/redisseq"
+)
+
+func TestLockMutualExclusion(t *testing.T) {
+	srv := redistest.StartServer(t)
+	const workers, rounds = 8, 50
+	var inside, entries atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			ctx := context.Background()
+			l := redisseq.NewLock(srv.Client(t), "mutex", 10*time.Second)
+			for range rounds {
+				if err := l.Lock(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+				if n := inside.Add(1); n != 1 {
+					t.Errorf("%d holders inside the lock", n)
+				}
+				entries.Add(1)
+				inside.Add(-1)
+				if err := l.Unlock(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if entries.Load() != workers*rounds {
+		t.Fatalf("%d entries, want %d", entries.Load(), workers*rounds)
+	}
+}
+
+func TestLockReleaseOnlyByOwner(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	a := redisseq.NewLock(rdb, "L", time.Minute)
+	b := redisseq.NewLock(rdb, "L", time.Minute)
+	checkErr(t, "Unlock of a lock never taken", a.Unlock(ctx), []error{redisseq.ErrNotHeld}, "L")
+	if ok, err := a.TryLock(ctx); !ok || err != nil {
+		t.Fatalf("a.TryLock = %v, %v", ok, err)
+	}
+	if ok, err := a.TryLock(ctx); ok || err != nil {
+		t.Fatalf("a.TryLock while a holds it = %v, %v; want false (not reentrant)", ok, err)
+	}
+	if ok, err := b.TryLock(ctx); ok || err != nil {
+		t.Fatalf("b.TryLock while a holds it = %v, %v; want false", ok, err)
+	}
+	checkErr(t, "b.Unlock of a's lock", b.Unlock(ctx), []error{redisseq.ErrNotHeld}, "unlock key L")
+	checkErr(t, "b.Refresh of a's lock", b.Refresh(ctx), []error{redisseq.ErrNotHeld}, "key L")
+	if n, _ := rdb.Exists(ctx, "L").Result(); n != 1 {
+		t.Fatal("b released a's lock")
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkErr(t, "a.Unlock twice", a.Unlock(ctx), []error{redisseq.ErrNotHeld})
+	if ok, err := b.TryLock(ctx); !ok || err != nil {
+		t.Fatalf("b.TryLock after a.Unlock = %v, %v", ok, err)
+	}
+}
+
+func TestLockExpiry(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	a := redisseq.NewLock(rdb, "L", 30*time.Millisecond)
+	b := redisseq.NewLock(rdb, "L", time.Minute)
+	if ok, err := a.TryLock(ctx); !ok || err != nil {
+		t.Fatalf("a.TryLock = %v, %v", ok, err)
+	}
+	// b gets the lock once a's expires, without a releasing it.
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := b.Lock(wait); err != nil {
+		t.Fatalf("b.Lock after a's lock expired: %v", err)
+	}
+	checkErr(t, "a.Unlock after expiry", a.Unlock(ctx), []error{redisseq.ErrNotHeld})
+	checkErr(t, "a.Refresh after expiry", a.Refresh(ctx), []error{redisseq.ErrNotHeld})
+	if n, _ := rdb.Exists(ctx, "L").Result(); n != 1 {
+		t.Fatal("a's late Unlock released b's lock")
+	}
+	if pttl, _ := rdb.PTTL(ctx, "L").Result(); pttl <= 30*time.Millisecond {
+		t.Fatalf("b's lock has PTTL %v, want its own ttl of a minute", pttl)
+	}
+}
+
+func TestLockRefresh(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	a := redisseq.NewLock(rdb, "L", time.Hour)
+	if ok, err := a.TryLock(ctx); !ok || err != nil {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	if err := rdb.PExpire(ctx, "L", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pttl, _ := rdb.PTTL(ctx, "L").Result(); pttl <= time.Minute {
+		t.Fatalf("PTTL after Refresh = %v, want about an hour", pttl)
+	}
+}
+
+func TestLockContext(t *testing.T) {
+	srv := redistest.StartServer(t)
+	rdb := srv.Client(t)
+	holder := redisseq.NewLock(rdb, "L", time.Hour)
+	if ok, err := holder.TryLock(context.Background()); !ok || err != nil {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	err := redisseq.NewLock(rdb, "L", time.Hour).Lock(ctx)
+	checkErr(t, "Lock of a held lock until the deadline", err, []error{context.DeadlineExceeded}, "lock key L")
+
+	srv.Kill()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	_, err = holder.TryLock(ctx2)
+	checkErr(t, "TryLock on a dead server", err, []error{sequence.ErrUnavailable}, "lock key L")
+}

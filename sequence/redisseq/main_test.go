@@ -1,0 +1,18 @@
+package redisseq_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/sngen/sn/internal/redistest"
+)
+
+// TestMain runs a child of the multi-process tests when the environment
+// says so (see multiprocess_test.go), and the tests otherwise, stopping the
+// shared Redis Cluster at the end.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(runChild(spec))
+	}
+	redistest.Main(m)
+}

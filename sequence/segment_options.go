@@ -1,0 +1,138 @@
+package sequence
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// SegmentOptions configures a [Segment]. The zero value is ready to use: every
+// zero field takes the default given in its comment.
+//
+// [NewSegment] never fails: it replaces an invalid value (a negative number,
+// MinStep above MaxStep, Prefetch outside (0, 1)) as described on each field.
+// A configuration layer that wants to report such values to a user calls
+// [SegmentOptions.Validate] first.
+type SegmentOptions struct {
+	// Step is the size of the first block fetched for a key.
+	// default: 1000. Clamped into [MinStep, MaxStep].
+	Step int64
+
+	// MinStep is the smallest block the step may shrink to.
+	// default: Step. A value above MaxStep is lowered to MaxStep.
+	MinStep int64
+
+	// MaxStep is the largest block the step may grow to.
+	// default: max(Step, 1_000_000).
+	MaxStep int64
+
+	// Prefetch is the share of the current block that is used before the next
+	// block is fetched in the background. It must lie in (0, 1): 0.2 means the
+	// fetch starts once a fifth of the block is gone, leaving four fifths of
+	// it to cover the fetch.
+	// default: 0.2; a value outside (0, 1) is replaced by the default.
+	Prefetch float64
+
+	// Target is how long one block should last. When a key's blocks are
+	// fetched less than Target apart, its step doubles; when they are fetched
+	// more than 4*Target apart, it halves; it never leaves [MinStep, MaxStep].
+	// default: 1 minute; a negative value is replaced by the default.
+	Target time.Duration
+
+	// FetchTimeout is the deadline of each background call to the
+	// Allocator.
+	// default: 5 seconds; a negative value is replaced by the default.
+	FetchTimeout time.Duration
+
+	// Now returns the current time. Tests set it to drive step adaptation
+	// and retry backoff with a fake clock.
+	// default: time.Now.
+	Now func() time.Time
+}
+
+// Defaults of SegmentOptions, as documented on its fields.
+const (
+	defaultStep         = 1000
+	defaultMaxStep      = 1_000_000
+	defaultPrefetch     = 0.2
+	defaultTarget       = time.Minute
+	defaultFetchTimeout = 5 * time.Second
+)
+
+// Validate reports every field of o that [NewSegment] would have to replace
+// because it is invalid. Zero fields are valid (they take defaults). The
+// error wraps [ErrInvalidArgument].
+func (o SegmentOptions) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: SegmentOptions."+format, append([]any{ErrInvalidArgument}, args...)...))
+	}
+	if o.Step < 0 {
+		bad("Step is %d, want >= 1 (or 0 for the default)", o.Step)
+	}
+	if o.MinStep < 0 {
+		bad("MinStep is %d, want >= 1 (or 0 for the default)", o.MinStep)
+	}
+	if o.MaxStep < 0 {
+		bad("MaxStep is %d, want >= 1 (or 0 for the default)", o.MaxStep)
+	}
+	if o.MinStep > 0 && o.MaxStep > 0 && o.MinStep > o.MaxStep {
+		bad("MinStep %d is above MaxStep %d", o.MinStep, o.MaxStep)
+	}
+	if o.Step > 0 && o.MinStep > 0 && o.Step < o.MinStep {
+		bad("Step %d is below MinStep %d", o.Step, o.MinStep)
+	}
+	if o.Step > 0 && o.MaxStep > 0 && o.Step > o.MaxStep {
+		bad("Step %d is above MaxStep %d", o.Step, o.MaxStep)
+	}
+	if o.Prefetch != 0 && !(o.Prefetch > 0 && o.Prefetch < 1) { // also catches NaN
+		bad("Prefetch is %v, want a share in (0, 1)", o.Prefetch)
+	}
+	if o.Target < 0 {
+		bad("Target is %v, want > 0 (or 0 for the default)", o.Target)
+	}
+	if o.FetchTimeout < 0 {
+		bad("FetchTimeout is %v, want > 0 (or 0 for the default)", o.FetchTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns o with defaults in place of zero or invalid values,
+// as documented on each field.
+func (o SegmentOptions) withDefaults() SegmentOptions {
+	if o.Step <= 0 {
+		o.Step = defaultStep
+	}
+	if o.MaxStep <= 0 {
+		o.MaxStep = max(o.Step, defaultMaxStep)
+	}
+	if o.MinStep <= 0 {
+		o.MinStep = min(o.Step, o.MaxStep)
+	}
+	o.MinStep = min(o.MinStep, o.MaxStep)
+	o.Step = min(max(o.Step, o.MinStep), o.MaxStep)
+	if !(o.Prefetch > 0 && o.Prefetch < 1) {
+		o.Prefetch = defaultPrefetch
+	}
+	if o.Target <= 0 {
+		o.Target = defaultTarget
+	}
+	if o.FetchTimeout <= 0 {
+		o.FetchTimeout = defaultFetchTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// threshold returns how many numbers of a block of size n are used before
+// the next block is fetched: at least 1, at most n.
+func (o SegmentOptions) threshold(n int64) int64 {
+	t := math.Ceil(float64(n) * o.Prefetch)
+	if t >= float64(n) { // also keeps huge n from overflowing the conversion
+		return n
+	}
+	return max(int64(t), 1)
+}
