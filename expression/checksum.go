@@ -51,7 +51,10 @@ func (k *Checksum) payload(c *Context) ([]byte, error) {
 	if !c.hasSeq {
 		return nil, ErrNoSeq
 	}
-	return c.SeqText(), nil
+	if c.seqOwned != nil || c.st != nil || c.prog == nil {
+		return c.SeqText(), nil
+	}
+	return c.out[c.seqStart:c.seqEnd], nil
 }
 
 // Append appends the check characters.

@@ -35,11 +35,16 @@ type Context struct {
 
 	seq    int64
 	hasSeq bool
-	// The sequence text is copied into seqBuf when it fits, so that
-	// recording it stores no pointer (no GC write barrier on the hot path).
-	seqBuf  [24]byte
-	seqLen  int
-	seqText []byte // when longer than seqBuf
+	// The built-in sequence part records where it printed the number in
+	// the buffer being built (seqStart:seqEnd of out, or of st.buf);
+	// SetSeq keeps its own copy in seqOwned. Offsets rather than a slice
+	// let a Context live on the stack (see Program.renderDirect).
+	seqStart, seqEnd int
+	seqOwned         []byte
+
+	// out is the buffer being built by renderDirect, as passed to the
+	// part being evaluated.
+	out []byte
 
 	sample int64  // preview: the sample number sequences print
 	text   string // check: the number being parsed back
@@ -125,31 +130,35 @@ func (c *Context) SeqText() []byte {
 	switch {
 	case !c.hasSeq:
 		return nil
-	case c.seqText != nil:
-		return c.seqText
+	case c.seqOwned != nil:
+		return c.seqOwned
+	case c.st != nil:
+		return c.st.buf[c.seqStart:c.seqEnd]
 	}
-	return c.seqBuf[:c.seqLen]
+	return c.out[c.seqStart:c.seqEnd]
 }
 
 // SetSeq records the sequence value n and its printed text. Sequence parts
 // call it; check characters read it.
 func (c *Context) SetSeq(n int64, printed []byte) {
 	c.seq, c.hasSeq = n, true
-	if len(printed) <= len(c.seqBuf) {
-		c.seqLen = copy(c.seqBuf[:], printed)
-		if c.seqText != nil {
-			c.seqText = nil
-		}
-		return
+	c.seqOwned = append(c.seqOwned[:0:0], printed...)
+}
+
+// setSeqAt records the sequence value n, printed at buf[start:end] of the
+// buffer being built.
+func (c *Context) setSeqAt(n int64, start, end int) {
+	c.seq, c.hasSeq, c.seqStart, c.seqEnd = n, true, start, end
+	if c.seqOwned != nil {
+		c.seqOwned = nil
 	}
-	c.seqText = append(c.seqText[:0:0], printed...)
 }
 
 // resetSeq forgets the sequence value, before a new number.
 func (c *Context) resetSeq() {
-	c.seq, c.hasSeq, c.seqLen = 0, false, 0
-	if c.seqText != nil {
-		c.seqText = nil
+	c.seq, c.hasSeq = 0, false
+	if c.seqOwned != nil {
+		c.seqOwned = nil
 	}
 }
 
@@ -168,7 +177,7 @@ func (c *Context) Printed() []byte {
 	case c.mode == modeCheck:
 		return []byte(c.text[:c.spans[c.cur].start])
 	case c.st == nil:
-		return nil
+		return c.out
 	case c.prog.inOrder:
 		return c.st.buf
 	}

@@ -55,6 +55,7 @@ type Program struct {
 	plan    []op  // when inOrder: the parts with adjacent literals merged
 	static  []kv  // variables set by constant setters, set for every call
 	maxLen  int   // longest output, -1 when unbounded
+	direct  bool  // inOrder, and every part is built in: see renderDirect
 	clock   func() time.Time
 	key     string
 	// ownerPrinted: the template prints ownerKey, so it may be the key.
@@ -129,6 +130,7 @@ func NewProgram(parts []Part, key string, clock func() time.Time) *Program {
 		}
 	}
 	if p.inOrder {
+		p.direct = true
 		for i, pt := range parts {
 			lit, isLit := literal(pt)
 			switch {
@@ -138,6 +140,11 @@ func NewProgram(parts []Part, key string, clock func() time.Time) *Program {
 				p.plan = append(p.plan, op{lit: lit, part: i})
 			default:
 				p.plan = append(p.plan, op{expr: pt.Expr, part: i})
+				switch pt.Expr.(type) {
+				case *Seq, *Checksum, *Date, *Var, *Random:
+				default:
+					p.direct = false
+				}
 			}
 		}
 	}
@@ -222,6 +229,57 @@ func (p *Program) put(st *state) {
 	p.pool.Put(st)
 }
 
+// renderDirect renders a template whose parts are all built in and
+// evaluated in template order, calling their methods directly rather than
+// through the Expression interface. That lets the Context live on the
+// stack: no pool, no shared state, and the only allocation is the buffer
+// that becomes the returned string.
+func (p *Program) renderDirect(ctx context.Context, call *Call) (s string, err error) {
+	var c Context
+	c.ctx, c.now, c.vars, c.prog = ctx, call.At, call.Vars, p
+	defer p.recoverDirect(&c, &err)
+	size := p.maxLen
+	if size <= 0 || size > 256 {
+		size = 64
+	}
+	buf := make([]byte, 0, size)
+	for i := range p.plan {
+		o := &p.plan[i]
+		if o.expr == nil {
+			buf = append(buf, o.lit...)
+			continue
+		}
+		c.cur, c.out = o.part, buf
+		switch e := o.expr.(type) {
+		case *Seq:
+			buf, err = e.Append(buf, &c)
+		case *Checksum:
+			buf, err = e.Append(buf, &c)
+		case *Date:
+			buf, err = e.Append(buf, &c)
+		case *Var:
+			buf, err = e.Append(buf, &c)
+		case *Random:
+			buf, err = e.Append(buf, &c)
+		}
+		if err != nil {
+			pt := p.parts[o.part]
+			return "", &PartError{Name: pt.Name, Offset: pt.Offset, Err: err}
+		}
+	}
+	if len(buf) == 0 {
+		return "", nil
+	}
+	return unsafe.String(&buf[0], len(buf)), nil
+}
+
+func (p *Program) recoverDirect(c *Context, err *error) {
+	if r := recover(); r != nil {
+		pt := p.parts[c.cur]
+		*err = &PartError{Name: pt.Name, Offset: pt.Offset, Err: fmt.Errorf("%w: %v", ErrPanic, r)}
+	}
+}
+
 // finish turns a panic in a part into an error naming the part, and returns
 // st to the pool. It is deferred by every rendering method.
 func (p *Program) finish(st *state, err *error) {
@@ -234,20 +292,11 @@ func (p *Program) finish(st *state, err *error) {
 
 // Render returns the number for call.
 func (p *Program) Render(ctx context.Context, call *Call) (s string, err error) {
+	if p.direct && !call.Preview {
+		return p.renderDirect(ctx, call)
+	}
 	st := p.get(ctx, call)
 	defer p.finish(st, &err)
-	if p.inOrder && p.maxLen > 0 && p.maxLen <= 256 {
-		// Build the number in a buffer of its own, sized to fit, and
-		// hand that buffer over as the string: one allocation, no copy.
-		pooled := st.buf
-		st.buf = make([]byte, 0, p.maxLen)
-		out, err := p.run(st)
-		st.buf = pooled
-		if err != nil || len(out) == 0 {
-			return "", err
-		}
-		return unsafe.String(&out[0], len(out)), nil
-	}
 	out, err := p.run(st)
 	if err != nil {
 		return "", err

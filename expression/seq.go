@@ -243,7 +243,11 @@ func (s *Seq) Append(dst []byte, c *Context) ([]byte, error) {
 	if s.Width > 0 && !s.Grow && len(dst)-start > s.Width {
 		return dst[:start], fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, n, s.Width)
 	}
-	c.SetSeq(n, dst[start:])
+	if c.prog != nil {
+		c.setSeqAt(n, start, len(dst))
+	} else {
+		c.SetSeq(n, dst[start:])
+	}
 	return dst, nil
 }
 

@@ -81,7 +81,9 @@ type Binder interface {
 // floor. After Floor returns nil, every number issued for key is greater
 // than floor. A floor at or below what was already issued or reserved is a
 // no-op: a floor never lowers a counter. It exists for migrations ("start
-// above the largest order number the old system issued").
+// above the largest order number the old system issued"). A wrapper whose
+// store cannot take a floor (a Segment over an Allocator that is not a
+// Floorer) returns an error wrapping errors.ErrUnsupported.
 type Floorer interface {
 	Floor(ctx context.Context, key string, floor int64) error
 }
