@@ -231,3 +231,9 @@ func ExampleRegisterExpression() {
 	fmt.Println(n)
 	// Output: HQ001
 }
+
+func ExampleDefaultRegistry() {
+	r := sn.DefaultRegistry()
+	fmt.Println(r.Expressions())
+	// Output: [checksum date random]
+}
