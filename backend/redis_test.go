@@ -1,0 +1,187 @@
+package backend_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/backend"
+	"github.com/sngen/sn/internal/redistest"
+)
+
+func TestRedisSegments(t *testing.T) {
+	srv := redistest.StartServer(t)
+	url := "redis://" + srv.Addr() + "/0"
+	cfg := &sn.Config{
+		Store: sn.SequenceConfig{Backend: sn.BackendRedis, URL: url, Prefix: "test:", Step: 10},
+		Templates: map[string]sn.TemplateConfig{
+			"a": {Template: "A@<seq>", Floor: 300},
+			"b": {Template: "B@<seq>"},
+		},
+	}
+	var prevA int64
+	for run := range 2 {
+		open := backend.New(backend.Options{})
+		set, err := cfg.Build(t.Context(), open.Open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nums := issue(t, set, "a", 15)
+		if first := seqOf(t, nums[0], "A"); first <= max(prevA, 300) {
+			t.Errorf("run %d: a starts at %d, want above %d", run, first, max(prevA, 300))
+		}
+		prevA = seqOf(t, nums[len(nums)-1], "A")
+		if got := issue(t, set, "b", 1); run == 0 && got[0] != "B1" {
+			t.Errorf("b = %q, want B1", got)
+		}
+		if err := set.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := open.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The counters are under the prefix.
+	keys, err := srv.Client(t).Keys(t.Context(), "test:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 2 {
+		t.Errorf("keys under test: = %q, want the two templates' counters", keys)
+	}
+}
+
+func TestRedisStrict(t *testing.T) {
+	srv := redistest.StartServer(t)
+	dir := t.TempDir()
+	cfg := &sn.Config{
+		Store: sn.SequenceConfig{Backend: sn.BackendRedisStrict, URL: "redis://" + srv.Addr(), Path: "strict.db", Step: 4},
+		Templates: map[string]sn.TemplateConfig{
+			"a": {Template: "@<ownerKey, value=K>A@<seq>"},
+			"b": {Template: "@<ownerKey, value=K>B@<seq>"}, // the same counter
+		},
+	}
+	open := backend.New(backend.Options{Dir: dir})
+	set, err := cfg.Build(t.Context(), open.Open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, name := range []string{"a", "b", "a", "b", "a"} {
+		got = append(got, issue(t, set, name, 1)...)
+	}
+	if want := []string{"KA1", "KB2", "KA3", "KB4", "KA5"}; !cmp.Equal(got, want) {
+		t.Errorf("numbers = %q, want %q (first come, first served)", got, want)
+	}
+	// Redis loses its data: the next range comes from the bolt file, above
+	// everything issued.
+	if err := srv.Client(t).FlushAll(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	after := issue(t, set, "a", 1)
+	if n := seqOf(t, after[0], "KA"); n <= 5 {
+		t.Errorf("after FLUSHALL: %s, want above KA5", after[0])
+	}
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := last(t, filepath.Join(dir, "strict.db"), "K"); n < 8 {
+		t.Errorf("bolt mark = %d, want at least 8 (two refills of 4)", n)
+	}
+	open.Close()
+}
+
+func TestRedisUnreachable(t *testing.T) {
+	srv := redistest.StartServer(t)
+	srv.Stop()
+	open := backend.New(backend.Options{})
+	defer open.Close()
+	_, _, err := open.Open(t.Context(), "a", sn.SequenceConfig{Backend: sn.BackendRedis, URL: "redis://" + srv.Addr() + "?max_retries=-1"})
+	if err == nil || !strings.HasPrefix(err.Error(), "backend: redis redis://"+srv.Addr()+"?max_retries=-1: ") || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("Open = %v, want a connection refused error naming the URL", err)
+	}
+}
+
+func TestRedisCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	url := "redis+cluster://" + strings.Join(cl.Addrs(), ",")
+	cfg := &sn.Config{
+		Store:     sn.SequenceConfig{Backend: sn.BackendRedis, URL: url, Prefix: "backend-test:", Step: 3},
+		Templates: map[string]sn.TemplateConfig{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"}},
+	}
+	open := backend.New(backend.Options{})
+	defer open.Close()
+	set, err := cfg.Build(t.Context(), open.Open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	seen := map[string]bool{}
+	for range 10 {
+		for _, name := range []string{"a", "b"} {
+			s := issue(t, set, name, 1)[0]
+			if seen[s] {
+				t.Errorf("%s issued twice", s)
+			}
+			seen[s] = true
+		}
+	}
+}
+
+func TestNewRedisClient(t *testing.T) {
+	tests := []struct {
+		url       string
+		addrs     []string // cluster seed nodes; nil for one server
+		addr      string
+		user, pw  string
+		db        int
+		dial      time.Duration
+		tls       bool
+		wantError string
+	}{
+		{url: "redis://localhost:6379/2", addr: "localhost:6379", db: 2},
+		{url: "rediss://u:p@cache:6380?dial_timeout=3s", addr: "cache:6380", user: "u", pw: "p", dial: 3 * time.Second, tls: true},
+		{url: "unix:///run/redis.sock?db=1", addr: "/run/redis.sock", db: 1},
+		{url: "redis+cluster://h1:7000,h2:7001,h3:7002", addrs: []string{"h1:7000", "h2:7001", "h3:7002"}},
+		{url: "rediss+cluster://u:p@h1:7000,h2:7001/?dial_timeout=2s", addrs: []string{"h1:7000", "h2:7001"}, user: "u", pw: "p", dial: 2 * time.Second, tls: true},
+		{url: "redis+cluster://h1:7000?addr=h2:7001", addrs: []string{"h1:7000", "h2:7001"}},
+		{url: "redis+cluster://h1:7000,,h2:7001", wantError: `backend: redis URL "redis+cluster://h1:7000,,h2:7001": empty host in "h1:7000,,h2:7001"`},
+		{url: "redis+cluster://h1:7000/3", wantError: `backend: redis URL "redis+cluster://h1:7000/3": a cluster has no database number (found path "/3")`},
+		{url: "redis+cluster://h1:7000?bogus=1", wantError: `backend: redis URL "redis+cluster://h1:7000?bogus=1": redis: unexpected option: bogus`},
+		{url: "redis+sentinel://h1:26379", wantError: `backend: redis URL "redis+sentinel://h1:26379": unknown scheme "redis+sentinel" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			c, err := backend.NewRedisClient(tt.url)
+			if tt.wantError != "" {
+				if err == nil || err.Error() != tt.wantError {
+					t.Fatalf("NewRedisClient error:\n got %v\nwant %s", err, tt.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			switch c := c.(type) {
+			case *redis.Client:
+				o := c.Options()
+				if tt.addrs != nil || o.Addr != tt.addr || o.DB != tt.db || o.Username != tt.user || o.Password != tt.pw || (o.TLSConfig != nil) != tt.tls || tt.dial != 0 && o.DialTimeout != tt.dial {
+					t.Errorf("client options: addr %q db %d user %q pw %q tls %v dial %v", o.Addr, o.DB, o.Username, o.Password, o.TLSConfig != nil, o.DialTimeout)
+				}
+			case *redis.ClusterClient:
+				o := c.Options()
+				if !cmp.Equal(o.Addrs, tt.addrs) || o.Username != tt.user || o.Password != tt.pw || (o.TLSConfig != nil) != tt.tls || tt.dial != 0 && o.DialTimeout != tt.dial {
+					t.Errorf("cluster options: addrs %q user %q pw %q tls %v dial %v", o.Addrs, o.Username, o.Password, o.TLSConfig != nil, o.DialTimeout)
+				}
+			default:
+				t.Errorf("client is a %T", c)
+			}
+		})
+	}
+}

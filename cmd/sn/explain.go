@@ -1,0 +1,44 @@
+package main
+
+func cmdExplain(e *env, args []string) error {
+	f := newFlags("explain")
+	pos, err := f.parse(args)
+	if err != nil {
+		return helpOr(e, f.cmd, err)
+	}
+	t, pos, err := f.target(pos, placeholderStore)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef(f.cmd, "unexpected argument %q", pos[0])
+	}
+	e.out.WriteString(t.generator().Explain().String())
+	return nil
+}
+
+func cmdPreview(e *env, args []string) error {
+	f := newFlags("preview")
+	f.count(3)
+	f.call()
+	pos, err := f.parse(args)
+	if err != nil {
+		return helpOr(e, f.cmd, err)
+	}
+	if f.n < 0 {
+		return usagef(f.cmd, "-n %d: want 0 or more", f.n)
+	}
+	t, pos, err := f.target(pos, placeholderStore)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef(f.cmd, "unexpected argument %q", pos[0])
+	}
+	nums, err := t.generator().Preview(e.ctx, f.n, f.at, f.vars)
+	for _, s := range nums {
+		e.out.WriteString(s)
+		e.out.WriteByte('\n')
+	}
+	return err
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+)
+
+// flags are the options of a command; each command registers those it
+// takes.
+type flags struct {
+	cmd string
+	fs  *flag.FlagSet
+
+	template string        // -t
+	config   string        // --config
+	n        int           // -n
+	vars     sn.Vars       // --var
+	at       time.Time     // --at
+	store    string        // --store
+	redis    string        // --redis
+	strict   bool          // --strict
+	wait     time.Duration // --wait
+}
+
+// defaultWait is how long next waits for a store file another sn has open.
+const defaultWait = 5 * time.Second
+
+func newFlags(cmd string) *flags {
+	f := &flags{cmd: cmd, fs: flag.NewFlagSet(cmd, flag.ContinueOnError), vars: sn.Vars{}}
+	f.fs.SetOutput(io.Discard)
+	f.fs.StringVar(&f.template, "t", "", "")
+	f.fs.StringVar(&f.template, "template", "", "")
+	f.fs.StringVar(&f.config, "config", "", "")
+	return f
+}
+
+func (f *flags) count(def int) {
+	f.fs.IntVar(&f.n, "n", def, "")
+}
+
+func (f *flags) call() {
+	f.fs.Func("var", "", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want NAME=VALUE, got %q", s)
+		}
+		if _, dup := f.vars[k]; dup {
+			return fmt.Errorf("%s given twice", k)
+		}
+		f.vars[k] = v
+		return nil
+	})
+	f.fs.Func("at", "", func(s string) error {
+		t, err := parseTime(s)
+		if err != nil {
+			return err
+		}
+		f.at = t
+		return nil
+	})
+}
+
+func (f *flags) stores() {
+	f.fs.StringVar(&f.store, "store", "", "")
+	f.fs.StringVar(&f.redis, "redis", "", "")
+	f.fs.BoolVar(&f.strict, "strict", false, "")
+	f.fs.DurationVar(&f.wait, "wait", defaultWait, "")
+}
+
+// parseTime reads --at: RFC 3339, or a date or date and time without a
+// zone, taken as UTC.
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("want a time such as 2017-03-04T10:00:00Z, 2017-03-04T18:00:00+08:00 or 2017-03-04, got %q", s)
+}
+
+// parse parses args, with flags allowed between the positional arguments,
+// and returns the positional arguments. "--" ends the flags.
+func (f *flags) parse(args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := f.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef(f.cmd, "%v", err)
+		}
+		rest := f.fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// target is the template a command works on.
+type target struct {
+	name string     // the template's name in cfg ("template" for -t)
+	cfg  *sn.Config // holding just that template
+	dir  string     // the config file's directory, for relative paths
+}
+
+// cliName is the name under which a -t template is built.
+const cliName = "template"
+
+// target resolves the template from -t or from --config and the first
+// positional argument, which it removes from pos. It checks the whole
+// config file, and the template, without opening any store. store is the
+// store of a -t template, and of a config file that names none.
+func (f *flags) target(pos []string, store sn.SequenceConfig) (*target, []string, error) {
+	switch {
+	case f.template != "" && f.config != "":
+		return nil, nil, usagef(f.cmd, "give either -t TEMPLATE or --config FILE and a template name, not both")
+	case f.template != "":
+		cfg := &sn.Config{Store: store, Templates: map[string]sn.TemplateConfig{cliName: {Template: f.template}}}
+		if _, err := compile(f.template); err != nil {
+			return nil, nil, &inputError{err}
+		}
+		return &target{name: cliName, cfg: cfg}, pos, nil
+	case f.config != "":
+		cfg, err := sn.LoadConfig(f.config)
+		if err != nil {
+			return nil, nil, &inputError{err}
+		}
+		if cfg.Store.Backend == "" {
+			cfg.Store.Backend, cfg.Store.URL = store.Backend, store.URL
+			if cfg.Store.Path == "" || f.store != "" {
+				cfg.Store.Path = store.Path
+			}
+		} else if f.store != "" || f.redis != "" || f.strict {
+			return nil, nil, usagef(f.cmd, "%s sets its store (store.backend: %s): --store, --redis and --strict do not apply", f.config, cfg.Store.Backend)
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, nil, &inputError{err}
+		}
+		names := strings.Join(cfg.Names(), ", ")
+		if len(pos) == 0 {
+			return nil, nil, usagef(f.cmd, "name a template of %s (one of: %s)", f.config, names)
+		}
+		name := pos[0]
+		tc, ok := cfg.Templates[name]
+		if !ok {
+			return nil, nil, &inputError{fmt.Errorf("%s has no template %q (it has: %s)", f.config, name, names)}
+		}
+		one := &sn.Config{Store: cfg.Store, Templates: map[string]sn.TemplateConfig{name: tc}}
+		return &target{name: name, cfg: one, dir: filepath.Dir(f.config)}, pos[1:], nil
+	}
+	return nil, nil, usagef(f.cmd, "give a template with -t TEMPLATE, or --config FILE and a template name")
+}
+
+// compile compiles a template with a placeholder sequence: for commands
+// that draw no number.
+func compile(text string) (*sn.Generator, error) {
+	return sn.New(text, sn.WithSequence("seq", sequence.NewMemory()))
+}
+
+// generator compiles t's template without opening its store.
+func (t *target) generator() *sn.Generator {
+	g, err := compile(t.cfg.Templates[t.name].Template)
+	if err != nil {
+		// target checked the template already.
+		panic(fmt.Sprintf("sn: template %q stopped compiling: %v", t.name, err))
+	}
+	return g
+}
+
+// placeholderStore stands for the store in commands that open none.
+var placeholderStore = sn.SequenceConfig{Backend: sn.BackendBolt, Path: "sn.db"}
+
+// storeConfig returns the store that --store, --redis and --strict
+// describe.
+func (f *flags) storeConfig() (sn.SequenceConfig, error) {
+	if f.strict && f.redis == "" {
+		return sn.SequenceConfig{}, usagef(f.cmd, "--strict needs --redis URL")
+	}
+	if f.redis != "" && !f.strict {
+		if f.store != "" {
+			return sn.SequenceConfig{}, usagef(f.cmd, "--store is not used with --redis (unless --strict)")
+		}
+		return sn.SequenceConfig{Backend: sn.BackendRedis, URL: f.redis}, nil
+	}
+	path := f.store
+	if path == "" {
+		var err error
+		if path, err = defaultStorePath(); err != nil {
+			return sn.SequenceConfig{}, err
+		}
+	} else if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if f.strict {
+		return sn.SequenceConfig{Backend: sn.BackendRedisStrict, URL: f.redis, Path: path}, nil
+	}
+	return sn.SequenceConfig{Backend: sn.BackendBolt, Path: path}, nil
+}
+
+// defaultStorePath returns $XDG_STATE_HOME/sn/sn.db, or
+// ~/.local/state/sn/sn.db, creating its directory.
+func defaultStorePath() (string, error) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no place for the store (%v): give one with --store PATH", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	dir = filepath.Join(dir, "sn")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating the store's directory: %w", err)
+	}
+	return filepath.Join(dir, "sn.db"), nil
+}

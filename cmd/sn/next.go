@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/backend"
+	"github.com/sngen/sn/sequence/boltseq"
+)
+
+// chunk is how many numbers next asks for at once: one store transaction,
+// one write to stdout.
+const chunk = 4096
+
+// progressFrom is the smallest count for which next shows progress.
+const progressFrom = 10000
+
+func cmdNext(e *env, args []string) error {
+	f := newFlags("next")
+	f.count(1)
+	f.call()
+	f.stores()
+	pos, err := f.parse(args)
+	if err != nil {
+		return helpOr(e, f.cmd, err)
+	}
+	if f.n < 0 {
+		return usagef(f.cmd, "-n %d: want 0 or more", f.n)
+	}
+	store, err := f.storeConfig()
+	if err != nil {
+		return err
+	}
+	t, pos, err := f.target(pos, store)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef(f.cmd, "unexpected argument %q", pos[0])
+	}
+	if f.n == 0 {
+		return nil
+	}
+
+	// The first SIGINT or SIGTERM stops the run after the numbers issued
+	// so far are printed and the store is closed; a second one kills.
+	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+
+	// Exact: each chunk reserves just the numbers it prints, so a run
+	// leaves no gap behind.
+	wait := f.wait
+	if wait <= 0 {
+		wait = -1 // boltseq: try once
+	}
+	open := backend.New(backend.Options{Dir: t.dir, Exact: true, Bolt: &boltseq.Options{LockTimeout: wait}})
+	defer open.Close()
+	g, closeGen, err := t.open(ctx, open)
+	if err != nil {
+		return err
+	}
+
+	p := progress{e: e, total: f.n, show: e.tty && f.n >= progressFrom}
+	issued := 0
+	var runErr error
+	for issued < f.n {
+		nums, err := g.NextNAt(ctx, min(chunk, f.n-issued), f.at, f.vars)
+		for _, s := range nums {
+			e.out.WriteString(s)
+			e.out.WriteByte('\n')
+		}
+		issued += len(nums)
+		if werr := e.out.Flush(); werr != nil {
+			runErr = werr
+			break
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		p.update(issued)
+	}
+	p.done()
+	if cerr := closeGen(); runErr == nil {
+		runErr = cerr
+	}
+	if ctx.Err() != nil && (runErr == nil || errors.Is(runErr, context.Canceled)) && issued < f.n {
+		fmt.Fprintf(e.stderr, "sn: interrupted after %d of %d numbers\n", issued, f.n)
+		return errInterrupted
+	}
+	return runErr
+}
+
+// open opens t's sequence and builds its Generator. A config file's
+// template is built by sn.Config.Build (which also raises its floor); a -t
+// template is opened directly, so that errors are not dressed as a config
+// file's.
+func (t *target) open(ctx context.Context, open *backend.Opener) (*sn.Generator, func() error, error) {
+	if t.name != cliName {
+		set, err := t.cfg.Build(ctx, open.Open)
+		if err != nil {
+			return nil, nil, err
+		}
+		g, _ := set.Get(t.name)
+		return g, set.Close, nil
+	}
+	sc, _ := t.cfg.Sequence(t.name)
+	gen, release, err := open.Open(ctx, t.name, sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := sn.New(t.cfg.Templates[t.name].Template, sn.WithSequence("seq", gen))
+	if err != nil {
+		return nil, nil, &inputError{err}
+	}
+	if release == nil {
+		return g, func() error { return nil }, nil
+	}
+	return g, release.Close, nil
+}
+
+// progress shows how far next has come on stderr, at most every 100ms.
+type progress struct {
+	e     *env
+	total int
+	show  bool
+	last  time.Time
+	shown bool
+}
+
+func (p *progress) update(n int) {
+	if !p.show || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	p.shown = true
+	fmt.Fprintf(p.e.stderr, "\rsn: %d of %d numbers", n, p.total)
+}
+
+// done clears the progress line.
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprint(p.e.stderr, "\r\033[K")
+	}
+}

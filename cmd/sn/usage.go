@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+)
+
+// flagHelp documents each flag once; commands list the ones they take.
+var flagHelp = map[string]string{
+	"t": `-t, --template TEMPLATE  the template, such as 'SN-@<seq, width=8>'`,
+	"config": `--config FILE            a YAML or JSON file of named templates; name one
+                           after the command instead of giving -t`,
+	"n":   `-n COUNT                 how many numbers`,
+	"var": `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
+	"at": `--at TIME                the document's instant instead of now, such as
+                           2017-03-04T10:00:00Z or 2017-03-04 (UTC)`,
+	"store": `--store PATH             the embedded store file (default
+                           $XDG_STATE_HOME/sn/sn.db, else ~/.local/state/sn/sn.db)`,
+	"redis": `--redis URL              take numbers from Redis instead: redis://host:6379/0,
+                           rediss://..., redis+cluster://host1:7000,host2:7001`,
+	"strict": `--strict                 with --redis: one counter in Redis, first come first
+                           served across machines, refilled from the --store file`,
+	"wait": `--wait DURATION          how long to wait for a store file another sn has
+                           open (default 5s)`,
+}
+
+type command struct {
+	synopsis string
+	summary  string
+	flags    []string
+	more     string
+	examples []string
+}
+
+var help = map[string]command{
+	"next": {
+		synopsis: "sn next (-t TEMPLATE | --config FILE NAME) [-n COUNT] [--var NAME=VALUE]... [--at TIME]\n" +
+			"         [--store PATH | --redis URL [--strict]] [--wait DURATION]",
+		summary: "issue numbers, one per line, continuing across runs",
+		flags:   []string{"t", "config", "n", "var", "at", "store", "redis", "strict", "wait"},
+		more: `-n defaults to 1. Each run reserves in the store exactly the numbers it
+prints, so the next run continues after them and no number is skipped,
+unless a run dies between reserving and printing (a gap, never a repeat).
+Progress goes to stderr for long runs when it is a terminal. Ctrl-C stops
+after printing the numbers issued so far (exit status 130).`,
+		examples: []string{
+			`sn next -t 'SN-@<seq, width=8>-@<checksum, algo=luhn>' -n 5`,
+			`sn next -t 'QJ@<date, format=yyyyMMdd>@<seq, width=5, reset=day>' --at 2017-03-04`,
+			`sn next -t '@<area>-@<seq, width=5, key=area>' --var area=010 -n 3`,
+			`sn next --config sn.yaml orders -n 3`,
+			`sn next -t 'SN@<seq, width=8>' --redis redis://localhost:6379/0`,
+		},
+	},
+	"check": {
+		synopsis: "sn check (-t TEMPLATE | --config FILE NAME) [NUMBER...]",
+		summary:  "check that numbers fit the template",
+		flags:    []string{"t", "config"},
+		more: `Checks the numbers given, or else those on stdin, one per line: structure,
+widths, dates and check characters. Prints "NUMBER: ok" or why the number is
+invalid. Exit status 0 when all are valid, 1 when one is not.`,
+		examples: []string{
+			`sn check -t 'SN-@<seq, width=8>-@<checksum, algo=luhn>' SN-00000001-8 SN-00000001-9`,
+			`sn check --config sn.yaml orders < numbers.txt`,
+		},
+	},
+	"explain": {
+		synopsis: "sn explain (-t TEMPLATE | --config FILE NAME)",
+		summary:  "describe a template: parts, evaluation order, counter key, length, regexp",
+		flags:    []string{"t", "config"},
+		examples: []string{`sn explain -t '@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>'`},
+	},
+	"preview": {
+		synopsis: "sn preview (-t TEMPLATE | --config FILE NAME) [-n COUNT] [--var NAME=VALUE]... [--at TIME]",
+		summary:  "print sample numbers, drawing nothing from any store",
+		flags:    []string{"t", "config", "n", "var", "at"},
+		more:     `-n defaults to 3. Sequences print 1, 2, 3...; variables not given print as {NAME}.`,
+		examples: []string{`sn preview -t 'INV-@<date, format=yyyyMM>-@<seq, width=4, reset=month>' --at 2017-03-04`},
+	},
+}
+
+var order = []string{"next", "check", "explain", "preview"}
+
+// writeUsage writes the usage of cmd, or of sn when cmd is "".
+func writeUsage(w io.Writer, cmd string) {
+	var b strings.Builder
+	if c, ok := help[cmd]; ok {
+		b.WriteString("Usage: " + c.synopsis + "\n\n")
+		b.WriteString(capitalize(c.summary) + ".\n")
+		if c.more != "" {
+			b.WriteString("\n" + c.more + "\n")
+		}
+		b.WriteString("\nFlags:\n")
+		for _, f := range c.flags {
+			b.WriteString("  " + flagHelp[f] + "\n")
+		}
+		b.WriteString("\nExamples:\n")
+		for _, ex := range c.examples {
+			b.WriteString("  " + ex + "\n")
+		}
+		io.WriteString(w, b.String())
+		return
+	}
+	b.WriteString(`sn issues business numbers (order, invoice, ticket numbers) from templates.
+
+Usage:
+  sn COMMAND [flags] [arguments]
+
+Commands:
+`)
+	for _, name := range order {
+		b.WriteString("  " + pad(name, 9) + help[name].summary + "\n")
+	}
+	b.WriteString("  " + pad("help", 9) + "print this help, or a command's: sn help next\n")
+	b.WriteString(`
+A template is text with parts in @< >, such as
+  SN-@<seq, width=8>-@<checksum, algo=luhn>                 SN-00000001-8
+  QJ@<date, format=yyyyMMdd>@<seq, width=5, reset=day>      QJ2017030400001
+Each template counts on its own: numbers never repeat for it, across runs.
+
+Flags:
+`)
+	for _, f := range []string{"t", "config", "n", "var", "at", "store", "redis", "strict", "wait"} {
+		b.WriteString("  " + flagHelp[f] + "\n")
+	}
+	b.WriteString(`
+Config file (YAML or JSON; a relative path is relative to the file):
+  store: {backend: bolt, path: sn.db}    # default: the embedded store of --store
+  templates:
+    orders:  {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>", floor: 20000}
+    tickets: {template: "QJ@<seq, width=6>", sequence: {backend: memory}}
+
+Exit status: 0 on success; 1 on an error, or when check finds an invalid
+number; 2 for bad usage, a bad template or config file; 130 when interrupted;
+141 when the reader of the output went away (sn next -n 1000 | head -1).
+
+Examples:
+`)
+	for _, name := range order {
+		b.WriteString("  " + help[name].examples[0] + "\n")
+	}
+	io.WriteString(w, b.String())
+}
+
+func pad(s string, n int) string { return s + strings.Repeat(" ", max(n-len(s), 1)) }
+
+func capitalize(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+func cmdHelp(e *env, args []string) error {
+	switch {
+	case len(args) == 0:
+		writeUsage(e.out, "")
+	case len(args) == 1:
+		if _, ok := help[args[0]]; !ok {
+			return usagef("help", "unknown command %q", args[0])
+		}
+		writeUsage(e.out, args[0])
+	default:
+		return usagef("help", "too many arguments")
+	}
+	return nil
+}
+
+// helpOr prints cmd's usage to stdout when err is flag.ErrHelp (-h), and
+// returns err otherwise.
+func helpOr(e *env, cmd string, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		writeUsage(e.out, cmd)
+		return nil
+	}
+	return err
+}

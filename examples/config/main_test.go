@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRun(t *testing.T) {
+	state := t.TempDir()
+	// 2017-03-31T20:00Z is already April 1 in Shanghai.
+	at := time.Date(2017, 3, 31, 20, 0, 0, 0, time.UTC)
+	runs := []string{
+		"invoices: [INV201704-0001 INV201704-0002 INV201704-0003]\n" +
+			"orders:   [SN-00020001-4 SN-00020002-2 SN-00020003-0]\n" +
+			"tickets:  [QJ001 QJ002 QJ003]\n",
+		// The second run starts a new block of 50 in shop.db; the memory
+		// counter starts again.
+		"invoices: [INV201704-0051 INV201704-0052 INV201704-0053]\n" +
+			"orders:   [SN-00020051-9 SN-00020052-7 SN-00020053-5]\n" +
+			"tickets:  [QJ001 QJ002 QJ003]\n",
+	}
+	for i, want := range runs {
+		var out bytes.Buffer
+		if err := run(&out, "sn.yaml", state, func() time.Time { return at }); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		if diff := cmp.Diff(want, out.String()); diff != "" {
+			t.Errorf("run %d output (-want +got):\n%s", i+1, diff)
+		}
+	}
+}
+
+func TestRunBadConfig(t *testing.T) {
+	err := run(&bytes.Buffer{}, "missing.yaml", t.TempDir(), time.Now)
+	if want := "sn: config: open missing.yaml: no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("run = %v, want %s", err, want)
+	}
+}
