@@ -91,10 +91,11 @@ type Generator struct {
 	tpl      *parser.Template
 	prog     *expression.Program
 	clock    func() time.Time
-	kinds    []string // per part: text, setter, variable, sequence, expression
-	groups   []string // per part: regexp group name, "" for text
-	pattern  string   // the public Regexp
-	re       *regexp.Regexp
+	kinds    []string       // per part: text, setter, variable, sequence, expression
+	groups   []string       // per part: regexp group name, "" for text
+	pattern  string         // the public Regexp
+	re       *regexp.Regexp // one group per part, named p0, p1, ...
+	subexp   []int          // per part: its group's index in re
 	maxLen   int
 	prefixes func() []*regexp.Regexp // built on first need by diagnose
 }
@@ -266,8 +267,7 @@ func (g *Generator) Validate(s string) error {
 	}
 	parts := g.prog.Parts()
 	spans := make([][2]int, len(parts))
-	for i := range parts {
-		j := g.re.SubexpIndex(fmt.Sprintf("p%d", i))
+	for i, j := range g.subexp {
 		spans[i] = [2]int{m[2*j], m[2*j+1]}
 	}
 	err := g.prog.Check(context.Background(), s, spans)
@@ -382,7 +382,7 @@ func (c *compiler) compile() (*Generator, error) {
 	for _, n := range c.tpl.Nodes {
 		switch n := n.(type) {
 		case *parser.Text:
-			c.add(n.Text, expression.Part{Name: "text", Offset: n.Offset, Expr: expression.Text(n.Text), Static: true}, nil, "text")
+			c.add(expression.Part{Name: "text", Offset: n.Offset, Expr: expression.Text(n.Text), Static: true}, nil, "text")
 		case *parser.Dynamic:
 			if err := c.dynamic(n); err != nil {
 				return nil, err
@@ -401,7 +401,7 @@ func (c *compiler) compile() (*Generator, error) {
 	return g, nil
 }
 
-func (c *compiler) add(_ string, p expression.Part, d *parser.Dynamic, kind string) {
+func (c *compiler) add(p expression.Part, d *parser.Dynamic, kind string) {
 	c.parts = append(c.parts, p)
 	c.nodes = append(c.nodes, d)
 	c.kinds = append(c.kinds, kind)
@@ -441,7 +441,7 @@ func (c *compiler) dynamic(d *parser.Dynamic) error {
 		}
 		return c.errAt(off, "%s: %v", d.Name, err)
 	}
-	c.add("", part, d, kind)
+	c.add(part, d, kind)
 	return nil
 }
 
@@ -667,6 +667,10 @@ func (g *Generator) buildRegexps(c *compiler) error {
 		return c.errAt(0, "the template's parts do not form a valid regular expression: %v", err)
 	}
 	g.re = re
+	g.subexp = make([]int, len(parts))
+	for i := range parts {
+		g.subexp[i] = re.SubexpIndex(fmt.Sprintf("p%d", i))
+	}
 	return nil
 }
 

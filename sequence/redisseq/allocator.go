@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/sngen/sn/sequence"
@@ -16,6 +17,22 @@ type AllocatorOptions struct {
 	// counter keys, so it cannot break a hash tag.
 	// default: [DefaultPrefix], "sn:".
 	Prefix string
+
+	// Replicas is how many replicas must have each block before Allocate
+	// returns it (Redis's WAIT, sent in the same round trip). Replication
+	// is asynchronous, so without it a failover to a replica that lagged
+	// behind hands out blocks again. Set it to the number of replicas a
+	// failover may promote.
+	// default: 0, do not wait.
+	Replicas int
+
+	// ReplicaTimeout bounds the wait for Replicas. A block that too few
+	// replicas acknowledged in time is not used (a gap), and Allocate
+	// returns an error wrapping [sequence.ErrUnavailable].
+	// Keep it below the client's ReadTimeout, which bounds the whole round
+	// trip.
+	// default: [DefaultReplicaTimeout], 1s.
+	ReplicaTimeout time.Duration
 }
 
 // Allocator is a [sequence.Allocator] that keeps one counter per key in
@@ -35,8 +52,9 @@ type AllocatorOptions struct {
 // It works with a single Redis, Sentinel and Redis Cluster alike. It holds
 // no resource of its own; closing the client is the caller's business.
 type Allocator struct {
-	rdb    redis.UniversalClient
-	prefix string
+	rdb      redis.UniversalClient
+	prefix   string
+	replicas replicas
 }
 
 // NewAllocator returns an Allocator that keeps its counters in c.
@@ -48,7 +66,7 @@ func NewAllocator(c redis.UniversalClient, opts *AllocatorOptions) *Allocator {
 	if opts != nil {
 		o = *opts
 	}
-	return &Allocator{rdb: c, prefix: prefixOrDefault(o.Prefix)}
+	return &Allocator{rdb: c, prefix: prefixOrDefault(o.Prefix), replicas: newReplicas(o.Replicas, o.ReplicaTimeout)}
 }
 
 // Key returns the Redis key that holds the counter of key.
@@ -60,7 +78,8 @@ func (a *Allocator) Key(key string) string { return redisKey(a.prefix, key, "") 
 // It returns an error wrapping [sequence.ErrInvalidArgument] if n < 1,
 // [sequence.ErrExhausted] if fewer than n numbers are left below
 // math.MaxInt64 (the counter is left as it was), [sequence.ErrUnavailable]
-// if Redis cannot be reached, [ErrWrongType] or [ErrCorrupt] if the key
+// if Redis cannot be reached (or too few replicas acknowledged the block in
+// time), [ErrWrongType] or [ErrCorrupt] if the key
 // holds something else than a counter.
 func (a *Allocator) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
 	rkey := a.Key(key)
@@ -70,7 +89,7 @@ func (a *Allocator) Allocate(ctx context.Context, key string, n int64) (sequence
 	if err := ctx.Err(); err != nil {
 		return sequence.Range{}, classify("Allocate", rkey, err)
 	}
-	last, err := a.rdb.IncrBy(ctx, rkey, n).Result()
+	last, err := a.replicas.incrBy(ctx, a.rdb, rkey, n).Result()
 	if err != nil {
 		return sequence.Range{}, classify("Allocate", rkey, err)
 	}
@@ -93,7 +112,7 @@ func (a *Allocator) Floor(ctx context.Context, key string, floor int64) error {
 	if err := ctx.Err(); err != nil {
 		return classify("Floor", rkey, err)
 	}
-	err := floorScript.Run(ctx, a.rdb, []string{rkey}, strconv.FormatInt(floor, 10)).Err()
+	err := a.replicas.script(ctx, a.rdb, floorScript, rkey, strconv.FormatInt(floor, 10)).Err()
 	return classify("Floor", rkey, err)
 }
 

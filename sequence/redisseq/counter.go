@@ -49,6 +49,23 @@ type CounterOptions struct {
 	// RetryWait.
 	// default: [DefaultRetryWait], 2ms. A value below 1µs takes the default.
 	RetryWait time.Duration
+
+	// Replicas is how many replicas must have each write of the range
+	// before the Counter returns a number from it (Redis's WAIT, sent in
+	// the same round trip). Replication is asynchronous, so without it a
+	// failover to a replica that lagged behind moves the range back and
+	// numbers issued just before the failover are issued again. Set it to
+	// the number of replicas a failover may promote.
+	// default: 0, do not wait.
+	Replicas int
+
+	// ReplicaTimeout bounds the wait for Replicas. Numbers that too few
+	// replicas acknowledged in time are not returned (a gap), and the call
+	// returns an error wrapping [sequence.ErrUnavailable].
+	// Keep it below the client's ReadTimeout, which bounds the whole round
+	// trip.
+	// default: [DefaultReplicaTimeout], 1s.
+	ReplicaTimeout time.Duration
 }
 
 // Counter is a strict [sequence.Gen]: "first come, first served" across
@@ -71,16 +88,22 @@ type CounterOptions struct {
 // There is no buffering: when Redis is unreachable, calls fail with an
 // error wrapping [sequence.ErrUnavailable] (bounded by their context).
 //
+// Redis replicates asynchronously: with replicas and automatic failover
+// (Sentinel, Cluster), set [CounterOptions.Replicas] so that no number is
+// returned before the replicas have it; otherwise a failover to a lagging
+// replica can repeat the numbers issued just before it.
+//
 // A Counter is safe for concurrent use and implements [sequence.Batcher],
 // [sequence.Binder] and [sequence.Floorer]. It holds no resource of its own;
 // closing the client and the durable allocator is the caller's business.
 type Counter struct {
-	rdb     redis.UniversalClient
-	durable sequence.Allocator
-	prefix  string
-	step    int64
-	lockTTL time.Duration
-	retry   time.Duration
+	rdb      redis.UniversalClient
+	durable  sequence.Allocator
+	prefix   string
+	step     int64
+	lockTTL  time.Duration
+	retry    time.Duration
+	replicas replicas
 
 	mu      sync.Mutex
 	refills map[string]*refill // range key -> the refill in flight in this process
@@ -115,13 +138,14 @@ func NewCounter(c redis.UniversalClient, durable sequence.Allocator, opts *Count
 		o.RetryWait = DefaultRetryWait
 	}
 	return &Counter{
-		rdb:     c,
-		durable: durable,
-		prefix:  prefixOrDefault(o.Prefix),
-		step:    min(o.Step, MaxStep),
-		lockTTL: o.LockTTL,
-		retry:   o.RetryWait,
-		refills: make(map[string]*refill),
+		rdb:      c,
+		durable:  durable,
+		prefix:   prefixOrDefault(o.Prefix),
+		step:     min(o.Step, MaxStep),
+		lockTTL:  o.LockTTL,
+		retry:    o.RetryWait,
+		replicas: newReplicas(o.Replicas, o.ReplicaTimeout),
+		refills:  make(map[string]*refill),
 	}
 }
 
@@ -199,26 +223,29 @@ func (k *counterKey) issue(ctx context.Context, dst []int64, n int) ([]int64, er
 // many it issued and the last of them; take == 0 means the range is missing
 // or spent.
 func (k *counterKey) take(ctx context.Context, want int64) (take, last int64, err error) {
-	res, err := takeScript.Run(ctx, k.c.rdb, []string{k.rangeKey}, want).Slice()
+	res, err := k.c.replicas.script(ctx, k.c.rdb, takeScript, k.rangeKey, want).Result()
 	if err != nil {
 		return 0, 0, classify("Next", k.rangeKey, err)
 	}
-	if len(res) == 1 && res[0] == int64(0) {
-		return 0, 0, nil
-	}
-	if len(res) == 2 {
-		take, _ = res[0].(int64)
-		switch v := res[1].(type) {
-		case int64:
-			last = v
-		case string:
-			if last, err = strconv.ParseInt(v, 10, 64); err != nil {
-				last = 0
+	switch v := res.(type) {
+	case int64: // 0: missing or spent; else the one number asked for
+		if v == 0 {
+			return 0, 0, nil
+		}
+		take, last = 1, v
+	case []any:
+		if len(v) == 2 {
+			take, _ = v[0].(int64)
+			switch l := v[1].(type) {
+			case int64:
+				last = l
+			case string:
+				last, _ = strconv.ParseInt(l, 10, 64)
 			}
 		}
-		if take >= 1 && take <= want && last-take+1 >= 1 {
-			return take, last, nil
-		}
+	}
+	if take >= 1 && take <= want && last-take+1 >= 1 {
+		return take, last, nil
 	}
 	return 0, 0, newError(ErrCorrupt, nil, "key %s holds a corrupt value: the next script returned %v", k.rangeKey, res)
 }
@@ -295,8 +322,8 @@ func (k *counterKey) install(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		res, err := installScript.Run(ctx, c.rdb, []string{k.rangeKey},
-			strconv.FormatInt(r.First-1, 10), strconv.FormatInt(r.Last, 10), strconv.FormatInt(r.Len(), 10)).Slice()
+		res, err := c.replicas.script(ctx, c.rdb, installScript, k.rangeKey,
+			strconv.FormatInt(r.First-1, 10), strconv.FormatInt(r.Last, 10)).Slice()
 		if err != nil {
 			return classify("refill", k.rangeKey, err)
 		}
@@ -304,18 +331,18 @@ func (k *counterKey) install(ctx context.Context) error {
 			return nil
 		}
 		var bound int64 = -1
-		left := ""
+		var spent int64
 		if len(res) == 3 {
 			s, _ := res[1].(string)
 			if b, err := strconv.ParseInt(s, 10, 64); err == nil {
 				bound = b
 			}
-			left, _ = res[2].(string)
+			spent, _ = res[2].(int64)
 		}
 		if bound < 0 {
 			return newError(ErrCorrupt, nil, "key %s holds a corrupt value: the install script returned %v", k.rangeKey, res)
 		}
-		if left != "0" {
+		if spent == 0 {
 			return nil // someone else installed a higher range meanwhile
 		}
 		fl, ok := c.durable.(sequence.Floorer)
@@ -406,7 +433,7 @@ func (c *Counter) Floor(ctx context.Context, key string, floor int64) error {
 	if err := fl.Floor(ctx, key, floor); err != nil {
 		return durableError("Floor", rkey, c.durable, err)
 	}
-	err := counterFloorScript.Run(ctx, c.rdb, []string{rkey}, strconv.FormatInt(floor, 10)).Err()
+	err := c.replicas.script(ctx, c.rdb, counterFloorScript, rkey, strconv.FormatInt(floor, 10)).Err()
 	return classify("Floor", rkey, err)
 }
 
@@ -415,54 +442,73 @@ func (c *Counter) String() string {
 	return fmt.Sprintf("redisseq.Counter(prefix %q, step %d, durable %T)", c.prefix, c.step, c.durable)
 }
 
-// The range hash has three fields, all decimal integers written by these
-// scripts: cur, the last number issued; max, the last number of the range;
-// left = max - cur, the numbers still to issue (small: at most a Step).
-// Only cur and max may be big, and only Redis (HINCRBY) does arithmetic on
-// them; Lua compares them as strings.
+// The range hash has two fields, decimal integers written by these scripts
+// only, always together: cur, the last number issued, and max, the last
+// number of the range. The range is spent when cur >= max.
 
 // takeScript issues up to ARGV[1] numbers from the range KEYS[1]. It returns
-// {0} when the range is missing or spent, else {take, last}.
+// 0 when the range is missing or spent; otherwise, when one number was
+// asked for, that number, and else {take, last}.
 //
-// While cur has at most 15 digits, cur + take stays below 2^53, where Lua
-// numbers are exact, so the script computes in Lua and writes both fields
-// with one HSET: two commands, the least a read-modify-write can cost. Above
-// that, Redis's HINCRBY does the arithmetic in int64 and last comes back as
-// a string.
-var takeScript = redis.NewScript(`
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'left')
-if not (v[1] and v[2] and v[3]) then
-	return {0}
+// While max has at most 15 digits, cur + want stays below 2^53, where Lua
+// numbers are exact: the script increments cur with HINCRBY and compares
+// the result with max in Lua, giving back what went past max. That is two
+// commands in the common case, the least a checked increment costs. Above
+// that, the script compares strings and lets Redis do the arithmetic, and
+// last comes back as a string.
+var takeScript = redis.NewScript(luaInt + `
+local max = redis.call('HGET', KEYS[1], 'max')
+if not max then
+	return 0
 end
-local left = tonumber(v[3])
-if not left or left < 0 or left > 1e15 or left ~= math.floor(left) then
-	return redis.error_reply('CORRUPT field left is ' .. string.format('%q', string.sub(v[3], 1, 40)))
+local want = tonumber(ARGV[1])
+if #max <= 15 then
+	local m = string.find(max, '^%d+$') and tonumber(max)
+	if not m then
+		return redis.error_reply('CORRUPT field max is ' .. string.format('%q', max))
+	end
+	-- If cur is not an integer, HINCRBY fails before anything changed.
+	local c = redis.call('HINCRBY', KEYS[1], 'cur', want)
+	if c <= m then
+		if want == 1 then
+			return c
+		end
+		return {want, c}
+	end
+	local first = c - want + 1
+	if first > m then -- spent already: undo
+		redis.call('HINCRBY', KEYS[1], 'cur', -want)
+		return 0
+	end
+	redis.call('HSET', KEYS[1], 'cur', max)
+	return {m - first + 1, m}
 end
-if left == 0 then
-	return {0}
+local cur = redis.call('HGET', KEYS[1], 'cur')
+if not cur or not canon(cur) or not canon(max) or cur == '0' then
+	return redis.error_reply('CORRUPT fields cur, max are ' .. string.format('%q, %q', string.sub(cur or '', 1, 40), string.sub(max, 1, 40)))
 end
-local take = tonumber(ARGV[1])
+if cmp(cur, max) >= 0 then
+	return 0
+end
+-- left = max - cur, done by Redis in int64 in a scratch field; it is small
+-- (a range is at most a Step long), so exact as a Lua number.
+redis.call('HSET', KEYS[1], 'tmp', max)
+local left = redis.call('HINCRBY', KEYS[1], 'tmp', '-' .. cur)
+redis.call('HDEL', KEYS[1], 'tmp')
+local take = want
 if left < take then
 	take = left
 end
-local cur = v[1]
-if #cur <= 15 and (cur == '0' or string.match(cur, '^[1-9]%d*$')) then
-	local last = tonumber(cur) + take
-	redis.call('HSET', KEYS[1], 'cur', string.format('%d', last), 'left', string.format('%d', left - take))
-	return {take, last}
-end
--- cur first: if it is not an integer, HINCRBY fails before anything changed.
 redis.call('HINCRBY', KEYS[1], 'cur', take)
-redis.call('HSET', KEYS[1], 'left', string.format('%d', left - take))
 return {take, redis.call('HGET', KEYS[1], 'cur')}
 `)
 
-// installScript installs the range cur=ARGV[1], max=ARGV[2], left=ARGV[3]
-// in KEYS[1] if it is above the range there (ARGV[1] >= max and >= cur),
-// and returns {1}; otherwise it changes nothing and returns
-// {0, top, left}, top being the larger of cur and max.
+// installScript installs the range cur=ARGV[1], max=ARGV[2] in KEYS[1] if
+// it is above the range there (ARGV[1] >= max and >= cur), and returns {1};
+// otherwise it changes nothing and returns {0, top, spent}, top being the
+// larger of cur and max, and spent 1 if cur >= max, else 0.
 var installScript = redis.NewScript(luaInt + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'left')
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
 local top
 for i = 1, 2 do
 	if v[i] then
@@ -475,32 +521,33 @@ for i = 1, 2 do
 	end
 end
 if top and cmp(ARGV[1], top) < 0 then
-	return {0, top, v[3] or '0'}
+	local spent = 1
+	if v[1] and v[2] and cmp(v[1], v[2]) < 0 then
+		spent = 0
+	end
+	return {0, top, spent}
 end
-redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'max', ARGV[2], 'left', ARGV[3])
+redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'max', ARGV[2])
 return {1}
 `)
 
 // counterFloorScript makes the range KEYS[1] issue nothing at or below
-// ARGV[1]. If the range ends above the floor, cur moves up to it (left =
-// max - floor, computed by Redis: both may be big). Otherwise, and when the
-// range is missing, it leaves a spent range at the floor, so that the
-// install script refuses every range at or below it.
+// ARGV[1]. If the range ends above the floor, cur moves up to it.
+// Otherwise, and when the range is missing, it leaves a spent range at the
+// floor, so that the install script refuses every range at or below it.
 var counterFloorScript = redis.NewScript(luaInt + `
 local f = ARGV[1]
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'left')
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
 for i = 1, 2 do
 	if v[i] and not canon(v[i]) then
 		return redis.error_reply('CORRUPT field ' .. ({'cur', 'max'})[i] .. ' is ' .. string.format('%q', string.sub(v[i], 1, 40)))
 	end
 end
-if v[1] and v[2] and v[3] then
+if v[1] and v[2] then
 	if cmp(v[1], f) >= 0 then
 		return 0
 	end
 	if cmp(f, v[2]) < 0 then
-		redis.call('HSET', KEYS[1], 'left', v[2])
-		redis.call('HINCRBY', KEYS[1], 'left', '-' .. f)
 		redis.call('HSET', KEYS[1], 'cur', f)
 		return 1
 	end
@@ -511,6 +558,6 @@ for i = 1, 2 do
 		top = v[i]
 	end
 end
-redis.call('HSET', KEYS[1], 'cur', top, 'max', top, 'left', '0')
+redis.call('HSET', KEYS[1], 'cur', top, 'max', top)
 return 1
 `)

@@ -68,7 +68,7 @@ func TestCounterRanges(t *testing.T) {
 		t.Fatalf("numbers = %v, want %v", got, want)
 	}
 	// 10 numbers from ranges of 4: three refills, the last range half used.
-	want := map[string]string{"cur": "10", "max": "12", "left": "2"}
+	want := map[string]string{"cur": "10", "max": "12"}
 	if got := rangeOf(t, rdb, c, "k"); !mapsEqual(got, want) {
 		t.Fatalf("range hash = %v, want %v", got, want)
 	}
@@ -141,7 +141,7 @@ func TestCounterDurableRegressed(t *testing.T) {
 		t.Fatalf("with a durable store behind Redis: %v, want %v", got, want)
 	}
 
-	rdb.HSet(ctx, c1.Key("j"), "cur", "50", "max", "50", "left", "0")
+	rdb.HSet(ctx, c1.Key("j"), "cur", "50", "max", "50")
 	c3 := redisseq.NewCounter(rdb, allocOnly{sequence.NewMemoryAllocator()}, &redisseq.CounterOptions{Step: 10})
 	_, err := c3.Next(ctx, "j")
 	checkErr(t, "Next with a durable store behind Redis that cannot be floored", err,
@@ -186,12 +186,12 @@ func TestCounterFloor(t *testing.T) {
 		want    int64 // the next number
 		wantMap map[string]string
 	}{
-		{"unused key", 0, 1000, 1001, map[string]string{"cur": "1001", "max": "1100", "left": "99"}},
-		{"inside the range", 10, 50, 51, map[string]string{"cur": "51", "max": "100", "left": "49"}},
-		{"at the range's end", 10, 100, 101, map[string]string{"cur": "101", "max": "200", "left": "99"}},
-		{"above the range", 10, 150, 151, map[string]string{"cur": "151", "max": "250", "left": "99"}},
-		{"below issued", 10, 5, 11, map[string]string{"cur": "11", "max": "100", "left": "89"}},
-		{"zero", 10, 0, 11, map[string]string{"cur": "11", "max": "100", "left": "89"}},
+		{"unused key", 0, 1000, 1001, map[string]string{"cur": "1001", "max": "1100"}},
+		{"inside the range", 10, 50, 51, map[string]string{"cur": "51", "max": "100"}},
+		{"at the range's end", 10, 100, 101, map[string]string{"cur": "101", "max": "200"}},
+		{"above the range", 10, 150, 151, map[string]string{"cur": "151", "max": "250"}},
+		{"below issued", 10, 5, 11, map[string]string{"cur": "11", "max": "100"}},
+		{"zero", 10, 0, 11, map[string]string{"cur": "11", "max": "100"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -226,7 +226,7 @@ func TestCounterFloorRefusesLowerRange(t *testing.T) {
 	if err := c.Floor(ctx, "k", 500); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"cur": "500", "max": "500", "left": "0"}
+	want := map[string]string{"cur": "500", "max": "500"}
 	if got := rangeOf(t, rdb, c, "k"); !mapsEqual(got, want) {
 		t.Fatalf("range hash after Floor on a missing range = %v, want %v", got, want)
 	}
@@ -244,6 +244,23 @@ func TestCounterBigNumbers(t *testing.T) {
 	rdb := redistest.StartServer(t).Client(t)
 	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 1000})
 
+	// The take script computes in Lua while max has at most 15 digits, and
+	// with strings and HINCRBY above: with ranges of 10, [10^15-14,
+	// 10^15-5] is served one way and [10^15-4, 10^15+5] the other.
+	const e15 = 1_000_000_000_000_000
+	c10 := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 10})
+	for _, key := range []string{"k15", "k15b"} {
+		if err := c10.Floor(ctx, key, e15-15); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := nextN(t, c10, "k15", 20), seq(e15-14, e15+5); !slices.Equal(got, want) {
+		t.Fatalf("across 10^15 one by one: %v, want %v", got, want)
+	}
+	if got, err := c10.NextN(ctx, "k15b", []int64{}, 20); err != nil || !slices.Equal(got, seq(e15-14, e15+5)) {
+		t.Fatalf("across 10^15 with NextN(20): %v, %v", got, err)
+	}
+
 	const p53 = 1 << 53
 	if err := c.Floor(ctx, "k53", p53-10); err != nil {
 		t.Fatal(err)
@@ -254,7 +271,7 @@ func TestCounterBigNumbers(t *testing.T) {
 	if err := c.Floor(ctx, "k53", p53+1); err != nil { // inside the range [2^53-9, 2^53+990]
 		t.Fatal(err)
 	}
-	want := map[string]string{"cur": fmt.Sprint(p53 + 1), "max": fmt.Sprint(p53 + 990), "left": "989"}
+	want := map[string]string{"cur": fmt.Sprint(p53 + 1), "max": fmt.Sprint(p53 + 990)}
 	if got := rangeOf(t, rdb, c, "k53"); !mapsEqual(got, want) {
 		t.Fatalf("range hash after Floor(2^53+1) = %v, want %v", got, want)
 	}
@@ -283,7 +300,7 @@ func TestCounterBigNumbers(t *testing.T) {
 	}
 	_, err = c.Next(ctx, "end")
 	checkErr(t, "Next past MaxInt64", err, []error{sequence.ErrExhausted}, "sn:{end}:range")
-	wantEnd := map[string]string{"cur": fmt.Sprint(top), "max": fmt.Sprint(top), "left": "0"}
+	wantEnd := map[string]string{"cur": fmt.Sprint(top), "max": fmt.Sprint(top)}
 	if got := rangeOf(t, rdb, c, "end"); !mapsEqual(got, wantEnd) {
 		t.Fatalf("range hash after exhaustion = %v, want %v", got, wantEnd)
 	}
@@ -333,10 +350,10 @@ func TestCounterForeignValues(t *testing.T) {
 		msg    string
 	}{
 		{"string", nil, redisseq.ErrWrongType, "redisseq: key sn:{string}:range holds a foreign value of the wrong type"},
-		{"bad left", []string{"cur", "1", "max", "9", "left", "lots"}, redisseq.ErrCorrupt, `redisseq: key sn:{bad left}:range holds a corrupt value: CORRUPT field left is "lots"`},
-		{"negative left", []string{"cur", "1", "max", "9", "left", "-3"}, redisseq.ErrCorrupt, "holds a corrupt value"},
-		{"bad cur", []string{"cur", "x", "max", "9", "left", "3"}, redisseq.ErrCorrupt, "redisseq: key sn:{bad cur}:range holds a corrupt value"},
-		{"bad max", []string{"cur", "1", "max", "1e9", "left", "0"}, redisseq.ErrCorrupt, `CORRUPT field max is "1e9"`},
+		{"negative max", []string{"cur", "1", "max", "-9"}, redisseq.ErrCorrupt, `redisseq: key sn:{negative max}:range holds a corrupt value: CORRUPT field max is "-9"`},
+		{"bad cur", []string{"cur", "x", "max", "9"}, redisseq.ErrCorrupt, "redisseq: key sn:{bad cur}:range holds a corrupt value: hash value is not an integer"},
+		{"bad big cur", []string{"cur", "x", "max", "1000000000000000000"}, redisseq.ErrCorrupt, `CORRUPT fields cur, max are "x", "1000000000000000000"`},
+		{"bad max", []string{"cur", "1", "max", "1e9"}, redisseq.ErrCorrupt, `CORRUPT field max is "1e9"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

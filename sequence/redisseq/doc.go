@@ -16,10 +16,23 @@
 // and Redis Cluster all work. Each Lua script is declared once with
 // [redis.NewScript] and run with Run (EVALSHA, falling back to EVAL after a
 // SCRIPT FLUSH or a restart), and touches exactly one key. Lua numbers are
-// doubles, exact only up to 2^53, so the scripts never do arithmetic on a
-// counter: Redis's own INCRBY and HINCRBY do it in int64, and the scripts
-// compare counters as decimal strings. Counters are exact up to
+// doubles, exact only up to 2^53, so the scripts compare counters as decimal
+// strings (by length, then byte by byte), do arithmetic on a counter in Lua
+// only while it has at most 15 digits, and leave it to Redis's own INCRBY and
+// HINCRBY, exact in int64, above that. Counters are exact up to
 // math.MaxInt64, where they end with [sequence.ErrExhausted].
+//
+// # Replication
+//
+// Redis replicates asynchronously, so a failover (Sentinel, Cluster) to a
+// replica that had not received the last writes moves counters back, and
+// numbers issued just before it would be issued again. Set
+// [AllocatorOptions.Replicas] or [CounterOptions.Replicas] to the number of
+// replicas a failover may promote: every write is then followed, in the same
+// round trip, by WAIT, and no block or number is used before the replicas
+// have it. A single Redis without replicas needs none of this for the
+// Counter (its durable allocator covers a total loss of Redis's data); the
+// Allocator alone needs appendfsync always to survive a restart.
 //
 // # Key layout
 //
@@ -31,7 +44,7 @@
 //	P{E}        string  Allocator: the last number reserved for K ("0" or
 //	                    absent before the first Allocate).
 //	P{E}:range  hash    Counter: cur, the last number issued; max, the last
-//	                    number of the current range; left = max - cur.
+//	                    number of the current range (spent when cur >= max).
 //	P{E}:lock   string  Counter: the refill lock's random token, with a TTL.
 //
 // The escaping is injective and leaves no brace in E, so two different

@@ -57,7 +57,8 @@ func newError(kind, cause error, format string, args ...any) error {
 //   - a cancelled context: wraps the context's error only;
 //   - no answer (refused or dropped connection, i/o timeout, deadline,
 //     pool timeout, cluster reconfiguration, loading, out of memory, busy
-//     script): wraps [sequence.ErrUnavailable];
+//     script), or too few replicas acknowledged a write in time: wraps
+//     [sequence.ErrUnavailable];
 //   - WRONGTYPE: wraps [ErrWrongType];
 //   - a value that is not an integer, or our scripts' CORRUPT reply: wraps
 //     [ErrCorrupt];
@@ -71,7 +72,10 @@ func classify(op, key string, err error) error {
 		return nil
 	}
 	var rerr redis.Error
+	var short notReplicated
 	switch {
+	case errors.As(err, &short):
+		return newError(sequence.ErrUnavailable, err, "%s key %s: %v", op, key, err)
 	case errors.Is(err, context.Canceled):
 		return newError(nil, err, "%s key %s: %v", op, key, err)
 	case errors.Is(err, redis.ErrClosed):
