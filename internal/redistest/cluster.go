@@ -58,18 +58,7 @@ func startCluster(dir string) (_ *Cluster, err error) {
 		if err := os.MkdirAll(nodeDir, 0o755); err != nil {
 			return nil, fmt.Errorf("redistest: %w", err)
 		}
-		// The cluster bus port defaults to port+10000, which may be taken
-		// or above 65535, so every node gets a second free port for it.
-		busPort, err := freePort()
-		if err != nil {
-			return nil, fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
-		}
-		s, err := startServer(config{args: []string{
-			"--cluster-enabled", "yes",
-			"--cluster-config-file", "nodes.conf",
-			"--cluster-port", strconv.Itoa(busPort),
-			"--cluster-node-timeout", "5000",
-		}}, nodeDir)
+		s, err := startServer(config{cluster: true}, nodeDir)
 		if err != nil {
 			return nil, err
 		}

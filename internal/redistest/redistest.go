@@ -50,6 +50,7 @@ type Option func(*config)
 type config struct {
 	bin        string
 	persistent bool
+	cluster    bool // cluster-enabled, with a cluster bus port of its own
 	args       []string
 }
 
@@ -76,10 +77,11 @@ func Binary(path string) Option {
 // Server is a redis-server process listening on 127.0.0.1. Its methods are
 // safe for concurrent use.
 type Server struct {
-	tb   testing.TB // nil for servers shared by a package
-	cfg  config
-	dir  string
-	port int
+	tb      testing.TB // nil for servers shared by a package
+	cfg     config
+	dir     string
+	port    int
+	busPort int // cluster bus port, if cfg.cluster
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -122,6 +124,13 @@ func startServer(cfg config, dir string) (*Server, error) {
 			return nil, fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
 		}
 		s := &Server{cfg: cfg, dir: dir, port: port}
+		if cfg.cluster {
+			// The bus port defaults to port+10000, which may be taken or
+			// above 65535.
+			if s.busPort, err = freePort(); err != nil {
+				return nil, fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
+			}
+		}
 		if lastErr = s.start(); lastErr == nil {
 			return s, nil
 		}
@@ -206,6 +215,13 @@ func (s *Server) argv() []string {
 	}
 	if s.cfg.persistent {
 		a = append(a, "--appendonly", "yes", "--appendfsync", "always")
+	}
+	if s.cfg.cluster {
+		a = append(a,
+			"--cluster-enabled", "yes",
+			"--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(s.busPort),
+			"--cluster-node-timeout", "5000")
 	}
 	return append(a, s.cfg.args...)
 }

@@ -14,8 +14,12 @@ import (
 
 // Defaults and limits of [CounterOptions].
 const (
-	DefaultStep      = 1000
-	MaxStep          = 1 << 40
+	// DefaultStep is the size of a refill when the options give none.
+	DefaultStep = 1000
+	// MaxStep is the largest refill; larger steps are lowered to it.
+	MaxStep = 1 << 40
+	// DefaultRetryWait is the first wait of a caller that finds a key
+	// being refilled by another process, when the options give none.
 	DefaultRetryWait = 2 * time.Millisecond
 )
 
@@ -176,12 +180,19 @@ func (c *Counter) Bind(key string) sequence.Handle { return c.bind(key) }
 
 // Next returns the next number for the Handle's key.
 func (k *counterKey) Next(ctx context.Context) (int64, error) {
-	var buf [1]int64
-	got, err := k.issue(ctx, buf[:0], 1)
-	if err != nil {
-		return 0, err
+	attempt := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, classify("Next", k.rangeKey, err)
+		}
+		take, last, err := k.take(ctx, 1)
+		if err == nil && take == 0 {
+			take, last, err = k.refill(ctx, 1, &attempt)
+		}
+		if err != nil || take == 1 {
+			return last, err
+		}
 	}
-	return got[0], nil
 }
 
 // NextN appends n numbers for key to dst, in increasing order. Each round
@@ -196,7 +207,8 @@ func (c *Counter) NextN(ctx context.Context, key string, dst []int64, n int) ([]
 	return k.issue(ctx, dst, n)
 }
 
-// issue appends n numbers to dst.
+// issue appends n numbers to dst; [counterKey.Next] is issue for n == 1,
+// without the slice.
 func (k *counterKey) issue(ctx context.Context, dst []int64, n int) ([]int64, error) {
 	attempt := 0
 	for n > 0 {

@@ -13,13 +13,13 @@ import (
 var (
 	// ErrWrongType means a Redis key this package uses holds a value of
 	// another type (a hash where a string belongs, say): something else
-	// writes to it. Nothing was changed. Give this package a [AllocatorOptions.Prefix]
-	// of its own.
+	// writes to it. Nothing was changed. Give this package a prefix of its
+	// own ([AllocatorOptions.Prefix], [CounterOptions.Prefix]).
 	ErrWrongType = errors.New("redisseq: key holds a foreign value of the wrong type")
 
 	// ErrCorrupt means a Redis key this package uses holds a value it never
-	// writes (a string that is not an integer, a negative counter, a hash
-	// with a field missing or out of range). No number is issued from it.
+	// writes (a string that is not an integer, a negative counter, a range
+	// field that is not a decimal integer). No number is issued from it.
 	ErrCorrupt = errors.New("redisseq: key holds a corrupt value")
 
 	// ErrNotHeld is returned by [Lock.Unlock] and [Lock.Refresh] when the lock
