@@ -18,7 +18,7 @@ deps:
 		echo "installing redis-server (needed by the Redis tests)"; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			$(SUDO) apt-get update -qq && \
-			DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools >/dev/null; \
+			DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --reinstall redis-server redis-tools >/dev/null; \
 		elif command -v brew >/dev/null 2>&1; then brew install redis; \
 		else echo "cannot install redis-server: install it with your package manager" >&2; exit 1; fi; \
 	fi
