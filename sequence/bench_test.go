@@ -88,23 +88,36 @@ func BenchmarkNextParallel(b *testing.B) {
 // max latency of Next, the waits and fetches during the timed part, and the
 // slowest allocator call (which shows how noisy the machine's timers are).
 func BenchmarkNextLatency(b *testing.B) {
+	// adaptive: the step grows to its maximum (1e6), so the timed part
+	// crosses few boundaries. capped: MaxStep 100000, a block lasts about
+	// 8ms at this rate, so the timed part crosses about a hundred block
+	// boundaries, each prefetched behind a 2ms allocator call.
+	b.Run("adaptive", func(b *testing.B) { benchLatency(b, sequence.SegmentOptions{Step: 1000}) })
+	b.Run("capped", func(b *testing.B) { benchLatency(b, sequence.SegmentOptions{Step: 1000, MaxStep: 100_000}) })
+}
+
+func benchLatency(b *testing.B, opts sequence.SegmentOptions) {
 	a := newFaultAlloc()
 	a.delay = 2 * time.Millisecond
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 1000})
+	s := sequence.NewSegment(a, opts)
 	b.Cleanup(func() { s.Close() })
 	ctx := context.Background()
 	h := s.Bind("k")
+	maxStep := opts.MaxStep
+	if maxStep == 0 {
+		maxStep = 1_000_000
+	}
 
 	// Warm-up: until the step stops growing, plus two blocks at that size.
 	for {
 		if _, err := h.Next(ctx); err != nil {
 			b.Fatal(err)
 		}
-		if ks, _ := s.KeyStats("k"); ks.Step == 1_000_000 {
+		if ks, _ := s.KeyStats("k"); ks.Step == maxStep {
 			break
 		}
 	}
-	for range 2_000_000 {
+	for range 2 * maxStep {
 		if _, err := h.Next(ctx); err != nil {
 			b.Fatal(err)
 		}
