@@ -2,7 +2,6 @@ package expression
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
@@ -214,12 +213,40 @@ func (c *Context) draw(s *Seq, key string) (int64, error) {
 	return s.gen.Next(c.ctx, key)
 }
 
-// appendInt appends n in decimal, left-padded with zeros to width digits.
+// appendInt appends n (not negative) in decimal, left-padded with zeros to
+// width digits (width <= 19), two digits per step from the right.
 func appendInt(dst []byte, n int64, width int) []byte {
 	var tmp [20]byte
-	b := strconv.AppendInt(tmp[:0], n, 10)
-	for i := len(b); i < width; i++ {
-		dst = append(dst, '0')
+	i := len(tmp)
+	u := uint64(n)
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		i -= 2
+		tmp[i], tmp[i+1] = digitPairs[r], digitPairs[r+1]
+		u = q
 	}
-	return append(dst, b...)
+	if u >= 10 {
+		i -= 2
+		tmp[i], tmp[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		i--
+		tmp[i] = byte('0' + u)
+	}
+	for start := len(tmp) - width; i > start; {
+		i--
+		tmp[i] = '0'
+	}
+	return append(dst, tmp[i:]...)
 }
+
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
