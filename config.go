@@ -577,20 +577,11 @@ func (g *Generator) draws(seq string) bool {
 // fixedKeys returns the counter keys of the sequence parts named seq when
 // none of them varies per call; otherwise nil and the reason.
 func (g *Generator) fixedKeys(seq string) ([]string, string) {
-	base := g.String()
-	parts := g.prog.Parts()
-	for _, p := range parts {
-		switch v := p.Expr.(type) {
-		case *expression.Setter:
-			if v.Name == expression.OwnerKey {
-				base = v.Value
-			}
-		case *expression.Var:
-			if v.Name == expression.OwnerKey {
-				return nil, "the template's ownerKey is given per call"
-			}
-		}
+	base := g.keyBase
+	if base == "" {
+		return nil, "the template's ownerKey is given per call"
 	}
+	parts := g.prog.Parts()
 	var keys []string
 	for _, p := range parts {
 		s, ok := p.Expr.(*expression.Seq)

@@ -55,18 +55,9 @@ func (g *Generator) Explain() Explanation {
 	parts := g.prog.Parts()
 	e := Explanation{Template: g.String(), Eval: g.prog.Order(), MaxLen: g.maxLen, Regexp: g.pattern}
 	nodes := g.tpl.Nodes
-	base := g.String()
-	for _, p := range parts {
-		switch v := p.Expr.(type) {
-		case *expression.Setter:
-			if v.Name == expression.OwnerKey {
-				base = v.Value
-			}
-		case *expression.Var:
-			if v.Name == expression.OwnerKey {
-				base = "<ownerKey>"
-			}
-		}
+	base := g.keyBase
+	if base == "" {
+		base = "<ownerKey>"
 	}
 	for i, p := range parts {
 		info := PartInfo{

@@ -98,6 +98,9 @@ type Generator struct {
 	subexp   []int          // per part: its group's index in re
 	maxLen   int
 	prefixes func() []*regexp.Regexp // built on first need by diagnose
+	// keyBase is the base of the counter key: the ownerKey the template
+	// sets, or the canonical template; "" when ownerKey is given per call.
+	keyBase string
 }
 
 // MustNew is like [New] but panics on error. It simplifies the
@@ -344,13 +347,14 @@ func (g *Generator) buildPrefixes() []*regexp.Regexp {
 
 // compiler turns a parsed template into a Generator.
 type compiler struct {
-	tpl   *parser.Template
-	o     *options
-	seqs  map[string]sequence.Gen
-	exprs map[string]expression.Factory
-	parts []expression.Part
-	nodes []*parser.Dynamic // per part; nil for text
-	kinds []string
+	tpl     *parser.Template
+	o       *options
+	seqs    map[string]sequence.Gen
+	exprs   map[string]expression.Factory
+	parts   []expression.Part
+	nodes   []*parser.Dynamic // per part; nil for text
+	kinds   []string
+	keyBase string // see Generator.keyBase
 }
 
 func (c *compiler) errAt(off int, format string, a ...any) error {
@@ -393,7 +397,7 @@ func (c *compiler) compile() (*Generator, error) {
 		return nil, err
 	}
 	prog := expression.NewProgram(c.parts, c.tpl.String(), c.o.clock)
-	g := &Generator{tpl: c.tpl, prog: prog, kinds: c.kinds, clock: c.o.clock}
+	g := &Generator{tpl: c.tpl, prog: prog, kinds: c.kinds, clock: c.o.clock, keyBase: c.keyBase}
 	if err := g.buildRegexps(c); err != nil {
 		return nil, err
 	}
@@ -483,6 +487,14 @@ func (c *compiler) checkSafety() error {
 	if len(seqs) == 0 {
 		return c.errAt(0, "the template has no sequence part (such as @<seq>), so every number would be the same")
 	}
+	switch {
+	case ownerPerCall:
+		c.keyBase = ""
+	case ownerFixed != "":
+		c.keyBase = ownerFixed
+	default:
+		c.keyBase = c.tpl.String()
+	}
 	// Variables that partition a counter must be printed, and printed so
 	// that two different values can never print alike.
 	partition := map[string]bool{}
@@ -515,14 +527,7 @@ func (c *compiler) checkSafety() error {
 					s.Name, s.Reset, s.Reset, map[expression.Period]string{expression.Day: "yyyyMMdd", expression.Month: "yyyyMM", expression.Year: "yyyy"}[s.Reset])
 			}
 		}
-		switch {
-		case ownerPerCall:
-			s.Bind(loc, "", false)
-		case ownerFixed != "":
-			s.Bind(loc, ownerFixed, true)
-		default:
-			s.Bind(loc, c.tpl.String(), true)
-		}
+		s.Bind(loc, c.keyBase, !ownerPerCall)
 	}
 	if len(partition) > 0 {
 		var seps strings.Builder
