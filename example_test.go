@@ -239,3 +239,14 @@ func ExampleDefaultRegistry() {
 	fmt.Println(slices.Contains(r.Expressions(), "date"), slices.Contains(r.Sequences(), "seq"))
 	// Output: true true
 }
+
+func ExampleGenerator_Floor() {
+	// The old system issued orders up to PO0499999: continue above it.
+	g := sn.MustNew(`@<ownerKey, value=PO>@<seq, width=7>`, sn.WithSequence("seq", sequence.NewMemory()))
+	if err := g.Floor(context.Background(), 499999); err != nil {
+		panic(err)
+	}
+	n, _ := g.Next(context.Background())
+	fmt.Println(n)
+	// Output: PO0500000
+}

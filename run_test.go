@@ -375,3 +375,34 @@ func TestRegistry(t *testing.T) {
 	mustPanic("nil factory", func() { r.RegisterExpression("y", nil) })
 	r.RegisterSequence("ticket", sequence.NewMemory()) // replacing a sequence is allowed
 }
+
+func TestFloor(t *testing.T) {
+	mem := sequence.NewMemory()
+	g := sn.MustNew(`@<ownerKey, value=PO>@<seq, width=7>`, sn.WithSequence("seq", mem))
+	if err := g.Floor(ctx, 500000); err != nil {
+		t.Fatal(err)
+	}
+	if s := next(t, g, nil); s != "PO0500001" {
+		t.Errorf("after Floor(500000): %q", s)
+	}
+	if err := g.Floor(ctx, 10); err != nil { // never lowers
+		t.Fatal(err)
+	}
+	if s := next(t, g, nil); s != "PO0500002" {
+		t.Errorf("after a lower floor: %q", s)
+	}
+	for _, tpl := range []string{
+		`@<date>@<seq, reset=day>`,
+		`@<u>-@<seq, key=u>`,
+		`@<ownerKey>-@<seq>`,
+	} {
+		err := sn.MustNew(tpl, sn.WithSequence("seq", mem)).Floor(ctx, 5)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("%s: Floor = %v, want ErrUnsupported", tpl, err)
+		}
+	}
+	err := sn.MustNew(`X@<seq>`, sn.WithSequence("seq", errGen{})).Floor(ctx, 5)
+	if !errors.Is(err, errors.ErrUnsupported) || err.Error() != "sn: Floor: seq at offset 1: unsupported operation: sn_test.errGen cannot raise a floor" {
+		t.Errorf("Floor on a Gen without Floorer: %v", err)
+	}
+}

@@ -235,6 +235,45 @@ func (g *Generator) Preview(ctx context.Context, n int, at time.Time, vars Vars)
 	return out, nil
 }
 
+// Floor makes every later number of the template's sequences greater than
+// floor, for migrating from another system ("start above the largest
+// order number we already have"). A floor never lowers a counter: one at or
+// below what was already issued changes nothing.
+//
+// It needs counters that do not vary per call: a template with key=,
+// reset= or a per-call ownerKey has many counters, and Floor returns an
+// error wrapping errors.ErrUnsupported without changing anything, as it
+// does when a sequence is not a sequence.Floorer.
+func (g *Generator) Floor(ctx context.Context, floor int64) error {
+	type target struct {
+		part expression.Part
+		fl   sequence.Floorer
+		key  string
+	}
+	var ts []target
+	for _, p := range g.prog.Parts() {
+		s, ok := p.Expr.(*expression.Seq)
+		if !ok {
+			continue
+		}
+		key, ok := s.FixedKey()
+		if !ok {
+			return fmt.Errorf("sn: Floor: %s at offset %d: %w: its counter key varies per call (key=, reset= or a per-call ownerKey)", p.Name, p.Offset, errors.ErrUnsupported)
+		}
+		fl, ok := s.Gen().(sequence.Floorer)
+		if !ok {
+			return fmt.Errorf("sn: Floor: %s at offset %d: %w: %T cannot raise a floor", p.Name, p.Offset, errors.ErrUnsupported, s.Gen())
+		}
+		ts = append(ts, target{p, fl, key})
+	}
+	for _, t := range ts {
+		if err := t.fl.Floor(ctx, t.key, floor); err != nil {
+			return fmt.Errorf("sn: Floor: %s at offset %d: %w", t.part.Name, t.part.Offset, err)
+		}
+	}
+	return nil
+}
+
 func wrapRun(err error) error {
 	var pe *expression.PartError
 	if errors.As(err, &pe) {

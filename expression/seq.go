@@ -134,6 +134,10 @@ func (s *Seq) Bind(loc *time.Location, base string, fixed bool) {
 	}
 }
 
+// FixedKey returns the counter key when it is the same for every call (no
+// key=, no reset=, and an ownerKey fixed in the template).
+func (s *Seq) FixedKey() (string, bool) { return s.fixedKey, s.fixedKey != "" }
+
 // Gen returns the generator the part draws from.
 func (s *Seq) Gen() sequence.Gen { return s.gen }
 
