@@ -296,6 +296,23 @@ func TestPreviewConsumesNothing(t *testing.T) {
 	}
 }
 
+func TestPreviewVariables(t *testing.T) {
+	g := mustNew(t, `@<area, maxlen=3>-@<unit, chars=0-9>-@<seq, width=2, key=unit>`)
+	got, err := g.Preview(ctx, 2, time.Time{}, sn.Vars{"area": "BJ"})
+	if err != nil || !cmp.Equal(got, []string{"BJ-{unit}-01", "BJ-{unit}-02"}) {
+		t.Errorf("Preview = %q, %v", got, err)
+	}
+	if _, err := g.Preview(ctx, 1, time.Time{}, sn.Vars{"area": "TOOLONG"}); !errors.Is(err, sn.ErrVarInvalid) {
+		t.Errorf("Preview with a bad value: %v, want ErrVarInvalid", err)
+	}
+	if _, err := g.Preview(ctx, -1, time.Time{}, nil); err == nil {
+		t.Error("Preview(-1): no error")
+	}
+	if got, err := g.Preview(ctx, 0, time.Time{}, nil); err != nil || len(got) != 0 {
+		t.Errorf("Preview(0) = %v, %v", got, err)
+	}
+}
+
 func TestAppendNextAllocatesNothing(t *testing.T) {
 	g := mustNew(t, `@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
 	buf := make([]byte, 0, 64)

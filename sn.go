@@ -205,7 +205,7 @@ func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars)
 	if at.IsZero() {
 		at = g.clock()
 	}
-	out, err := g.prog.RenderN(make([]string, 0, n), ctx, &expression.Call{At: at, Vars: vars}, n)
+	out, err := g.prog.RenderN(make([]string, 0, min(n, 4096)), ctx, &expression.Call{At: at, Vars: vars}, n)
 	if err != nil {
 		return out, wrapRun(err)
 	}
@@ -214,21 +214,19 @@ func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars)
 
 // Preview returns n sample numbers without drawing from any sequence: the
 // sequences print 1, 2, ... n. Variables not given print as their name in
-// braces. at is as for [Generator.NextAt].
+// braces; those given are checked as by Next. at is as for
+// [Generator.NextAt].
 func (g *Generator) Preview(ctx context.Context, n int, at time.Time, vars Vars) ([]string, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("sn: Preview(%d): negative count", n)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if at.IsZero() {
 		at = g.clock()
 	}
-	all := Vars{}
-	for i, p := range g.prog.Parts() {
-		if g.kinds[i] == "variable" {
-			all[p.Name] = "{" + p.Name + "}"
-		}
-	}
-	for k, v := range vars {
-		all[k] = v
-	}
-	out, err := g.prog.RenderN(make([]string, 0, n), ctx, &expression.Call{At: at, Vars: all, Preview: true, Sample: 1}, n)
+	out, err := g.prog.RenderN(make([]string, 0, min(n, 4096)), ctx, &expression.Call{At: at, Vars: vars, Preview: true, Sample: 1}, n)
 	if err != nil {
 		return out, wrapRun(err)
 	}

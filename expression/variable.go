@@ -109,9 +109,15 @@ func NewVar(name string, args Args) (*Var, error) {
 // same number from two different counters.
 func (v *Var) Forbid(chars string) { v.forbid = chars }
 
-// Append prints the variable's value.
+// Append prints the variable's value. In a preview, a variable not given
+// prints as its name in braces.
 func (v *Var) Append(dst []byte, c *Context) ([]byte, error) {
 	val, ok := c.Var(v.Name)
+	if !ok && c.mode == modePreview {
+		dst = append(dst, '{')
+		dst = append(dst, v.Name...)
+		return append(dst, '}'), nil
+	}
 	if err := v.check(val, ok); err != nil {
 		return dst, err
 	}
