@@ -116,7 +116,7 @@ func ExampleGenerator_Validate() {
 func ExampleGenerator_Regexp() {
 	g := sn.MustNew(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
 	fmt.Println(g.Regexp())
-	// Output: ^(?P<ownerKey>SN)-(?P<seq>[0-9]{8})-(?P<checksum>[0-9])$
+	// Output: ^(?<ownerKey>SN)-(?<seq>[0-9]{8})-(?<checksum>[0-9])$
 }
 
 func ExampleGenerator_MaxLen() {
@@ -147,7 +147,7 @@ func ExampleGenerator_Explain() {
 	//   5  38      expression  After   5     1       @<checksum, algo=luhn>
 	// counter key of seq at offset 22: SN
 	// max length: 13
-	// regexp:     ^(?P<ownerKey>SN)-(?P<seq>[0-9]{8})-(?P<checksum>[0-9])$
+	// regexp:     ^(?<ownerKey>SN)-(?<seq>[0-9]{8})-(?<checksum>[0-9])$
 }
 
 func ExampleGenerator_Preview() {

@@ -289,11 +289,13 @@ func (g *Generator) String() string { return g.prog.Key() }
 // overflow=grow counts as 19 digits).
 func (g *Generator) MaxLen() int { return g.maxLen }
 
-// Regexp returns an anchored regular expression (RE2 syntax, as accepted by
-// Go's regexp, PostgreSQL and most OpenAPI tools) that matches the numbers
-// of the template, with a named group per dynamic part: the part's name,
-// with characters other than letters, digits and "_" replaced by "_", and
-// "_2", "_3" added for repeated names.
+// Regexp returns an anchored regular expression that matches the numbers of
+// the template, with a named group per dynamic part: the part's name, with
+// characters other than letters, digits and "_" replaced by "_", and "_2",
+// "_3" added for repeated names. It uses the syntax common to Go (RE2),
+// JavaScript (and so most OpenAPI and form validators), Java, .NET and
+// PCRE: classes, counted repetition and "(?<name>...)" groups. PostgreSQL
+// has no named groups; remove the "?<name>" parts for a CHECK constraint.
 func (g *Generator) Regexp() string { return g.pattern }
 
 // Validate reports whether s is a number this template could have produced:
@@ -688,7 +690,7 @@ func (g *Generator) buildRegexps(c *compiler) error {
 		} else {
 			g.maxLen += n
 		}
-		priv.WriteString(fmt.Sprintf("(?P<p%d>%s)", i, pat))
+		priv.WriteString(fmt.Sprintf("(?<p%d>%s)", i, pat))
 		if g.kinds[i] == "text" {
 			pub.WriteString(pat)
 			continue
@@ -699,7 +701,7 @@ func (g *Generator) buildRegexps(c *compiler) error {
 			name = fmt.Sprintf("%s_%d", name, used[name])
 		}
 		g.groups[i] = name
-		pub.WriteString("(?P<" + name + ">" + pat + ")")
+		pub.WriteString("(?<" + name + ">" + pat + ")")
 	}
 	pub.WriteString("$")
 	priv.WriteString("$")

@@ -143,12 +143,12 @@ func TestRegexpAndMaxLen(t *testing.T) {
 		re     string
 		maxLen int
 	}{
-		{`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, `^(?P<ownerKey>SN)-(?P<seq>[0-9]{8})-(?P<checksum>[0-9])$`, 13},
-		{`@<date, format=yyyyMMdd>@<seq, width=5, reset=day>`, `^(?P<date>[0-9]{4}[0-9]{2}[0-9]{2})(?P<seq>[0-9]{5})$`, 13},
-		{`@<area>-@<unit>-@<seq, width=5, key=unit>`, `^(?P<area>[^\-]+?)-(?P<unit>[^\-]+?)-(?P<seq>[0-9]{5})$`, -1},
-		{`QJ@<seq, width=6>`, `^QJ(?P<seq>[0-9]{6})$`, 8},
-		{`a.b@<seq>@<seq>`, `^a\.b(?P<seq>[0-9]{1,19})(?P<seq_2>[0-9]{1,19})$`, 41},
-		{`@<seq, width=3, overflow=grow>@<checksum, algo=mod97-10>`, `^(?P<seq>[0-9]{3}|[1-9][0-9]{3,18})(?P<checksum>(?:0[2-9]|[1-8][0-9]|9[0-8]))$`, 21},
+		{`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, `^(?<ownerKey>SN)-(?<seq>[0-9]{8})-(?<checksum>[0-9])$`, 13},
+		{`@<date, format=yyyyMMdd>@<seq, width=5, reset=day>`, `^(?<date>[0-9]{4}[0-9]{2}[0-9]{2})(?<seq>[0-9]{5})$`, 13},
+		{`@<area>-@<unit>-@<seq, width=5, key=unit>`, `^(?<area>[^\-]+?)-(?<unit>[^\-]+?)-(?<seq>[0-9]{5})$`, -1},
+		{`QJ@<seq, width=6>`, `^QJ(?<seq>[0-9]{6})$`, 8},
+		{`a.b@<seq>@<seq>`, `^a\.b(?<seq>[0-9]{1,19})(?<seq_2>[0-9]{1,19})$`, 41},
+		{`@<seq, width=3, overflow=grow>@<checksum, algo=mod97-10>`, `^(?<seq>[0-9]{3}|[1-9][0-9]{3,18})(?<checksum>(?:0[2-9]|[1-8][0-9]|9[0-8]))$`, 21},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tpl, func(t *testing.T) {
