@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/sequence"
 )
 
 // weekday prints the call's day of the week, in upper or lower case.
@@ -74,4 +75,44 @@ func ExampleNewChecksum() {
 	out, _ := e.Append(nil, c)
 	fmt.Println(string(out))
 	// Output: 9
+}
+
+// A Program evaluates parts by Order, then position, and prints them in
+// position: the date (Before) is evaluated first, the check digit (After)
+// last, over everything printed before it.
+func ExampleNewProgram() {
+	seq, _ := expression.NewSeq("seq", sequence.NewMemory(), expression.Args{"width": "4"})
+	seq.Bind(nil, "orders", true)
+	date, _ := expression.NewDate(expression.Args{"format": "yyMM"})
+	check, _ := expression.NewChecksum(expression.Args{"algo": "luhn", "over": "all"})
+	p := expression.NewProgram([]expression.Part{
+		{Name: "seq", Offset: 0, Expr: seq},
+		{Name: "date", Offset: 20, Expr: date},
+		{Name: "checksum", Offset: 40, Expr: check},
+	}, "orders", nil)
+	fmt.Println(p.Order())
+	at := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	n, _ := p.Render(context.Background(), &expression.Call{At: at})
+	fmt.Println(n)
+	// Output:
+	// [1 0 2]
+	// 000124057
+}
+
+func ExampleNewVar() {
+	v, _ := expression.NewVar("unit", expression.Args{"maxlen": "4", "chars": "0-9"})
+	c := expression.NewContext(context.Background(), time.Time{}, map[string]string{"unit": "65x"})
+	_, err := v.Append(nil, c)
+	fmt.Println(err)
+	fmt.Println(v.Pattern())
+	// Output:
+	// variable invalid: "unit"="65x" has a character outside [0-9]
+	// [0-9]{1,4}?
+}
+
+func ExampleNewRandom() {
+	r, _ := expression.NewRandom(expression.Args{"width": "6", "alphabet": "A-Z0-9"})
+	out, _ := r.Append(nil, expression.NewContext(context.Background(), time.Time{}, nil))
+	fmt.Println(len(out), r.(expression.Patterner).Pattern())
+	// Output: 6 [0-9A-Z]{6}
 }
