@@ -89,6 +89,12 @@ type CounterOptions struct {
 // the store's floor (when it is a [sequence.Floorer]) and reserves again;
 // if that fails it returns an error wrapping [sequence.ErrRegressed].
 //
+// That covers a Redis that loses all of its data, not one that goes back in
+// time: run it either without persistence (save "" and appendonly no) or
+// with appendfsync always. A Redis that restarts from an RDB snapshot, or
+// from an append-only file written with appendfsync everysec, brings back
+// an older cur, and the numbers issued after it are issued again.
+//
 // There is no buffering: when Redis is unreachable, calls fail with an
 // error wrapping [sequence.ErrUnavailable] (bounded by their context).
 //
@@ -295,6 +301,9 @@ func (k *counterKey) refill(ctx context.Context, want int64, attempt *int) (take
 	lock := NewLock(c.rdb, redisKey(c.prefix, k.key, ":lock"), c.lockTTL)
 	ok, err := lock.TryLock(ctx)
 	if err != nil {
+		if ctx.Err() != nil { // the caller's time ran out: report it on the range
+			return 0, 0, classify("Next", k.rangeKey, ctx.Err())
+		}
 		return 0, 0, err
 	}
 	if !ok {
@@ -334,7 +343,7 @@ func (k *counterKey) install(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		res, err := c.replicas.script(ctx, c.rdb, installScript, k.rangeKey,
+		res, err := c.replicas.scriptOnce(ctx, c.rdb, installScript, k.rangeKey,
 			strconv.FormatInt(r.First-1, 10), strconv.FormatInt(r.Last, 10)).Slice()
 		if err != nil {
 			return classify("refill", k.rangeKey, err)

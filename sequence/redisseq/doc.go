@@ -31,8 +31,9 @@
 // replicas a failover may promote: every write is then followed, in the same
 // round trip, by WAIT, and no block or number is used before the replicas
 // have it. A single Redis without replicas needs none of this for the
-// Counter (its durable allocator covers a total loss of Redis's data); the
-// Allocator alone needs appendfsync always to survive a restart.
+// Counter (its durable allocator covers a total loss of Redis's data, but
+// not a restart from an older snapshot: see [Counter]); the Allocator
+// alone needs appendfsync always to survive a restart.
 //
 // # Key layout
 //

@@ -111,6 +111,51 @@ func (r replicas) script(ctx context.Context, rdb redis.UniversalClient, s *redi
 	return cmd
 }
 
+// scriptOnce is script for a write that must reach Redis at most once.
+// go-redis sends a command again when it loses the reply (a dropped
+// connection, a read timeout), although Redis may have run it; if Redis
+// restarted empty in between, a second range install would bring back a
+// range whose numbers were already issued. So the script is sent as a
+// command that go-redis does not retry, and a lost reply is an error.
+func (r replicas) scriptOnce(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, key string, args ...any) *redis.Cmd {
+	var cmd *redis.Cmd
+	for _, load := range []bool{false, true} {
+		if load {
+			// Loading a script changes no data, so it may be retried.
+			if err := s.Load(ctx, rdb).Err(); err != nil {
+				cmd.SetErr(err)
+				return cmd
+			}
+		}
+		cmd = redis.NewCmd(ctx, append([]any{"evalsha", s.Hash(), 1, key}, args...)...)
+		if r.n == 0 {
+			_ = rdb.Process(ctx, sendOnce{cmd})
+		} else {
+			p, err := r.pipeline(ctx, rdb, key)
+			if err != nil {
+				cmd.SetErr(err)
+				return cmd
+			}
+			_ = p.Process(ctx, sendOnce{cmd})
+			wait := r.wait(ctx, p)
+			p.Exec(ctx) // the errors are on the commands
+			if cmd.Err() == nil {
+				r.check(cmd, wait)
+			}
+		}
+		if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			break // NOSCRIPT: nothing ran; load the script and send it again
+		}
+	}
+	return cmd
+}
+
+// sendOnce is a command go-redis does not send again once it may have
+// reached Redis.
+type sendOnce struct{ *redis.Cmd }
+
+func (sendOnce) NoRetry() bool { return true }
+
 // incrBy runs INCRBY key n and then, if replicas are asked for, waits for
 // them in the same round trip.
 func (r replicas) incrBy(ctx context.Context, rdb redis.UniversalClient, key string, n int64) *redis.IntCmd {
