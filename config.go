@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,11 +50,19 @@ var backends = []string{BackendMemory, BackendBolt, BackendRedis, BackendRedisSt
 // errors.As with a *[ConfigError] says where.
 var ErrConfig = errors.New("sn: bad config")
 
-// ConfigError reports a problem in a [Config]. Its message names the
-// template and the field:
+// ConfigError reports a problem in a [Config]. Its message names the file
+// and the line, when the Config was read from one, the template and the
+// field:
 //
-//	sn: config: template "orders": sequence.backend "mysql": unknown (want memory, bolt, redis, redis-strict)
+//	sn: config: sn.yaml: line 9: template "orders": sequence.backend "mysql": unknown (want memory, bolt, redis, redis-strict)
 type ConfigError struct {
+	// File is the path given to [LoadConfig], or "".
+	File string
+	// Line is the line of the offending field in the text that
+	// [ParseConfig] or [LoadConfig] read (the template's own line when the
+	// field is not in the text), or 0 when unknown: a Config built in Go,
+	// a problem of the whole file, a failed Opener.
+	Line int
 	// Template is the name of the template at fault, or "" for the store
 	// section and for the file as a whole.
 	Template string
@@ -65,12 +75,22 @@ type ConfigError struct {
 	Err error
 }
 
-// Error returns "sn: config: template NAME: " followed by Err's message.
+// Error returns "sn: config: FILE: line N: template NAME: " followed by
+// Err's message, leaving out what is unknown.
 func (e *ConfigError) Error() string {
-	if e.Template == "" {
-		return "sn: config: " + e.Err.Error()
+	var b strings.Builder
+	b.WriteString("sn: config: ")
+	if e.File != "" {
+		b.WriteString(e.File + ": ")
 	}
-	return fmt.Sprintf("sn: config: template %q: %v", e.Template, e.Err)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Template != "" {
+		fmt.Fprintf(&b, "template %q: ", e.Template)
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
 }
 
 // Unwrap returns ErrConfig and Err.
@@ -96,6 +116,11 @@ func (e *ConfigError) Unwrap() []error { return []error{ErrConfig, e.Err} }
 // Templates whose sequences share a store and a counter key (the same
 // ownerKey) share a counter. [Config.Build] turns a Config into a [Set] of
 // Generators.
+//
+// A Config read by [ParseConfig] or [LoadConfig] also remembers, in
+// unexported fields, the file and the line of each field, so that the
+// errors of [Config.Validate] and [Config.Build] say where the problem is
+// (compare such Configs with go-cmp's cmpopts.IgnoreUnexported).
 type Config struct {
 	// Templates maps a name to a template. Names are made of letters,
 	// digits, "_", "-" and ".".
@@ -106,6 +131,32 @@ type Config struct {
 	// field, unless the template's own Sequence sets the field.
 	// default: the memory backend.
 	Store SequenceConfig `json:"store" yaml:"store"`
+
+	src *source // where the Config was read from, or nil
+}
+
+// source is where a Config was read from: the file and the line of each
+// field, by the template and field that a ConfigError names.
+type source struct {
+	file  string
+	lines map[fieldAt]int
+}
+
+// fieldAt names a field as a ConfigError does: a template ("" for the
+// store and the top level) and a field path ("" for the template itself).
+type fieldAt struct{ template, field string }
+
+// locate sets e's File and Line from s, which may be nil.
+func (s *source) locate(e *ConfigError) {
+	if s == nil {
+		return
+	}
+	e.File = s.file
+	if line, ok := s.lines[fieldAt{e.Template, e.Field}]; ok {
+		e.Line = line
+	} else if e.Template != "" {
+		e.Line = s.lines[fieldAt{e.Template, ""}]
+	}
 }
 
 // TemplateConfig is one named template of a [Config].
@@ -294,60 +345,232 @@ func (c *Config) Sequence(name string) (sc SequenceConfig, ok bool) {
 func (c *Config) Names() []string { return sortedKeys(c.Templates) }
 
 // ParseConfig decodes a Config from data in format "json" or "yaml" (or
-// "yml"). A field the Config does not have is an error, with its line when
-// the decoder tells it; so is a value of the wrong type. ParseConfig does
-// not check the templates themselves: call [Config.Validate] for that
-// ([Config.Build] does).
+// "yml"). A key that names no field of the Config, a key given twice and a
+// value of the wrong type are errors: each a *[ConfigError] with its line
+// and, inside a template, the template and the field; all of them are
+// returned, joined. ParseConfig does not check the values themselves nor
+// the templates: call [Config.Validate] for that ([Config.Build] does).
 func ParseConfig(data []byte, format string) (*Config, error) {
-	c := &Config{}
-	var err error
-	switch strings.ToLower(format) {
-	case "json":
-		err = decodeJSON(data, c)
-	case "yaml", "yml":
-		err = decodeYAML(data, c)
-	default:
-		return nil, &ConfigError{Err: fmt.Errorf("unknown format %q (want json or yaml)", format)}
-	}
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
-	return c, nil
+	return parseConfig(data, format, "")
 }
 
 // LoadConfig reads the Config in the file at path, whose extension (.json,
-// .yaml or .yml) gives the format, as for [ParseConfig]. Error messages
-// start with the path.
+// .yaml or .yml) gives the format, as for [ParseConfig]. Its errors, and
+// those of [Config.Validate] and [Config.Build] on the Config, name the
+// file.
 func LoadConfig(path string) (*Config, error) {
 	format := strings.TrimPrefix(filepath.Ext(path), ".")
 	switch strings.ToLower(format) {
 	case "json", "yaml", "yml":
 	default:
-		return nil, &ConfigError{Err: fmt.Errorf("%s: unknown extension %q (want .json, .yaml or .yml)", path, filepath.Ext(path))}
+		return nil, &ConfigError{File: path, Err: fmt.Errorf("unknown extension %q (want .json, .yaml or .yml)", filepath.Ext(path))}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
-	c, err := ParseConfig(data, format)
-	if err != nil {
-		ce := err.(*ConfigError)
-		ce.Err = fmt.Errorf("%s: %w", path, ce.Err)
-		return nil, ce
+	return parseConfig(data, format, path)
+}
+
+func parseConfig(data []byte, format, file string) (*Config, error) {
+	c := &Config{}
+	var keys []keyPos
+	var errs []*ConfigError
+	switch strings.ToLower(format) {
+	case "json":
+		keys, errs = decodeJSON(data, c)
+	case "yaml", "yml":
+		keys, errs = decodeYAML(data, c)
+	default:
+		errs = []*ConfigError{{Err: fmt.Errorf("unknown format %q (want json or yaml)", format)}}
+	}
+	if len(errs) > 0 {
+		joined := make([]error, len(errs))
+		for i, e := range errs {
+			e.File = file
+			joined[i] = e
+		}
+		if len(joined) == 1 {
+			return nil, joined[0]
+		}
+		return nil, errors.Join(joined...)
+	}
+	c.src = &source{file: file, lines: map[fieldAt]int{}}
+	for _, k := range keys {
+		if _, seen := c.src.lines[k.field()]; !seen {
+			c.src.lines[k.field()] = k.line
+		}
 	}
 	return c, nil
 }
 
-func decodeJSON(data []byte, c *Config) error {
+// keyPos is a key of a config file and where it is.
+type keyPos struct {
+	path  []string // the keys from the top of the document
+	line  int      // the key's line
+	end   int64    // JSON: the offset just past the key
+	vline int      // YAML: the line of the key's value
+	value string   // YAML: the value, when it is a scalar
+	tag   string   // YAML: the value's tag, such as "!!float"
+}
+
+// field names the key as a ConfigError does.
+func (k keyPos) field() fieldAt {
+	if len(k.path) >= 2 && k.path[0] == "templates" {
+		return fieldAt{k.path[1], strings.Join(k.path[2:], ".")}
+	}
+	return fieldAt{"", strings.Join(k.path, ".")}
+}
+
+// structAt returns the struct type that the mapping at path decodes into,
+// or nil.
+func structAt(path []string) reflect.Type {
+	switch {
+	case len(path) == 0:
+		return reflect.TypeFor[Config]()
+	case len(path) == 1 && path[0] == "store", len(path) == 3 && path[0] == "templates" && path[2] == "sequence":
+		return reflect.TypeFor[SequenceConfig]()
+	case len(path) == 2 && path[0] == "templates":
+		return reflect.TypeFor[TemplateConfig]()
+	}
+	return nil
+}
+
+// fieldNames returns the sorted names in a file of the fields of struct t.
+func fieldNames(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkKeys reports each key that names no field of the Config and each key
+// given twice in one mapping (which a JSON decoder takes silently, the last
+// winning).
+func checkKeys(keys []keyPos) []*ConfigError {
+	var errs []*ConfigError
+	first := map[string]int{} // the line of each path
+	dups := map[string]bool{} // the paths given twice
+	for _, k := range keys {
+		at := k.field()
+		bad := func(format string, a ...any) {
+			errs = append(errs, &ConfigError{Line: k.line, Template: at.template, Field: at.field, Err: fmt.Errorf(format, a...)})
+		}
+		id := strings.Join(k.path, "\x00")
+		inDup := false
+		for i := 1; i < len(k.path); i++ {
+			inDup = inDup || dups[strings.Join(k.path[:i], "\x00")]
+		}
+		if inDup {
+			continue // inside a key given twice, which is reported once
+		}
+		if line, dup := first[id]; dup {
+			dups[id] = true
+			if at.field == "" {
+				bad("defined twice (first at line %d)", line)
+			} else {
+				bad("%s: given twice (first at line %d)", at.field, line)
+			}
+			continue
+		}
+		first[id] = k.line
+		parent, name := k.path[:len(k.path)-1], k.path[len(k.path)-1]
+		t := structAt(parent)
+		if t == nil {
+			continue
+		}
+		known := fieldNames(t)
+		if !slices.Contains(known, name) {
+			bad("unknown field %q (known: %s)", at.field, strings.Join(known, ", "))
+			continue
+		}
+		// A YAML decoder truncates 1.5 into a whole number.
+		if f, ok := fieldByName(t, name); ok && f.Type.Kind() == reflect.Int64 && k.tag == "!!float" {
+			if v, err := strconv.ParseFloat(k.value, 64); err == nil && v != math.Trunc(v) {
+				bad("%s: want a whole number, found %s", at.field, k.value)
+			}
+		}
+	}
+	return errs
+}
+
+// fieldByName returns the field of struct t named name in a file.
+func fieldByName(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// configTypes are the types that the values of a config file decode into.
+var configTypes = []reflect.Type{
+	reflect.TypeFor[Config](), reflect.TypeFor[SequenceConfig](), reflect.TypeFor[TemplateConfig](),
+	reflect.TypeFor[map[string]TemplateConfig](), reflect.TypeFor[string](), reflect.TypeFor[int64](), reflect.TypeFor[float64](),
+}
+
+// want says how a value of the type named typ is written in a file; a
+// mapping is called object in JSON.
+func want(typ, mapping string) string {
+	i := slices.IndexFunc(configTypes, func(t reflect.Type) bool { return t.String() == typ })
+	if i < 0 {
+		return typ
+	}
+	switch t := configTypes[i]; t.Kind() {
+	case reflect.Int64:
+		return "a whole number"
+	case reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Map:
+		return mapping + " of templates by name"
+	default:
+		return mapping + " with the fields " + strings.Join(fieldNames(t), ", ")
+	}
+}
+
+// typeError reports a value of the wrong type for key k, or for the whole
+// document when k is nil.
+func typeError(k *keyPos, line int, want, found string) *ConfigError {
+	e := &ConfigError{Line: line, Err: fmt.Errorf("want %s, found %s", want, found)}
+	if k != nil {
+		at := k.field()
+		e.Template, e.Field = at.template, at.field
+		if at.field != "" {
+			e.Err = fmt.Errorf("%s: %w", at.field, e.Err)
+		}
+	}
+	return e
+}
+
+func decodeJSON(data []byte, c *Config) ([]keyPos, []*ConfigError) {
+	lineAt := func(off int64) int {
+		return 1 + bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte("\n"))
+	}
+	keys, err := jsonKeys(data)
+	for i := range keys {
+		keys[i].line = lineAt(keys[i].end)
+	}
+	if err == nil { // otherwise the decoder says what is wrong
+		if errs := checkKeys(keys); len(errs) > 0 {
+			return nil, errs
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(c)
+	err = dec.Decode(c)
 	if err == io.EOF {
-		return errors.New("empty document")
+		return nil, []*ConfigError{{Err: errors.New("empty document")}}
 	}
 	if err == nil {
 		if _, extra := dec.Token(); extra == io.EOF {
-			return nil
+			return keys, nil
 		}
 		err = errors.New("json: data after the top-level object")
 	}
@@ -358,105 +581,240 @@ func decodeJSON(data []byte, c *Config) error {
 	case errors.As(err, &se):
 		off = se.Offset
 	case errors.As(err, &te):
-		off = te.Offset
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		// The decoder reports the field once it has read the whole
-		// document: find the key itself.
-		if at, ok := unknownKey(json.NewDecoder(bytes.NewReader(data)), reflect.TypeFor[Config]()); ok {
-			off = at
+		// The value ends at te.Offset (objects and arrays: starts); its
+		// key is the last one before.
+		var k *keyPos
+		for i := range keys {
+			if keys[i].end <= te.Offset {
+				k = &keys[i]
+			}
 		}
+		var found string
+		switch {
+		case te.Value == "array":
+			found = "a list"
+		case te.Value == "object":
+			found = "an object"
+		case k != nil && k.end <= te.Offset: // the literal, between the key and te.Offset
+			found = strings.TrimLeft(string(data[k.end:te.Offset]), " \t\r\n:")
+		}
+		if found == "" {
+			found = "a " + strings.Fields(te.Value + " value")[0] // a string, a number, a bool
+		}
+		return nil, []*ConfigError{typeError(k, lineAt(te.Offset), want(te.Type.String(), "an object"), found)}
 	}
-	line := 1 + bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte("\n"))
-	return fmt.Errorf("line %d: %s", line, strings.TrimPrefix(err.Error(), "json: "))
+	return nil, []*ConfigError{{Line: lineAt(off), Err: errors.New(strings.TrimPrefix(err.Error(), "json: "))}}
 }
 
-// unknownKey reads one JSON value meant for type t and returns the offset
-// just past the first object key that t does not have.
-func unknownKey(dec *json.Decoder, t reflect.Type) (int64, bool) {
-	tok, err := dec.Token()
-	if err != nil {
-		return 0, false
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		if d, ok := tok.(json.Delim); ok && d == '[' {
-			for dec.More() {
-				if off, found := unknownKey(dec, nil); found {
-					return off, true
-				}
-			}
-			dec.Token() // ']'
-		}
-		return 0, false
-	}
-	for dec.More() {
+// jsonKeys lists the object keys of the JSON value in data, in order, with
+// the names of fields in lower case as the decoder matches them.
+func jsonKeys(data []byte) ([]keyPos, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var keys []keyPos
+	var value func(path []string) error
+	value = func(path []string) error {
 		tok, err := dec.Token()
 		if err != nil {
-			return 0, false
+			return err
 		}
-		key, _ := tok.(string)
-		var elem reflect.Type
-		switch {
-		case t == nil:
-		case t.Kind() == reflect.Map:
-			elem = t.Elem()
-		case t.Kind() == reflect.Struct:
-			f, ok := jsonField(t, key)
-			if !ok {
-				return dec.InputOffset(), true
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		for i := 0; dec.More(); i++ {
+			p := append(slices.Clip(path), fmt.Sprintf("[%d]", i))
+			if d == '{' {
+				tok, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := tok.(string)
+				if len(path) != 1 || path[0] != "templates" { // not a template name
+					key = strings.ToLower(key)
+				}
+				p[len(p)-1] = key
+				keys = append(keys, keyPos{path: p, end: dec.InputOffset()})
 			}
-			elem = f.Type
+			if err := value(p); err != nil {
+				return err
+			}
 		}
-		if off, found := unknownKey(dec, elem); found {
-			return off, true
-		}
+		_, err = dec.Token()
+		return err
 	}
-	dec.Token() // '}'
-	return 0, false
+	return keys, value(nil)
 }
 
-// jsonField finds the field of struct t that encoding/json decodes key
-// into: an exact match of its name, else one that differs only in case.
-func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
-	var fold reflect.StructField
-	found := false
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == key {
-			return f, true
-		}
-		if !found && strings.EqualFold(name, key) {
-			fold, found = f, true
+var (
+	yamlLine         = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	yamlUnknownField = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+	yamlWrongType    = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+)
+
+func decodeYAML(data []byte, c *Config) ([]keyPos, []*ConfigError) {
+	keys, err := yamlKeys(data)
+	if err == nil { // otherwise the decoder says what is wrong
+		if errs := checkKeys(keys); len(errs) > 0 {
+			return nil, errs
 		}
 	}
-	return fold, found
-}
-
-var yamlUnknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
-
-func decodeYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	err := dec.Decode(c)
+	err = dec.Decode(c)
 	if err == io.EOF {
-		return nil // an empty document: Validate says what is missing
+		return nil, nil // an empty document: Validate says what is missing
 	}
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		msgs := make([]string, len(te.Errors))
-		for i, m := range te.Errors {
-			msgs[i] = yamlUnknownField.ReplaceAllString(m, `unknown field "$1"`)
+		errs := make([]*ConfigError, len(te.Errors))
+		for i, msg := range te.Errors {
+			errs[i] = yamlError(msg, keys)
 		}
-		return errors.New(strings.Join(msgs, "; "))
+		return nil, errs
 	}
 	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, []*ConfigError{yamlError(err.Error(), nil)}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
-		return errors.New("more than one YAML document")
+		return nil, []*ConfigError{{Err: errors.New("more than one YAML document")}}
 	}
-	return nil
+	return keys, nil
+}
+
+// yamlError turns a message of the YAML decoder into a ConfigError,
+// naming the key of a value of the wrong type.
+func yamlError(msg string, keys []keyPos) *ConfigError {
+	m := yamlLine.FindStringSubmatch(msg)
+	if m == nil {
+		return &ConfigError{Err: errors.New(strings.TrimPrefix(msg, "yaml: "))}
+	}
+	line, _ := strconv.Atoi(m[1])
+	msg = m[2]
+	if m := yamlUnknownField.FindStringSubmatch(msg); m != nil {
+		return &ConfigError{Line: line, Err: fmt.Errorf("unknown field %q", m[1])}
+	}
+	m = yamlWrongType.FindStringSubmatch(msg)
+	if m == nil {
+		return &ConfigError{Line: line, Err: errors.New(msg)}
+	}
+	tag, value, into := m[1], m[2], m[3]
+	// The key is the one whose value is on that line; in a flow mapping,
+	// the first with that tag and (perhaps shortened) value.
+	var k *keyPos
+	for i := range keys {
+		ki := &keys[i]
+		if ki.vline != line {
+			continue
+		}
+		if ki.tag == tag && strings.HasPrefix(ki.value, strings.TrimSuffix(value, "...")) {
+			k = ki
+			break
+		}
+		if k == nil {
+			k = ki
+		}
+	}
+	if k != nil && value != "" {
+		value = k.value
+	}
+	found := map[string]string{"!!str": strconv.Quote(value), "!!map": "a mapping", "!!seq": "a list"}[tag]
+	if found == "" {
+		found = value
+	}
+	return typeError(k, line, want(into, "a mapping"), found)
+}
+
+// yamlKeys lists the mapping keys of the first YAML document in data, in
+// order, following aliases and merge keys ("<<") as the decoder does.
+func yamlKeys(data []byte) ([]keyPos, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	var keys []keyPos
+	walking := map[*yaml.Node]bool{} // against aliases that contain themselves
+	// walk lists the keys of the mapping n at path but those in skip, and
+	// returns the names it listed.
+	var walk func(n *yaml.Node, path []string, skip map[string]bool) map[string]bool
+	walk = func(n *yaml.Node, path []string, skip map[string]bool) map[string]bool {
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		listed := map[string]bool{}
+		if n == nil || len(path) >= 4 || walking[n] { // nothing deeper is a field of a Config
+			return listed
+		}
+		walking[n] = true
+		defer delete(walking, n)
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := path
+				if n.Kind == yaml.SequenceNode {
+					p = append(slices.Clip(path), fmt.Sprintf("[%d]", i))
+				}
+				walk(c, p, nil)
+			}
+			return listed
+		case yaml.MappingNode:
+		default:
+			return listed
+		}
+		var merges []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" {
+				merges = append(merges, v)
+				continue
+			}
+			listed[k.Value] = true
+			if skip[k.Value] {
+				continue
+			}
+			p := append(slices.Clip(path), k.Value)
+			kv := keyPos{path: p, line: k.Line}
+			if rv := v; rv != nil {
+				for rv.Kind == yaml.AliasNode && rv.Alias != nil {
+					rv = rv.Alias
+				}
+				kv.vline, kv.value, kv.tag = rv.Line, rv.Value, rv.Tag
+			}
+			keys = append(keys, kv)
+			walk(v, p, nil)
+		}
+		// Keys of the mapping win over merged ones, earlier merges over
+		// later ones.
+		for _, m := range merges {
+			for m != nil && m.Kind == yaml.AliasNode {
+				m = m.Alias
+			}
+			each := []*yaml.Node{m}
+			if m != nil && m.Kind == yaml.SequenceNode {
+				each = m.Content
+			}
+			for _, e := range each {
+				for name := range walk(e, path, union(skip, listed)) {
+					listed[name] = true
+				}
+			}
+		}
+		return listed
+	}
+	walk(&doc, nil, nil)
+	return keys, nil
+}
+
+// union returns a new set of the names in a and b.
+func union(a, b map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }
 
 // Validate checks every template and sequence setting of c without opening
@@ -548,6 +906,9 @@ func (c *Config) compile(opts []Option) ([]compiled, []error) {
 		if len(errs) == n0 {
 			out = append(out, compiled{name: name, text: t.Template, seq: sc, floor: t.Floor, keys: keys})
 		}
+	}
+	for _, e := range errs {
+		c.src.locate(e.(*ConfigError))
 	}
 	return out, errs
 }

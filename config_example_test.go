@@ -39,7 +39,7 @@ templates:
 	// Output:
 	// orders: SN-@<seq, width=8>-@<checksum, algo=luhn> from bolt sn.db
 	// tickets: QJ@<seq, width=6> from memory sn.db
-	// sn: config: line 3: unknown field "tempalte"
+	// sn: config: line 3: template "orders": unknown field "tempalte" (known: floor, sequence, template)
 }
 
 func ExampleLoadConfig() {

@@ -14,12 +14,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/expression"
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
 )
+
+// ignoreSource ignores where a Config was read from.
+var ignoreSource = cmpopts.IgnoreUnexported(sn.Config{})
 
 func TestParseConfig(t *testing.T) {
 	want := &sn.Config{
@@ -75,7 +79,7 @@ templates:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got, ignoreSource); diff != "" {
 				t.Errorf("ParseConfig (-want +got):\n%s", diff)
 			}
 		})
@@ -87,24 +91,47 @@ func TestParseConfigErrors(t *testing.T) {
 		name, format, data, want string
 	}{
 		{"json unknown field", "json", "{\n  \"templates\": {\n    \"a\": {\"template\": \"x@<seq>\", \"flor\": 1}\n  }\n}",
-			`sn: config: line 3: unknown field "flor"`},
+			`sn: config: line 3: template "a": unknown field "flor" (known: floor, sequence, template)`},
 		{"json unknown top-level field", "json", `{"template": {}}`,
-			`sn: config: line 1: unknown field "template"`},
+			`sn: config: line 1: unknown field "template" (known: store, templates)`},
 		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
-			`sn: config: line 2: unknown field "steps"`},
+			`sn: config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
-			`sn: config: line 2: cannot unmarshal string into Go struct field TemplateConfig.templates.floor of type int64`},
+			`sn: config: line 2: template "a": floor: want a whole number, found "ten"`},
+		{"json fraction", "json", "{\"store\": {\"step\": 1.5}}",
+			`sn: config: line 1: store.step: want a whole number, found 1.5`},
+		{"json object for a string", "json", "{\"templates\": {\"a\": {\"template\": {\"x\": 1}}}}",
+			`sn: config: line 1: template "a": template: want a string, found an object`},
+		{"json template as a string", "json", "{\"templates\": {\n\"a\": \"A@<seq>\"}}",
+			`sn: config: line 2: template "a": want an object with the fields floor, sequence, template, found "A@<seq>"`},
+		{"json not an object", "json", "[1]",
+			`sn: config: line 1: want an object with the fields store, templates, found a list`},
+		{"json key twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\",\n\"Template\": \"B@<seq>\"}}}",
+			`sn: config: line 2: template "a": template: given twice (first at line 1)`},
+		{"json template twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\"},\n\"a\": {\"template\": \"B@<seq>\"}}}",
+			`sn: config: line 2: template "a": defined twice (first at line 1)`},
 		{"json syntax", "json", "{\"templates\": {\n\"a\": {,}}}",
 			`sn: config: line 2: invalid character ',' looking for beginning of object key string`},
 		{"json empty", "json", "  ", `sn: config: empty document`},
 		{"json two values", "json", `{} {}`, `sn: config: line 1: data after the top-level object`},
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
-			`sn: config: line 4: unknown field "flor"`},
+			`sn: config: line 4: template "a": unknown field "flor" (known: floor, sequence, template)`},
 		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\n",
-			`sn: config: line 2: unknown field "backnd"; line 3: unknown field "steps"`},
+			"sn: config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)\n" +
+				`sn: config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)`},
 		{"yaml wrong type", "yaml", "templates:\n  a:\n    floor: ten\n",
-			"sn: config: line 3: cannot unmarshal !!str `ten` into int64"},
+			`sn: config: line 3: template "a": floor: want a whole number, found "ten"`},
+		{"yaml wrong types in a flow mapping", "yaml", "templates:\n  a: {template: A@<seq>, floor: tenthousand, sequence: {step: [1]}}\n",
+			"sn: config: line 2: template \"a\": floor: want a whole number, found \"tenthousand\"\n" +
+				`sn: config: line 2: template "a": sequence.step: want a whole number, found a list`},
+		{"yaml fraction", "yaml", "templates:\n  a:\n    floor: 1.5\n",
+			`sn: config: line 3: template "a": floor: want a whole number, found 1.5`},
+		{"yaml template as a string", "yaml", "templates:\n  a: A@<seq>\n",
+			`sn: config: line 2: template "a": want a mapping with the fields floor, sequence, template, found "A@<seq>"`},
+		{"yaml key twice", "yaml", "templates:\n  a:\n    template: A@<seq>\n  a:\n    template: B@<seq>\n",
+			`sn: config: line 4: template "a": defined twice (first at line 2)`},
 		{"yaml syntax", "yaml", "templates: [\n", `sn: config: line 1: did not find expected node content`},
+		{"yaml merges that merge each other", "yaml", "templates: &x {a: &y {<<: *x}, <<: *y}\n", `sn: config: anchor 'x' value contains itself`},
 		{"yaml two documents", "yaml", "templates: {}\n---\ntemplates: {}\n", `sn: config: more than one YAML document`},
 		{"unknown format", "toml", "", `sn: config: unknown format "toml" (want json or yaml)`},
 	}
@@ -139,7 +166,7 @@ func TestLoadConfig(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, got, ignoreSource); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
 	}
@@ -147,13 +174,13 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreSource); diff != "" {
 		t.Errorf("json (-want +got):\n%s", diff)
 	}
 
 	bad := write("bad.yaml", "templates:\n  a:\n    tmpl: A\n")
 	_, err = sn.LoadConfig(bad)
-	if want := "sn: config: " + bad + `: line 3: unknown field "tmpl"`; err == nil || err.Error() != want {
+	if want := "sn: config: " + bad + `: line 3: template "a": unknown field "tmpl" (known: floor, sequence, template)`; err == nil || err.Error() != want {
 		t.Errorf("LoadConfig(bad) = %v, want %s", err, want)
 	}
 	toml := write("c.toml", "")
@@ -298,6 +325,85 @@ func TestConfigErrorFields(t *testing.T) {
 	var pe *parser.Error
 	if !errors.As(err, &pe) || pe.Offset != 8 {
 		t.Errorf("errors.As(*parser.Error) = %v, want offset 8", pe)
+	}
+}
+
+// The errors of a Config read from a file name the file and the line: the
+// field's, or its template's when the field is not in the file.
+func TestConfigErrorLines(t *testing.T) {
+	tests := []struct {
+		name, file, data string
+		want             []string
+	}{
+		{"yaml", "sn.yaml", `store:
+  backend: bolt
+  step: -1
+templates:
+  orders:
+    template: "SN-@<seq, widht=8>"
+  tickets:
+    template: QJ@<seq>
+    sequence:
+      backend: mysql
+  daily:
+    template: "@<date>@<seq, reset=day>"
+    floor: 100
+`, []string{
+			`sn: config: sn.yaml: line 3: store.step -1: want 1 or more (or 0 for the default)`,
+			`sn: config: sn.yaml: line 11: template "daily": sequence.path: the bolt backend needs a file (set path here or in store)`,
+			`sn: config: sn.yaml: line 13: template "daily": floor: the counter resets every day, so there is no single counter to raise`,
+			`sn: config: sn.yaml: line 5: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
+			"sn: config: sn.yaml: line 6: template \"orders\": sn: template: offset 10: seq: unknown argument \"widht\" (known: key, overflow, reset, width)\n\tSN-@<seq, widht=8>\n\t          ^",
+			`sn: config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want memory, bolt, redis, redis-strict)`,
+		}},
+		{"json", "sn.json", `{
+  "templates": {
+    "orders": {"template": "SN-@<seq>",
+               "floor": -1},
+    "tickets": {
+      "template": "QJ@<seq>", "sequence": {"Backend": "redis"}
+    }
+  }
+}`, []string{
+			`sn: config: sn.json: line 4: template "orders": floor -1: want 0 (none) or more`,
+			`sn: config: sn.json: line 5: template "tickets": sequence.url: the redis backend needs a Redis URL (set url here or in store)`,
+		}},
+		{"yaml merge keys", "sn.yaml", `templates:
+  a: &a
+    template: A@<seq>
+    sequence: {step: 5}
+  b:
+    <<: *a
+    floor: -2
+`, []string{
+			`sn: config: sn.yaml: line 4: template "a": sequence.step: not used by the memory backend`,
+			`sn: config: sn.yaml: line 4: template "b": sequence.step: not used by the memory backend`,
+			`sn: config: sn.yaml: line 7: template "b": floor -2: want 0 (none) or more`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), tt.file)
+			if err := os.WriteFile(path, []byte(tt.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := sn.LoadConfig(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cfg.Validate()
+			if err == nil {
+				t.Fatal("Validate = nil")
+			}
+			want := strings.ReplaceAll(strings.Join(tt.want, "\n"), "sn: config: "+tt.file, "sn: config: "+path)
+			if diff := cmp.Diff(want, err.Error()); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+			var ce *sn.ConfigError
+			if !errors.As(err, &ce) || ce.File != path || ce.Line == 0 {
+				t.Errorf("errors.As(*ConfigError) = %+v, want File %s and a Line", ce, path)
+			}
+		})
 	}
 }
 

@@ -43,6 +43,7 @@ import (
 	"io"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
@@ -67,7 +68,7 @@ type Options struct {
 	// of serving them from blocks through a sequence.Segment. A program
 	// that issues a few numbers and exits leaves no gap that way, at the
 	// cost of a store call per request; the sn command sets it. The step
-	// settings are then unused.
+	// settings are then unused; fetch_timeout bounds each call.
 	// default: false, segments.
 	Exact bool
 }
@@ -125,6 +126,10 @@ func (o *Opener) Open(ctx context.Context, name string, sc sn.SequenceConfig) (s
 	if err != nil {
 		return nil, nil, fmt.Errorf("backend: %w", err)
 	}
+	timeout := segOpts.FetchTimeout
+	if timeout <= 0 {
+		timeout = defaultFetchTimeout
+	}
 	switch sc.Backend {
 	case sn.BackendMemory, "":
 		return o.mem, nil, nil
@@ -133,19 +138,19 @@ func (o *Opener) Open(ctx context.Context, name string, sc sn.SequenceConfig) (s
 		if err != nil {
 			return nil, nil, err
 		}
-		return o.gen(store, segOpts), release, nil
+		return o.gen(store, segOpts, timeout), release, nil
 	case sn.BackendRedis:
-		c, release, err := o.redis(ctx, sc.URL)
+		c, release, err := o.redis(ctx, sc.URL, timeout)
 		if err != nil {
 			return nil, nil, err
 		}
-		return o.gen(c.allocator(sc), segOpts), release, nil
+		return o.gen(c.allocator(sc), segOpts, timeout), release, nil
 	case sn.BackendRedisStrict:
 		store, releaseStore, err := o.bolt(sc.Path)
 		if err != nil {
 			return nil, nil, err
 		}
-		c, releaseRedis, err := o.redis(ctx, sc.URL)
+		c, releaseRedis, err := o.redis(ctx, sc.URL, timeout)
 		if err != nil {
 			releaseStore.closeLocked()
 			return nil, nil, err
@@ -157,11 +162,15 @@ func (o *Opener) Open(ctx context.Context, name string, sc sn.SequenceConfig) (s
 		sn.BackendMemory, sn.BackendBolt, sn.BackendRedis, sn.BackendRedisStrict)
 }
 
+// defaultFetchTimeout is the default of SequenceConfig.FetchTimeout, as in
+// sequence.SegmentOptions: it also bounds the first PING of a Redis client.
+const defaultFetchTimeout = 5 * time.Second
+
 // gen wraps a in a Segment, or in an exact Gen under Options.Exact; o.mu
 // is held.
-func (o *Opener) gen(a sequence.Allocator, opts sequence.SegmentOptions) sequence.Gen {
+func (o *Opener) gen(a sequence.Allocator, opts sequence.SegmentOptions, timeout time.Duration) sequence.Gen {
 	if o.opts.Exact {
-		return exact{a}
+		return exact{a, timeout}
 	}
 	s := sequence.NewSegment(a, opts)
 	o.segs = append(o.segs, s)
@@ -272,11 +281,16 @@ func (o *Opener) Close() error {
 }
 
 // exact is a Gen that reserves exactly what it is asked for from its
-// Allocator; see Options.Exact.
-type exact struct{ a sequence.Allocator }
+// Allocator, each call bounded by timeout; see Options.Exact.
+type exact struct {
+	a       sequence.Allocator
+	timeout time.Duration
+}
 
 // Next reserves one number.
 func (e exact) Next(ctx context.Context, key string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
 	r, err := e.a.Allocate(ctx, key, 1)
 	if err != nil {
 		return 0, err
@@ -292,6 +306,8 @@ func (e exact) NextN(ctx context.Context, key string, dst []int64, n int) ([]int
 	if n == 0 {
 		return dst, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
 	r, err := e.a.Allocate(ctx, key, int64(n))
 	if err != nil {
 		return dst, err
@@ -308,5 +324,7 @@ func (e exact) Floor(ctx context.Context, key string, floor int64) error {
 	if !ok {
 		return fmt.Errorf("backend: %T is not a sequence.Floorer: %w", e.a, errors.ErrUnsupported)
 	}
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
 	return fl.Floor(ctx, key, floor)
 }

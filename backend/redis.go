@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -27,16 +28,25 @@ func (c redisClient) counter(durable sequence.Allocator, sc sn.SequenceConfig) s
 }
 
 // redis connects to rawURL, or shares the client already connected to it;
-// o.mu is held. A new client must answer PING before ctx is done.
-func (o *Opener) redis(ctx context.Context, rawURL string) (redisClient, *lease, error) {
+// o.mu is held. A new client must answer PING within timeout, before ctx
+// is done: a server that does not answer would otherwise hold Open for the
+// client's dial timeout times its retries (minutes).
+func (o *Opener) redis(ctx context.Context, rawURL string, timeout time.Duration) (redisClient, *lease, error) {
 	sh := o.redises[rawURL]
 	if sh == nil {
 		c, err := NewRedisClient(rawURL)
 		if err != nil {
 			return redisClient{}, nil, err
 		}
-		if err := c.Ping(ctx).Err(); err != nil {
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		err = c.Ping(pctx).Err()
+		timedOut := pctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if err != nil {
 			c.Close()
+			if timedOut {
+				err = fmt.Errorf("no answer within %v: %w", timeout, err)
+			}
 			return redisClient{}, nil, fmt.Errorf("backend: redis %s: %w", redact(rawURL), err)
 		}
 		sh = &shared[redisClient]{v: redisClient{c}}
@@ -49,7 +59,9 @@ func (o *Opener) redis(ctx context.Context, rawURL string) (redisClient, *lease,
 // NewRedisClient returns a client for a URL in one of the forms described
 // in the package comment: a *redis.Client for redis://, rediss:// and
 // unix://, a *redis.ClusterClient for redis+cluster:// and
-// rediss+cluster://. It does not connect.
+// rediss+cluster://. Its commands end at their context's deadline
+// (go-redis's ContextTimeoutEnabled), so that a sequence's fetch_timeout
+// bounds a server that does not answer. It does not connect.
 func NewRedisClient(rawURL string) (redis.UniversalClient, error) {
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
@@ -61,6 +73,7 @@ func NewRedisClient(rawURL string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("backend: redis URL %q: %w", redact(rawURL), err)
 		}
+		opt.ContextTimeoutEnabled = true
 		return redis.NewClient(opt), nil
 	case "redis+cluster", "rediss+cluster":
 		u, err := clusterURL(strings.TrimSuffix(scheme, "+cluster"), rest)
@@ -71,6 +84,7 @@ func NewRedisClient(rawURL string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("backend: redis URL %q: %w", redact(rawURL), err)
 		}
+		opt.ContextTimeoutEnabled = true
 		return redis.NewClusterClient(opt), nil
 	}
 	return nil, fmt.Errorf("backend: redis URL %q: unknown scheme %q (want redis, rediss, unix, redis+cluster or rediss+cluster)", redact(rawURL), scheme)

@@ -1,6 +1,9 @@
 package backend_test
 
 import (
+	"context"
+	"errors"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,8 +105,48 @@ func TestRedisUnreachable(t *testing.T) {
 	open := backend.New(backend.Options{})
 	defer open.Close()
 	_, _, err := open.Open(t.Context(), "a", sn.SequenceConfig{Backend: sn.BackendRedis, URL: "redis://" + srv.Addr() + "?max_retries=-1"})
-	if err == nil || !strings.HasPrefix(err.Error(), "backend: redis redis://"+srv.Addr()+"?max_retries=-1: ") || !strings.Contains(err.Error(), "refused") {
+	if want := "backend: redis redis://" + srv.Addr() + "?max_retries=-1: dial tcp " + srv.Addr() + ": connect: connection refused"; err == nil || err.Error() != want {
 		t.Errorf("Open = %v, want a connection refused error naming the URL", err)
+	}
+}
+
+// A server that accepts connections and never answers fails Open within
+// fetch_timeout.
+func TestRedisNoAnswer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	defer func() { l.Close(); <-done }()
+
+	open := backend.New(backend.Options{})
+	defer open.Close()
+	url := "redis://" + l.Addr().String()
+	for _, b := range []string{sn.BackendRedis, sn.BackendRedisStrict} {
+		_, _, err = open.Open(t.Context(), "a", sn.SequenceConfig{Backend: b, URL: url, Path: filepath.Join(t.TempDir(), "strict.db"), FetchTimeout: "50ms"})
+		if want := "backend: redis " + url + ": no answer within 50ms: context deadline exceeded"; err == nil || err.Error() != want {
+			t.Errorf("%s: Open = %v, want %s", b, err, want)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: Open = %v, want context.DeadlineExceeded", b, err)
+		}
 	}
 }
 
@@ -171,11 +214,17 @@ func TestNewRedisClient(t *testing.T) {
 			switch c := c.(type) {
 			case *redis.Client:
 				o := c.Options()
+				if !o.ContextTimeoutEnabled {
+					t.Error("ContextTimeoutEnabled is false: a context's deadline would not end a command")
+				}
 				if tt.addrs != nil || o.Addr != tt.addr || o.DB != tt.db || o.Username != tt.user || o.Password != tt.pw || (o.TLSConfig != nil) != tt.tls || tt.dial != 0 && o.DialTimeout != tt.dial {
 					t.Errorf("client options: addr %q db %d user %q pw %q tls %v dial %v", o.Addr, o.DB, o.Username, o.Password, o.TLSConfig != nil, o.DialTimeout)
 				}
 			case *redis.ClusterClient:
 				o := c.Options()
+				if !o.ContextTimeoutEnabled {
+					t.Error("ContextTimeoutEnabled is false: a context's deadline would not end a command")
+				}
 				if !cmp.Equal(o.Addrs, tt.addrs) || o.Username != tt.user || o.Password != tt.pw || (o.TLSConfig != nil) != tt.tls || tt.dial != 0 && o.DialTimeout != tt.dial {
 					t.Errorf("cluster options: addrs %q user %q pw %q tls %v dial %v", o.Addrs, o.Username, o.Password, o.TLSConfig != nil, o.DialTimeout)
 				}

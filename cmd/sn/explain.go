@@ -1,5 +1,9 @@
 package main
 
+// maxPreview is the most samples preview prints: [sn.Generator.Preview]
+// returns them all at once.
+const maxPreview = 100_000
+
 func cmdExplain(e *env, args []string) error {
 	f := newFlags("explain")
 	pos, err := f.parse(args)
@@ -25,8 +29,8 @@ func cmdPreview(e *env, args []string) error {
 	if err != nil {
 		return helpOr(e, f.cmd, err)
 	}
-	if f.n < 0 {
-		return usagef(f.cmd, "-n %d: want 0 or more", f.n)
+	if f.n < 0 || f.n > maxPreview {
+		return usagef(f.cmd, "-n %d: want 0 to %d (preview holds its samples in memory; sn next issues more)", f.n, maxPreview)
 	}
 	t, pos, err := f.target(pos, placeholderStore)
 	if err != nil {

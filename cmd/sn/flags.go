@@ -100,14 +100,38 @@ func (f *flags) parse(args []string) ([]string, error) {
 		}
 		rest := f.fs.Args()
 		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(pos, rest...), nil
+			pos = append(pos, rest...)
+			break
 		}
 		if len(rest) == 0 {
-			return pos, nil
+			break
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	return pos, f.checkEmpty()
+}
+
+// wantValue says what each flag that names a thing wants, for an empty
+// value.
+var wantValue = map[string]string{
+	"t":        "-t: want a template",
+	"template": "--template: want a template",
+	"config":   "--config: want a file name",
+	"store":    "--store: want a file path (leave --store out for the default store)",
+	"redis":    "--redis: want a URL such as redis://localhost:6379/0",
+}
+
+// checkEmpty refuses a flag given an empty value, as in --redis "$URL"
+// with URL unset: sn must not fall back to another store silently.
+func (f *flags) checkEmpty() error {
+	var err error
+	f.fs.Visit(func(fl *flag.Flag) {
+		if want, ok := wantValue[fl.Name]; ok && err == nil && fl.Value.String() == "" {
+			err = usagef(f.cmd, "empty value for %s", want)
+		}
+	})
+	return err
 }
 
 // target is the template a command works on.
@@ -224,7 +248,7 @@ func defaultStorePath() (string, error) {
 	}
 	dir = filepath.Join(dir, "sn")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("creating the store's directory: %w", err)
+		return "", fmt.Errorf("creating the store's directory: %w (give another store with --store PATH)", err)
 	}
 	return filepath.Join(dir, "sn.db"), nil
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,6 +165,15 @@ func TestUsageErrors(t *testing.T) {
 		{"store with redis", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--store", "a.db"}, "sn next: --store is not used with --redis (unless --strict)", "next"},
 		{"store flag for check", []string{"check", "-t", "x@<seq>", "--store", "a.db"}, "sn check: flag provided but not defined: -store", "check"},
 		{"extra argument", []string{"explain", "-t", "x@<seq>", "more"}, `sn explain: unexpected argument "more"`, "explain"},
+		{"huge count", []string{"next", "-t", "x@<seq>", "-n", "99999999999999999999"}, `sn next: invalid value "99999999999999999999" for flag -n: value out of range`, "next"},
+		// An empty value, as from --redis "$URL" with URL unset, must not
+		// fall back to the default store.
+		{"empty template", []string{"next", "-t", ""}, "sn next: empty value for -t: want a template", "next"},
+		{"empty redis", []string{"next", "-t", "x@<seq>", "--redis", ""}, "sn next: empty value for --redis: want a URL such as redis://localhost:6379/0", "next"},
+		{"empty store", []string{"next", "-t", "x@<seq>", "--store="}, "sn next: empty value for --store: want a file path (leave --store out for the default store)", "next"},
+		{"empty config", []string{"check", "--config", "", "orders"}, "sn check: empty value for --config: want a file name", "check"},
+		{"preview count too large", []string{"preview", "-t", "x@<seq>", "-n", "100001"}, "sn preview: -n 100001: want 0 to 100000 (preview holds its samples in memory; sn next issues more)", "preview"},
+		{"missing vars", []string{"next", "-t", "@<seq>-@<area>-@<unit>-@<area>"}, "sn next: the template needs --var area=VALUE --var unit=VALUE", "next"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,6 +191,10 @@ func TestUsageErrors(t *testing.T) {
 			wantUsage := "\nsn issues business numbers"
 			if tt.usage != "sn" {
 				wantUsage = "\nUsage: sn " + tt.usage + " "
+				// The synopsis only, so that the message stays in sight.
+				if end := "\nRun 'sn help " + tt.usage + "' for the flags and examples.\n"; !strings.HasSuffix(rest, end) {
+					t.Errorf("stderr does not end with %q:\n%s", end, rest)
+				}
 			}
 			if !strings.HasPrefix(rest, wantUsage) {
 				t.Errorf("stderr after the message does not start with %q:\n%s", wantUsage, rest)
@@ -277,6 +291,16 @@ func TestNextStoreInUse(t *testing.T) {
 	if r.code != 1 || !strings.HasPrefix(r.stderr, "sn: ") || !strings.Contains(r.stderr, "no such file or directory") {
 		t.Errorf("missing directory: exit %d, stderr %s", r.code, r.stderr)
 	}
+	// No place for the default store: say how to give one.
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.WriteFile(home, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runSN(t, "", []string{"XDG_STATE_HOME=", "HOME=" + home}, "next", "-t", "A@<seq>")
+	want = fmt.Sprintf("sn: creating the store's directory: mkdir %s: not a directory (give another store with --store PATH)\n", home)
+	if r.code != 1 || r.stdout != "" || r.stderr != want {
+		t.Errorf("default store impossible: exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", r.code, r.stdout, r.stderr, want)
+	}
 }
 
 // Concurrent runs on one store wait for each other (up to --wait) and
@@ -339,8 +363,31 @@ func TestVarAndAt(t *testing.T) {
 		t.Errorf("next day: %q, want %q", got, want)
 	}
 	r := runSN(t, "", nil, "next", "-t", tpl, "--store", store)
-	if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, "sn: ") || !strings.Contains(r.stderr, "area") {
+	if first, _, _ := strings.Cut(r.stderr, "\n"); r.code != 2 || r.stdout != "" || first != "sn next: the template needs --var area=VALUE" {
 		t.Errorf("missing --var: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A variable missing or invalid is bad usage, found before a number is
+// drawn, even when the sequence comes first in the template.
+func TestVarCheckedBeforeDrawing(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "sn.db")
+	tpl := "@<seq, width=3>-@<area, maxlen=3>"
+	for _, args := range [][]string{{"--var", "area=0101"}, {}, {"--var", "area="}} {
+		r := runSN(t, "", nil, append([]string{"next", "-t", tpl, "--store", store}, args...)...)
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, want exit 2 and nothing", args, r.code, r.stdout)
+		}
+		if want := `sn: area at offset 16: variable invalid: "area" is 4 bytes long, more than maxlen=3` + "\n"; len(args) == 2 && args[1] == "area=0101" && r.stderr != want {
+			t.Errorf("invalid --var: stderr %q, want %q", r.stderr, want)
+		}
+	}
+	if got := ok(t, "next", "-t", tpl, "--store", store, "--var", "area=010"); !cmp.Equal(got, []string{"001-010"}) {
+		t.Errorf("after the failed runs: %q, want 001-010 (nothing drawn before)", got)
+	}
+	// A variable that a setter gives needs no --var.
+	if got := ok(t, "next", "-t", "@<ownerKey, value=SN>-@<seq>-@<ownerKey>", "--store", store); !cmp.Equal(got, []string{"SN-1-SN"}) {
+		t.Errorf("setter: %q", got)
 	}
 }
 
@@ -481,17 +528,77 @@ func TestConfigFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeConfig(t, dir, "bad.yaml", "templates:\n  orders:\n    template: SN-@<seq, width=0>\n  tickets:\n    tempalte: QJ@<seq>\n")
 	r := runSN(t, "", nil, "next", "--config", bad, "orders")
-	if want := fmt.Sprintf("sn: config: %s: line 5: unknown field \"tempalte\"\n", bad); r.code != 2 || r.stderr != want {
+	if want := fmt.Sprintf("sn: config: %s: line 5: template \"tickets\": unknown field \"tempalte\" (known: floor, sequence, template)\n", bad); r.code != 2 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stderr, want)
 	}
-	bad = writeConfig(t, dir, "bad.json", `{"templates": {"orders": {"template": "SN-@<seq, width=0>"}, "tickets": {"template": "QJ@<seq>", "sequence": {"backend": "mysql"}}}}`)
+	bad = writeConfig(t, dir, "bad.json", `{"templates": {
+  "orders": {"template": "SN-@<seq, width=0>"},
+  "tickets": {"template": "QJ@<seq>", "sequence": {"backend": "mysql"}}}}`)
 	r = runSN(t, "", nil, "explain", "--config", bad, "tickets")
-	want := "sn: config: template \"orders\": sn: template: offset 10: seq: width=\"0\": want a whole number from 1 to 19\n" +
+	want := fmt.Sprintf("sn: config: %s: line 2: template \"orders\": sn: template: offset 10: seq: width=\"0\": want a whole number from 1 to 19\n", bad) +
 		"\tSN-@<seq, width=0>\n" +
 		"\t          ^\n" +
-		"sn: config: template \"tickets\": sequence.backend \"mysql\": unknown (want memory, bolt, redis, redis-strict)\n"
+		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want memory, bolt, redis, redis-strict)\n", bad)
 	if r.code != 2 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stderr, want)
+	}
+
+	// Each mistake names the file, the line, the template and the field.
+	tests := []struct {
+		name, file, data string
+		want             []string // stderr's lines after the file name
+	}{
+		{"yaml", "typos.yaml", `store:
+  backend: bolt
+  path: sn.db
+templates:
+  orders:
+    template: "SN-@<seq, width=8>"
+    sequence: {backend: bolt, step: lots}
+  invoices:
+    template: "INV-@<seq>"
+    floor: -1
+    sequence:
+      fetch_timeout: 5
+`, []string{
+			`line 7: template "orders": sequence.step: want a whole number, found "lots"`,
+		}},
+		{"yaml values", "values.yaml", `store:
+  backend: bolt
+  path: sn.db
+templates:
+  orders:
+    template: "SN-@<seq, width=8>"
+    sequence: {backend: rdis, step: 10, max_step: 5}
+  invoices:
+    template: "INV-@<seq>"
+    floor: -1
+    sequence:
+      fetch_timeout: 5
+`, []string{
+			`line 12: template "invoices": sequence.fetch_timeout "5": want a positive duration such as "1m" or "30s"`,
+			`line 10: template "invoices": floor -1: want 0 (none) or more`,
+			`line 7: template "orders": sequence.backend "rdis": unknown (want memory, bolt, redis, redis-strict)`,
+			`line 7: template "orders": sequence.step 10: above max_step 5`,
+		}},
+		{"json key given twice", "twice.json", `{"templates": {
+  "orders": {"template": "A@<seq>"},
+  "orders": {"template": "B@<seq>"}}}`, []string{
+			`line 3: template "orders": defined twice (first at line 2)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := writeConfig(t, dir, tt.file, tt.data)
+			r := runSN(t, "", nil, "next", "--config", cfg, "orders")
+			want := ""
+			for _, l := range tt.want {
+				want += "sn: config: " + cfg + ": " + l + "\n"
+			}
+			if r.code != 2 || r.stdout != "" || r.stderr != want {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stdout, r.stderr, want)
+			}
+		})
 	}
 }
 
@@ -622,7 +729,48 @@ func TestRedis(t *testing.T) {
 
 	srv.Stop()
 	r := runSN(t, "", nil, "next", "-t", "R@<seq>", "--redis", url)
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "sn: backend: redis "+url+": ") {
+	if want := "sn: backend: redis " + url + ": dial tcp " + srv.Addr() + ": connect: connection refused\n"; r.code != 1 || r.stdout != "" || r.stderr != want {
 		t.Errorf("Redis down: exit %d, stderr %s", r.code, r.stderr)
+	}
+}
+
+// silentServer listens on 127.0.0.1 and accepts connections but never
+// answers, like a server that hangs or a port behind a firewall.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() { l.Close(); <-done })
+	return l.Addr().String()
+}
+
+// A Redis server that does not answer fails the run within the store's
+// fetch_timeout, instead of the client's dial timeout times its retries.
+func TestRedisNoAnswer(t *testing.T) {
+	url := "redis://" + silentServer(t) + "/0"
+	cfg := writeConfig(t, t.TempDir(), "sn.yaml", "store: {backend: redis, url: \""+url+"\", fetch_timeout: 100ms}\ntemplates:\n  orders: {template: \"R@<seq>\"}\n")
+	r := runSN(t, "", nil, "next", "--config", cfg, "orders")
+	want := fmt.Sprintf("sn: config: template \"orders\": redis sequence: backend: redis %s: no answer within 100ms: context deadline exceeded\n", url)
+	if r.code != 1 || r.stdout != "" || r.stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", r.code, r.stdout, r.stderr, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,6 +48,9 @@ func cmdNext(e *env, args []string) error {
 	}
 	if f.n == 0 {
 		return nil
+	}
+	if err := f.checkVars(e.ctx, t.generator()); err != nil {
+		return err
 	}
 
 	// The first SIGINT or SIGTERM stops the run after the numbers issued
@@ -96,6 +101,27 @@ func cmdNext(e *env, args []string) error {
 		return errInterrupted
 	}
 	return runErr
+}
+
+// checkVars fails before any store is opened, and so before any number
+// is drawn, when the template prints a variable that --var does not give
+// or when a value breaks the template's limits.
+func (f *flags) checkVars(ctx context.Context, g *sn.Generator) error {
+	parts := g.Explain().Parts
+	var missing []string
+	for _, p := range parts {
+		set := slices.ContainsFunc(parts, func(q sn.PartInfo) bool { return q.Kind == "setter" && q.Name == p.Name })
+		if want := "--var " + p.Name + "=VALUE"; p.Kind == "variable" && !set && f.vars[p.Name] == "" && !slices.Contains(missing, want) {
+			missing = append(missing, want)
+		}
+	}
+	if len(missing) > 0 {
+		return usagef(f.cmd, "the template needs %s", strings.Join(missing, " "))
+	}
+	if _, err := g.Preview(ctx, 1, f.at, f.vars); err != nil {
+		return &inputError{err}
+	}
+	return nil
 }
 
 // open opens t's sequence and builds its Generator. A config file's

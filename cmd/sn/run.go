@@ -125,7 +125,12 @@ func report(e *env, err error) int {
 			prefix += " " + ue.cmd
 		}
 		fmt.Fprintf(e.stderr, "%s: %s\n\n", prefix, ue.msg)
-		writeUsage(e.stderr, ue.cmd)
+		if c, ok := help[ue.cmd]; ok {
+			// The synopsis only: the message stays in sight.
+			fmt.Fprintf(e.stderr, "Usage: %s\nRun 'sn help %s' for the flags and examples.\n", c.synopsis, ue.cmd)
+		} else {
+			writeUsage(e.stderr, "")
+		}
 		return exitUsage
 	case errors.As(err, &ie):
 		fmt.Fprintln(e.stderr, snPrefix(ie.err.Error()))

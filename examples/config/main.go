@@ -1,8 +1,9 @@
 // Command config issues numbers from the named templates of a config file,
-// sn.yaml: two templates whose counters live in an embedded bbolt file and
-// one that counts in memory.
+// sn.yaml (built into the program; -config reads another): two templates
+// whose counters live in an embedded bbolt file and one that counts in
+// memory.
 //
-//	go run ./examples/config -config examples/config/sn.yaml -state /tmp/shop
+//	go run ./examples/config -state /tmp/shop
 //
 // Run it twice with the same -state directory: the stored counters go on
 // where the first run left them, the memory one starts again.
@@ -10,6 +11,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"flag"
 	"fmt"
 	"io"
@@ -20,9 +22,14 @@ import (
 	"github.com/sngen/sn/backend"
 )
 
+// shop is sn.yaml, for running the example from any directory.
+//
+//go:embed sn.yaml
+var shop []byte
+
 func main() {
-	config := flag.String("config", "sn.yaml", "the config file")
-	state := flag.String("state", "", "the directory of the store file (default: a new temporary directory)")
+	config := flag.String("config", "", "the config file (default: the sn.yaml built in)")
+	state := flag.String("state", "", "the directory of the store file, created if need be (default: a new temporary directory)")
 	flag.Parse()
 	temp := *state == ""
 	if temp {
@@ -43,11 +50,20 @@ func main() {
 	}
 }
 
-// run loads the config file at path, keeps the store files in the
-// directory state and prints a few numbers of each template.
+// run loads the config file at path (the built-in sn.yaml when path is
+// ""), keeps the store files in the directory state, which it creates if
+// need be, and prints a few numbers of each template.
 func run(w io.Writer, path, state string, now func() time.Time) (err error) {
 	ctx := context.Background()
-	cfg, err := sn.LoadConfig(path)
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return err
+	}
+	var cfg *sn.Config
+	if path == "" {
+		cfg, err = sn.ParseConfig(shop, "yaml")
+	} else {
+		cfg, err = sn.LoadConfig(path)
+	}
 	if err != nil {
 		return err
 	}

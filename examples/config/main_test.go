@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 )
 
 func TestRun(t *testing.T) {
-	state := t.TempDir()
+	state := filepath.Join(t.TempDir(), "shop") // created by run
 	// 2017-03-31T20:00Z is already April 1 in Shanghai.
 	at := time.Date(2017, 3, 31, 20, 0, 0, 0, time.UTC)
 	runs := []string{
@@ -22,9 +23,11 @@ func TestRun(t *testing.T) {
 			"orders:   [SN-00020051-9 SN-00020052-7 SN-00020053-5]\n" +
 			"tickets:  [QJ001 QJ002 QJ003]\n",
 	}
+	// The file and the built-in copy are the same config.
 	for i, want := range runs {
+		path := []string{"sn.yaml", ""}[i]
 		var out bytes.Buffer
-		if err := run(&out, "sn.yaml", state, func() time.Time { return at }); err != nil {
+		if err := run(&out, path, state, func() time.Time { return at }); err != nil {
 			t.Fatalf("run %d: %v", i+1, err)
 		}
 		if diff := cmp.Diff(want, out.String()); diff != "" {
