@@ -193,8 +193,10 @@ func Open(path string, opts *Options) (*Store, error) {
 		switch {
 		case errors.Is(err, bolterrors.ErrTimeout):
 			return nil, &lockedError{path: path, waited: max(o.LockTimeout, 0)}
-		case errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, fs.ErrNotExist) && !dirExists(filepath.Dir(path)):
 			return nil, fmt.Errorf("boltseq: %w (the directory %s must exist)", err, filepath.Dir(path))
+		case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
+			return nil, fmt.Errorf("boltseq: open %s: not a bbolt store file: %w", path, err)
 		case errors.As(err, &pathErr) && pathErr.Op == "open" && pathErr.Path == path:
 			return nil, fmt.Errorf("boltseq: %w", err) // it names the path already
 		default:
@@ -209,6 +211,11 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("boltseq: open %s: %w", path, err)
 	}
 	return &Store{db: db, path: path, write: db.Update}, nil
+}
+
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }
 
 // initFile creates the buckets of a new file, or checks those of an
