@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,6 +36,7 @@ type Lock struct {
 	key   string
 	ttl   time.Duration
 	token string
+	held  atomic.Bool // this Lock knows it took the lock (reset by Unlock)
 }
 
 // NewLock returns a Lock on the Redis key key, used verbatim, that expires
@@ -55,7 +57,11 @@ func NewLock(c redis.UniversalClient, key string, ttl time.Duration) *Lock {
 // Key returns the Redis key of the lock.
 func (l *Lock) Key() string { return l.key }
 
-// TryLock takes the lock if nobody holds it, and reports whether it did.
+// TryLock takes the lock if nobody holds it, and reports whether it did. A
+// Lock is not reentrant: TryLock is false while this Lock holds the lock
+// (until Unlock). If the client loses the reply to the SET and resends it,
+// the resent SET finds this Lock's own token; TryLock sees that and reports
+// the lock taken rather than leaving it held by nobody who knows it.
 func (l *Lock) TryLock(ctx context.Context) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, classify("lock", l.key, err)
@@ -63,9 +69,22 @@ func (l *Lock) TryLock(ctx context.Context) (bool, error) {
 	err := l.rdb.SetArgs(ctx, l.key, l.token, redis.SetArgs{Mode: "NX", TTL: l.ttl}).Err()
 	switch err {
 	case nil:
+		l.held.Store(true)
 		return true, nil
 	case redis.Nil:
-		return false, nil
+		if l.held.Load() {
+			return false, nil
+		}
+		// Taken: by someone else, or by this Lock's own SET whose reply
+		// was lost and which the client resent.
+		v, err := l.rdb.Get(ctx, l.key).Result()
+		switch {
+		case err == redis.Nil:
+			return false, nil // released meanwhile: the caller tries again
+		case err != nil:
+			return false, classify("lock", l.key, err)
+		}
+		return v == l.token && l.held.CompareAndSwap(false, true), nil
 	}
 	return false, classify("lock", l.key, err)
 }
@@ -87,6 +106,7 @@ func (l *Lock) Lock(ctx context.Context) error {
 // Unlock releases the lock if this Lock holds it. It returns an error
 // wrapping [ErrNotHeld] if it does not (it was never taken, or it expired).
 func (l *Lock) Unlock(ctx context.Context) error {
+	l.held.Store(false)
 	return l.ifHeld(ctx, "unlock", unlockScript)
 }
 

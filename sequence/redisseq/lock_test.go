@@ -12,6 +12,32 @@ import (
 	"github.com/sngen/sn/sequence/redisseq"
 )
 
+// The reply to the SET that took the lock is lost and the client resends
+// it: the resent SET finds the Lock's own token. TryLock must report the
+// lock taken, not leave it held by nobody who knows it until it expires.
+func TestLockLostSetReply(t *testing.T) {
+	srv := redistest.StartServer(t)
+	ctx := context.Background()
+	a := redisseq.NewLock(dropClient(t, srv, "lostlock", func() {}), "lostlock", 10*time.Second)
+	ok, err := a.TryLock(ctx)
+	if err != nil || !ok {
+		t.Fatalf("TryLock with a lost reply = %v, %v; want true", ok, err)
+	}
+	if ok, _ := a.TryLock(ctx); ok {
+		t.Error("TryLock again while holding = true; a Lock is not reentrant")
+	}
+	b := redisseq.NewLock(srv.Client(t), "lostlock", 10*time.Second)
+	if ok, _ := b.TryLock(ctx); ok {
+		t.Error("another Lock took a held lock")
+	}
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.TryLock(ctx); !ok || err != nil {
+		t.Fatalf("TryLock after Unlock = %v, %v", ok, err)
+	}
+}
+
 func TestLockMutualExclusion(t *testing.T) {
 	srv := redistest.StartServer(t)
 	const workers, rounds = 8, 50
