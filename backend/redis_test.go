@@ -3,7 +3,6 @@ package backend_test
 import (
 	"context"
 	"errors"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,32 +112,12 @@ func TestRedisUnreachable(t *testing.T) {
 // A server that accepts connections and never answers fails Open within
 // fetch_timeout.
 func TestRedisNoAnswer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	defer func() { l.Close(); <-done }()
+	addr := redistest.SilentServer(t)
 
 	open := backend.New(backend.Options{})
 	defer open.Close()
-	url := "redis://" + l.Addr().String()
+	url := "redis://" + addr
+	var err error
 	for _, b := range []string{sn.BackendRedis, sn.BackendRedisStrict} {
 		_, _, err = open.Open(t.Context(), "a", sn.SequenceConfig{Backend: b, URL: url, Path: filepath.Join(t.TempDir(), "strict.db"), FetchTimeout: "50ms"})
 		if want := "backend: redis " + url + ": no answer within 50ms: context deadline exceeded"; err == nil || err.Error() != want {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -734,39 +733,10 @@ func TestRedis(t *testing.T) {
 	}
 }
 
-// silentServer listens on 127.0.0.1 and accepts connections but never
-// answers, like a server that hangs or a port behind a firewall.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
-	return l.Addr().String()
-}
-
 // A Redis server that does not answer fails the run within the store's
 // fetch_timeout, instead of the client's dial timeout times its retries.
 func TestRedisNoAnswer(t *testing.T) {
-	url := "redis://" + silentServer(t) + "/0"
+	url := "redis://" + redistest.SilentServer(t) + "/0"
 	cfg := writeConfig(t, t.TempDir(), "sn.yaml", "store: {backend: redis, url: \""+url+"\", fetch_timeout: 100ms}\ntemplates:\n  orders: {template: \"R@<seq>\"}\n")
 	r := runSN(t, "", nil, "next", "--config", cfg, "orders")
 	want := fmt.Sprintf("sn: config: template \"orders\": redis sequence: backend: redis %s: no answer within 100ms: context deadline exceeded\n", url)
