@@ -99,6 +99,7 @@ func NewProgram(parts []Part, key string, clock func() time.Time) *Program {
 		switch e := pt.Expr.(type) {
 		case *Setter:
 			p.ownerPrinted = p.ownerPrinted || e.Name == OwnerKey
+			p.static = append(p.static, kv{e.Name, e.Value})
 		case *Var:
 			p.ownerPrinted = p.ownerPrinted || e.Name == OwnerKey
 		}
@@ -122,11 +123,6 @@ func NewProgram(parts []Part, key string, clock func() time.Time) *Program {
 	for i, j := range p.order {
 		if i != j {
 			p.inOrder = false
-		}
-	}
-	for _, pt := range parts {
-		if st, ok := pt.Expr.(*Setter); ok {
-			p.static = append(p.static, kv{st.Name, st.Value})
 		}
 	}
 	if p.inOrder {
@@ -196,16 +192,7 @@ type Call struct {
 func (p *Program) get(ctx context.Context, call *Call) *state {
 	st := p.pool.Get().(*state)
 	c := &st.c
-	// Pointer fields are stored only when they change: every pointer store
-	// into this pooled (heap) state costs a GC write barrier while the
-	// collector runs, which on this hot path is most of the time.
-	c.ctx = ctx
-	if !call.At.IsZero() || !c.now.IsZero() {
-		c.now = call.At
-	}
-	if call.Vars != nil || c.vars != nil {
-		c.vars = call.Vars
-	}
+	c.ctx, c.now, c.vars = ctx, call.At, call.Vars
 	c.mode = modeRender
 	if call.Preview {
 		c.mode, c.sample = modePreview, call.Sample
