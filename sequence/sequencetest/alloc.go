@@ -14,19 +14,16 @@ import (
 
 // allocChecks lists the promises RunAllocator checks, in order. Every entry
 // must have a broken Allocator in sequencetest_test.go that it catches.
-var allocChecks = []allocCheck{
+var allocChecks = []check[sequence.Allocator]{
 	{name: "Range", check: checkRange},
 	{name: "Disjoint", check: checkDisjoint},
 	{name: "Keys", check: checkAllocKeys},
 	{name: "Order", check: checkAllocOrder},
 	{name: "InvalidN", check: checkInvalidN},
 	{name: "Context", check: checkAllocContext},
-	{name: "Floorer", needs: hasAlloc[sequence.Floorer], check: checkAllocFloorer},
-	{name: "Closer", needs: hasAlloc[io.Closer], check: checkAllocCloser},
+	{name: "Floorer", needs: implements[sequence.Floorer, sequence.Allocator], check: checkAllocFloorer},
+	{name: "Closer", needs: implements[io.Closer, sequence.Allocator], check: checkAllocCloser},
 }
-
-// hasAlloc adapts isA to an Allocator.
-func hasAlloc[I any](a sequence.Allocator) bool { return isA[I](a) }
 
 // grant records one range and who got it, for error messages.
 type grant struct {

@@ -12,26 +12,16 @@ import (
 
 // genChecks lists the promises Run checks, in order. Every entry must have a
 // broken Gen in sequencetest_test.go that it catches.
-var genChecks = []genCheck{
+var genChecks = []check[sequence.Gen]{
 	{name: "Positive", check: checkPositive},
 	{name: "Unique", check: checkUnique},
 	{name: "Keys", check: checkKeys},
 	{name: "Order", check: checkOrder},
 	{name: "Context", check: checkContext},
-	{name: "Batcher", needs: has[sequence.Batcher], check: checkBatcher},
-	{name: "Binder", needs: has[sequence.Binder], check: checkBinder},
-	{name: "Floorer", needs: has[sequence.Floorer], check: checkFloorer},
-	{name: "Closer", needs: has[io.Closer], check: checkCloser},
-}
-
-// has adapts isA to a Gen.
-func has[I any](g sequence.Gen) bool { return isA[I](g) }
-
-// isA reports whether v implements I. It has the shape of the needs field
-// of both check kinds.
-func isA[I any](v any) bool {
-	_, ok := v.(I)
-	return ok
+	{name: "Batcher", needs: implements[sequence.Batcher, sequence.Gen], check: checkBatcher},
+	{name: "Binder", needs: implements[sequence.Binder, sequence.Gen], check: checkBinder},
+	{name: "Floorer", needs: implements[sequence.Floorer, sequence.Gen], check: checkFloorer},
+	{name: "Closer", needs: implements[io.Closer, sequence.Gen], check: checkCloser},
 }
 
 // drive runs workers goroutines that each make calls calls of call, records

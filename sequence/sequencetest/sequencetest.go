@@ -48,18 +48,46 @@ const (
 	perWorker = 2000
 )
 
-// genCheck is one promise of a Gen, checked on a fresh value.
-type genCheck struct {
+// check is one promise of a Gen or an Allocator (T), checked on a fresh
+// value.
+type check[T any] struct {
 	name  string
-	needs func(sequence.Gen) bool // nil: every Gen
-	check func(ctx context.Context, g sequence.Gen, ks keyspace) error
+	needs func(T) bool // nil: every value
+	check func(ctx context.Context, v T, ks keyspace) error
 }
 
-// allocCheck is one promise of an Allocator, checked on a fresh value.
-type allocCheck struct {
-	name  string
-	needs func(sequence.Allocator) bool // nil: every Allocator
-	check func(ctx context.Context, a sequence.Allocator, ks keyspace) error
+// implements reports whether v implements I; it has the shape of the needs
+// field of a check.
+func implements[I, T any](v T) bool {
+	_, ok := any(v).(I)
+	return ok
+}
+
+// run runs checks on values from newV, each on a fresh one, skipping the
+// checks of optional interfaces that a first value does not implement.
+func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []check[T]) {
+	t.Helper()
+	fresh := func(t *testing.T) T {
+		t.Helper()
+		v := newV(t)
+		if any(v) == nil {
+			t.Fatalf("sequencetest: %s returned nil", what)
+		}
+		closeAtCleanup(t, v)
+		return v
+	}
+	probe := fresh(t)
+	for _, c := range checks {
+		if c.needs != nil && !c.needs(probe) {
+			t.Logf("sequencetest: %T does not implement %s; not checked", probe, c.name)
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Helper()
+			v := fresh(t)
+			report(t, v, c.check(t.Context(), v, newKeyspace(t)))
+		})
+	}
 }
 
 // Run checks that the Gens returned by newGen keep the promises of
@@ -90,26 +118,7 @@ type allocCheck struct {
 // the calling test early.
 func Run(t *testing.T, newGen func(t *testing.T) sequence.Gen) {
 	t.Helper()
-	probe := newGen(t)
-	if probe == nil {
-		t.Fatal("sequencetest: newGen returned nil")
-	}
-	closeAtCleanup(t, probe)
-	for _, c := range genChecks {
-		if c.needs != nil && !c.needs(probe) {
-			t.Logf("sequencetest: %T does not implement %s; not checked", probe, c.name)
-			continue
-		}
-		t.Run(c.name, func(t *testing.T) {
-			t.Helper()
-			g := newGen(t)
-			if g == nil {
-				t.Fatal("sequencetest: newGen returned nil")
-			}
-			closeAtCleanup(t, g)
-			report(t, g, c.check(t.Context(), g, newKeyspace(t)))
-		})
-	}
+	run(t, "newGen", newGen, genChecks)
 }
 
 // RunAllocator checks that the Allocators returned by newAlloc keep the
@@ -135,26 +144,7 @@ func Run(t *testing.T, newGen func(t *testing.T) sequence.Gen) {
 // has and then once per subtest.
 func RunAllocator(t *testing.T, newAlloc func(t *testing.T) sequence.Allocator) {
 	t.Helper()
-	probe := newAlloc(t)
-	if probe == nil {
-		t.Fatal("sequencetest: newAlloc returned nil")
-	}
-	closeAtCleanup(t, probe)
-	for _, c := range allocChecks {
-		if c.needs != nil && !c.needs(probe) {
-			t.Logf("sequencetest: %T does not implement %s; not checked", probe, c.name)
-			continue
-		}
-		t.Run(c.name, func(t *testing.T) {
-			t.Helper()
-			a := newAlloc(t)
-			if a == nil {
-				t.Fatal("sequencetest: newAlloc returned nil")
-			}
-			closeAtCleanup(t, a)
-			report(t, a, c.check(t.Context(), a, newKeyspace(t)))
-		})
-	}
+	run(t, "newAlloc", newAlloc, allocChecks)
 }
 
 // unsupported is returned by a check when the value declines the capability

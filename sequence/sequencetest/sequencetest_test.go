@@ -57,7 +57,7 @@ func TestGenChecks(t *testing.T) {
 	for _, tt := range tests {
 		caught[tt.check] = true
 		t.Run(tt.check+"/"+tt.bug, func(t *testing.T) {
-			c := findGenCheck(t, tt.check)
+			c := findCheck(t, genChecks, tt.check)
 			err := c.check(t.Context(), newTestGen(tt.bug), newKeyspace(t))
 			if err == nil {
 				t.Fatalf("check %s passed a Gen with bug %q", tt.check, tt.bug)
@@ -107,7 +107,7 @@ func TestAllocChecks(t *testing.T) {
 	for _, tt := range tests {
 		caught[tt.check] = true
 		t.Run(tt.check+"/"+tt.bug, func(t *testing.T) {
-			c := findAllocCheck(t, tt.check)
+			c := findCheck(t, allocChecks, tt.check)
 			err := c.check(t.Context(), newTestAlloc(tt.bug), newKeyspace(t))
 			if err == nil {
 				t.Fatalf("check %s passed an Allocator with bug %q", tt.check, tt.bug)
@@ -133,11 +133,11 @@ func TestAllocChecks(t *testing.T) {
 // errors.ErrUnsupported is recorded as not supporting floors, not failed.
 func TestFloorUnsupported(t *testing.T) {
 	var u unsupported
-	err := findGenCheck(t, "Floorer").check(t.Context(), newTestGen("floor-unsupported"), newKeyspace(t))
+	err := findCheck(t, genChecks, "Floorer").check(t.Context(), newTestGen("floor-unsupported"), newKeyspace(t))
 	if !errors.As(err, &u) {
 		t.Errorf("Gen check Floorer = %v; want unsupported", err)
 	}
-	err = findAllocCheck(t, "Floorer").check(t.Context(), newTestAlloc("floor-unsupported"), newKeyspace(t))
+	err = findCheck(t, allocChecks, "Floorer").check(t.Context(), newTestAlloc("floor-unsupported"), newKeyspace(t))
 	if !errors.As(err, &u) {
 		t.Errorf("Allocator check Floorer = %v; want unsupported", err)
 	}
@@ -157,26 +157,15 @@ func TestRepeatMessage(t *testing.T) {
 	}
 }
 
-func findGenCheck(t *testing.T, name string) genCheck {
+func findCheck[T any](t *testing.T, checks []check[T], name string) check[T] {
 	t.Helper()
-	for _, c := range genChecks {
+	for _, c := range checks {
 		if c.name == name {
 			return c
 		}
 	}
-	t.Fatalf("no Gen check named %s", name)
-	return genCheck{}
-}
-
-func findAllocCheck(t *testing.T, name string) allocCheck {
-	t.Helper()
-	for _, c := range allocChecks {
-		if c.name == name {
-			return c
-		}
-	}
-	t.Fatalf("no Allocator check named %s", name)
-	return allocCheck{}
+	t.Fatalf("no check named %s", name)
+	return check[T]{}
 }
 
 // testGen is a Gen with every optional interface; bug names one deliberate
