@@ -90,7 +90,6 @@ func WithRegistry(r *Registry) Option {
 type Generator struct {
 	tpl      *parser.Template
 	prog     *expression.Program
-	clock    func() time.Time
 	kinds    []string       // per part: text, setter, variable, sequence, expression
 	groups   []string       // per part: regexp group name, "" for text
 	pattern  string         // the public Regexp
@@ -203,7 +202,7 @@ func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars)
 		return nil, err
 	}
 	if at.IsZero() {
-		at = g.clock()
+		at = g.prog.Now()
 	}
 	out, err := g.prog.RenderN(make([]string, 0, min(n, 4096)), ctx, &expression.Call{At: at, Vars: vars}, n)
 	if err != nil {
@@ -224,7 +223,7 @@ func (g *Generator) Preview(ctx context.Context, n int, at time.Time, vars Vars)
 		return nil, err
 	}
 	if at.IsZero() {
-		at = g.clock()
+		at = g.prog.Now()
 	}
 	out, err := g.prog.RenderN(make([]string, 0, min(n, 4096)), ctx, &expression.Call{At: at, Vars: vars, Preview: true, Sample: 1}, n)
 	if err != nil {
@@ -436,7 +435,7 @@ func (c *compiler) compile() (*Generator, error) {
 		return nil, err
 	}
 	prog := expression.NewProgram(c.parts, c.tpl.String(), c.o.clock)
-	g := &Generator{tpl: c.tpl, prog: prog, kinds: c.kinds, clock: c.o.clock, keyBase: c.keyBase}
+	g := &Generator{tpl: c.tpl, prog: prog, kinds: c.kinds, keyBase: c.keyBase}
 	if err := g.buildRegexps(c); err != nil {
 		return nil, err
 	}

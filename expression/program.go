@@ -172,6 +172,10 @@ func (p *Program) Parts() []Part { return p.parts }
 // Order returns the evaluation order as indexes into Parts.
 func (p *Program) Order() []int { return append([]int(nil), p.order...) }
 
+// Now reads the Program's clock, for a caller that wants one instant for
+// several numbers (see [Program.RenderN]).
+func (p *Program) Now() time.Time { return p.clock() }
+
 // Key returns the default counter key given to NewProgram.
 func (p *Program) Key() string { return p.key }
 
