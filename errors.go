@@ -2,67 +2,159 @@ package sn
 
 import (
 	"errors"
-	"fmt"
+	"time"
 
-	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/engine"
+	"github.com/sngen/sn/parser"
 )
 
 var (
+	// ErrTemplate is wrapped by every error [New] returns for a bad
+	// template; errors.As with a *parser.Error gives its offset.
+	ErrTemplate = engine.ErrTemplate
+
+	// ErrAmbiguous is wrapped by the error of [New] for a template that can
+	// print one string for two different counter keys or numbers, and by
+	// that of [CheckSet] for two templates that can print one string from
+	// two counters. The error is an *[AmbiguityError] with a witness.
+	ErrAmbiguous = engine.ErrAmbiguous
+
 	// ErrOverflow means a sequence number does not fit the width of its
 	// part under overflow=error (the default). The number is consumed and
 	// skipped: a gap, never a wrong-length number. Use overflow=grow to let
 	// numbers grow past the width.
-	ErrOverflow = expression.ErrOverflow
+	ErrOverflow = engine.ErrOverflow
 
 	// ErrVarMissing means a per-call variable that the template prints was
-	// not given, or was empty.
-	ErrVarMissing = expression.ErrVarMissing
+	// not given, or was empty. Nothing was drawn.
+	ErrVarMissing = engine.ErrVarMissing
 
 	// ErrVarInvalid means a per-call variable's value breaks the limits the
-	// template sets for it.
-	ErrVarInvalid = expression.ErrVarInvalid
+	// template sets for it: maxlen, chars, or for a variable without chars
+	// a character the template prints as literal text. Nothing was drawn.
+	ErrVarInvalid = engine.ErrVarInvalid
+
+	// ErrInstant means the instant of a call is one the template's dates
+	// cannot print: a year outside 0000-9999, or outside the window of a yy
+	// date. Nothing was drawn.
+	ErrInstant = engine.ErrInstant
+
+	// ErrSequence means a sequence returned zero or a negative number. The
+	// number is not printed.
+	ErrSequence = engine.ErrSequence
 
 	// ErrPanic is wrapped by the error returned when a registered
 	// expression or sequence panics.
-	ErrPanic = expression.ErrPanic
+	ErrPanic = engine.ErrPanic
 
-	// ErrTemplate is wrapped by every error [New] returns for a bad
-	// template; errors.As with a *parser.Error gives its offset.
-	ErrTemplate = errors.New("sn: bad template")
+	// ErrTooMany means a count above [MaxN] was passed to
+	// [Generator.NextN] or [Generator.Preview]. Nothing was drawn.
+	ErrTooMany = engine.ErrTooMany
 
-	// ErrInvalidNumber is wrapped by every error [Generator.Validate]
-	// returns; errors.As with a *[ValidationError] gives the details.
-	ErrInvalidNumber = errors.New("sn: invalid number")
+	// ErrPart means a custom expression printed text outside the language
+	// its Pattern declares, or longer than its MaxLen. The number drawn for
+	// the call is skipped.
+	ErrPart = engine.ErrPart
+
+	// ErrInvalidNumber is wrapped by every error [Generator.Validate] and
+	// [Generator.Parse] return; errors.As with a *[ValidationError] gives
+	// the details.
+	ErrInvalidNumber = engine.ErrInvalidNumber
 )
 
-// templateError wraps a *parser.Error so that errors.Is finds ErrTemplate and
-// errors.As finds the *parser.Error.
-type templateError struct{ err error }
-
-func (e *templateError) Error() string   { return "sn: " + e.err.Error() }
-func (e *templateError) Unwrap() []error { return []error{ErrTemplate, e.err} }
-
-// ValidationError says why [Generator.Validate] refused a number.
-type ValidationError struct {
-	// Number is the text given to Validate.
-	Number string
-	// Part is the name of the template part that does not match ("seq",
-	// "date", ...), or "" when the number is too long or too short.
-	Part string
-	// Offset is the byte offset of Part in the template, or -1.
+// AmbiguityError is the refusal of a template, or of two templates of a
+// set, that can print one string twice: for two different counter keys,
+// or for two different numbers of one key. Witness shows it.
+type AmbiguityError struct {
+	// Template is the template text; for [CheckSet], that of Witness.A's
+	// member.
+	Template string
+	// Offset is the byte offset in Template of the part at fault, Part its
+	// name ("text" for literal text).
 	Offset int
-	// Pos is the byte offset in Number where the problem starts.
-	Pos int
-	// Err describes the problem.
-	Err error
+	Part   string
+	// Witness is the string and the two inputs that print it.
+	Witness Witness
+	// Hint says what would fix it.
+	Hint string
+
+	err error // the message, and for New the *parser.Error
 }
 
-func (e *ValidationError) Error() string {
-	if e.Part == "" {
-		return fmt.Sprintf("sn: invalid number %q: %v", e.Number, e.Err)
+// Witness is one string printed for two different (counter key, number)
+// pairs.
+type Witness struct {
+	// Number is the string both inputs print.
+	Number string
+	// A and B are the two inputs.
+	A, B Input
+	// Verified reports that both inputs were rendered and print Number.
+	// When it is false, the template was refused because sn could not rule
+	// out that some inputs print it (A and B are then one reading each of
+	// Number, which the template's check characters or dates may not
+	// allow).
+	Verified bool
+}
+
+// Input is one side of a witness: what a caller passes, and what the
+// sequences (and any random or custom part) give.
+type Input struct {
+	// Template is, for [CheckSet], the name of the member; "" for New.
+	Template string
+	// Vars are the per-call variables.
+	Vars Vars
+	// At is the instant; zero when the template prints no date.
+	At time.Time
+	// Draws are the counter key and number of each sequence part.
+	Draws []Draw
+	// Fill is what random and custom parts print, by "name@offset".
+	Fill map[string]string
+}
+
+// Draw is the counter key and the number of one sequence part.
+type Draw struct {
+	// Part is the sequence's name and Offset its byte offset in the
+	// template.
+	Part   string
+	Offset int
+	// Key is the counter key, Seq the number.
+	Key string
+	Seq int64
+}
+
+func (e *AmbiguityError) Error() string { return e.err.Error() }
+
+// Unwrap returns ErrAmbiguous and, for an error of New, ErrTemplate and the
+// *parser.Error giving the offset.
+func (e *AmbiguityError) Unwrap() []error {
+	out := []error{ErrAmbiguous}
+	var pe *parser.Error
+	if errors.As(e.err, &pe) {
+		out = append(out, ErrTemplate, pe)
 	}
-	return fmt.Sprintf("sn: invalid number %q: %s at offset %d: %v", e.Number, e.Part, e.Offset, e.Err)
+	return out
 }
 
-// Unwrap returns ErrInvalidNumber and the part's own error.
-func (e *ValidationError) Unwrap() []error { return []error{ErrInvalidNumber, e.Err} }
+// publicError turns an error of the engine into the one sn documents.
+func publicError(err error) error {
+	var a *engine.Ambiguity
+	if !errors.As(err, &a) {
+		return err
+	}
+	e := &AmbiguityError{Offset: a.Offset, Part: a.Part, Hint: a.Hint, err: err, Witness: Witness{
+		Number: a.Number, A: publicInput(a.A), B: publicInput(a.B), Verified: a.Verified,
+	}}
+	var te *engine.TemplateError
+	if errors.As(err, &te) {
+		e.Template = te.At.Template
+	}
+	return e
+}
+
+func publicInput(in engine.Input) Input {
+	out := Input{Template: in.Template, Vars: Vars(in.Vars), At: in.At, Fill: in.Fill}
+	for _, d := range in.Draws {
+		out.Draws = append(out.Draws, Draw(d))
+	}
+	return out
+}

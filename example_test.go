@@ -93,7 +93,7 @@ func ExampleGenerator_NextN() {
 func ExampleGenerator_AppendNext() {
 	g := sn.MustNew(`T@<seq, width=3>`, sn.WithSequence("seq", sequence.NewMemory()))
 	buf := make([]byte, 0, 64)
-	buf, _ = g.AppendNext(buf, context.Background(), time.Time{}, nil)
+	buf, _ = g.AppendNext(context.Background(), buf, time.Time{}, nil)
 	fmt.Println(string(buf))
 	// Output: T001
 }

@@ -2,17 +2,19 @@ package sn
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/sngen/sn/expression"
-	"github.com/sngen/sn/parser"
+	"github.com/sngen/sn/internal/engine"
 )
 
 // Explanation describes a compiled template: its parts, the order they are
-// evaluated in, the counter key of each sequence, the longest number and the
-// regular expression of its numbers. [Generator.Explain] returns it; its
+// evaluated in (sequences are drawn before any part is evaluated), the
+// counter key of each sequence, the longest number and the regular
+// expression of its numbers. [Generator.Explain] returns it; its
 // String method prints it for people (sn explain).
 type Explanation struct {
 	// Template is the canonical template text.
@@ -46,54 +48,32 @@ type PartInfo struct {
 	// Pattern is the part's regular expression.
 	Pattern string
 	// Key is, for a sequence, its counter key with placeholders for what
-	// varies per call, such as "SN|unit=<unit>|<yyyy-MM-dd>".
+	// varies per call, such as "SN|unit=<unit>|<yyyy-MM-dd>". See the
+	// package documentation for how the key is made.
 	Key string
 }
 
 // Explain describes the compiled template.
 func (g *Generator) Explain() Explanation {
-	parts := g.prog.Parts()
-	e := Explanation{Template: g.String(), Eval: g.prog.Order(), MaxLen: g.maxLen, Regexp: g.pattern}
-	nodes := g.tpl.Nodes
-	base := g.keyBase
-	if base == "" {
-		base = "<ownerKey>"
-	}
-	for i, p := range parts {
+	parts := g.plan.Parts()
+	e := Explanation{Template: g.String(), MaxLen: g.MaxLen(), Regexp: g.Regexp()}
+	for i := range parts {
+		p := &parts[i]
 		info := PartInfo{
-			Name: p.Name, Kind: g.kinds[i], Offset: p.Offset, Order: p.Expr.Order(),
-			MaxLen: p.Expr.MaxLen(), Group: g.groups[i], Pattern: partPattern(p.Expr),
+			Source: p.Source, Name: p.Name, Kind: p.Kind.String(), Offset: p.Offset, Order: p.Order(),
+			MaxLen: p.MaxLen(), Group: p.Group(), Pattern: p.Pattern(),
 		}
-		info.Source = nodeAt(nodes, p.Offset)
-		if p.Static {
-			info.Order = effectiveOrder(parts, i)
+		if p.Kind == engine.Text {
+			info.Name, info.Source = "text", p.Lit
 		}
-		if s, ok := p.Expr.(*expression.Seq); ok {
-			info.Key = s.KeyPattern(base)
+		if p.Kind == engine.Seq {
+			info.Key = g.plan.KeyPattern(i)
 		}
 		e.Parts = append(e.Parts, info)
+		e.Eval = append(e.Eval, i)
 	}
+	slices.SortStableFunc(e.Eval, func(a, b int) int { return int(e.Parts[a].Order) - int(e.Parts[b].Order) })
 	return e
-}
-
-func nodeAt(nodes []parser.Node, off int) string {
-	for _, n := range nodes {
-		if n.Pos() == off {
-			return n.String()
-		}
-	}
-	return ""
-}
-
-// effectiveOrder is the Order a static part is evaluated with: that of the
-// part before it.
-func effectiveOrder(parts []expression.Part, i int) expression.Order {
-	for j := i - 1; j >= 0; j-- {
-		if !parts[j].Static {
-			return parts[j].Expr.Order()
-		}
-	}
-	return expression.Before
 }
 
 // String prints the explanation as aligned text.

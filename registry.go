@@ -59,44 +59,43 @@ func RegisterExpression(name string, f expression.Factory) {
 	defaultRegistry.RegisterExpression(name, f)
 }
 
-// RegisterSequence makes g available to templates as name, replacing an
-// earlier sequence of that name. It panics if g is nil, if name is not a
-// name the template grammar can spell, or if name is already an expression:
-// those are programming errors, best found at init time.
+// RegisterSequence makes g available to templates as name. It panics if g
+// is nil, if name is not a name the template grammar can spell, or if name
+// is already registered, as a sequence or as an expression: those are
+// programming errors, best found at init time. (The default registry
+// holds "seq" already; give a Generator another "seq" with [WithSequence],
+// or make your own registry with [NewRegistry].)
 func (r *Registry) RegisterSequence(name string, g sequence.Gen) {
 	if g == nil {
 		panic("sn: RegisterSequence " + name + ": nil sequence")
 	}
-	if !parser.IsName(name) {
-		panic(fmt.Sprintf("sn: RegisterSequence %q: not a valid template name", name))
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, dup := r.exprs[name]; dup {
-		panic("sn: RegisterSequence " + name + ": already registered as an expression")
-	}
-	r.seqs[name] = g
+	r.register("RegisterSequence", name, func() { r.seqs[name] = g })
 }
 
-// RegisterExpression makes f available to templates as name. It panics if f
-// is nil, if name is not a name the grammar can spell, or if name is already
-// registered (as an expression or a sequence).
+// RegisterExpression makes f available to templates as name. It panics, as
+// [Registry.RegisterSequence] does, if f is nil, if name is not a name the
+// grammar can spell, or if name is already registered.
 func (r *Registry) RegisterExpression(name string, f expression.Factory) {
 	if f == nil {
 		panic("sn: RegisterExpression " + name + ": nil factory")
 	}
+	r.register("RegisterExpression", name, func() { r.exprs[name] = f })
+}
+
+// register runs add under the lock once name is known to be free.
+func (r *Registry) register(fn, name string, add func()) {
 	if !parser.IsName(name) {
-		panic(fmt.Sprintf("sn: RegisterExpression %q: not a valid template name", name))
+		panic(fmt.Sprintf("sn: %s(%q): not a valid template name", fn, name))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.exprs[name]; dup {
-		panic("sn: RegisterExpression called twice for " + name)
+		panic(fmt.Sprintf("sn: %s(%q): already registered as an expression", fn, name))
 	}
 	if _, dup := r.seqs[name]; dup {
-		panic("sn: RegisterExpression " + name + ": already registered as a sequence")
+		panic(fmt.Sprintf("sn: %s(%q): already registered as a sequence", fn, name))
 	}
-	r.exprs[name] = f
+	add()
 }
 
 // Sequences returns the sorted names of the registered sequences.

@@ -318,7 +318,7 @@ func TestAppendNextAllocatesNothing(t *testing.T) {
 	buf := make([]byte, 0, 64)
 	allocs := testing.AllocsPerRun(1000, func() {
 		var err error
-		buf, err = g.AppendNext(buf[:0], ctx, time.Time{}, nil)
+		buf, err = g.AppendNext(ctx, buf[:0], time.Time{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +362,7 @@ func TestRegistry(t *testing.T) {
 	mem := sequence.NewMemory()
 	r.RegisterSequence("ticket", mem)
 	r.RegisterExpression("shout", func(a expression.Args) (expression.Expression, error) {
-		return expression.Text("!"), a.Check()
+		return bang{}, a.Check()
 	})
 	g, err := sn.New(`T@<ticket, width=3>@<shout>`, sn.WithRegistry(r))
 	if err != nil {
@@ -390,8 +390,17 @@ func TestRegistry(t *testing.T) {
 	mustPanic("expression twice", func() { r.RegisterExpression("shout", expression.NewDate) })
 	mustPanic("expression over sequence", func() { r.RegisterExpression("ticket", expression.NewDate) })
 	mustPanic("nil factory", func() { r.RegisterExpression("y", nil) })
-	r.RegisterSequence("ticket", sequence.NewMemory()) // replacing a sequence is allowed
+	mustPanic("sequence twice", func() { r.RegisterSequence("ticket", sequence.NewMemory()) })
+	mustPanic("default seq", func() { sn.RegisterSequence("seq", sequence.NewMemory()) })
 }
+
+// bang prints "!".
+type bang struct{}
+
+func (bang) Append(dst []byte, _ *expression.Context) ([]byte, error) { return append(dst, '!'), nil }
+func (bang) Order() expression.Order                                 { return expression.Normal }
+func (bang) MaxLen() int                                             { return 1 }
+func (bang) Pattern() string                                         { return "!" }
 
 func TestFloor(t *testing.T) {
 	mem := sequence.NewMemory()

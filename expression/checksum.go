@@ -12,6 +12,8 @@ import (
 // characters computed by a [checksum.Algorithm] over the sequence value
 // exactly as printed, padding included (over=seq, the default), or over all
 // the text printed before the part (over=all). It runs After the other parts.
+// In a template with several sequence parts, over=seq checks the nearest
+// one before the checksum, or else the first one after it.
 type Checksum struct {
 	Algo checksum.Algorithm
 	// All is true for over=all.
@@ -42,24 +44,23 @@ func NewChecksum(args Args) (Expression, error) {
 }
 
 // ErrNoSeq means a checksum over=seq ran without a sequence value.
-var ErrNoSeq = errors.New("no sequence value to check")
+var ErrNoSeq = errors.New("expression: no sequence value to check")
 
-func (k *Checksum) payload(c *Context) ([]byte, error) {
+// Payload returns what the check characters are computed over: the
+// sequence value as printed, or everything printed before the part.
+func (k *Checksum) Payload(c *Context) ([]byte, error) {
 	if k.All {
 		return c.Printed(), nil
 	}
-	if !c.hasSeq {
-		return nil, ErrNoSeq
+	if t := c.SeqText(); t != nil {
+		return t, nil
 	}
-	if c.seqOwned != nil || c.st != nil || c.prog == nil {
-		return c.SeqText(), nil
-	}
-	return c.out[c.seqStart:c.seqEnd], nil
+	return nil, ErrNoSeq
 }
 
 // Append appends the check characters.
 func (k *Checksum) Append(dst []byte, c *Context) ([]byte, error) {
-	p, err := k.payload(c)
+	p, err := k.Payload(c)
 	if err != nil {
 		return dst, err
 	}
@@ -84,7 +85,7 @@ func (k *Checksum) Pattern() string { return k.Algo.Pattern() }
 
 // Check recomputes the check characters over the payload read back.
 func (k *Checksum) Check(part string, c *Context) error {
-	p, err := k.payload(c)
+	p, err := k.Payload(c)
 	if err != nil {
 		return err
 	}

@@ -2,20 +2,57 @@ package expression
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Date is the part "@<date, format=yyyyMMdd, tz=Area/City>": the call's
-// instant in a time zone (UTC unless tz says otherwise). The format is made
-// of the fields yyyy (year), yy (year in the century), MM (month), dd (day),
-// HH (hour 00-23), mm (minute) and ss (second); other characters that are not
-// ASCII letters print as they are. The default format is yyyyMMdd.
+// Period is a reset period of a sequence, and the finest calendar period a
+// date part prints in full.
+type Period int8
+
+const (
+	// Never means no reset.
+	Never Period = iota
+	// Year resets the counter on January 1.
+	Year
+	// Month resets the counter on the first of each month.
+	Month
+	// Day resets the counter at midnight.
+	Day
+)
+
+// String returns "never", "year", "month" or "day".
+func (p Period) String() string {
+	switch p {
+	case Year:
+		return "year"
+	case Month:
+		return "month"
+	case Day:
+		return "day"
+	}
+	return "never"
+}
+
+// Date is the part "@<date, format=yyyyMMdd, tz=Area/City, window=YYYY>":
+// the call's instant in a time zone (UTC unless tz says otherwise). The
+// format is made of the fields yyyy (year 0000-9999), yy (year in the
+// century), MM (month), dd (day), HH (hour 00-23), mm (minute) and ss
+// (second); other characters that are not ASCII letters print as they are.
+// The default format is yyyyMMdd.
+//
+// A yy field prints the same digits for 2017 and 2117. window=YYYY fixes
+// the century: yy then stands for the years YYYY to YYYY+99 and an instant
+// outside them is an error. sn requires a window when yy is what tells one
+// reset period from another.
 type Date struct {
+	// Format is the format as written.
 	Format string
-	Loc    *time.Location
+	// Loc is the time zone.
+	Loc *time.Location
+	// Window is the first year of a yy field's hundred years, or -1.
+	Window int
 	fields []dateField
 	maxLen int
 }
@@ -27,10 +64,10 @@ type dateField struct {
 
 // NewDate is the [Factory] of the date part.
 func NewDate(args Args) (Expression, error) {
-	if err := args.Check("format", "tz"); err != nil {
+	if err := args.Check("format", "tz", "window"); err != nil {
 		return nil, err
 	}
-	d := &Date{Format: "yyyyMMdd", Loc: time.UTC}
+	d := &Date{Format: "yyyyMMdd", Loc: time.UTC, Window: -1}
 	if f, ok := args["format"]; ok {
 		d.Format = f
 	}
@@ -45,6 +82,14 @@ func NewDate(args Args) (Expression, error) {
 			return nil, Errorf("tz", "tz=%q: unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)", tz)
 		}
 		d.Loc = loc
+	}
+	if _, ok := args["window"]; ok {
+		if !d.has('Y') {
+			return nil, Errorf("window", "window= fixes the century of a yy field, and format=%q has none", d.Format)
+		}
+		if d.Window, err = args.Int("window", 0, 0, 9900); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range d.fields {
 		if f.kind == 0 {
@@ -105,33 +150,72 @@ func parseDateFormat(f string) ([]dateField, error) {
 	return fields, nil
 }
 
+func (d *Date) has(kind byte) bool {
+	for _, f := range d.fields {
+		if f.kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // Finest returns the finest calendar period the format prints in full: Day
 // for a format with year, month and day, Month for year and month, Year for
 // a year alone, otherwise Never. A sequence may only reset on a period at
 // least this coarse.
 func (d *Date) Finest() Period {
-	has := map[byte]bool{}
-	for _, f := range d.fields {
-		if f.kind == 'Y' {
-			has['y'] = true
-		} else {
-			has[f.kind] = true
-		}
-	}
+	y := d.has('y') || d.has('Y')
 	switch {
-	case has['y'] && has['M'] && has['d']:
+	case y && d.has('M') && d.has('d'):
 		return Day
-	case has['y'] && has['M']:
+	case y && d.has('M'):
 		return Month
-	case has['y']:
+	case y:
 		return Year
 	}
 	return Never
 }
 
-// Append prints the instant.
+// FullYear reports whether the format tells every year it can print from
+// every other: it prints yyyy, or yy with a window.
+func (d *Date) FullYear() bool { return d.has('y') || d.has('Y') && d.Window >= 0 }
+
+// Years returns the years the part can print: 0 to 9999 for a format with
+// yyyy, no year field or yy without a window, the window's hundred years
+// for yy with one.
+func (d *Date) Years() (first, last int) {
+	if d.has('Y') && d.Window >= 0 {
+		return d.Window, d.Window + 99
+	}
+	return 0, 9999
+}
+
+// Fits returns an error when the part cannot print t: a year outside
+// [Date.Years].
+func (d *Date) Fits(t time.Time) error {
+	first, last := d.Years()
+	if y := t.In(d.Loc).Year(); y < first || y > last {
+		if first == 0 {
+			return fmt.Errorf("the year %d of %s is outside 0000-9999, which a date prints", y, t.Format(time.RFC3339))
+		}
+		return fmt.Errorf("the year %d of %s is outside the window %d-%d of format=%s", y, t.Format(time.RFC3339), first, last, d.Format)
+	}
+	return nil
+}
+
+// Append prints the call's instant. An instant the part cannot print (see
+// [Date.Fits]) is an error.
 func (d *Date) Append(dst []byte, c *Context) ([]byte, error) {
-	t := c.Time().In(d.Loc)
+	t := c.Time()
+	if err := d.Fits(t); err != nil {
+		return dst, err
+	}
+	return d.AppendTime(dst, t), nil
+}
+
+// AppendTime prints t, which must fit (see [Date.Fits]).
+func (d *Date) AppendTime(dst []byte, t time.Time) []byte {
+	t = t.In(d.Loc)
 	y, mo, day := t.Date()
 	h, mi, s := t.Clock()
 	for _, f := range d.fields {
@@ -139,26 +223,26 @@ func (d *Date) Append(dst []byte, c *Context) ([]byte, error) {
 		case 0:
 			dst = append(dst, f.lit...)
 		case 'y':
-			if y < 0 || y > 9999 {
-				return dst, fmt.Errorf("year %d does not fit yyyy", y)
-			}
-			dst = appendInt(dst, int64(y), 4)
+			dst = append2(dst, y/100)
+			dst = append2(dst, y%100)
 		case 'Y':
-			dst = appendInt(dst, int64(y%100), 2)
+			dst = append2(dst, y%100)
 		case 'M':
-			dst = appendInt(dst, int64(mo), 2)
+			dst = append2(dst, int(mo))
 		case 'd':
-			dst = appendInt(dst, int64(day), 2)
+			dst = append2(dst, day)
 		case 'H':
-			dst = appendInt(dst, int64(h), 2)
+			dst = append2(dst, h)
 		case 'm':
-			dst = appendInt(dst, int64(mi), 2)
+			dst = append2(dst, mi)
 		case 's':
-			dst = appendInt(dst, int64(s), 2)
+			dst = append2(dst, s)
 		}
 	}
-	return dst, nil
+	return dst
 }
+
+func append2(dst []byte, n int) []byte { return append(dst, byte('0'+n/10), byte('0'+n%10)) }
 
 // Order returns Before.
 func (*Date) Order() Order { return Before }
@@ -166,30 +250,47 @@ func (*Date) Order() Order { return Before }
 // MaxLen returns the printed length, which is fixed.
 func (d *Date) MaxLen() int { return d.maxLen }
 
-// Pattern matches the printed fields.
+// Pattern matches the printed fields with their real ranges: months 01-12,
+// days 01-31, hours 00-23, minutes and seconds 00-59.
 func (d *Date) Pattern() string {
 	var b strings.Builder
 	for _, f := range d.fields {
 		switch f.kind {
 		case 0:
-			b.WriteString(regexp.QuoteMeta(f.lit))
+			b.WriteString(quoteMeta(f.lit))
 		case 'y':
 			b.WriteString(`[0-9]{4}`)
-		default:
+		case 'Y':
 			b.WriteString(`[0-9]{2}`)
+		case 'M':
+			b.WriteString(`(?:0[1-9]|1[0-2])`)
+		case 'd':
+			b.WriteString(`(?:0[1-9]|[12][0-9]|3[01])`)
+		case 'H':
+			b.WriteString(`(?:[01][0-9]|2[0-3])`)
+		case 'm', 's':
+			b.WriteString(`[0-5][0-9]`)
 		}
 	}
 	return b.String()
 }
 
-// Check checks that the digits read back are a real date and time: no
-// month 13, no February 30, no hour 24.
-func (d *Date) Check(part string, _ *Context) error {
-	year, month, day := 2000, 1, 1
-	hasDay := false
+// Read reads back text printed by the part and returns the instant it
+// stands for, in the part's time zone: fields the format does not print
+// are the earliest possible (January, the 1st, midnight, and for a format
+// without a year the year 2000). It checks that the date is real: no month
+// 13, no February 30, no hour 24.
+func (d *Date) Read(text string) (time.Time, error) {
+	year, month, day, hour, minute, sec := 2000, 1, 1, 0, 0, 0
+	if d.has('Y') && d.Window >= 0 {
+		year = d.Window
+	}
 	i := 0
 	for _, f := range d.fields {
 		if f.kind == 0 {
+			if !strings.HasPrefix(text[i:], f.lit) {
+				return time.Time{}, fmt.Errorf("%q is not a date in format %s", text, d.Format)
+			}
 			i += len(f.lit)
 			continue
 		}
@@ -197,38 +298,64 @@ func (d *Date) Check(part string, _ *Context) error {
 		if f.kind == 'y' {
 			n = 4
 		}
-		if i+n > len(part) {
-			return fmt.Errorf("%q is too short for format %s", part, d.Format)
+		if i+n > len(text) {
+			return time.Time{}, fmt.Errorf("%q is too short for format %s", text, d.Format)
 		}
-		v, err := strconv.Atoi(part[i : i+n])
+		v, err := strconv.ParseUint(text[i:i+n], 10, 16)
 		if err != nil {
-			return fmt.Errorf("%q is not a date in format %s", part, d.Format)
+			return time.Time{}, fmt.Errorf("%q is not a date in format %s", text, d.Format)
 		}
 		i += n
-		var bad bool
+		x := int(v)
+		bad := false
 		switch f.kind {
 		case 'y':
-			year = v
+			year = x
 		case 'Y':
-			year = 2000 + v
+			if d.Window >= 0 {
+				year = d.Window + (x-d.Window%100+100)%100
+			} else {
+				year = 2000 + x
+			}
 		case 'M':
-			month, bad = v, v < 1 || v > 12
+			month, bad = x, x < 1 || x > 12
 		case 'd':
-			day, hasDay, bad = v, true, v < 1 || v > 31
+			day, bad = x, x < 1 || x > 31
 		case 'H':
-			bad = v > 23
-		case 'm', 's':
-			bad = v > 59
+			hour, bad = x, x > 23
+		case 'm':
+			minute, bad = x, x > 59
+		case 's':
+			sec, bad = x, x > 59
 		}
 		if bad {
-			return fmt.Errorf("%q is not a date in format %s: %s out of range", part, d.Format, string(f.kind)+string(f.kind))
+			return time.Time{}, fmt.Errorf("%q is not a date in format %s: %s out of range", text, d.Format, string(f.kind)+string(f.kind))
 		}
 	}
-	if hasDay {
-		t := time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
-		if t.Day() != day {
-			return fmt.Errorf("%q is not a date in format %s: day %d out of range for the month", part, d.Format, day)
-		}
+	if i != len(text) {
+		return time.Time{}, fmt.Errorf("%q is too long for format %s", text, d.Format)
 	}
-	return nil
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, d.Loc)
+	if t.Day() != day {
+		return time.Time{}, fmt.Errorf("%q is not a date in format %s: day %d out of range for the month", text, d.Format, day)
+	}
+	return t, nil
+}
+
+// Check checks that the text read back is a real date and time.
+func (d *Date) Check(part string, _ *Context) error {
+	_, err := d.Read(part)
+	return err
+}
+
+// quoteMeta is regexp.QuoteMeta without importing regexp.
+func quoteMeta(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`\.+*?()|[]{}^$`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -1,22 +1,25 @@
-// Package expression defines the parts a number is made of.
+// Package expression is how sn is extended: the parts a number is made of.
 //
-// A template such as "@<ownerKey, value=SN>-@<seq, width=8>" compiles to a
-// list of [Expression] values, one per part. Each part appends its text to
-// the number being built; a [Context] carries what parts share within one
-// call: the instant, the per-call variables, the counter key and the
-// sequence value.
+// A template such as "@<ownerKey, value=SN>-@<seq, width=8>" is made of
+// parts. Literal text, variables and sequences are built into sn; every
+// other part is an [Expression] built by a [Factory] registered under a
+// name (sn.RegisterExpression or the sn.WithExpression option). A factory
+// receives the arguments written in the template and checks them; it runs
+// once, when the template is compiled, so a bad argument is an error at
+// sn.New and never at Next. The built-in expressions date, checksum and
+// random are factories of this package: [NewDate], [NewChecksum] and
+// [NewRandom].
 //
-// Users extend sn by writing an Expression and registering a [Factory] for
-// it under a name (sn.RegisterExpression or the sn.WithExpression option). A
-// factory receives the arguments written in the template and checks them;
-// it runs once, when the template is compiled, so a bad argument is an error
-// at sn.New and never at Next. The built-in expressions (seq, date, checksum,
-// random, variables and setters) are in this package too.
+// While a number is built, each part appends its text to it and reads what
+// it needs from a [Context]: the instant, the per-call variables, the
+// sequence value, the text printed before it.
 //
-// Optional interfaces let an expression take part in parsing numbers back:
-// [Patterner] describes its output as a regular expression, and [Checker]
-// checks the text matched for it. An expression without them is matched by
-// a pattern derived from its MaxLen and is not checked.
+// Optional interfaces let an expression take part in the proof that a
+// template never prints one string for two numbers, and in reading numbers
+// back: [Patterner] describes exactly what the part can print, as a regular
+// expression; [Checker] checks the text read back for it. sn treats an
+// expression without a Pattern as able to print any text up to its MaxLen,
+// and so refuses templates where that text could run into its neighbours.
 package expression
 
 import (
@@ -25,6 +28,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/sngen/sn/parser"
 )
 
 // Expression is one part of a number. Implementations must be safe for
@@ -41,15 +46,16 @@ type Expression interface {
 	MaxLen() int
 }
 
-// Order is the evaluation stage of an [Expression]. Parts are evaluated by
-// Order, then by template position; the output always follows template
-// position.
+// Order is the evaluation stage of an [Expression]: what [Context.Printed]
+// holds when it runs. The sequences of a number are drawn before any part
+// is evaluated; then parts are evaluated by Order, then by template
+// position. The output always follows template position.
 type Order int8
 
 const (
-	// Before parts run first: context setters and dates.
+	// Before parts run first.
 	Before Order = iota
-	// Normal parts run next: sequences and most custom parts.
+	// Normal parts run next: most custom parts.
 	Normal
 	// After parts run last, when everything printed before them is known:
 	// check characters.
@@ -79,23 +85,26 @@ type Factory func(args Args) (Expression, error)
 // gives Args{"width": "8", "grow": "true"}.
 type Args map[string]string
 
-// Patterner is implemented by an Expression that can describe its output as
-// an RE2 regular expression, without capturing groups. sn uses it for
-// Generator.Regexp and Generator.Validate.
+// Patterner is implemented by an Expression that can describe everything
+// it prints as an RE2 regular expression, without capturing groups or
+// anchors: Append must only ever print strings the pattern matches in
+// full. sn uses it to prove at New that no two numbers print alike, for
+// Generator.Regexp and to read numbers back; it checks at Next that the
+// part printed what its pattern promises.
 type Patterner interface {
 	Pattern() string
 }
 
-// Checker is implemented by an Expression that can check the text matched
-// for it when a number is parsed back. Check is called after the whole
-// number matched the template's pattern; c gives the variables, sequence text
-// and the text printed before the part, as read from the number.
+// Checker is implemented by an Expression that can check the text read
+// back for it when a number is parsed. Check is called once the number has
+// been split into parts; c gives the variables, the sequence value and the
+// text printed before the part, as read from the number.
 type Checker interface {
 	Check(part string, c *Context) error
 }
 
 // ErrBadArg is wrapped by every [*ArgError].
-var ErrBadArg = errors.New("bad argument")
+var ErrBadArg = errors.New("expression: bad argument")
 
 // ArgError reports a bad argument of a template part. Arg names the
 // argument ("" when the problem is a missing one or the part as a whole).
@@ -115,7 +124,7 @@ func Errorf(arg, format string, a ...any) error {
 }
 
 // Check returns an [*ArgError] for the first argument (in sorted order)
-// that is not in known.
+// that is not in known, with a "did you mean" hint for a likely typo.
 func (a Args) Check(known ...string) error {
 	var unknown []string
 	for k := range a {
@@ -134,16 +143,20 @@ func (a Args) Check(known ...string) error {
 		return nil
 	}
 	sort.Strings(unknown)
+	s := append([]string(nil), known...)
+	sort.Strings(s)
+	if m := parser.Closest(unknown[0], s); m != "" {
+		return Errorf(unknown[0], "unknown argument %q: did you mean %s?", unknown[0], m)
+	}
 	hint := "takes no arguments"
 	if len(known) > 0 {
-		s := append([]string(nil), known...)
-		sort.Strings(s)
 		hint = "known: " + strings.Join(s, ", ")
 	}
 	return Errorf(unknown[0], "unknown argument %q (%s)", unknown[0], hint)
 }
 
 // Int returns argument key as an int in [min, max], or def when absent.
+// Spellings such as "08" and "+8" read as 8.
 func (a Args) Int(key string, def, min, max int) (int, error) {
 	s, ok := a[key]
 	if !ok {

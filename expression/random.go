@@ -124,3 +124,15 @@ func alphabetClass(a string) string {
 	}
 	return out.String()
 }
+
+// regexpClassEscape escapes s for use inside an RE2 character class.
+func regexpClassEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\]^-[`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

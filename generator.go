@@ -1,0 +1,188 @@
+package sn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sngen/sn/internal/engine"
+	"github.com/sngen/sn/sequence"
+)
+
+// Vars are per-call variables: the values of "@<NAME>" parts.
+type Vars map[string]string
+
+// MaxN is the most numbers one call to [Generator.NextN] or
+// [Generator.Preview] returns. A larger count is an error wrapping
+// [ErrTooMany], returned before anything is drawn.
+const MaxN = engine.MaxN
+
+// Generator issues numbers from a compiled template. A Generator is
+// immutable and safe for concurrent use by multiple goroutines.
+type Generator struct {
+	plan *engine.Plan
+}
+
+// MustNew is like [New] but panics on error. It simplifies the
+// initialization of package-level Generators from constant templates.
+func MustNew(template string, opts ...Option) *Generator {
+	g, err := New(template, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// New compiles template. Every name, argument and algorithm is resolved
+// here, and every rule that keeps numbers from repeating is checked, so
+// that a Generator that compiled never fails for reasons the template could
+// have told.
+//
+// A name in "@<NAME ...>" resolves, in this order, to a sequence (given by
+// [WithSequence] or in the registry), an expression factory, or else a
+// variable. The errors New returns wrap [ErrTemplate]; errors.As with a
+// *parser.Error gives the byte offset of the offending part:
+//   - syntax errors;
+//   - unknown or bad arguments, unknown algorithms, unknown time zones;
+//   - a name that looks like a typo of a registered one ("did you mean
+//     date?"): write @<NAME, var> for a variable of that name;
+//   - a template with no sequence part (every number would be the same);
+//   - reset= without a date printed at least as finely, key=VAR without
+//     VAR printed;
+//   - a check character the algorithm cannot compute over the template's
+//     text;
+//   - a template that can print one string for two different counter keys
+//     or two different numbers: an *[AmbiguityError] matching
+//     [ErrAmbiguous], with a witness.
+func New(template string, opts ...Option) (*Generator, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	seqs, exprs, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	pl, err := engine.Compile(template, engine.Config{Seqs: seqs, Exprs: exprs, Clock: o.clock})
+	if err != nil {
+		return nil, publicError(err)
+	}
+	return &Generator{plan: pl}, nil
+}
+
+// Next returns the next number. It reads the clock once, and only when the
+// template prints the date or resets its counter.
+func (g *Generator) Next(ctx context.Context) (string, error) {
+	return g.NextAt(ctx, time.Time{}, nil)
+}
+
+// NextWith returns the next number with per-call variables.
+func (g *Generator) NextWith(ctx context.Context, vars Vars) (string, error) {
+	return g.NextAt(ctx, time.Time{}, vars)
+}
+
+// NextAt returns the next number for the instant at instead of the clock:
+// pass a document's own date (its posting date) so that the number's date
+// and reset period follow the document. A zero at means the clock.
+//
+// The instant and the variables are checked before any number is drawn:
+// an instant a date part cannot print (a year outside 0000-9999, or
+// outside a yy date's window) is an error wrapping [ErrInstant]; a missing
+// or bad variable wraps [ErrVarMissing] or [ErrVarInvalid].
+func (g *Generator) NextAt(ctx context.Context, at time.Time, vars Vars) (string, error) {
+	return g.plan.Next(ctx, at, vars)
+}
+
+// AppendNext appends the next number to dst, allocating nothing when dst
+// has room. at and vars are as for [Generator.NextAt].
+func (g *Generator) AppendNext(ctx context.Context, dst []byte, at time.Time, vars Vars) ([]byte, error) {
+	return g.plan.AppendNext(ctx, dst, at, vars)
+}
+
+// NextN returns n numbers, at most [MaxN]. They share one reading of the
+// clock, and a sequence that supports batches (sequence.Batcher) is asked
+// for them at once. On error, the numbers issued so far are returned with
+// it.
+func (g *Generator) NextN(ctx context.Context, n int) ([]string, error) {
+	return g.NextNAt(ctx, n, time.Time{}, nil)
+}
+
+// NextNAt is [Generator.NextN] with an instant and per-call variables, as
+// for [Generator.NextAt].
+func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars) ([]string, error) {
+	return g.plan.NextN(ctx, n, at, vars)
+}
+
+// Preview returns n sample numbers, at most [MaxN], without drawing from
+// any sequence: the sequences print 1, 2, ... n. Variables not given print
+// as their name in braces; those given are checked as by Next. at is as
+// for [Generator.NextAt].
+func (g *Generator) Preview(ctx context.Context, n int, at time.Time, vars Vars) ([]string, error) {
+	return g.plan.Preview(ctx, n, at, vars)
+}
+
+// Floor makes every later number of the template's sequences greater than
+// floor, for migrating from another system ("start above the largest
+// order number we already have"). A floor never lowers a counter: one at or
+// below what was already issued changes nothing.
+//
+// It needs counters that do not vary per call: a template with key=,
+// reset= or a per-call ownerKey has many counters, and Floor returns an
+// error wrapping errors.ErrUnsupported without changing anything, as it
+// does when a sequence is not a sequence.Floorer. (To raise the counters
+// of such a template from its existing numbers, use [Generator.Parse] on
+// each and [sequence.Floorer] with the keys it reads; the sn floor command
+// does that.)
+func (g *Generator) Floor(ctx context.Context, floor int64) error {
+	type target struct {
+		p   *engine.Part
+		fl  sequence.Floorer
+		key string
+	}
+	var ts []target
+	parts := g.plan.Parts()
+	for i := range parts {
+		p := &parts[i]
+		if p.Kind != engine.Seq {
+			continue
+		}
+		key, ok := p.FixedKey()
+		if !ok {
+			return fmt.Errorf("sn: Floor: %s at offset %d: %w: its counter key varies per call (key=, reset= or a per-call ownerKey)", p.Name, p.Offset, errors.ErrUnsupported)
+		}
+		fl, ok := p.Gen().(sequence.Floorer)
+		if !ok {
+			return fmt.Errorf("sn: Floor: %s at offset %d: %w: %T cannot raise a floor", p.Name, p.Offset, errors.ErrUnsupported, p.Gen())
+		}
+		ts = append(ts, target{p, fl, key})
+	}
+	for _, t := range ts {
+		if err := t.fl.Floor(ctx, t.key, floor); err != nil {
+			return fmt.Errorf("sn: Floor: %s at offset %d: %w", t.p.Name, t.p.Offset, err)
+		}
+	}
+	return nil
+}
+
+// String returns the canonical template text: the template with
+// whitespace, quoting and argument spelling normalized. It is not the
+// counter key; [Generator.Explain] gives that.
+func (g *Generator) String() string { return g.plan.String() }
+
+// MaxLen returns the longest number the template can produce, in bytes, or
+// -1 when a part is unbounded (a variable without maxlen, a custom part
+// without MaxLen). A sequence without width, or with overflow=grow, counts
+// as 19 digits.
+func (g *Generator) MaxLen() int { return g.plan.MaxLen() }
+
+// Regexp returns an anchored regular expression that matches the numbers of
+// the template, with a named group per dynamic part: the part's name, with
+// characters other than letters, digits and "_" replaced by "_", and "_2",
+// "_3" added to make names unique. It uses the syntax common to Go (RE2),
+// JavaScript (and so most OpenAPI and form validators), Java, .NET and
+// PCRE: classes, counted repetition and "(?<name>...)" groups. PostgreSQL
+// has no named groups; remove the "?<name>" parts for a CHECK constraint.
+// A variable's maxlen counts bytes, the pattern's repetition characters:
+// for values beyond ASCII the pattern is looser than the template.
+func (g *Generator) Regexp() string { return g.plan.Regexp() }

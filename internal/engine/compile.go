@@ -1,0 +1,475 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sngen/sn/checksum"
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/lang"
+	"github.com/sngen/sn/parser"
+	"github.com/sngen/sn/sequence"
+)
+
+// Config is what [Compile] resolves the names of a template against.
+type Config struct {
+	// Seqs are the sequences by name.
+	Seqs map[string]sequence.Gen
+	// Exprs are the expression factories by name. A name is never in both.
+	Exprs map[string]expression.Factory
+	// Clock is read when a call gives no instant; nil means time.Now.
+	Clock func() time.Time
+}
+
+// MaxVarLen is the largest maxlen= of a variable, in bytes.
+const MaxVarLen = 256
+
+// Compile compiles template. Every name, argument and algorithm is resolved
+// and every rule that keeps numbers from repeating is checked here; the
+// errors are *TemplateError values (an ambiguous template's wraps an
+// *Ambiguity).
+func Compile(template string, cfg Config) (*Plan, error) {
+	tpl, err := parser.Parse(template)
+	if err != nil {
+		var pe *parser.Error
+		if errors.As(err, &pe) {
+			return nil, &TemplateError{At: pe}
+		}
+		return nil, err
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	c := &compiler{cfg: cfg, tpl: tpl, pl: &Plan{src: template, canonical: tpl.String(), clock: cfg.Clock, owner: -1}}
+	if err := c.compile(); err != nil {
+		return nil, err
+	}
+	return c.pl, nil
+}
+
+type compiler struct {
+	cfg   Config
+	tpl   *parser.Template
+	pl    *Plan
+	nodes []*parser.Dynamic // per part; nil for text
+	// century lists the sequences whose reset period is read from a yy
+	// date without a window, with that date.
+	century [][2]int
+}
+
+func (c *compiler) errAt(off int, format string, a ...any) error {
+	return errAt(c.pl.src, off, format, a...)
+}
+
+func (c *compiler) compile() error {
+	pl := c.pl
+	if len(c.tpl.Nodes) == 0 {
+		return c.errAt(0, "empty template")
+	}
+	for _, n := range c.tpl.Nodes {
+		switch n := n.(type) {
+		case *parser.Text:
+			if !utf8.ValidString(n.Text) {
+				return c.errAt(n.Offset, "literal text is not valid UTF-8")
+			}
+			pl.parts = append(pl.parts, Part{Kind: Text, Offset: n.Offset, Source: n.String(), Lit: n.Text, order: expression.Before})
+			c.nodes = append(c.nodes, nil)
+		case *parser.Dynamic:
+			p, err := c.dynamic(n)
+			if err != nil {
+				return err
+			}
+			pl.parts = append(pl.parts, p)
+			c.nodes = append(c.nodes, n)
+		}
+	}
+	for i := range pl.parts {
+		switch pl.parts[i].Kind {
+		case Seq:
+			pl.parts[i].ord = len(pl.seqs)
+			pl.seqs = append(pl.seqs, i)
+		case Var:
+			pl.vars = append(pl.vars, i)
+		case Date:
+			pl.dates = append(pl.dates, i)
+		}
+	}
+	c.separators()
+	steps := []func() error{c.names, c.sequences, c.checksums, c.languages, c.keys}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	for _, sd := range c.century {
+		return c.centuryWitness(sd[0], sd[1])
+	}
+	pl.chain = pl.langChain()
+	if err := c.prove(); err != nil {
+		return err
+	}
+	c.finish()
+	return nil
+}
+
+// dynamic resolves one "@<...>" part.
+func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
+	args := expression.Args{}
+	for _, a := range d.Args {
+		args[a.Key] = a.Value
+	}
+	p := Part{Name: d.Name, Offset: d.Offset, Source: d.String(), payload: -1, keyPart: -1, keyDate: -1}
+	var err error
+	if g, ok := c.cfg.Seqs[d.Name]; ok {
+		err = seqPart(&p, g, args)
+	} else if f, ok := c.cfg.Exprs[d.Name]; ok {
+		err = c.exprPart(&p, f, args)
+	} else {
+		if _, explicit := args["var"]; !explicit {
+			if m := parser.Closest(d.Name, c.names_()); m != "" {
+				return p, c.errAt(d.NameOffset, "unknown name %q: did you mean %s? (to print a per-call variable named %s, write @<%s, var>)", d.Name, m, d.Name, d.Name)
+			}
+		}
+		if _, ok := args["value"]; ok {
+			err = setterPart(&p, args)
+		} else {
+			err = varPart(&p, args)
+		}
+	}
+	if err != nil {
+		off := d.NameOffset
+		var ae *expression.ArgError
+		if errors.As(err, &ae) && ae.Arg != "" {
+			if a, ok := d.Arg(ae.Arg); ok {
+				off = a.Offset
+			}
+		}
+		return p, c.errAt(off, "%s: %v", d.Name, err)
+	}
+	return p, nil
+}
+
+// names_ lists the names a variable's name could be a typo of.
+func (c *compiler) names_() []string {
+	names := []string{OwnerKey}
+	for n := range c.cfg.Seqs {
+		names = append(names, n)
+	}
+	for n := range c.cfg.Exprs {
+		names = append(names, n)
+	}
+	slices.Sort(names[1:])
+	return names
+}
+
+func seqPart(p *Part, g sequence.Gen, args expression.Args) error {
+	p.Kind, p.gen, p.order = Seq, g, expression.Normal
+	p.cache = new(atomic.Pointer[keyCache])
+	if g == nil {
+		return fmt.Errorf("sequence %q is nil", p.Name)
+	}
+	if err := args.Check("width", "overflow", "key", "reset"); err != nil {
+		return err
+	}
+	var err error
+	if p.Width, err = args.Int("width", 0, 1, 19); err != nil {
+		return err
+	}
+	ov, err := args.OneOf("overflow", "error", "error", "grow")
+	if err != nil {
+		return err
+	}
+	p.Grow = ov == "grow"
+	if _, ok := args["overflow"]; ok && p.Width == 0 {
+		return expression.Errorf("overflow", "overflow= needs width=")
+	}
+	if kv, ok := args["key"]; ok {
+		if kv == "true" || !parser.IsName(kv) { // "true" is what a bare "key" gives
+			return expression.Errorf("key", "key= needs the name of a variable, as in key=unit")
+		}
+		p.KeyVar = kv
+	}
+	r, err := args.OneOf("reset", "never", "never", "day", "month", "year")
+	if err != nil {
+		return err
+	}
+	p.Reset = map[string]expression.Period{"never": expression.Never, "day": expression.Day, "month": expression.Month, "year": expression.Year}[r]
+	p.batcher, _ = g.(sequence.Batcher)
+	return nil
+}
+
+func (c *compiler) exprPart(p *Part, f expression.Factory, args expression.Args) error {
+	e, err := callFactory(f, args)
+	if err != nil {
+		return err
+	}
+	if e == nil {
+		return errors.New("factory returned a nil expression")
+	}
+	p.expr, p.Kind = e, Custom
+	switch e := e.(type) {
+	case *expression.Date:
+		p.Kind, p.date = Date, e
+	case *expression.Checksum:
+		p.Kind, p.check = Checksum, e
+		p.app, _ = e.Algo.(checksum.Appender)
+	case *expression.Random:
+		p.Kind, p.random = Random, e
+	}
+	return safe(func() { p.order = e.Order() })
+}
+
+// callFactory runs a user's factory, turning a panic into an error.
+func callFactory(f expression.Factory, args expression.Args) (e expression.Expression, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, fmt.Errorf("%w in factory: %v", ErrPanic, r)
+		}
+	}()
+	return f(args)
+}
+
+// safe runs f, turning a panic into an error.
+func safe(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = recovered(r)
+		}
+	}()
+	f()
+	return nil
+}
+
+func setterPart(p *Part, args expression.Args) error {
+	p.Kind, p.order = Setter, expression.Before
+	if err := args.Check("value", "var"); err != nil {
+		return err
+	}
+	p.Lit = args["value"]
+	if !utf8.ValidString(p.Lit) {
+		return expression.Errorf("value", "value= is not valid UTF-8")
+	}
+	if p.Name == OwnerKey && p.Lit == "" {
+		return expression.Errorf("value", "ownerKey needs a value: it names the counter")
+	}
+	return nil
+}
+
+func varPart(p *Part, args expression.Args) error {
+	p.Kind, p.order, p.chars = Var, expression.Normal, lang.Any
+	if err := args.Check("maxlen", "chars", "var"); err != nil {
+		return err
+	}
+	var err error
+	if p.maxBytes, err = args.Int("maxlen", 0, 1, MaxVarLen); err != nil {
+		return err
+	}
+	if cs, ok := args["chars"]; ok {
+		if cs == "" || cs == "true" || strings.ContainsAny(cs, "[]") {
+			return expression.Errorf("chars", "chars=%q: want the inside of a character class, such as 0-9A-Z", cs)
+		}
+		n, err := lang.Regexp("[" + cs + "]")
+		if err != nil {
+			return expression.Errorf("chars", "chars=%q: not a character class", cs)
+		}
+		p.chars, p.charsArg = n.Alphabet(), cs
+	}
+	return nil
+}
+
+// separators keeps the template's literal characters out of the variables
+// that do not say which characters they take (chars=): so that
+// "@<area>-@<unit>" cannot read "a-b-c" two ways.
+func (c *compiler) separators() {
+	var lits strings.Builder
+	for i := range c.pl.parts {
+		if p := &c.pl.parts[i]; p.Kind == Text {
+			lits.WriteString(p.Lit)
+		}
+	}
+	seps := lang.Runes(lits.String())
+	for i := range c.pl.parts {
+		if p := &c.pl.parts[i]; p.Kind == Var && p.charsArg == "" {
+			p.chars, p.seps = lang.Any.Minus(seps), lits.String()
+		}
+	}
+}
+
+// names checks the variables and setters: one name is either set or given
+// per call, and set once.
+func (c *compiler) names() error {
+	kinds := map[string]*Part{}
+	for i := range c.pl.parts {
+		p := &c.pl.parts[i]
+		if p.Kind != Setter && p.Kind != Var {
+			continue
+		}
+		if q, ok := kinds[p.Name]; ok && (q.Kind == Setter || p.Kind == Setter) {
+			return c.errAt(p.Offset, "%s is set at offset %d and cannot be set or given again", p.Name, q.Offset)
+		}
+		kinds[p.Name] = p
+		if p.Name == OwnerKey {
+			if p.Kind == Setter {
+				c.pl.base = p.Lit
+			} else {
+				c.pl.owner = i
+			}
+		}
+	}
+	return nil
+}
+
+// sequences checks the sequence parts: there is one at least; key=
+// names a variable the template prints; reset= has a date that tells its
+// periods apart.
+func (c *compiler) sequences() error {
+	pl := c.pl
+	if len(pl.seqs) == 0 {
+		return c.errAt(0, "the template has no sequence part (such as @<seq>), so every number would be the same")
+	}
+	for _, i := range pl.seqs {
+		s := &pl.parts[i]
+		if s.KeyVar != "" {
+			for j := range pl.parts {
+				if q := &pl.parts[j]; (q.Kind == Var || q.Kind == Setter) && q.Name == s.KeyVar {
+					s.keyPart = j
+					break
+				}
+			}
+			if s.keyPart < 0 {
+				a, _ := c.nodes[i].Arg("key")
+				return c.errAt(a.Offset, "%s: key=%s needs @<%s> printed in the template; otherwise numbers of different %ss would print alike", s.Name, s.KeyVar, s.KeyVar, s.KeyVar)
+			}
+		}
+		if s.Reset == expression.Never {
+			continue
+		}
+		pl.needTime = true
+		century := -1
+		for _, j := range pl.dates {
+			d := pl.parts[j].date
+			if d.Finest() < s.Reset {
+				continue
+			}
+			if d.FullYear() {
+				s.keyDate = j
+				break
+			}
+			if century < 0 {
+				century = j
+			}
+		}
+		if s.keyDate >= 0 {
+			continue
+		}
+		if century >= 0 {
+			s.keyDate = century // refused with a witness once keys are known
+			c.century = append(c.century, [2]int{i, century})
+			continue
+		}
+		a, _ := c.nodes[i].Arg("reset")
+		return c.errAt(a.Offset, "%s: reset=%s needs a date printed at least to the %s (such as @<date, format=%s>); otherwise numbers would repeat after each reset",
+			s.Name, s.Reset, s.Reset, map[expression.Period]string{expression.Day: "yyyyMMdd", expression.Month: "yyyyMM", expression.Year: "yyyy"}[s.Reset])
+	}
+	if len(pl.dates) > 0 {
+		pl.needTime = true
+	}
+	return nil
+}
+
+// checksums binds each over=seq checksum to its sequence and computes each
+// algorithm over sample text, so that one that cannot take the template's
+// text fails here and not at Next.
+func (c *compiler) checksums() error {
+	pl := c.pl
+	for i := range pl.parts {
+		k := &pl.parts[i]
+		if k.Kind != Checksum {
+			continue
+		}
+		fail := func(err error) error {
+			off := c.nodes[i].NameOffset
+			if a, ok := c.nodes[i].Arg("algo"); ok {
+				off = a.Offset
+			}
+			return c.errAt(off, "%v", err)
+		}
+		if !k.check.All {
+			k.payload = pl.seqs[0]
+			for _, j := range pl.seqs {
+				if j < i {
+					k.payload = j
+				}
+			}
+			s := &pl.parts[k.payload]
+			widths := []int{max(s.Width, 1)}
+			if s.Width == 0 || s.Grow {
+				widths = append(widths, 19)
+			}
+			for _, w := range widths {
+				if _, err := k.check.Algo.Compute(strings.Repeat("1", w)); err != nil {
+					return fail(fmt.Errorf("%w (over=seq, a %d-digit sequence)", err, w))
+				}
+			}
+			continue
+		}
+		var sample strings.Builder
+		for j := 0; j < i; j++ {
+			switch q := &pl.parts[j]; q.Kind {
+			case Text, Setter:
+				sample.WriteString(q.Lit)
+			case Seq:
+				sample.WriteString(strings.Repeat("1", max(q.Width, 1)))
+			case Date:
+				sample.Write(q.date.AppendTime(nil, time.Date(2017, 3, 4, 10, 20, 30, 0, q.date.Loc)))
+			case Checksum:
+				sample.WriteString(strings.Repeat("1", q.check.Algo.Len()))
+			}
+		}
+		if _, err := k.check.Algo.Compute(sample.String()); err != nil && !errors.Is(err, checksum.ErrLength) {
+			return fail(fmt.Errorf("%w (over=all, the template's text)", err))
+		}
+	}
+	return nil
+}
+
+// finish computes what rendering needs: whether the fast path applies and
+// how big a number gets.
+func (c *compiler) finish() {
+	pl := c.pl
+	// Literal text takes the Order of the part before it, so that the
+	// usual templates evaluate in template position.
+	prev := expression.Before
+	for i := range pl.parts {
+		if p := &pl.parts[i]; p.Kind == Text || p.Kind == Setter {
+			p.order = prev
+		} else {
+			prev = p.order
+		}
+	}
+	pl.direct = true
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		if p.Kind == Custom || p.Kind == Checksum && p.payload > i {
+			pl.direct = false
+		}
+	}
+	pl.maxLen = 0
+	for i := range pl.parts {
+		if m := pl.parts[i].max; m < 0 || pl.maxLen < 0 {
+			pl.maxLen = -1
+		} else {
+			pl.maxLen += m
+		}
+	}
+	pl.bufSize = pl.maxLen
+	if pl.bufSize <= 0 || pl.bufSize > 256 {
+		pl.bufSize = 64
+	}
+	pl.pattern = c.regexp()
+}

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/lang"
+)
+
+// languages gives every part the language it prints — as an RE2 pattern
+// and as an automaton — and its longest output.
+func (c *compiler) languages() error {
+	pl := c.pl
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		switch p.Kind {
+		case Text, Setter:
+			p.pattern, p.nfa, p.max = regexp.QuoteMeta(p.Lit), lang.Literal(p.Lit), len(p.Lit)
+		case Var:
+			hi := -1
+			if p.maxBytes > 0 {
+				hi = p.maxBytes
+			}
+			p.nfa, p.max = lang.Repeat(p.chars, 1, hi), hi
+			class := "[" + p.charsArg + "]"
+			if p.charsArg == "" {
+				class = "[^" + lang.Runes(p.seps).String() + "]"
+				if p.seps == "" {
+					class = `(?s:.)`
+				}
+			}
+			if hi > 0 {
+				p.pattern = class + "{1," + strconv.Itoa(hi) + "}"
+			} else {
+				p.pattern = class + "+"
+			}
+		case Seq:
+			w := strconv.Itoa(p.Width)
+			switch {
+			case p.Width == 0:
+				p.pattern, p.max = `[1-9][0-9]{0,18}`, 19
+			case !p.Grow:
+				p.pattern, p.max = `[0-9]{`+w+`}`, p.Width
+			case p.Width == 19:
+				p.pattern, p.max = `[0-9]{19}`, 19
+			default:
+				p.pattern, p.max = `[0-9]{`+w+`}|[1-9][0-9]{`+w+`,18}`, 19
+			}
+			n, err := lang.Regexp(p.pattern)
+			if err != nil {
+				return c.errAt(p.Offset, "%s: %v", p.Name, err)
+			}
+			p.nfa = n
+		default:
+			if err := c.exprLanguage(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// exprLanguage takes an expression's language from its Pattern, or, without
+// one, any text up to its MaxLen.
+func (c *compiler) exprLanguage(p *Part) error {
+	var err error
+	var pat string
+	hasPat := false
+	if err := safe(func() {
+		p.max = p.expr.MaxLen()
+		if pt, ok := p.expr.(expression.Patterner); ok {
+			pat, hasPat = pt.Pattern(), true
+		}
+	}); err != nil {
+		return c.errAt(p.Offset, "%s: %v", p.Name, err)
+	}
+	if p.max < 0 {
+		p.max = -1
+	}
+	if !hasPat {
+		hi := p.max
+		if hi > MaxVarLen {
+			hi = -1 // counted or not, text this long runs into anything
+		}
+		p.nfa = lang.Repeat(lang.Any, 0, hi)
+		if p.max >= 0 {
+			p.pattern = `(?s:.){0,` + strconv.Itoa(p.max) + `}`
+		} else {
+			p.pattern = `(?s:.)*`
+		}
+		return nil
+	}
+	if _, err := regexp.Compile(pat); err != nil {
+		return c.errAt(p.Offset, "%s: Pattern() is not a valid regular expression: %v", p.Name, err)
+	}
+	if p.nfa, err = lang.Regexp(pat); err != nil {
+		return c.errAt(p.Offset, "%s: Pattern(): %v", p.Name, err)
+	}
+	p.pattern = pat
+	return nil
+}
+
+// regexp builds the public pattern: anchored, a named group per dynamic
+// part. Group names are the part's name with characters other than ASCII
+// letters, digits and "_" replaced by "_", made unique with "_2", "_3"...
+func (c *compiler) regexp() string {
+	pl := c.pl
+	used := map[string]bool{}
+	var b strings.Builder
+	b.WriteString("^")
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		if p.Kind == Text {
+			b.WriteString(p.pattern)
+			continue
+		}
+		name := groupName(p.Name)
+		for k := 2; used[name]; k++ {
+			name = fmt.Sprintf("%s_%d", groupName(p.Name), k)
+		}
+		used[name] = true
+		p.group = name
+		b.WriteString("(?<" + name + ">" + p.pattern + ")")
+	}
+	b.WriteString("$")
+	return b.String()
+}
+
+func groupName(s string) string {
+	b := []byte(s)
+	for i, ch := range b {
+		if !('a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' || ch == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || '0' <= b[0] && b[0] <= '9' {
+		return "p" + string(b)
+	}
+	return string(b)
+}
+
+// langChain is the template's language as a chain of parts, for the proof.
+func (pl *Plan) langChain() lang.Chain {
+	ch := make(lang.Chain, len(pl.parts))
+	for i := range pl.parts {
+		ch[i] = lang.Link{NFA: pl.parts[i].nfa, Marked: pl.parts[i].marked}
+	}
+	return ch
+}

@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/host"
+)
+
+// Reading is what a number reads back as.
+type Reading struct {
+	// Key and Seq are those of the first sequence part.
+	Key string
+	Seq int64
+	// Vars holds the variables and setters read back.
+	Vars map[string]string
+	// Draws has the key and value of each sequence part, in position.
+	Draws []Draw
+	// Spans gives the byte span of each part in the number.
+	Spans [][2]int
+}
+
+// Draw is one sequence part's key and value.
+type Draw struct {
+	Part   string
+	Offset int
+	Key    string
+	Seq    int64
+}
+
+// Invalid says why a number is not one the template prints.
+type Invalid struct {
+	Number string
+	Part   string // "" when the number is too long or too short
+	Offset int    // of Part in the template, or -1
+	Pos    int    // byte offset in Number where the problem starts
+	Err    error
+}
+
+func (e *Invalid) Error() string {
+	if e.Part == "" {
+		return fmt.Sprintf("sn: invalid number %q: %v", e.Number, e.Err)
+	}
+	return fmt.Sprintf("sn: invalid number %q: %s at offset %d: %v", e.Number, e.Part, e.Offset, e.Err)
+}
+
+// Unwrap returns ErrInvalidNumber and the part's own error.
+func (e *Invalid) Unwrap() []error { return []error{ErrInvalidNumber, e.Err} }
+
+// splitLimit bounds the splits Parse tries for one number: the proof makes
+// the key and the sequence value the same in every split, so only checks of
+// the parts around them (a check character over everything before it) can
+// fail in one split and pass in another.
+const splitLimit = 64
+
+// Parse reads s back: the parts' spans, the sequence values, the counter
+// keys and the variables. It is the inverse of Next. It checks what Next
+// guarantees: the structure and widths, real dates, check characters and
+// every custom part's Check. The error is an *Invalid.
+func (pl *Plan) Parse(s string) (Reading, error) {
+	var first error
+	tried := 0
+	var found *Reading
+	spans := make([][2]int, len(pl.parts))
+	dead := map[[2]int]bool{}
+	var walk func(i, pos int) bool // true: stop
+	walk = func(i, pos int) bool {
+		if i == len(pl.parts) {
+			if pos != len(s) {
+				return false
+			}
+			tried++
+			r, err := pl.read(s, spans)
+			if err == nil {
+				found = &r
+				return true
+			}
+			if first == nil {
+				first = err
+			}
+			return tried >= splitLimit
+		}
+		if dead[[2]int{i, pos}] {
+			return false
+		}
+		before := tried
+		stop := false
+		pl.parts[i].nfa.Scan(s, pos, func(end int) bool {
+			spans[i] = [2]int{pos, end}
+			stop = walk(i+1, end)
+			return !stop
+		})
+		if !stop && tried == before {
+			dead[[2]int{i, pos}] = true
+		}
+		return stop
+	}
+	walk(0, 0)
+	switch {
+	case found != nil:
+		return *found, nil
+	case first != nil:
+		return Reading{}, first
+	}
+	return Reading{}, pl.diagnose(s)
+}
+
+// read checks one split of s and reads it back.
+func (pl *Plan) read(s string, spans [][2]int) (Reading, error) {
+	text := func(i int) string { return s[spans[i][0]:spans[i][1]] }
+	bad := func(i int, err error) error {
+		p := &pl.parts[i]
+		return &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: spans[i][0], Err: err}
+	}
+	r := Reading{Vars: map[string]string{}, Spans: append([][2]int(nil), spans...)}
+	vals := make([]int64, len(pl.seqs))
+	times := make(map[int]time.Time, len(pl.dates))
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		t := text(i)
+		switch p.Kind {
+		case Setter:
+			r.Vars[p.Name] = p.Lit
+		case Var:
+			if err := p.checkVar(t, true); err != nil {
+				return r, bad(i, err)
+			}
+			if v, ok := r.Vars[p.Name]; ok && v != t {
+				return r, bad(i, fmt.Errorf("%s reads %q here and %q before", p.Name, t, v))
+			}
+			r.Vars[p.Name] = t
+		case Seq:
+			n, err := strconv.ParseInt(t, 10, 64)
+			switch {
+			case err != nil:
+				return r, bad(i, fmt.Errorf("%q is out of range", t))
+			case n <= 0:
+				return r, bad(i, fmt.Errorf("%q: sequences start at 1", t))
+			}
+			vals[p.ord] = n
+		case Date:
+			at, err := p.date.Read(t)
+			if err != nil {
+				return r, bad(i, err)
+			}
+			times[i] = at
+		}
+	}
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		switch p.Kind {
+		case Checksum:
+			payload := s[:spans[i][0]]
+			if p.payload >= 0 {
+				payload = text(p.payload)
+			}
+			want, err := p.check.Algo.Compute(payload)
+			if err != nil {
+				return r, bad(i, err)
+			}
+			if want != text(i) {
+				return r, bad(i, fmt.Errorf("check %q is wrong for %q (%s)", text(i), payload, p.check.Algo.Name()))
+			}
+		case Custom:
+			ch, ok := p.expr.(expression.Checker)
+			if !ok {
+				continue
+			}
+			rb := &readBack{pl: pl, s: s, spans: spans, cur: i, vars: r.Vars, vals: vals}
+			err := safe(func() { err := ch.Check(text(i), host.Wrap(rb).(*expression.Context)); rb.err = err })
+			if err == nil {
+				err = rb.err
+			}
+			if err != nil {
+				return r, bad(i, err)
+			}
+		}
+	}
+	for _, i := range pl.seqs {
+		sp := &pl.parts[i]
+		var owner, val string
+		var b int32
+		if pl.owner >= 0 {
+			owner = r.Vars[OwnerKey]
+		}
+		if sp.KeyVar != "" {
+			val = r.Vars[sp.KeyVar]
+		}
+		if sp.Reset != expression.Never {
+			b = bucket(times[sp.keyDate], pl.parts[sp.keyDate].date.Loc, sp.Reset)
+		}
+		d := Draw{Part: sp.Name, Offset: sp.Offset, Key: pl.key(sp, owner, val, b), Seq: vals[sp.ord]}
+		r.Draws = append(r.Draws, d)
+	}
+	r.Key, r.Seq = r.Draws[0].Key, r.Draws[0].Seq
+	return r, nil
+}
+
+// readBack is the host of a custom part's Context while a number is read
+// back.
+type readBack struct {
+	pl    *Plan
+	s     string
+	spans [][2]int
+	cur   int
+	vars  map[string]string
+	vals  []int64
+	err   error
+}
+
+func (rb *readBack) Context() context.Context { return context.Background() }
+func (rb *readBack) Time() time.Time          { return time.Time{} }
+func (rb *readBack) Preview() bool            { return false }
+func (rb *readBack) Printed() []byte          { return []byte(rb.s[:rb.spans[rb.cur][0]]) }
+func (rb *readBack) Var(name string) (string, bool) {
+	v, ok := rb.vars[name]
+	return v, ok
+}
+func (rb *readBack) Seq() (int64, []byte, bool) {
+	last := rb.pl.seqs[len(rb.pl.seqs)-1]
+	sp := rb.spans[last]
+	return rb.vals[rb.pl.parts[last].ord], []byte(rb.s[sp[0]:sp[1]]), true
+}
+
+// diagnose says where s stops fitting the template: the part that could not
+// be read at the furthest position any reading reached.
+func (pl *Plan) diagnose(s string) error {
+	type at struct{ i, pos int }
+	seen := map[at]bool{{0, 0}: true}
+	queue := []at{{0, 0}}
+	best, bestReach := at{0, 0}, -1
+	for len(queue) > 0 {
+		a := queue[0]
+		queue = queue[1:]
+		if a.i == len(pl.parts) {
+			if a.pos > bestReach {
+				best, bestReach = a, a.pos
+			}
+			continue
+		}
+		reach := pl.parts[a.i].nfa.Scan(s, a.pos, func(end int) bool {
+			if n := (at{a.i + 1, end}); !seen[n] {
+				seen[n] = true
+				queue = append(queue, n)
+			}
+			return true
+		})
+		if a.pos > bestReach || a.pos == bestReach && a.i > best.i {
+			best, bestReach = a, a.pos
+		}
+		_ = reach
+	}
+	if best.i == len(pl.parts) {
+		return &Invalid{Number: s, Offset: -1, Pos: best.pos, Err: fmt.Errorf("unexpected %q after byte %d", s[best.pos:], best.pos)}
+	}
+	p := &pl.parts[best.i]
+	want := p.pattern
+	if p.Kind == Text {
+		want = strconv.Quote(p.Lit)
+	}
+	found := "the end"
+	if best.pos < len(s) {
+		found = strconv.Quote(s[best.pos:])
+	}
+	return &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: best.pos, Err: fmt.Errorf("want %s at byte %d, found %s", want, best.pos, found)}
+}

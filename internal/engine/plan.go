@@ -1,0 +1,161 @@
+// Package engine compiles a template into one typed plan and runs it: it
+// issues numbers, reads them back, describes them, and proves at compile
+// time that no string is printed for two counter keys or two numbers.
+//
+// Everything that package sn's Generator does goes through a [Plan]: New
+// compiles one with [Compile]; Next, NextN, Preview and AppendNext render
+// it; Parse and Validate read numbers back with it; Explain, Regexp, MaxLen
+// and Floor read its parts. The counter key is computed in exactly one
+// place, [Plan.key].
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/sngen/sn/checksum"
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/lang"
+	"github.com/sngen/sn/sequence"
+)
+
+// OwnerKey is the variable that, when the template prints it, is the base
+// of the counter key.
+const OwnerKey = "ownerKey"
+
+// Kind is what a part of a template is.
+type Kind uint8
+
+// The kinds of parts.
+const (
+	Text     Kind = iota // literal text
+	Setter               // @<NAME, value=V>: prints V, sets NAME
+	Var                  // @<NAME>: a per-call variable
+	Seq                  // @<seq ...>: a registered sequence
+	Date                 // the date expression
+	Checksum             // the checksum expression
+	Random               // the random expression
+	Custom               // any other registered expression
+)
+
+// String returns the kind as Explain prints it.
+func (k Kind) String() string {
+	return [...]string{"text", "setter", "variable", "sequence", "expression", "expression", "expression", "expression"}[k]
+}
+
+// Plan is a compiled template. It is immutable and safe for concurrent use.
+type Plan struct {
+	src       string // the template as given
+	canonical string // the canonical template text
+	parts     []Part
+	seqs      []int // indexes of the sequence parts
+	vars      []int // indexes of the variable parts
+	dates     []int // indexes of the date parts
+	owner     int   // index of the part printing ownerKey, or -1
+	base      string
+	clock     func() time.Time
+	needTime  bool // a part prints the instant or a key depends on it
+	direct    bool // every part is built in and may be evaluated in template position
+	maxLen    int
+	bufSize   int // the capacity a rendered number starts with
+	chain     lang.Chain
+	pattern   string // Regexp
+}
+
+// Part is one compiled part of a template.
+type Part struct {
+	Kind   Kind
+	Name   string // the name in the template; "" for text
+	Offset int    // byte offset in the template
+	Source string // the part as canonical template text
+	Lit    string // Text and Setter: what the part prints
+
+	// Var
+	chars    lang.Set // allowed runes
+	charsArg string   // chars= as written, "" for any but the separators
+	seps     string   // without chars=: the template's literal text, whose characters the value may not hold
+	maxBytes int      // maxlen=, 0 for none
+
+	// Seq
+	ord      int // ordinal among the sequence parts
+	gen      sequence.Gen
+	batcher  sequence.Batcher
+	handle   sequence.Handle // for a key fixed at compile time
+	Width    int
+	Grow     bool
+	KeyVar   string // key=
+	keyPart  int    // index of the part printing KeyVar
+	Reset    expression.Period
+	keyDate  int    // index of the date part giving the reset period, or -1
+	fixedKey string // the key when it never varies, else ""
+	cache    *atomic.Pointer[keyCache]
+
+	// Date
+	date *expression.Date
+	// Checksum
+	check   *expression.Checksum
+	app     checksum.Appender
+	payload int // index of the sequence checked (over=seq), or -1 (over=all)
+	// Random
+	random *expression.Random
+	// Custom, and every expression
+	expr  expression.Expression
+	order expression.Order
+
+	pattern string    // RE2 pattern of what the part prints
+	nfa     *lang.NFA // its language
+	marked  bool      // a counter key or a sequence value depends on the part's text
+	max     int       // longest output in bytes, -1 when unbounded
+	group   string    // regexp group name, "" for text
+}
+
+// keyCache is the last key a sequence part built, to spare building the same
+// string again on the next call.
+type keyCache struct {
+	owner, val string
+	bucket     int32
+	key        string
+}
+
+// label names the part in messages.
+func (p *Part) label() string {
+	if p.Kind == Text {
+		return "text"
+	}
+	return p.Name
+}
+
+// Parts returns the parts in template position. The slice must not be
+// modified.
+func (pl *Plan) Parts() []Part { return pl.parts }
+
+// Source returns the template as given to Compile.
+func (pl *Plan) Source() string { return pl.src }
+
+// String returns the canonical template text.
+func (pl *Plan) String() string { return pl.canonical }
+
+// MaxLen returns the longest number in bytes, or -1 when unbounded.
+func (pl *Plan) MaxLen() int { return pl.maxLen }
+
+// Regexp returns the anchored pattern of the template's numbers.
+func (pl *Plan) Regexp() string { return pl.pattern }
+
+// Order returns the part's evaluation stage.
+func (p *Part) Order() expression.Order { return p.order }
+
+// MaxLen returns the part's longest output in bytes, -1 when unbounded.
+func (p *Part) MaxLen() int { return p.max }
+
+// Pattern returns the part's RE2 pattern.
+func (p *Part) Pattern() string { return p.pattern }
+
+// Group returns the part's group name in [Plan.Regexp], "" for text.
+func (p *Part) Group() string { return p.group }
+
+// Gen returns a sequence part's generator.
+func (p *Part) Gen() sequence.Gen { return p.gen }
+
+// FixedKey returns a sequence part's counter key when it is the same for
+// every call.
+func (p *Part) FixedKey() (string, bool) { return p.fixedKey, p.fixedKey != "" }

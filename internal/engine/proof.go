@@ -1,0 +1,440 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sngen/sn/internal/lang"
+	"github.com/sngen/sn/parser"
+)
+
+// The proof. Every part's language is an automaton (see language.go); the
+// template's language is their concatenation. A part is marked when a
+// counter key or a sequence value depends on its text: the sequences, the
+// variables of key= and ownerKey, the date that tells reset periods apart.
+// lang.Ambiguous runs two copies of the template over one input and finds
+// the shortest string that two runs split differently in a marked part.
+// None means every string the template prints determines its counter keys
+// and sequence values. Otherwise the split becomes concrete inputs — a
+// witness — by rendering: see concretize.
+
+// stateLimit bounds the pairs of states the proof visits.
+const stateLimit = 2_000_000
+
+// Input is one side of a witness: what a caller passes, and what the
+// sequences and the random or custom parts give.
+type Input struct {
+	Template string            // CheckSet: the name of the input's template
+	Vars     map[string]string // per-call variables
+	At       time.Time         // the instant, zero when the template prints none
+	Draws    []Draw            // each sequence part's key and value
+	Fill     map[string]string // what random and custom parts print, by "name@offset"
+}
+
+// Ambiguity is a string printed for two different counter keys or
+// numbers: the witness that a template, or a set of templates, may repeat.
+type Ambiguity struct {
+	Number   string // printed by both inputs
+	A, B     Input
+	Part     string // the part at fault, in A's template
+	Offset   int    // its byte offset in A's template
+	Verified bool   // both inputs were rendered and print Number
+	Hint     string // what would fix it
+}
+
+func (a *Ambiguity) Error() string {
+	if !a.Verified {
+		return fmt.Sprintf("ambiguous: %q can be read both as %s and as %s (no inputs were found that print it, and none can be ruled out)", a.Number, a.A, a.B)
+	}
+	return fmt.Sprintf("ambiguous: %q is printed by %s and by %s", a.Number, a.A, a.B)
+}
+
+// Unwrap returns ErrAmbiguous.
+func (a *Ambiguity) Unwrap() error { return ErrAmbiguous }
+
+// String describes the input for a message: {template "a": area="1", at
+// 2017-03-04, seq=11 (key "K")}.
+func (in Input) String() string {
+	var parts []string
+	if in.Template != "" {
+		parts = append(parts, strconv.Quote(in.Template)+":")
+	}
+	names := make([]string, 0, len(in.Vars))
+	for k := range in.Vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		parts = append(parts, k+"="+strconv.Quote(in.Vars[k]))
+	}
+	if !in.At.IsZero() {
+		parts = append(parts, "at "+in.At.Format(time.RFC3339))
+	}
+	for _, d := range in.Draws {
+		parts = append(parts, fmt.Sprintf("%s=%d from counter %q", d.Part, d.Seq, d.Key))
+	}
+	fills := make([]string, 0, len(in.Fill))
+	for k := range in.Fill {
+		fills = append(fills, k)
+	}
+	sort.Strings(fills)
+	for _, k := range fills {
+		parts = append(parts, fmt.Sprintf("%s printing %q", k, in.Fill[k]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// prove refuses a template that can print one string for two counter keys
+// or two numbers.
+func (c *compiler) prove() error {
+	pl := c.pl
+	ws, err := lang.Ambiguous(pl.chain, pl.chain, false, 8, stateLimit)
+	if len(ws) == 0 {
+		if errors.Is(err, lang.ErrTooComplex) {
+			return c.errAt(0, "the template is too complex to prove that no two numbers print alike (bound its variables with chars= or maxlen=, or separate them with literal text)")
+		}
+		return nil
+	}
+	amb := concretize(pl, pl, ws, true)
+	part := &pl.parts[amb.part]
+	amb.Part, amb.Offset = part.label(), part.Offset
+	amb.Hint = splitHint(pl, amb.part)
+	return &TemplateError{At: &parser.Error{Template: pl.src, Offset: part.Offset, Msg: amb.Error() + "; " + amb.Hint}, Err: &amb.Ambiguity}
+}
+
+func splitHint(pl *Plan, i int) string {
+	p := &pl.parts[i]
+	next := ""
+	if i+1 < len(pl.parts) {
+		next = " and " + pl.parts[i+1].Source
+	}
+	if p.Kind == Text {
+		return fmt.Sprintf("the text %q%s can be read in more than one place: separate them with text the parts cannot print", p.Lit, next)
+	}
+	return fmt.Sprintf("where %s ends%s begins cannot be told: put literal text that %s cannot print after it, or bound it (chars=, maxlen=, width=)", p.Source, next, p.Source)
+}
+
+// centuryWitness refuses reset= read from a yy date without a window.
+func (c *compiler) centuryWitness(seq, date int) error {
+	pl := c.pl
+	d := pl.parts[date].date
+	t := time.Date(2017, 3, 4, 12, 0, 0, 0, d.Loc)
+	a := example(pl, t)
+	b := example(pl, t.AddDate(100, 0, 0))
+	sa, errA := pl.renderInput(a)
+	sb, errB := pl.renderInput(b)
+	msg := fmt.Sprintf("%s: reset=%s is read from %s, whose yy prints the same digits for 2017 and 2117; add window=2000 to it (years 2000-2099) or print yyyy",
+		pl.parts[seq].Name, pl.parts[seq].Reset, pl.parts[date].Source)
+	if errA != nil || errB != nil || sa != sb {
+		return c.errAt(pl.parts[date].Offset, "%s", msg)
+	}
+	amb := &Ambiguity{Number: sa, A: a, B: b, Part: pl.parts[date].label(), Offset: pl.parts[date].Offset, Verified: true, Hint: msg}
+	return &TemplateError{At: &parser.Error{Template: pl.src, Offset: amb.Offset, Msg: amb.Error() + "; " + msg}, Err: amb}
+}
+
+// example returns inputs at t with the shortest readable values.
+func example(pl *Plan, t time.Time) Input {
+	in := Input{Vars: map[string]string{}, Fill: map[string]string{}}
+	if pl.needTime {
+		in.At = t
+	}
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		switch p.Kind {
+		case Var:
+			in.Vars[p.Name] = string(p.chars.Pick())
+		case Random, Custom:
+			s, _ := p.nfa.Shortest()
+			in.Fill[fillKey(p)] = s
+		}
+	}
+	for _, i := range pl.seqs {
+		s := &pl.parts[i]
+		in.Draws = append(in.Draws, Draw{Part: s.Name, Offset: s.Offset, Key: pl.callKey(s, t, in.Vars), Seq: 1})
+	}
+	return in
+}
+
+func fillKey(p *Part) string { return p.Name + "@" + strconv.Itoa(p.Offset) }
+
+// renderInput renders what in would print, drawing nothing.
+func (pl *Plan) renderInput(in Input) (string, error) {
+	at, err := pl.prepare(in.At, in.Vars, false)
+	if err != nil {
+		return "", err
+	}
+	c := call{at: at, vars: in.Vars, mode: modeWitness, fill: map[int]string{}}
+	for _, d := range in.Draws {
+		c.vals = append(c.vals, d.Seq)
+	}
+	for i := range pl.parts {
+		if p := &pl.parts[i]; p.Kind == Random || p.Kind == Custom {
+			c.fill[i] = in.Fill[fillKey(p)]
+		}
+	}
+	b, err := pl.render(nil, &c)
+	return string(b), err
+}
+
+// ambiguity is an Ambiguity with the index of the part at fault.
+type ambiguity struct {
+	Ambiguity
+	part int
+}
+
+// concretize turns split witnesses into inputs that print one string. For
+// each witness it fills the string with runes both readings allow, derives
+// each reading's inputs from it (variables, sequence values, the instant
+// from the printed date, what random and custom parts printed) and renders
+// them; check characters computed by one rendering are fed to the other
+// until both print the same string. sameCounters says whether equal keys
+// of a and b are one counter (one template, or two sharing a store); then
+// the two inputs must differ in a key or a value to be a repeat.
+func concretize(a, b *Plan, ws []lang.Witness, sameCounters bool) *ambiguity {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, w := range ws {
+		for try := 0; try < 64; try++ {
+			runes := []rune(w.Text)
+			if try > 0 {
+				for i, l := range w.Labels {
+					runes[i] = pickRandom(l, rng, try > 48)
+				}
+			}
+			for round := 0; round < 8; round++ {
+				s := string(runes)
+				inA, outA, okA := a.reading(s, runeSpans(s, w.A))
+				inB, outB, okB := b.reading(s, runeSpans(s, w.B))
+				if okA && okB && outA == s && outB == s {
+					if !sameCounters || differ(inA, inB) {
+						return &ambiguity{Ambiguity{Number: s, A: inA, B: inB, Verified: true}, firstDiff(w)}
+					}
+					break
+				}
+				next := s
+				if okA && outA != s && fits(outA, w.Labels) {
+					next = outA
+				} else if okB && outB != s && fits(outB, w.Labels) {
+					next = outB
+				}
+				if next == s {
+					break
+				}
+				runes = []rune(next)
+			}
+		}
+	}
+	w := ws[0]
+	inA, _, _ := a.reading(w.Text, runeSpans(w.Text, w.A))
+	inB, _, _ := b.reading(w.Text, runeSpans(w.Text, w.B))
+	return &ambiguity{Ambiguity{Number: w.Text, A: inA, B: inB}, firstDiff(w)}
+}
+
+// pickRandom picks a rune of s: a readable one (digits and letters are
+// what other parts print) unless any says any rune will do.
+func pickRandom(s lang.Set, rng *rand.Rand, any bool) rune {
+	if !any {
+		for _, t := range []lang.Set{s.And(lang.NewSet(lang.Range{Lo: '0', Hi: '9'}, lang.Range{Lo: 'A', Hi: 'Z'}, lang.Range{Lo: 'a', Hi: 'z'})), s.And(lang.Set{{Lo: 0x21, Hi: 0x7E}})} {
+			if !t.Empty() {
+				return t.Nth(rng.IntN(t.Size()))
+			}
+		}
+	}
+	return s.Nth(rng.IntN(s.Size()))
+}
+
+// fits reports whether s has one rune per label, each in its label.
+func fits(s string, labels []lang.Set) bool {
+	if utf8.RuneCountInString(s) != len(labels) {
+		return false
+	}
+	i := 0
+	for _, r := range s {
+		if !labels[i].Has(r) {
+			return false
+		}
+		i++
+	}
+	return true
+}
+
+// runeSpans converts spans in runes of s to spans in bytes.
+func runeSpans(s string, sp lang.Split) [][2]int {
+	offs := make([]int, 0, len(s)+1)
+	for i := range s {
+		offs = append(offs, i)
+	}
+	offs = append(offs, len(s))
+	out := make([][2]int, len(sp))
+	for i, x := range sp {
+		out[i] = [2]int{offs[x[0]], offs[x[1]]}
+	}
+	return out
+}
+
+// firstDiff returns the first part whose span differs between the two
+// readings.
+func firstDiff(w lang.Witness) int {
+	for i := range w.A {
+		if i < len(w.B) && w.A[i] != w.B[i] {
+			return i
+		}
+	}
+	return 0
+}
+
+func differ(a, b Input) bool {
+	if len(a.Draws) != len(b.Draws) {
+		return true
+	}
+	da, db := slices.Clone(a.Draws), slices.Clone(b.Draws)
+	cmp := func(x, y Draw) int {
+		if c := strings.Compare(x.Key, y.Key); c != 0 {
+			return c
+		}
+		return int(x.Seq - y.Seq)
+	}
+	slices.SortFunc(da, cmp)
+	slices.SortFunc(db, cmp)
+	for i := range da {
+		if da[i].Key != db[i].Key || da[i].Seq != db[i].Seq {
+			return true
+		}
+	}
+	return false
+}
+
+// reading derives the inputs that would print s split as spans, and renders
+// them; ok is false when no input can (a sequence value of 0, an unreal
+// date).
+func (pl *Plan) reading(s string, spans [][2]int) (in Input, out string, ok bool) {
+	in = Input{Vars: map[string]string{}, Fill: map[string]string{}}
+	vals := make([]int64, len(pl.seqs))
+	var at time.Time
+	fields := -1
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		t := s[spans[i][0]:spans[i][1]]
+		switch p.Kind {
+		case Var:
+			in.Vars[p.Name] = t
+		case Seq:
+			n, err := strconv.ParseInt(t, 10, 64)
+			if err != nil || n <= 0 {
+				return in, "", false
+			}
+			vals[p.ord] = n
+		case Date:
+			// The instant comes from the date that prints the most.
+			if n := len(p.date.Pattern()); n > fields {
+				d, err := p.date.Read(t)
+				if err != nil {
+					return in, "", false
+				}
+				at, fields = d, n
+			}
+		case Random, Custom:
+			in.Fill[fillKey(p)] = t
+		}
+	}
+	if pl.needTime {
+		if at.IsZero() {
+			at = time.Date(2017, 3, 4, 12, 0, 0, 0, time.UTC)
+		}
+		in.At = at
+	}
+	for _, i := range pl.seqs {
+		sp := &pl.parts[i]
+		if _, err := pl.prepare(at, in.Vars, false); err != nil {
+			return in, "", false
+		}
+		in.Draws = append(in.Draws, Draw{Part: sp.Name, Offset: sp.Offset, Key: pl.callKey(sp, at, in.Vars), Seq: vals[sp.ord]})
+	}
+	out, err := pl.renderInput(in)
+	return in, out, err == nil
+}
+
+// Member is one template of a set checked by [CheckSet].
+type Member struct {
+	Name  string
+	Plan  *Plan
+	Store string // members with equal Store share counters
+}
+
+// CheckSet returns an error when one member can print a number that
+// another prints from a different counter or value. Members on different
+// stores must print disjoint numbers; members on one store may share a
+// counter only when they read it from the same places.
+func CheckSet(ms []Member) error {
+	for i := range ms {
+		for j := i + 1; j < len(ms); j++ {
+			a, b := ms[i], ms[j]
+			same := a.Store == b.Store
+			diverged := !same || !keysMeet(a.Plan, b.Plan) || signature(a.Plan) != signature(b.Plan)
+			ws, err := lang.Ambiguous(a.Plan.chain, b.Plan.chain, diverged, 8, stateLimit)
+			if len(ws) == 0 {
+				if errors.Is(err, lang.ErrTooComplex) {
+					return &SetError{A: a.Name, B: b.Name, Err: fmt.Errorf("too complex to prove that they never print alike")}
+				}
+				continue
+			}
+			amb := concretize(a.Plan, b.Plan, ws, same)
+			amb.A.Template, amb.B.Template = a.Name, b.Name
+			p := &a.Plan.parts[amb.part]
+			amb.Part, amb.Offset = p.label(), p.Offset
+			amb.Hint = "give them different literal text, or put them on one store with the same counter"
+			return &SetError{A: a.Name, B: b.Name, Err: &amb.Ambiguity}
+		}
+	}
+	return nil
+}
+
+// SetError is a refusal of two templates of a set.
+type SetError struct {
+	A, B string
+	Err  error
+}
+
+func (e *SetError) Error() string {
+	return fmt.Sprintf("sn: templates %q and %q: %v", e.A, e.B, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *SetError) Unwrap() error { return e.Err }
+
+// keysMeet reports whether a and b can give one counter key.
+func keysMeet(a, b *Plan) bool {
+	if a.owner >= 0 || b.owner >= 0 {
+		return true
+	}
+	return a.base == b.base
+}
+
+// signature describes the marked parts of a plan in order: two plans on one
+// store compare their readings part by part only when their signatures are
+// equal.
+func signature(pl *Plan) string {
+	var b strings.Builder
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		if !p.marked {
+			continue
+		}
+		switch p.Kind {
+		case Seq:
+			fmt.Fprintf(&b, "seq(%s,%s,%s);", p.Name, p.KeyVar, p.Reset)
+		case Var:
+			fmt.Fprintf(&b, "var(%s);", p.Name)
+		case Date:
+			fmt.Fprintf(&b, "date(%s,%d);", p.date.Format, p.date.Window)
+		}
+	}
+	return b.String()
+}
+

@@ -1,0 +1,520 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/host"
+)
+
+// MaxN is the most numbers one call to NextN or Preview issues.
+const MaxN = 100_000
+
+type mode uint8
+
+const (
+	modeRender  mode = iota
+	modePreview      // sample sequence values; missing variables print as {name}
+	modeWitness      // fixed sequence values and fills; nothing is drawn
+)
+
+// call is one rendering: the inputs, and the sequence values already drawn.
+type call struct {
+	ctx  context.Context
+	at   time.Time // the instant, resolved when the plan needs one
+	vars map[string]string
+	mode mode
+	vals []int64        // by sequence ordinal
+	fill map[int]string // modeWitness: what random and custom parts print, by part index
+}
+
+// Next returns the next number for the call's instant (zero: the clock) and
+// variables. It checks the instant and the variables before drawing any
+// number.
+func (pl *Plan) Next(ctx context.Context, at time.Time, vars map[string]string) (string, error) {
+	buf, err := pl.AppendNext(ctx, make([]byte, 0, pl.bufSize), at, vars)
+	if err != nil || len(buf) == 0 {
+		return "", err
+	}
+	return unsafe.String(&buf[0], len(buf)), nil
+}
+
+// AppendNext appends the next number to dst.
+func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars map[string]string) (out []byte, err error) {
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
+	at, err = pl.prepare(at, vars, false)
+	if err != nil {
+		return dst, err
+	}
+	var small [4]int64
+	vals := small[:0]
+	if len(pl.seqs) > len(small) {
+		vals = make([]int64, 0, len(pl.seqs))
+	}
+	for _, i := range pl.seqs {
+		n, err := pl.draw(ctx, &pl.parts[i], at, vars)
+		if err != nil {
+			return dst, err
+		}
+		vals = append(vals, n)
+	}
+	c := call{ctx: ctx, at: at, vars: vars, vals: vals}
+	return pl.render(dst, &c)
+}
+
+// prepare resolves the instant, when the plan needs one, and checks it and
+// the variables: nothing is drawn for a call that could not print.
+func (pl *Plan) prepare(at time.Time, vars map[string]string, preview bool) (time.Time, error) {
+	if pl.needTime {
+		if at.IsZero() {
+			at = pl.clock()
+		}
+		for _, i := range pl.dates {
+			p := &pl.parts[i]
+			if err := p.date.Fits(at); err != nil {
+				return at, p.fail(fmt.Errorf("%w: %v", ErrInstant, err))
+			}
+		}
+	}
+	for _, i := range pl.vars {
+		p := &pl.parts[i]
+		v, ok := vars[p.Name]
+		if !ok && preview {
+			continue
+		}
+		if err := p.checkVar(v, ok); err != nil {
+			return at, p.fail(err)
+		}
+	}
+	return at, nil
+}
+
+// checkVar checks a variable's value against the part's limits.
+func (p *Part) checkVar(v string, ok bool) error {
+	switch {
+	case !ok || v == "":
+		return fmt.Errorf("%w: %q was not given", ErrVarMissing, p.Name)
+	case p.maxBytes > 0 && len(v) > p.maxBytes:
+		return fmt.Errorf("%w: %q is %d bytes long, more than maxlen=%d", ErrVarInvalid, p.Name, len(v), p.maxBytes)
+	case !utf8.ValidString(v):
+		return fmt.Errorf("%w: %q=%q is not valid UTF-8", ErrVarInvalid, p.Name, v)
+	}
+	for _, r := range v {
+		if p.chars.Has(r) {
+			continue
+		}
+		if p.charsArg != "" {
+			return fmt.Errorf("%w: %q=%q has %q, outside chars=%s", ErrVarInvalid, p.Name, v, r, p.charsArg)
+		}
+		return fmt.Errorf("%w: %q=%q has %q, which the template prints as literal text (give the variable chars= to choose its characters)", ErrVarInvalid, p.Name, v, r)
+	}
+	return nil
+}
+
+// callKey returns the counter key of sequence part s for a call.
+func (pl *Plan) callKey(s *Part, at time.Time, vars map[string]string) string {
+	if s.fixedKey != "" {
+		return s.fixedKey
+	}
+	var owner, val string
+	var b int32
+	if pl.owner >= 0 {
+		owner = vars[OwnerKey]
+	}
+	if s.KeyVar != "" {
+		if q := &pl.parts[s.keyPart]; q.Kind == Setter {
+			val = q.Lit
+		} else {
+			val = vars[s.KeyVar]
+		}
+	}
+	if s.Reset != expression.Never {
+		b = bucket(at, pl.parts[s.keyDate].date.Loc, s.Reset)
+	}
+	return pl.seqKey(s, owner, val, b)
+}
+
+// draw draws the next number of sequence part s. A panic in the sequence,
+// an error, and a number that is not positive are errors naming the part.
+func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, vars map[string]string) (n int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = 0, s.fail(recovered(r))
+		}
+	}()
+	if s.handle != nil {
+		n, err = s.handle.Next(ctx)
+	} else {
+		n, err = s.gen.Next(ctx, pl.callKey(s, at, vars))
+	}
+	if err != nil {
+		return 0, s.fail(err)
+	}
+	if n <= 0 {
+		return 0, s.fail(fmt.Errorf("%w: %d", ErrSequence, n))
+	}
+	return n, nil
+}
+
+// drawN draws n numbers of sequence part s, in one batch when its sequence
+// is a sequence.Batcher. On error it returns the numbers drawn so far.
+func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, vars map[string]string, n int) (out []int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.fail(recovered(r))
+		}
+	}()
+	out = make([]int64, 0, n)
+	if s.batcher != nil {
+		out, err = s.batcher.NextN(ctx, pl.callKey(s, at, vars), out, n)
+		for i, v := range out {
+			if v <= 0 {
+				return out[:i], s.fail(fmt.Errorf("%w: %d", ErrSequence, v))
+			}
+		}
+		if err != nil {
+			return out, s.fail(err)
+		}
+		if len(out) != n {
+			return out, s.fail(fmt.Errorf("%w: asked for %d numbers, got %d", ErrSequence, n, len(out)))
+		}
+		return out, nil
+	}
+	for len(out) < n {
+		v, err := pl.draw(ctx, s, at, vars)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// NextN returns n numbers sharing one instant and one set of variables. On
+// error, the numbers issued so far are returned with it.
+func (pl *Plan) NextN(ctx context.Context, n int, at time.Time, vars map[string]string) ([]string, error) {
+	return pl.many(ctx, n, at, vars, modeRender)
+}
+
+// Preview returns n sample numbers without drawing from any sequence: the
+// sequences print 1, 2, ... n; variables not given print as {NAME}.
+func (pl *Plan) Preview(ctx context.Context, n int, at time.Time, vars map[string]string) ([]string, error) {
+	return pl.many(ctx, n, at, vars, modePreview)
+}
+
+func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]string, m mode) ([]string, error) {
+	if n < 0 || n > MaxN {
+		return nil, fmt.Errorf("%w: %d numbers asked for; one call gives 0 to %d", ErrTooMany, n, MaxN)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	at, err := pl.prepare(at, vars, m == modePreview)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	draws := make([][]int64, len(pl.seqs))
+	got := n
+	var drawErr error
+	for k, i := range pl.seqs {
+		if m == modePreview {
+			draws[k] = make([]int64, n)
+			for j := range draws[k] {
+				draws[k][j] = int64(j + 1)
+			}
+			continue
+		}
+		draws[k], drawErr = pl.drawN(ctx, &pl.parts[i], at, vars, got)
+		got = min(got, len(draws[k]))
+		if drawErr != nil {
+			break
+		}
+	}
+	out := make([]string, 0, got)
+	c := call{ctx: ctx, at: at, vars: vars, mode: m, vals: make([]int64, len(pl.seqs))}
+	buf := make([]byte, 0, pl.bufSize)
+	for j := 0; j < got; j++ {
+		for k := range c.vals {
+			c.vals[k] = draws[k][j]
+		}
+		b, err := pl.render(buf[:0], &c)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(b))
+		buf = b
+	}
+	return out, drawErr
+}
+
+// render appends the number for c, whose sequence values are drawn.
+func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
+	if !pl.direct {
+		return pl.renderOrdered(dst, c)
+	}
+	start := len(dst)
+	var small [4][2]int
+	spans := small[:]
+	if len(pl.seqs) > len(small) {
+		spans = make([][2]int, len(pl.seqs))
+	}
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		switch p.Kind {
+		case Text, Setter:
+			dst = append(dst, p.Lit...)
+		case Var:
+			dst = p.appendVar(dst, c)
+		case Seq:
+			s := len(dst)
+			var err error
+			if dst, err = p.appendSeq(dst, c.vals[p.ord]); err != nil {
+				return dst[:start], err
+			}
+			spans[p.ord] = [2]int{s, len(dst)}
+		case Date:
+			dst = p.date.AppendTime(dst, c.at)
+		case Checksum:
+			payload := dst[start:]
+			if p.payload >= 0 {
+				sp := spans[pl.parts[p.payload].ord]
+				payload = dst[sp[0]:sp[1]]
+			}
+			var err error
+			if dst, err = p.appendCheck(dst, payload); err != nil {
+				return dst[:start], err
+			}
+		case Random:
+			dst = p.appendRandom(dst, c, i)
+		}
+	}
+	return dst, nil
+}
+
+func (p *Part) appendVar(dst []byte, c *call) []byte {
+	v, ok := c.vars[p.Name]
+	if !ok && c.mode == modePreview {
+		dst = append(dst, '{')
+		dst = append(dst, p.Name...)
+		return append(dst, '}')
+	}
+	return append(dst, v...)
+}
+
+func (p *Part) appendSeq(dst []byte, n int64) ([]byte, error) {
+	start := len(dst)
+	dst = appendInt(dst, n, p.Width)
+	if p.Width > 0 && !p.Grow && len(dst)-start > p.Width {
+		return dst[:start], p.fail(fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, n, p.Width))
+	}
+	return dst, nil
+}
+
+func (p *Part) appendCheck(dst, payload []byte) ([]byte, error) {
+	var err error
+	if p.app != nil {
+		if dst, err = p.app.AppendCheck(dst, payload); err != nil {
+			return dst, p.fail(err)
+		}
+		return dst, nil
+	}
+	s, err := p.check.Algo.Compute(string(payload))
+	if err != nil {
+		return dst, p.fail(err)
+	}
+	return append(dst, s...), nil
+}
+
+func (p *Part) appendRandom(dst []byte, c *call, i int) []byte {
+	if c.mode == modeWitness {
+		return append(dst, c.fill[i]...)
+	}
+	dst, _ = p.random.Append(dst, nil)
+	return dst
+}
+
+// renderOrdered renders a template that has custom expressions, or a check
+// character before the sequence it checks: parts are evaluated by Order,
+// then position, each into its own span, and assembled in position.
+func (pl *Plan) renderOrdered(dst []byte, c *call) (out []byte, err error) {
+	st := &state{pl: pl, c: c, spans: make([][2]int, len(pl.parts)), cur: -1}
+	for i := range st.spans {
+		st.spans[i] = [2]int{-1, -1}
+	}
+	defer func() {
+		if r := recover(); r != nil && st.cur >= 0 {
+			out, err = dst, pl.parts[st.cur].fail(recovered(r))
+		}
+	}()
+	order := make([]int, len(pl.parts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(pl.parts[a].order) - int(pl.parts[b].order) })
+	for _, i := range order {
+		st.cur = i
+		p := &pl.parts[i]
+		start := len(st.buf)
+		switch p.Kind {
+		case Text, Setter:
+			st.buf = append(st.buf, p.Lit...)
+		case Var:
+			st.buf = p.appendVar(st.buf, c)
+		case Seq:
+			if st.buf, err = p.appendSeq(st.buf, c.vals[p.ord]); err != nil {
+				return dst, err
+			}
+		case Date:
+			st.buf = p.date.AppendTime(st.buf, c.at)
+		case Checksum:
+			var payload []byte
+			if p.payload >= 0 {
+				sp := st.spans[p.payload]
+				payload = st.buf[sp[0]:sp[1]]
+			} else {
+				payload = st.Printed()
+			}
+			payload = append([]byte(nil), payload...) // st.buf may move while appending
+			if st.buf, err = p.appendCheck(st.buf, payload); err != nil {
+				return dst, err
+			}
+		case Random:
+			st.buf = p.appendRandom(st.buf, c, i)
+		case Custom:
+			if st.buf, err = st.custom(p, i); err != nil {
+				return dst, err
+			}
+		}
+		st.spans[i] = [2]int{start, len(st.buf)}
+	}
+	for _, sp := range st.spans {
+		dst = append(dst, st.buf[sp[0]:sp[1]]...)
+	}
+	return dst, nil
+}
+
+// custom evaluates a custom expression and checks that it printed what its
+// language allows.
+func (st *state) custom(p *Part, i int) ([]byte, error) {
+	start := len(st.buf)
+	if st.c.mode == modeWitness {
+		return append(st.buf, st.c.fill[i]...), nil
+	}
+	if st.ectx == nil {
+		st.ectx = host.Wrap(st).(*expression.Context)
+	}
+	b, err := p.expr.Append(st.buf, st.ectx)
+	if err != nil {
+		return st.buf, p.fail(err)
+	}
+	if len(b) < start {
+		return st.buf, p.fail(fmt.Errorf("%w: Append shortened the number", ErrPart))
+	}
+	text := string(b[start:])
+	if p.max >= 0 && len(text) > p.max || !p.nfa.Match(text) {
+		return st.buf, p.fail(fmt.Errorf("%w: %q does not match %s", ErrPart, text, p.pattern))
+	}
+	return b, nil
+}
+
+// state is the host of a custom expression's Context while a number is
+// rendered by renderOrdered.
+type state struct {
+	pl    *Plan
+	c     *call
+	buf   []byte
+	spans [][2]int // per part, in buf; {-1, -1} until evaluated
+	cur   int
+	ectx  *expression.Context
+}
+
+func (st *state) Context() context.Context { return st.c.ctx }
+func (st *state) Time() time.Time {
+	if st.c.at.IsZero() {
+		st.c.at = st.pl.clock()
+	}
+	return st.c.at
+}
+func (st *state) Var(name string) (string, bool) { return st.pl.lookup(name, st.c.vars) }
+func (st *state) Preview() bool                  { return st.c.mode == modePreview }
+
+func (st *state) Seq() (int64, []byte, bool) {
+	last := -1
+	for _, i := range st.pl.seqs {
+		if st.spans[i][0] >= 0 {
+			last = i
+		}
+	}
+	if last < 0 {
+		return 0, nil, false
+	}
+	sp := st.spans[last]
+	return st.c.vals[st.pl.parts[last].ord], st.buf[sp[0]:sp[1]], true
+}
+
+func (st *state) Printed() []byte {
+	var b []byte
+	for i := 0; i < st.cur; i++ {
+		if sp := st.spans[i]; sp[0] >= 0 {
+			b = append(b, st.buf[sp[0]:sp[1]]...)
+		}
+	}
+	return b
+}
+
+// lookup returns variable name: a setter's value, else the per-call one.
+func (pl *Plan) lookup(name string, vars map[string]string) (string, bool) {
+	for i := range pl.parts {
+		if p := &pl.parts[i]; p.Kind == Setter && p.Name == name {
+			return p.Lit, true
+		}
+	}
+	v, ok := vars[name]
+	return v, ok
+}
+
+// appendInt appends n (not negative) in decimal, left-padded with zeros to
+// width digits (width <= 19), two digits per step from the right.
+func appendInt(dst []byte, n int64, width int) []byte {
+	var tmp [20]byte
+	i := len(tmp)
+	u := uint64(n)
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		i -= 2
+		tmp[i], tmp[i+1] = digitPairs[r], digitPairs[r+1]
+		u = q
+	}
+	if u >= 10 {
+		i -= 2
+		tmp[i], tmp[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+	} else {
+		i--
+		tmp[i] = byte('0' + u)
+	}
+	for start := len(tmp) - width; i > start; {
+		i--
+		tmp[i] = '0'
+	}
+	return append(dst, tmp[i:]...)
+}
+
+const digitPairs = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
+

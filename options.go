@@ -1,0 +1,114 @@
+package sn
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/sequence"
+)
+
+// Option configures a Generator in [New].
+type Option func(*options)
+
+type options struct {
+	registry *Registry
+	seqs     map[string]sequence.Gen
+	exprs    map[string]expression.Factory
+	clock    func() time.Time
+	errs     []error
+}
+
+func newOptions(opts []Option) (*options, error) {
+	o := &options{registry: defaultRegistry, seqs: map[string]sequence.Gen{}, exprs: map[string]expression.Factory{}, clock: time.Now}
+	for _, opt := range opts {
+		if opt == nil {
+			o.errs = append(o.errs, errors.New("sn: nil Option"))
+			continue
+		}
+		opt(o)
+	}
+	return o, errors.Join(o.errs...)
+}
+
+// resolve merges the registry with the options: an option wins over the
+// registry's entry of the same kind; a name is never both a sequence and an
+// expression.
+func (o *options) resolve() (map[string]sequence.Gen, map[string]expression.Factory, error) {
+	seqs, exprs := o.registry.snapshot()
+	for name := range o.exprs {
+		if _, ok := o.seqs[name]; ok {
+			return nil, nil, fmt.Errorf("%w: %q given both as a sequence and as an expression", ErrTemplate, name)
+		}
+	}
+	for name, g := range o.seqs {
+		if _, ok := exprs[name]; ok {
+			return nil, nil, fmt.Errorf("%w: WithSequence(%q): the registry has an expression of that name", ErrTemplate, name)
+		}
+		seqs[name] = g
+	}
+	for name, f := range o.exprs {
+		if _, ok := seqs[name]; ok {
+			return nil, nil, fmt.Errorf("%w: WithExpression(%q): a sequence of that name exists", ErrTemplate, name)
+		}
+		exprs[name] = f
+	}
+	return seqs, exprs, nil
+}
+
+// WithSequence makes g available to the template as name, for this
+// Generator only. It takes precedence over a sequence of the same name in
+// the registry.
+func WithSequence(name string, g sequence.Gen) Option {
+	return func(o *options) {
+		switch {
+		case g == nil:
+			o.errs = append(o.errs, fmt.Errorf("sn: WithSequence(%q): nil sequence", name))
+		case o.seqs[name] != nil:
+			o.errs = append(o.errs, fmt.Errorf("sn: WithSequence(%q) given twice", name))
+		default:
+			o.seqs[name] = g
+		}
+	}
+}
+
+// WithExpression makes f available to the template as name, for this
+// Generator only. It takes precedence over an expression of the same name
+// in the registry.
+func WithExpression(name string, f expression.Factory) Option {
+	return func(o *options) {
+		switch {
+		case f == nil:
+			o.errs = append(o.errs, fmt.Errorf("sn: WithExpression(%q): nil factory", name))
+		case o.exprs[name] != nil:
+			o.errs = append(o.errs, fmt.Errorf("sn: WithExpression(%q) given twice", name))
+		default:
+			o.exprs[name] = f
+		}
+	}
+}
+
+// WithClock makes the Generator read the time from now instead of
+// time.Now. It is read at most once per call.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) {
+		if now == nil {
+			o.errs = append(o.errs, errors.New("sn: WithClock(nil)"))
+			return
+		}
+		o.clock = now
+	}
+}
+
+// WithRegistry makes the Generator resolve names in r instead of the
+// default registry.
+func WithRegistry(r *Registry) Option {
+	return func(o *options) {
+		if r == nil {
+			o.errs = append(o.errs, errors.New("sn: WithRegistry(nil)"))
+			return
+		}
+		o.registry = r
+	}
+}
