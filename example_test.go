@@ -42,7 +42,7 @@ func ExampleNew() {
 		fmt.Println("offset:", pe.Offset)
 	}
 	// Output:
-	// sn: template: offset 10: seq: unknown argument "widht" (known: key, overflow, reset, width)
+	// sn: template: offset 10: seq: unknown argument "widht": did you mean width?
 	// 	SN-@<seq, widht=8>
 	// 	          ^
 	// offset: 10
@@ -165,7 +165,7 @@ func ExampleGenerator_Preview() {
 
 func ExampleWithClock() {
 	clock := func() time.Time { return time.Date(2024, 2, 29, 23, 59, 59, 0, time.UTC) }
-	g := sn.MustNew(`@<date, format=yyMMdd>@<seq, width=3, reset=day>`,
+	g := sn.MustNew(`@<date, format=yyMMdd, window=2000>@<seq, width=3, reset=day>`,
 		sn.WithSequence("seq", sequence.NewMemory()), sn.WithClock(clock))
 	n, _ := g.Next(context.Background())
 	fmt.Println(n)

@@ -51,8 +51,8 @@ func TestVariables(t *testing.T) {
 		{"missing", sn.Vars{"unit": "6541"}, `sn: area at offset 0: variable missing: "area" was not given`, sn.ErrVarMissing},
 		{"empty", sn.Vars{"area": "", "unit": "6541"}, `sn: area at offset 0: variable missing: "area" was not given`, sn.ErrVarMissing},
 		{"too long", sn.Vars{"area": "0101", "unit": "6541"}, `sn: area at offset 0: variable invalid: "area" is 4 bytes long, more than maxlen=3`, sn.ErrVarInvalid},
-		{"outside chars", sn.Vars{"area": "010", "unit": "65x"}, `sn: unit at offset 18: variable invalid: "unit"="65x" has a character outside [0-9]`, sn.ErrVarInvalid},
-		{"separator in a value", sn.Vars{"area": "0-1", "unit": "6541"}, `sn: area at offset 0: variable invalid: "area"="0-1" contains '-', which the template prints as a separator`, sn.ErrVarInvalid},
+		{"outside chars", sn.Vars{"area": "010", "unit": "65x"}, `sn: unit at offset 18: variable invalid: "unit"="65x" has 'x', outside chars=0-9`, sn.ErrVarInvalid},
+		{"separator in a value", sn.Vars{"area": "0-1", "unit": "6541"}, `sn: area at offset 0: variable invalid: "area"="0-1" has '-', which the template prints as literal text (give the variable chars= to choose its characters)`, sn.ErrVarInvalid},
 		{"other unit", sn.Vars{"area": "010", "unit": "6542"}, "010-6542-01", nil},
 		{"first unit again", sn.Vars{"area": "011", "unit": "6541"}, "011-6541-02", nil},
 	}
@@ -149,6 +149,11 @@ func TestPanicsBecomeErrors(t *testing.T) {
 	}
 }
 
+// nextOnly hides every optional capability of a Gen.
+type nextOnly struct{ g sequence.Gen }
+
+func (n nextOnly) Next(ctx context.Context, key string) (int64, error) { return n.g.Next(ctx, key) }
+
 type errGen struct{ err error }
 
 func (e errGen) Next(context.Context, string) (int64, error) { return 0, e.err }
@@ -160,20 +165,46 @@ func TestSequenceErrors(t *testing.T) {
 	if !errors.Is(err, sequence.ErrUnavailable) || err.Error() != "sn: seq at offset 1: sequence: unavailable: connection refused" {
 		t.Errorf("Next: %v", err)
 	}
-	g = sn.MustNew(`X@<seq>`, sn.WithSequence("seq", errGen{nil}))
-	s, err := g.Next(ctx)
-	if err != nil || s != "X0" {
-		t.Errorf("zero number: %q %v", s, err)
-	}
-	g = sn.MustNew(`X@<seq>`, sn.WithSequence("seq", negGen{}))
-	if _, err = g.Next(ctx); err == nil || err.Error() != `sn: seq at offset 1: sequence "seq" returned negative number -5` {
-		t.Errorf("negative number: %v", err)
+	// Zero and negative numbers are errors on every path: the bound handle
+	// of a fixed key, a key per call, and a batch.
+	for _, v := range []int64{0, -5} {
+		want := fmt.Sprintf("sn: seq at offset 1: sequence returned a number that is not positive: %d", v)
+		bad := badGen{v}
+		fixed := sn.MustNew(`X@<seq>`, sn.WithSequence("seq", bad))
+		perUnit := sn.MustNew(`X@<seq, key=unit>-@<unit>`, sn.WithSequence("seq", bad))
+		calls := map[string]func() (any, error){
+			"bound":    func() (any, error) { return fixed.Next(ctx) },
+			"per call": func() (any, error) { return perUnit.NextWith(ctx, sn.Vars{"unit": "7"}) },
+			"batch":    func() (any, error) { return fixed.NextN(ctx, 3) },
+			"append":   func() (any, error) { return fixed.AppendNext(ctx, nil, time.Time{}, nil) },
+		}
+		for name, call := range calls {
+			got, err := call()
+			if !errors.Is(err, sn.ErrSequence) || err.Error() != want {
+				t.Errorf("%s, sequence returning %d: %v, want %s", name, v, err, want)
+			}
+			if s := fmt.Sprint(got); s != "" && s != "[]" {
+				t.Errorf("%s, sequence returning %d: printed %q", name, v, s)
+			}
+		}
 	}
 }
 
-type negGen struct{}
+// badGen returns n however it is asked: Next, a bound handle, a batch.
+type badGen struct{ n int64 }
 
-func (negGen) Next(context.Context, string) (int64, error) { return -5, nil }
+func (b badGen) Next(context.Context, string) (int64, error) { return b.n, nil }
+func (b badGen) Bind(string) sequence.Handle                 { return badHandle(b.n) }
+func (b badGen) NextN(_ context.Context, _ string, dst []int64, n int) ([]int64, error) {
+	for range n {
+		dst = append(dst, b.n)
+	}
+	return dst, nil
+}
+
+type badHandle int64
+
+func (h badHandle) Next(context.Context) (int64, error) { return int64(h), nil }
 
 func TestCancelledContext(t *testing.T) {
 	g := mustNew(t, `X@<seq>`)
@@ -251,7 +282,7 @@ func (c *countingBatcher) NextN(ctx context.Context, key string, dst []int64, n 
 func TestNextN(t *testing.T) {
 	cb := &countingBatcher{Memory: sequence.NewMemory()}
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	g := sn.MustNew(`@<date, format=yyMMdd>-@<seq, width=3, reset=day>`, sn.WithSequence("seq", cb), sn.WithClock(func() time.Time { return at }))
+	g := sn.MustNew(`@<date, format=yyMMdd, window=2000>-@<seq, width=3, reset=day>`, sn.WithSequence("seq", cb), sn.WithClock(func() time.Time { return at }))
 	got, err := g.NextN(ctx, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +303,7 @@ func TestNextN(t *testing.T) {
 		t.Error("NextN(-1): no error")
 	}
 	// A sequence without batches is asked one number at a time.
-	plain := sn.MustNew(`@<seq>`, sn.WithSequence("seq", errGen{}))
+	plain := sn.MustNew(`@<seq>`, sn.WithSequence("seq", nextOnly{sequence.NewMemory()}))
 	if got, err := plain.NextN(ctx, 2); err != nil || len(got) != 2 {
 		t.Errorf("NextN without Batcher = %v, %v", got, err)
 	}
@@ -398,9 +429,9 @@ func TestRegistry(t *testing.T) {
 type bang struct{}
 
 func (bang) Append(dst []byte, _ *expression.Context) ([]byte, error) { return append(dst, '!'), nil }
-func (bang) Order() expression.Order                                 { return expression.Normal }
-func (bang) MaxLen() int                                             { return 1 }
-func (bang) Pattern() string                                         { return "!" }
+func (bang) Order() expression.Order                                  { return expression.Normal }
+func (bang) MaxLen() int                                              { return 1 }
+func (bang) Pattern() string                                          { return "!" }
 
 func TestFloor(t *testing.T) {
 	mem := sequence.NewMemory()

@@ -36,7 +36,7 @@ func TestResetBoundaries(t *testing.T) {
 			{utc(2024, 3, 1, 0, 0, 0), "20240301-001"},
 			{utc(2024, 2, 29, 12, 0, 0), "20240229-002"}, // a back-dated document continues its day
 		}},
-		{"month", `@<date, format=yyMM>@<seq, width=4, reset=month>`, []call{
+		{"month", `@<date, format=yyMM, window=2000>@<seq, width=4, reset=month>`, []call{
 			{utc(2023, 12, 31, 23, 0, 0), "23120001"},
 			{utc(2024, 1, 1, 0, 0, 0), "24010001"},
 			{utc(2024, 1, 31, 23, 59, 59), "24010002"},

@@ -144,10 +144,12 @@ func TestRegexpAndMaxLen(t *testing.T) {
 		maxLen int
 	}{
 		{`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, `^(?<ownerKey>SN)-(?<seq>[0-9]{8})-(?<checksum>[0-9])$`, 13},
-		{`@<date, format=yyyyMMdd>@<seq, width=5, reset=day>`, `^(?<date>[0-9]{4}[0-9]{2}[0-9]{2})(?<seq>[0-9]{5})$`, 13},
-		{`@<area>-@<unit>-@<seq, width=5, key=unit>`, `^(?<area>[^\-]+?)-(?<unit>[^\-]+?)-(?<seq>[0-9]{5})$`, -1},
+		{`@<date, format=yyyyMMdd>@<seq, width=5, reset=day>`, `^(?<date>[0-9]{4}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01]))(?<seq>[0-9]{5})$`, 13},
+		{`@<area>-@<unit>-@<seq, width=5, key=unit>`, `^(?<area>[^\-]+)-(?<unit>[^\-]+)-(?<seq>[0-9]{5})$`, -1},
 		{`QJ@<seq, width=6>`, `^QJ(?<seq>[0-9]{6})$`, 8},
-		{`a.b@<seq>@<seq>`, `^a\.b(?<seq>[0-9]{1,19})(?<seq_2>[0-9]{1,19})$`, 41},
+		{`a.b@<seq, width=2>@<seq>`, `^a\.b(?<seq>[0-9]{2})(?<seq_2>[1-9][0-9]{0,18})$`, 24},
+		{`@<a-b>-@<a_b>-@<a_b_2>-@<seq>`, `^(?<a_b>[^\-]+)-(?<a_b_2>[^\-]+)-(?<a_b_2_2>[^\-]+)-(?<seq>[1-9][0-9]{0,18})$`, -1},
+		{`@<seq, width=19, overflow=grow>`, `^(?<seq>[0-9]{19})$`, 19},
 		{`@<seq, width=3, overflow=grow>@<checksum, algo=mod97-10>`, `^(?<seq>[0-9]{3}|[1-9][0-9]{3,18})(?<checksum>(?:0[2-9]|[1-8][0-9]|9[0-8]))$`, 21},
 	}
 	for _, tt := range tests {

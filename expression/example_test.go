@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
-	"github.com/sngen/sn/sequence"
 )
 
 // weekday prints the call's day of the week, in upper or lower case.
@@ -57,7 +56,7 @@ func Example() {
 func ExampleArgs_Check() {
 	err := expression.Args{"widht": "8"}.Check("width")
 	fmt.Println(err)
-	// Output: unknown argument "widht" (known: width)
+	// Output: unknown argument "widht": did you mean width?
 }
 
 func ExampleNewDate() {
@@ -70,44 +69,10 @@ func ExampleNewDate() {
 
 func ExampleNewChecksum() {
 	e, _ := expression.NewChecksum(expression.Args{"algo": "luhn"})
-	c := expression.NewContext(context.Background(), time.Time{}, nil)
-	c.SetSeq(1024, []byte("00001024"))
+	c := expression.NewContext(context.Background(), time.Time{}, nil).WithSeq(1024, "00001024")
 	out, _ := e.Append(nil, c)
 	fmt.Println(string(out))
 	// Output: 9
-}
-
-// A Program evaluates parts by Order, then position, and prints them in
-// position: the date (Before) is evaluated first, the check digit (After)
-// last, over everything printed before it.
-func ExampleNewProgram() {
-	seq, _ := expression.NewSeq("seq", sequence.NewMemory(), expression.Args{"width": "4"})
-	seq.Bind(nil, "orders", true)
-	date, _ := expression.NewDate(expression.Args{"format": "yyMM"})
-	check, _ := expression.NewChecksum(expression.Args{"algo": "luhn", "over": "all"})
-	p := expression.NewProgram([]expression.Part{
-		{Name: "seq", Offset: 0, Expr: seq},
-		{Name: "date", Offset: 20, Expr: date},
-		{Name: "checksum", Offset: 40, Expr: check},
-	}, "orders", nil)
-	fmt.Println(p.Order())
-	at := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	n, _ := p.Render(context.Background(), &expression.Call{At: at})
-	fmt.Println(n)
-	// Output:
-	// [1 0 2]
-	// 000124057
-}
-
-func ExampleNewVar() {
-	v, _ := expression.NewVar("unit", expression.Args{"maxlen": "4", "chars": "0-9"})
-	c := expression.NewContext(context.Background(), time.Time{}, map[string]string{"unit": "65x"})
-	_, err := v.Append(nil, c)
-	fmt.Println(err)
-	fmt.Println(v.Pattern())
-	// Output:
-	// variable invalid: "unit"="65x" has a character outside [0-9]
-	// [0-9]{1,4}?
 }
 
 func ExampleNewRandom() {

@@ -3,14 +3,10 @@ package expression_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/sngen/sn/expression"
-	"github.com/sngen/sn/sequence"
 )
 
 var ctx = context.Background()
@@ -57,7 +53,7 @@ func TestDateErrors(t *testing.T) {
 		{expression.Args{"format": "yyyyMMyyyy"}, "format", `format="yyyyMMyyyy": field "yyyy" appears twice`},
 		{expression.Args{"format": "M"}, "format", `format="M": unknown field "M" (use yyyy, yy, MM, dd, HH, mm, ss)`},
 		{expression.Args{"tz": "Local"}, "tz", `tz="Local": unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)`},
-		{expression.Args{"zone": "UTC"}, "zone", `unknown argument "zone" (known: format, tz)`},
+		{expression.Args{"zone": "UTC"}, "zone", `unknown argument "zone" (known: format, tz, window)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg, func(t *testing.T) {
@@ -111,119 +107,6 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-// printedRecorder records what Context.Printed shows it.
-type printedRecorder struct{ got *[]string }
-
-func (p printedRecorder) Append(dst []byte, c *expression.Context) ([]byte, error) {
-	*p.got = append(*p.got, string(c.Printed()))
-	return append(dst, '!'), nil
-}
-func (printedRecorder) Order() expression.Order { return expression.After }
-func (printedRecorder) MaxLen() int             { return 1 }
-
-// The Program evaluates by Order then position, outputs by position, and
-// shows After parts the text printed before them.
-func TestProgramOrder(t *testing.T) {
-	seq, err := expression.NewSeq("seq", sequence.NewMemory(), expression.Args{"width": "3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq.Bind(nil, "k", true)
-	date, _ := expression.NewDate(expression.Args{"format": "yyMM"})
-	var printed []string
-	parts := []expression.Part{
-		{Name: "seq", Expr: seq},
-		{Name: "text", Expr: expression.Text("/"), Static: true},
-		{Name: "date", Offset: 10, Expr: date},
-		{Name: "rec", Offset: 20, Expr: printedRecorder{&printed}},
-		{Name: "text", Expr: expression.Text("."), Static: true},
-	}
-	p := expression.NewProgram(parts, "k", nil)
-	if diff := cmp.Diff([]int{2, 0, 1, 3, 4}, p.Order()); diff != "" {
-		t.Errorf("evaluation order (-want +got):\n%s", diff)
-	}
-	at := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	got, err := p.Render(ctx, &expression.Call{At: at})
-	if err != nil || got != "001/2405!." {
-		t.Errorf("Render = %q, %v", got, err)
-	}
-	if diff := cmp.Diff([]string{"001/2405"}, printed); diff != "" {
-		t.Errorf("Printed (-want +got):\n%s", diff)
-	}
-	many, err := p.RenderN(nil, ctx, &expression.Call{At: at}, 2)
-	if err != nil || !cmp.Equal(many, []string{"002/2405!.", "003/2405!."}) {
-		t.Errorf("RenderN = %q, %v", many, err)
-	}
-	prev, err := p.RenderN(nil, ctx, &expression.Call{At: at, Preview: true, Sample: 7}, 2)
-	if err != nil || !cmp.Equal(prev, []string{"007/2405!.", "008/2405!."}) {
-		t.Errorf("preview = %q, %v", prev, err)
-	}
-	if s, _ := p.Render(ctx, &expression.Call{At: at}); s != "004/2405!." {
-		t.Errorf("after preview: %q (a preview consumed a number)", s)
-	}
-}
-
-type failing struct{ err error }
-
-func (f failing) Append(dst []byte, _ *expression.Context) ([]byte, error) { return dst, f.err }
-func (failing) Order() expression.Order                                    { return expression.Normal }
-func (failing) MaxLen() int                                                { return 0 }
-
-func TestProgramErrors(t *testing.T) {
-	boom := errors.New("boom")
-	p := expression.NewProgram([]expression.Part{
-		{Name: "text", Expr: expression.Text("A"), Static: true},
-		{Name: "bad", Offset: 1, Expr: failing{boom}},
-	}, "k", nil)
-	_, err := p.Render(ctx, &expression.Call{})
-	var pe *expression.PartError
-	if !errors.As(err, &pe) || pe.Name != "bad" || pe.Offset != 1 || !errors.Is(err, boom) || err.Error() != "bad at offset 1: boom" {
-		t.Errorf("Render error = %v", err)
-	}
-}
-
-func TestSeqKeys(t *testing.T) {
-	mem := sequence.NewMemory()
-	newSeq := func(args expression.Args) *expression.Seq {
-		s, err := expression.NewSeq("seq", mem, args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	tests := []struct {
-		name string
-		seq  *expression.Seq
-		base string
-		want string
-	}{
-		{"plain", newSeq(nil), "SN", "SN"},
-		{"escaped base", newSeq(nil), `a|b\c`, `a\|b\\c`},
-		{"key var", newSeq(expression.Args{"key": "unit"}), "SN", "SN|unit=<unit>"},
-		{"day", newSeq(expression.Args{"reset": "day", "key": "u"}), "SN", "SN|u=<u>|<yyyy-MM-dd>"},
-		{"month", newSeq(expression.Args{"reset": "month"}), "SN", "SN|<yyyy-MM>"},
-		{"year", newSeq(expression.Args{"reset": "year"}), "SN", "SN|<yyyy>"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.seq.KeyPattern(tt.base); got != tt.want {
-				t.Errorf("KeyPattern = %q, want %q", got, tt.want)
-			}
-		})
-	}
-	// The real keys reach the generator.
-	s := newSeq(expression.Args{"reset": "day", "key": "u"})
-	shanghai, _ := time.LoadLocation("Asia/Shanghai")
-	s.Bind(shanghai, `S|N`, true)
-	c := expression.NewContext(ctx, time.Date(2024, 5, 1, 16, 0, 0, 0, time.UTC), map[string]string{"u": `x|y`})
-	if _, err := s.Append(nil, c); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := mem.Next(ctx, `S\|N|u=x\|y|2024-05-02`); n != 2 {
-		t.Errorf("the key used was not S\\|N|u=x\\|y|2024-05-02 (next there is %d, want 2)", n)
-	}
-}
-
 func TestRandom(t *testing.T) {
 	e, err := expression.NewRandom(expression.Args{"width": "64", "alphabet": "AB"})
 	if err != nil {
@@ -258,29 +141,6 @@ func mustPattern(t *testing.T, args expression.Args) string {
 		t.Fatal(err)
 	}
 	return e.(expression.Patterner).Pattern()
-}
-
-func TestVarLimits(t *testing.T) {
-	v, err := expression.NewVar("unit", expression.Args{"maxlen": "4", "chars": "0-9"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.Forbid("-")
-	for val, want := range map[string]string{
-		"6541":  "",
-		"65":    "",
-		"65411": `variable invalid: "unit" is 5 bytes long, more than maxlen=4`,
-		"65a":   `variable invalid: "unit"="65a" has a character outside [0-9]`,
-		"":      `variable missing: "unit" was not given`,
-	} {
-		_, err := v.Append(nil, expression.NewContext(ctx, time.Time{}, map[string]string{"unit": val}))
-		if got := errString(err); got != want {
-			t.Errorf("%q: %q, want %q", val, got, want)
-		}
-	}
-	if !strings.HasPrefix(v.Pattern(), "[0-9]{1,4}") {
-		t.Errorf("Pattern = %s", v.Pattern())
-	}
 }
 
 func errString(err error) string {

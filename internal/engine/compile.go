@@ -149,7 +149,7 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 				off = a.Offset
 			}
 		}
-		return p, c.errAt(off, "%s: %v", d.Name, err)
+		return p, c.errAt(off, "%s: %s", d.Name, strings.TrimPrefix(err.Error(), "sn: "))
 	}
 	return p, nil
 }
@@ -458,6 +458,9 @@ func (c *compiler) finish() {
 		if p.Kind == Custom || p.Kind == Checksum && p.payload > i {
 			pl.direct = false
 		}
+	}
+	if pl.direct {
+		pl.compileOps()
 	}
 	pl.maxLen = 0
 	for i := range pl.parts {

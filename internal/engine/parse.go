@@ -257,6 +257,12 @@ func (pl *Plan) diagnose(s string) error {
 		return &Invalid{Number: s, Offset: -1, Pos: best.pos, Err: fmt.Errorf("unexpected %q after byte %d", s[best.pos:], best.pos)}
 	}
 	p := &pl.parts[best.i]
+	if p.Kind == Date && best.pos+p.max <= len(s) {
+		// Say what is wrong with the date, when it is its digits.
+		if _, err := p.date.Read(s[best.pos : best.pos+p.max]); err != nil {
+			return &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: best.pos, Err: err}
+		}
+	}
 	want := p.pattern
 	if p.Kind == Text {
 		want = strconv.Quote(p.Lit)

@@ -59,6 +59,7 @@ type Plan struct {
 	maxLen    int
 	bufSize   int // the capacity a rendered number starts with
 	chain     lang.Chain
+	ops       []op   // the direct renderer's steps
 	pattern   string // Regexp
 }
 

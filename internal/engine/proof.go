@@ -171,8 +171,9 @@ func (pl *Plan) renderInput(in Input) (string, error) {
 		return "", err
 	}
 	c := call{at: at, vars: in.Vars, mode: modeWitness, fill: map[int]string{}}
-	for _, d := range in.Draws {
-		c.vals = append(c.vals, d.Seq)
+	vals := c.setVals(len(in.Draws))
+	for k, d := range in.Draws {
+		vals[k] = d.Seq
 	}
 	for i := range pl.parts {
 		if p := &pl.parts[i]; p.Kind == Random || p.Kind == Custom {
@@ -437,4 +438,3 @@ func signature(pl *Plan) string {
 	}
 	return b.String()
 }
-

@@ -29,8 +29,30 @@ type call struct {
 	at   time.Time // the instant, resolved when the plan needs one
 	vars map[string]string
 	mode mode
-	vals []int64        // by sequence ordinal
 	fill map[int]string // modeWitness: what random and custom parts print, by part index
+	// The values drawn, by sequence ordinal: in v for up to four sequence
+	// parts (an array, so that a call on the stack keeps them there), in
+	// more beyond.
+	v    [4]int64
+	more []int64
+}
+
+// val returns the value of the sequence part of ordinal k.
+func (c *call) val(k int) int64 {
+	if c.more != nil {
+		return c.more[k]
+	}
+	return c.v[k]
+}
+
+// setVals makes room for n values and returns them to be filled.
+func (c *call) setVals(n int) []int64 {
+	if n > len(c.v) {
+		c.more = make([]int64, n)
+		return c.more
+	}
+	c.more = nil
+	return c.v[:n]
 }
 
 // Next returns the next number for the call's instant (zero: the clock) and
@@ -53,19 +75,15 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 	if err != nil {
 		return dst, err
 	}
-	var small [4]int64
-	vals := small[:0]
-	if len(pl.seqs) > len(small) {
-		vals = make([]int64, 0, len(pl.seqs))
-	}
-	for _, i := range pl.seqs {
+	c := call{ctx: ctx, at: at, vars: vars}
+	vals := c.setVals(len(pl.seqs))
+	for k, i := range pl.seqs {
 		n, err := pl.draw(ctx, &pl.parts[i], at, vars)
 		if err != nil {
 			return dst, err
 		}
-		vals = append(vals, n)
+		vals[k] = n
 	}
-	c := call{ctx: ctx, at: at, vars: vars, vals: vals}
 	return pl.render(dst, &c)
 }
 
@@ -238,11 +256,12 @@ func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]s
 		}
 	}
 	out := make([]string, 0, got)
-	c := call{ctx: ctx, at: at, vars: vars, mode: m, vals: make([]int64, len(pl.seqs))}
+	c := call{ctx: ctx, at: at, vars: vars, mode: m}
+	vals := c.setVals(len(pl.seqs))
 	buf := make([]byte, 0, pl.bufSize)
 	for j := 0; j < got; j++ {
-		for k := range c.vals {
-			c.vals[k] = draws[k][j]
+		for k := range vals {
+			vals[k] = draws[k][j]
 		}
 		b, err := pl.render(buf[:0], &c)
 		if err != nil {
@@ -265,17 +284,18 @@ func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
 	if len(pl.seqs) > len(small) {
 		spans = make([][2]int, len(pl.seqs))
 	}
-	for i := range pl.parts {
-		p := &pl.parts[i]
-		switch p.Kind {
-		case Text, Setter:
-			dst = append(dst, p.Lit...)
+	for i := range pl.ops {
+		o := &pl.ops[i]
+		p := o.part
+		switch o.kind {
+		case Text:
+			dst = append(dst, o.lit...)
 		case Var:
 			dst = p.appendVar(dst, c)
 		case Seq:
 			s := len(dst)
 			var err error
-			if dst, err = p.appendSeq(dst, c.vals[p.ord]); err != nil {
+			if dst, err = p.appendSeq(dst, c.val(p.ord)); err != nil {
 				return dst[:start], err
 			}
 			spans[p.ord] = [2]int{s, len(dst)}
@@ -283,8 +303,8 @@ func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
 			dst = p.date.AppendTime(dst, c.at)
 		case Checksum:
 			payload := dst[start:]
-			if p.payload >= 0 {
-				sp := spans[pl.parts[p.payload].ord]
+			if o.seq >= 0 {
+				sp := spans[o.seq]
 				payload = dst[sp[0]:sp[1]]
 			}
 			var err error
@@ -292,10 +312,44 @@ func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
 				return dst[:start], err
 			}
 		case Random:
-			dst = p.appendRandom(dst, c, i)
+			dst = p.appendRandom(dst, c, o.index)
 		}
 	}
 	return dst, nil
+}
+
+// op is one step of the direct renderer: literal text (adjacent text and
+// setters merged), or a part.
+type op struct {
+	kind  Kind // Text for literal text
+	lit   string
+	part  *Part
+	index int // of part
+	seq   int // Checksum over=seq: the ordinal of the sequence checked, else -1
+}
+
+// compileOps builds the direct renderer's steps.
+func (pl *Plan) compileOps() {
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		kind := p.Kind
+		if kind == Setter {
+			kind = Text
+		}
+		if kind == Text {
+			if n := len(pl.ops); n > 0 && pl.ops[n-1].kind == Text {
+				pl.ops[n-1].lit += p.Lit
+				continue
+			}
+			pl.ops = append(pl.ops, op{kind: Text, lit: p.Lit, index: i, seq: -1})
+			continue
+		}
+		o := op{kind: kind, part: p, index: i, seq: -1}
+		if kind == Checksum && p.payload >= 0 {
+			o.seq = pl.parts[p.payload].ord
+		}
+		pl.ops = append(pl.ops, o)
+	}
 }
 
 func (p *Part) appendVar(dst []byte, c *call) []byte {
@@ -343,7 +397,11 @@ func (p *Part) appendRandom(dst []byte, c *call, i int) []byte {
 // renderOrdered renders a template that has custom expressions, or a check
 // character before the sequence it checks: parts are evaluated by Order,
 // then position, each into its own span, and assembled in position.
-func (pl *Plan) renderOrdered(dst []byte, c *call) (out []byte, err error) {
+func (pl *Plan) renderOrdered(dst []byte, in *call) (out []byte, err error) {
+	// The state is a custom part's Context host and lives on the heap: it
+	// gets copies, so that in (and the values it points to) can stay on the
+	// caller's stack.
+	c := &call{ctx: in.ctx, at: in.at, vars: in.vars, mode: in.mode, fill: in.fill, v: in.v, more: in.more}
 	st := &state{pl: pl, c: c, spans: make([][2]int, len(pl.parts)), cur: -1}
 	for i := range st.spans {
 		st.spans[i] = [2]int{-1, -1}
@@ -368,7 +426,7 @@ func (pl *Plan) renderOrdered(dst []byte, c *call) (out []byte, err error) {
 		case Var:
 			st.buf = p.appendVar(st.buf, c)
 		case Seq:
-			if st.buf, err = p.appendSeq(st.buf, c.vals[p.ord]); err != nil {
+			if st.buf, err = p.appendSeq(st.buf, c.val(p.ord)); err != nil {
 				return dst, err
 			}
 		case Date:
@@ -456,7 +514,7 @@ func (st *state) Seq() (int64, []byte, bool) {
 		return 0, nil, false
 	}
 	sp := st.spans[last]
-	return st.c.vals[st.pl.parts[last].ord], st.buf[sp[0]:sp[1]], true
+	return st.c.val(st.pl.parts[last].ord), st.buf[sp[0]:sp[1]], true
 }
 
 func (st *state) Printed() []byte {
@@ -517,4 +575,3 @@ const digitPairs = "00010203040506070809" +
 	"70717273747576777879" +
 	"80818283848586878889" +
 	"90919293949596979899"
-

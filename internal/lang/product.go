@@ -36,13 +36,13 @@ var ErrTooComplex = errors.New("lang: too many states to check")
 
 // chain is a Chain with its states numbered globally.
 type chain struct {
-	links []Link
-	base  []int // first global state of each link; base[len] is the end state
-	part  []int // the link of each global state
-	mark  []int // per link: marked boundaries crossed while reading it
-	cl    [][]int // per global state: the states reachable without reading
-	end   int     // the state after the last link
-	startCl []int // the states a run starts in
+	links   []Link
+	base    []int   // first global state of each link; base[len] is the end state
+	part    []int   // the link of each global state
+	mark    []int   // per link: marked boundaries crossed while reading it
+	cl      [][]int // per global state: the states reachable without reading
+	end     int     // the state after the last link
+	startCl []int   // the states a run starts in
 }
 
 func newChain(c Chain) *chain {
