@@ -309,8 +309,13 @@ func (c *compiler) names() error {
 		if p.Kind != Setter && p.Kind != Var {
 			continue
 		}
-		if q, ok := kinds[p.Name]; ok && (q.Kind == Setter || p.Kind == Setter) {
-			return c.errAt(p.Offset, "%s is set at offset %d and cannot be set or given again", p.Name, q.Offset)
+		if q, ok := kinds[p.Name]; ok {
+			if q.Kind == Setter || p.Kind == Setter {
+				return c.errAt(p.Offset, "%s is set at offset %d and cannot be set or given again", p.Name, q.Offset)
+			}
+			// Two places that must print one value are beyond what the
+			// proof can tell apart from two values.
+			return c.errAt(p.Offset, "%s is printed at offset %d already: print a variable once", p.Name, q.Offset)
 		}
 		kinds[p.Name] = p
 		if p.Name == OwnerKey {

@@ -95,14 +95,13 @@ func (in Input) String() string {
 // or two numbers.
 func (c *compiler) prove() error {
 	pl := c.pl
-	ws, err := lang.Ambiguous(pl.chain, pl.chain, false, 8, stateLimit)
-	if len(ws) == 0 {
+	amb, err := search(pl, pl, false, true)
+	if amb == nil {
 		if errors.Is(err, lang.ErrTooComplex) {
 			return c.errAt(0, "the template is too complex to prove that no two numbers print alike (bound its variables with chars= or maxlen=, or separate them with literal text)")
 		}
 		return nil
 	}
-	amb := concretize(pl, pl, ws, true)
 	part := &pl.parts[amb.part]
 	amb.Part, amb.Offset = part.label(), part.Offset
 	amb.Hint = splitHint(pl, amb.part)
@@ -184,6 +183,27 @@ func (pl *Plan) renderInput(in Input) (string, error) {
 	return string(b), err
 }
 
+// search looks for strings a and b read differently, and for inputs that
+// print one. It returns nil when there is no such string. Finding whether
+// there is one visits each pair of states once; when the shortest
+// witnesses have no inputs (check characters rule them out), it looks
+// again, letting more paths through each pair, for witnesses of other
+// shapes.
+func search(a, b *Plan, diverged, sameCounters bool) (*ambiguity, error) {
+	var amb *ambiguity
+	for _, visits := range []int{1, 3, 8} {
+		ws, err := lang.Ambiguous(a.chain, b.chain, diverged, 64, visits, stateLimit)
+		if len(ws) == 0 {
+			return amb, err
+		}
+		amb = concretize(a, b, ws, sameCounters)
+		if amb.Verified {
+			break
+		}
+	}
+	return amb, nil
+}
+
 // ambiguity is an Ambiguity with the index of the part at fault.
 type ambiguity struct {
 	Ambiguity
@@ -194,21 +214,29 @@ type ambiguity struct {
 // each witness it fills the string with runes both readings allow, derives
 // each reading's inputs from it (variables, sequence values, the instant
 // from the printed date, what random and custom parts printed) and renders
-// them; check characters computed by one rendering are fed to the other
-// until both print the same string. sameCounters says whether equal keys
-// of a and b are one counter (one template, or two sharing a store); then
-// the two inputs must differ in a key or a value to be a repeat.
+// them; what one rendering prints differently (check characters, a
+// variable printed twice, a date in two time zones) is fed to the other
+// reading, as long as both still read the string the way the witness
+// splits it, until both print the same string. sameCounters says whether
+// equal keys of a and b are one counter (one template, or two sharing a
+// store); then the two inputs must differ in a key or a value to be a
+// repeat.
 func concretize(a, b *Plan, ws []lang.Witness, sameCounters bool) *ambiguity {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, w := range ws {
-		for try := 0; try < 64; try++ {
+	// Every witness gets a turn, shortest first, then more turns each with
+	// random fills: dependencies such as check characters are met by one
+	// fill in ten or a hundred.
+	const attempts = 2048
+	for n := 0; n < attempts; n++ {
+		w, try := ws[n%len(ws)], n/len(ws)
+		{
 			runes := []rune(w.Text)
 			if try > 0 {
 				for i, l := range w.Labels {
-					runes[i] = pickRandom(l, rng, try > 48)
+					runes[i] = pickRandom(l, rng, n > attempts*3/4)
 				}
 			}
-			for round := 0; round < 8; round++ {
+			for round := 0; round < 12; round++ {
 				s := string(runes)
 				inA, outA, okA := a.reading(s, runeSpans(s, w.A))
 				inB, outB, okB := b.reading(s, runeSpans(s, w.B))
@@ -218,11 +246,17 @@ func concretize(a, b *Plan, ws []lang.Witness, sameCounters bool) *ambiguity {
 					}
 					break
 				}
+				outs := []string{outA, outB}
+				oks := []bool{okA, okB}
+				if round%2 == 1 {
+					outs[0], outs[1], oks[0], oks[1] = outB, outA, okB, okA
+				}
 				next := s
-				if okA && outA != s && fits(outA, w.Labels) {
-					next = outA
-				} else if okB && outB != s && fits(outB, w.Labels) {
-					next = outB
+				for k, out := range outs {
+					if oks[k] && out != s && readsAs(a, out, w.A) && readsAs(b, out, w.B) {
+						next = out
+						break
+					}
 				}
 				if next == s {
 					break
@@ -237,8 +271,21 @@ func concretize(a, b *Plan, ws []lang.Witness, sameCounters bool) *ambiguity {
 	return &ambiguity{Ambiguity{Number: w.Text, A: inA, B: inB}, firstDiff(w)}
 }
 
-// pickRandom picks a rune of s: a readable one (digits and letters are
-// what other parts print) unless any says any rune will do.
+// readsAs reports whether s, split as sp (in runes), gives every part of pl
+// a text of its language.
+func readsAs(pl *Plan, s string, sp lang.Split) bool {
+	n := utf8.RuneCountInString(s)
+	if len(sp) == 0 || sp[len(sp)-1][1] != n {
+		return false
+	}
+	for i, x := range runeSpans(s, sp) {
+		if !pl.parts[i].nfa.Match(s[x[0]:x[1]]) {
+			return false
+		}
+	}
+	return true
+}
+
 func pickRandom(s lang.Set, rng *rand.Rand, any bool) rune {
 	if !any {
 		for _, t := range []lang.Set{s.And(lang.NewSet(lang.Range{Lo: '0', Hi: '9'}, lang.Range{Lo: 'A', Hi: 'Z'}, lang.Range{Lo: 'a', Hi: 'z'})), s.And(lang.Set{{Lo: 0x21, Hi: 0x7E}})} {
@@ -248,21 +295,6 @@ func pickRandom(s lang.Set, rng *rand.Rand, any bool) rune {
 		}
 	}
 	return s.Nth(rng.IntN(s.Size()))
-}
-
-// fits reports whether s has one rune per label, each in its label.
-func fits(s string, labels []lang.Set) bool {
-	if utf8.RuneCountInString(s) != len(labels) {
-		return false
-	}
-	i := 0
-	for _, r := range s {
-		if !labels[i].Has(r) {
-			return false
-		}
-		i++
-	}
-	return true
 }
 
 // runeSpans converts spans in runes of s to spans in bytes.
@@ -313,52 +345,60 @@ func differ(a, b Input) bool {
 
 // reading derives the inputs that would print s split as spans, and renders
 // them; ok is false when no input can (a sequence value of 0, an unreal
-// date).
+// date). With several date parts, each in turn gives the instant, until
+// one renders s.
 func (pl *Plan) reading(s string, spans [][2]int) (in Input, out string, ok bool) {
 	in = Input{Vars: map[string]string{}, Fill: map[string]string{}}
 	vals := make([]int64, len(pl.seqs))
-	var at time.Time
-	fields := -1
 	for i := range pl.parts {
 		p := &pl.parts[i]
 		t := s[spans[i][0]:spans[i][1]]
 		switch p.Kind {
 		case Var:
-			in.Vars[p.Name] = t
+			if _, seen := in.Vars[p.Name]; !seen {
+				in.Vars[p.Name] = t
+			}
 		case Seq:
 			n, err := strconv.ParseInt(t, 10, 64)
 			if err != nil || n <= 0 {
 				return in, "", false
 			}
 			vals[p.ord] = n
-		case Date:
-			// The instant comes from the date that prints the most.
-			if n := len(p.date.Pattern()); n > fields {
-				d, err := p.date.Read(t)
-				if err != nil {
-					return in, "", false
-				}
-				at, fields = d, n
-			}
 		case Random, Custom:
 			in.Fill[fillKey(p)] = t
 		}
 	}
+	instants := []time.Time{{}}
 	if pl.needTime {
-		if at.IsZero() {
-			at = time.Date(2017, 3, 4, 12, 0, 0, 0, time.UTC)
+		instants = instants[:0]
+		for _, i := range pl.dates {
+			if at, err := pl.parts[i].date.Read(s[spans[i][0]:spans[i][1]]); err == nil {
+				instants = append(instants, at)
+			}
 		}
+		if len(pl.dates) == 0 {
+			instants = append(instants, time.Date(2017, 3, 4, 12, 0, 0, 0, time.UTC))
+		}
+	}
+	for _, at := range instants {
 		in.At = at
-	}
-	for _, i := range pl.seqs {
-		sp := &pl.parts[i]
 		if _, err := pl.prepare(at, in.Vars, false); err != nil {
-			return in, "", false
+			continue
 		}
-		in.Draws = append(in.Draws, Draw{Part: sp.Name, Offset: sp.Offset, Key: pl.callKey(sp, at, in.Vars), Seq: vals[sp.ord]})
+		in.Draws = in.Draws[:0]
+		for _, i := range pl.seqs {
+			sp := &pl.parts[i]
+			in.Draws = append(in.Draws, Draw{Part: sp.Name, Offset: sp.Offset, Key: pl.callKey(sp, at, in.Vars), Seq: vals[sp.ord]})
+		}
+		o, err := pl.renderInput(in)
+		if err != nil {
+			continue
+		}
+		if out, ok = o, true; out == s {
+			break
+		}
 	}
-	out, err := pl.renderInput(in)
-	return in, out, err == nil
+	return in, out, ok
 }
 
 // Member is one template of a set checked by [CheckSet].
@@ -378,14 +418,13 @@ func CheckSet(ms []Member) error {
 			a, b := ms[i], ms[j]
 			same := a.Store == b.Store
 			diverged := !same || !keysMeet(a.Plan, b.Plan) || signature(a.Plan) != signature(b.Plan)
-			ws, err := lang.Ambiguous(a.Plan.chain, b.Plan.chain, diverged, 8, stateLimit)
-			if len(ws) == 0 {
+			amb, err := search(a.Plan, b.Plan, diverged, same)
+			if amb == nil {
 				if errors.Is(err, lang.ErrTooComplex) {
 					return &SetError{A: a.Name, B: b.Name, Err: fmt.Errorf("too complex to prove that they never print alike")}
 				}
 				continue
 			}
-			amb := concretize(a.Plan, b.Plan, ws, same)
 			amb.A.Template, amb.B.Template = a.Name, b.Name
 			p := &a.Plan.parts[amb.part]
 			amb.Part, amb.Offset = p.label(), p.Offset

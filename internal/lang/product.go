@@ -2,6 +2,7 @@ package lang
 
 import (
 	"errors"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -108,10 +109,10 @@ func (ch *chain) edges(g int) []edge {
 // (the two chains' marked links mean different things), so that any common
 // string is a witness.
 //
-// It returns up to max witnesses, shortest first, or none when there is no
-// such string. It visits at most limit pairs of states, and returns
+// It returns up to max witnesses that split differently, shortest first,
+// or none when there is no such string. It visits at most limit pairs of states, and returns
 // ErrTooComplex (with the witnesses found so far) beyond.
-func Ambiguous(a, b Chain, diverged bool, max, limit int) ([]Witness, error) {
+func Ambiguous(a, b Chain, diverged bool, max, visits, limit int) ([]Witness, error) {
 	ca, cb := newChain(a), newChain(b)
 	type node struct {
 		qa, qb int32
@@ -120,7 +121,7 @@ func Ambiguous(a, b Chain, diverged bool, max, limit int) ([]Witness, error) {
 		ea, eb int16 // the edges read from the parent
 	}
 	var nodes []node
-	seen := map[uint64]bool{}
+	seen := map[uint64]int{}
 	key := func(qa, qb int, div bool) uint64 {
 		k := uint64(qa)<<32 | uint64(qb)<<1
 		if div {
@@ -130,13 +131,14 @@ func Ambiguous(a, b Chain, diverged bool, max, limit int) ([]Witness, error) {
 	}
 	push := func(qa, qb int, div bool, parent, ea, eb int) {
 		k := key(qa, qb, div)
-		if seen[k] {
+		if seen[k] >= visits {
 			return
 		}
-		seen[k] = true
+		seen[k]++
 		nodes = append(nodes, node{int32(qa), int32(qb), div, int32(parent), int16(ea), int16(eb)})
 	}
 	var found []Witness
+	splits := map[string]bool{}
 	witness := func(at int, ea, eb int) {
 		// The path to node at, then the final read.
 		type step struct{ qa, qb, ea, eb int }
@@ -157,7 +159,13 @@ func Ambiguous(a, b Chain, diverged bool, max, limit int) ([]Witness, error) {
 		}
 		w.Text = string(text)
 		w.A, w.B = spans(partsA, len(a)), spans(partsB, len(b))
-		found = append(found, w)
+		// Witnesses that split alike differ only in runes the caller
+		// chooses anyway: keep the first.
+		id := fmt.Sprint(w.A, w.B)
+		if !splits[id] {
+			splits[id] = true
+			found = append(found, w)
+		}
 	}
 	for _, qa := range ca.startCl {
 		for _, qb := range cb.startCl {
