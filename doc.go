@@ -1,12 +1,13 @@
 // Package sn issues business numbers — order, waybill, invoice and ticket
 // numbers — from templates:
 //
-//	@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>          SN-00001024-9
+//	@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>          SN-00000001-8
 //	@<date, format=yyyyMMdd, tz=Asia/Shanghai>@<seq, width=5, reset=day>   2017030400001
 //	@<area>-@<unit>-@<seq, width=5, key=unit>                              010-6541-00001
 //	RR@<seq, width=8>@<checksum, algo=s10>CN                               RR000000014CN
 //
-// Every number is unique for its counter key. Gaps are allowed (a number
+// Every number is unique: no string is ever printed for two different
+// counters, nor for two numbers of one counter. Gaps are allowed (a number
 // that was drawn and then not used is simply skipped); repeats never are.
 //
 // # Issuing numbers
@@ -20,16 +21,47 @@
 //	n, err := orders.Next(ctx) // "SN-00000001-8"
 //
 // New resolves every name and checks every argument, so a typo is an error
-// at start-up with the byte offset of the mistake, never a failure on the
-// first order of the day. It also refuses templates that could print the
-// same number twice: a counter that resets daily without a printed date, a
-// counter per unit that does not print the unit, a template with no
-// sequence at all.
+// at start-up with the byte offset of the mistake ("did you mean date?"),
+// never a failure on the first order of the day.
 //
 // Per-call values go in [Vars] ([Generator.NextWith]). A document's own date
 // (a posting date) can replace the clock ([Generator.NextAt]), so that a
 // back-dated invoice gets the number series of its day. [Generator.NextN]
-// issues a batch.
+// issues a batch of up to [MaxN]. The instant and the variables are checked
+// before any number is drawn.
+//
+// # Never one string for two numbers
+//
+// New proves that every string the template can print tells which counter
+// and which number printed it. Each part describes the strings it prints:
+// literal text; digits of a fixed or minimum width; dates with their real
+// ranges (months 01-12, years 0000-9999); a variable's characters (chars=,
+// by default anything but the template's literal characters) and length
+// (maxlen=); check characters of their algorithm's alphabet; a custom
+// expression's Pattern (without one, any text). The template prints their
+// concatenation, and New looks for a string that splits into parts in two
+// ways that differ where a counter key or a number is read. That is decided
+// exactly, by running two copies of the template's automaton side by side
+// over one input. A template with such a string is refused with an
+// *[AmbiguityError] ([ErrAmbiguous]) and a witness — two inputs and the one
+// string they both print:
+//
+//	sn.New(`@<area>@<seq>`)
+//	// sn: template: offset 0: ambiguous: "011" is printed by {area="01", seq=1 ...}
+//	//     and by {area="0", seq=11 ...}; where @<area> ends and @<seq> begins cannot be told ...
+//
+// Fixed-width neighbours are not fences by themselves; a literal character
+// that the part before it cannot print is. The same proof runs across
+// templates ([CheckSet]): two templates sharing a store must not print one
+// string from two counters, and templates on different stores must not
+// print one string at all. A two-digit year (yy) that decides a reset
+// period needs window= (yy then means 2000-2099, say), and instants outside
+// the window are refused.
+//
+// [Generator.Parse] reads a number back: the counter key and the number
+// drawn, and the variables; it is the inverse of Next. [Generator.Validate]
+// says which part of a string is wrong, and [Generator.Regexp] gives an
+// anchored regular expression with a named group per part.
 //
 // # Where numbers come from
 //
@@ -43,25 +75,33 @@
 //
 // # The counter key
 //
-// A sequence is asked for the next number of a key. The key is the value of
-// ownerKey when the template prints one, otherwise the canonical template
-// text ([Generator.String]), so two different templates never share a
-// counter by accident and the same template in two processes always does.
-// key=VAR adds a variable (a counter per unit), and reset=day|month|year
-// adds the period ("2017-03-04"), taken from the same single reading of the
-// clock as the printed date. [Generator.Explain] prints the key.
+// A sequence is asked for the next number of a key. The key is made of, in
+// order, joined by "|":
 //
-// # Reading numbers back
+//   - the value of ownerKey when the template prints it (set in the
+//     template, "@<ownerKey, value=SN>", or given per call); otherwise what
+//     the template means: its literal text and the identity of its parts,
+//     with what is only formatting left out — a sequence's width and
+//     overflow, a variable's maxlen and chars, a date's format and time
+//     zone, check characters and random filler — and with arguments in a
+//     fixed order and values canonically spelt;
+//   - with key=VAR, "VAR=" and the variable's value (a counter per unit);
+//   - with reset=day|month|year, the period as the template prints it
+//     ("2017-03-04", "2017-03", "2017"), taken from the same single
+//     reading of the clock as the printed date.
 //
-// [Generator.Validate] checks a number against the template — structure,
-// widths, real dates, check characters — and says which part is wrong.
-// [Generator.Regexp] gives an anchored regular expression with a named group
-// per part, for OpenAPI patterns and database CHECK constraints.
+// Each component has "\" and "|" escaped, so that no two inputs give one
+// key. So argument order, spelled-out defaults, "06" for 6, whitespace and
+// quoting never change the key, and widening QJ@<seq, width=6> to width=8
+// continues its numbering; a different prefix, ownerKey, key= or reset= is
+// a different series. [Generator.Explain] prints the key.
 //
 // # Extending
 //
 // Register your own parts with [RegisterExpression] or [WithExpression]:
 // an [expression.Factory] receives the template's arguments once, at New,
-// and returns an [expression.Expression]. A panic in user code becomes an
-// error naming the part and its position.
+// and returns an [expression.Expression]. Give it a Pattern
+// ([expression.Patterner]) so that New can prove the template; its output
+// is checked against it. A panic in user code becomes an error naming the
+// part and its position.
 package sn

@@ -165,6 +165,62 @@ func (g *Generator) Floor(ctx context.Context, floor int64) error {
 	return nil
 }
 
+// FloorParsed raises the counters that numbers were drawn from — numbers
+// read back by [Generator.Parse], say from another system that printed them
+// with the same template — so that every later number of each counter is
+// greater than the largest of them. It is how a migration continues a
+// series whose counter key varies per call (key=, reset=, a per-call
+// ownerKey), which [Generator.Floor] cannot do. A floor never lowers a
+// counter.
+//
+// Every sequence involved must be a sequence.Floorer; otherwise FloorParsed
+// returns an error wrapping errors.ErrUnsupported and changes nothing. It
+// raises each counter once, to the largest number seen for it.
+func (g *Generator) FloorParsed(ctx context.Context, ps ...Parsed) error {
+	type counter struct {
+		offset int
+		key    string
+	}
+	top := map[counter]int64{}
+	var order []counter
+	for _, p := range ps {
+		for _, d := range p.Draws {
+			c := counter{d.Offset, d.Key}
+			if _, seen := top[c]; !seen {
+				order = append(order, c)
+			}
+			top[c] = max(top[c], d.Seq)
+		}
+	}
+	parts := g.plan.Parts()
+	floorers := map[int]sequence.Floorer{}
+	for _, c := range order {
+		if _, ok := floorers[c.offset]; ok {
+			continue
+		}
+		var part *engine.Part
+		for i := range parts {
+			if parts[i].Kind == engine.Seq && parts[i].Offset == c.offset {
+				part = &parts[i]
+			}
+		}
+		if part == nil {
+			return fmt.Errorf("sn: FloorParsed: no sequence part at offset %d of %s", c.offset, g.plan.Source())
+		}
+		fl, ok := part.Gen().(sequence.Floorer)
+		if !ok {
+			return fmt.Errorf("sn: FloorParsed: %s at offset %d: %w: %T cannot raise a floor", part.Name, part.Offset, errors.ErrUnsupported, part.Gen())
+		}
+		floorers[c.offset] = fl
+	}
+	for _, c := range order {
+		if err := floorers[c.offset].Floor(ctx, c.key, top[c]); err != nil {
+			return fmt.Errorf("sn: FloorParsed: counter %q: %w", c.key, err)
+		}
+	}
+	return nil
+}
+
 // String returns the canonical template text: the template with
 // whitespace, quoting and argument spelling normalized. It is not the
 // counter key; [Generator.Explain] gives that.

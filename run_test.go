@@ -463,3 +463,41 @@ func TestFloor(t *testing.T) {
 		t.Errorf("Floor on a Gen without Floorer: %v", err)
 	}
 }
+
+// FloorParsed continues series whose key varies per call from numbers
+// printed elsewhere.
+func TestFloorParsed(t *testing.T) {
+	mem := sequence.NewMemory()
+	g := sn.MustNew(`@<unit, chars=0-9>-@<date, format=yyyyMMdd>-@<seq, width=4, key=unit, reset=day>`, sn.WithSequence("seq", mem))
+	old := []string{"7-20170304-0041", "7-20170304-0007", "8-20170304-0100", "7-20170305-0003"}
+	var ps []sn.Parsed
+	for _, s := range old {
+		p, err := g.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	if err := g.FloorParsed(ctx, ps...); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2017, 3, 4, 9, 0, 0, 0, time.UTC)
+	for unit, want := range map[string]string{"7": "7-20170304-0042", "8": "8-20170304-0101", "9": "9-20170304-0001"} {
+		if s, err := g.NextAt(ctx, at, sn.Vars{"unit": unit}); err != nil || s != want {
+			t.Errorf("unit %s: %q, %v; want %q", unit, s, err, want)
+		}
+	}
+	// Never lowers.
+	if err := g.FloorParsed(ctx, ps[1]); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := g.NextAt(ctx, at, sn.Vars{"unit": "7"}); s != "7-20170304-0043" {
+		t.Errorf("after a lower floor: %q", s)
+	}
+	// A sequence that cannot take a floor changes nothing.
+	h := sn.MustNew(`@<unit, chars=0-9>-@<seq, key=unit>`, sn.WithSequence("seq", nextOnly{mem}))
+	p, _ := h.Parse("7-5")
+	if err := h.FloorParsed(ctx, p); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("FloorParsed without Floorer: %v", err)
+	}
+}
