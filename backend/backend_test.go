@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,17 +13,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sngen/sn"
-	"github.com/sngen/sn/backend"
+	_ "github.com/sngen/sn/backend"
+	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/redistest"
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 // issue returns n numbers of template name.
-func issue(t *testing.T, set *sn.Set, name string, n int) []string {
+func issue(t *testing.T, set *config.Set, name string, n int) []string {
 	t.Helper()
 	g, ok := set.Get(name)
 	if !ok {
@@ -61,26 +61,33 @@ func last(t *testing.T, path, key string) int64 {
 	return n
 }
 
+// one is a config of template "a" drawing from s.
+func one(text string, s config.Sequence) *config.Config {
+	return &config.Config{Templates: map[string]config.Template{"a": {Template: text, Sequence: s}}}
+}
+
 func TestBoltSharedFile(t *testing.T) {
 	dir := t.TempDir()
-	cfg := &sn.Config{
-		Store: sn.SequenceConfig{Backend: sn.BackendBolt, Path: "sn.db", Step: 10},
-		Templates: map[string]sn.TemplateConfig{
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "bolt", Path: "sn.db", Step: 10},
+		Templates: map[string]config.Template{
 			"a":     {Template: "A@<seq>"},
-			"b":     {Template: "B@<seq>", Sequence: sn.SequenceConfig{Step: 50, MaxStep: 50}},
-			"other": {Template: "O@<seq>", Sequence: sn.SequenceConfig{Path: "other.db"}},
-			"mem":   {Template: "M@<seq>", Sequence: sn.SequenceConfig{Backend: sn.BackendMemory}},
+			"b":     {Template: "B@<seq>", Sequence: config.Sequence{Step: 50, MaxStep: 50}},
+			"c":     {Template: "C@<seq>", Sequence: config.Sequence{Path: filepath.Join(dir, "sn.db")}}, // the same file
+			"other": {Template: "O@<seq>", Sequence: config.Sequence{Path: "other.db"}},
+			"mem":   {Template: "M@<seq>", Sequence: config.Sequence{Backend: "memory"}},
 		},
 	}
 	var prev map[string]int64
 	for run := range 3 {
-		open := backend.New(backend.Options{Dir: dir})
-		set, err := cfg.Build(t.Context(), open.Open)
+		// A file opened twice in one process would wait for its own lock:
+		// Build opens sn.db once for a, b and c.
+		set, err := cfg.Build(t.Context(), config.WithDir(dir), config.WithLockWait(-1))
 		if err != nil {
 			t.Fatal(err)
 		}
 		cur := map[string]int64{}
-		for _, name := range []string{"a", "b", "other"} {
+		for _, name := range []string{"a", "b", "c", "other"} {
 			nums := issue(t, set, name, 25)
 			for i, s := range nums {
 				n := seqOf(t, s, strings.ToUpper(name[:1]))
@@ -104,23 +111,19 @@ func TestBoltSharedFile(t *testing.T) {
 			t.Errorf("sn.db mark of a = %d, below the issued %d", n, cur["a"])
 		}
 		last(t, filepath.Join(dir, "other.db"), "O@<seq>")
-		if err := open.Close(); err != nil {
-			t.Errorf("Opener.Close: %v", err)
-		}
 		prev = cur
 	}
 }
 
 func TestExact(t *testing.T) {
 	dir := t.TempDir()
-	cfg := &sn.Config{
-		Store:     sn.SequenceConfig{Backend: sn.BackendBolt, Path: filepath.Join(dir, "sn.db")},
-		Templates: map[string]sn.TemplateConfig{"a": {Template: "A@<seq>", Floor: 100}},
+	cfg := &config.Config{
+		Store:     config.Sequence{Backend: "bolt", Path: filepath.Join(dir, "sn.db")},
+		Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 100}},
 	}
 	var got []string
 	for range 2 {
-		open := backend.New(backend.Options{Exact: true})
-		set, err := cfg.Build(t.Context(), open.Open)
+		set, err := cfg.Build(t.Context(), config.WithExact())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +137,6 @@ func TestExact(t *testing.T) {
 		if err := set.Close(); err != nil {
 			t.Fatal(err)
 		}
-		open.Close()
 	}
 	want := []string{"A101", "A102", "A103", "A104", "A105", "A106", "A107", "A108"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -147,13 +149,9 @@ func TestExact(t *testing.T) {
 
 func TestFloorThroughSegment(t *testing.T) {
 	dir := t.TempDir()
-	cfg := &sn.Config{
-		Store:     sn.SequenceConfig{Backend: sn.BackendBolt, Path: "sn.db", Step: 10},
-		Templates: map[string]sn.TemplateConfig{"a": {Template: "@<ownerKey, value=A>-@<seq>", Floor: 5000}},
-	}
-	open := backend.New(backend.Options{Dir: dir})
-	defer open.Close()
-	set, err := cfg.Build(t.Context(), open.Open)
+	cfg := one("@<ownerKey, value=A>-@<seq>", config.Sequence{Backend: "bolt", Path: "sn.db", Step: 10})
+	cfg.Templates["a"] = config.Template{Template: cfg.Templates["a"].Template, Sequence: cfg.Templates["a"].Sequence, Floor: 5000}
+	set, err := cfg.Build(t.Context(), config.WithDir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,38 +161,30 @@ func TestFloorThroughSegment(t *testing.T) {
 	}
 }
 
-func TestOpenerClose(t *testing.T) {
+// A Build that fails releases the files it opened before the failure.
+func TestFailedBuildReleases(t *testing.T) {
 	dir := t.TempDir()
-	cfg := &sn.Config{
-		Store:     sn.SequenceConfig{Backend: sn.BackendBolt, Path: "sn.db"},
-		Templates: map[string]sn.TemplateConfig{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"}},
-	}
-	open := backend.New(backend.Options{Dir: dir})
-	set, err := cfg.Build(t.Context(), open.Open)
+	held, err := boltseq.Open(filepath.Join(dir, "held.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	issue(t, set, "a", 1)
-	// Closing the Opener first closes the segments and the file under the
-	// Set; the Set's own Close then has nothing left to do but report the
-	// segments it finds closed.
-	if err := open.Close(); err != nil {
-		t.Fatalf("Opener.Close: %v", err)
+	defer held.Close()
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "bolt"},
+		Templates: map[string]config.Template{
+			"a": {Template: "A@<seq>", Sequence: config.Sequence{Path: "free.db"}},
+			"b": {Template: "B@<seq>", Sequence: config.Sequence{Path: "held.db"}},
+		},
 	}
-	last(t, filepath.Join(dir, "sn.db"), "A@<seq>")
-	g, _ := set.Get("a")
-	if _, err := g.Next(t.Context()); !errors.Is(err, sequence.ErrClosed) {
-		t.Errorf("Next after Opener.Close = %v, want sequence.ErrClosed", err)
+	_, err = cfg.Build(t.Context(), config.WithDir(dir), config.WithLockWait(-1))
+	if !errors.Is(err, boltseq.ErrLocked) {
+		t.Fatalf("Build = %v, want boltseq.ErrLocked", err)
 	}
-	if err := set.Close(); !errors.Is(err, sequence.ErrClosed) {
-		t.Errorf("Set.Close after Opener.Close = %v, want sequence.ErrClosed from the segments", err)
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Template != "b" || !strings.HasPrefix(err.Error(), `config: template "b": bolt sequence: `) {
+		t.Errorf("Build error %v: want template b's bolt sequence", err)
 	}
-	if _, _, err := open.Open(t.Context(), "c", sn.SequenceConfig{Backend: sn.BackendBolt, Path: "sn.db"}); !errors.Is(err, backend.ErrClosed) {
-		t.Errorf("Open after Close = %v, want ErrClosed", err)
-	}
-	if err := open.Close(); err != nil {
-		t.Errorf("second Close = %v", err)
-	}
+	last(t, filepath.Join(dir, "free.db"), "") // released
 }
 
 func TestOpenErrors(t *testing.T) {
@@ -207,49 +197,115 @@ func TestOpenErrors(t *testing.T) {
 
 	tests := []struct {
 		name string
-		sc   sn.SequenceConfig
+		s    config.Sequence
 		is   error  // wrapped by the error, when not nil
 		want string // the error's message, when not empty
 	}{
-		{name: "missing directory", sc: sn.SequenceConfig{Backend: "bolt", Path: "no/such/dir/sn.db"}, is: fs.ErrNotExist},
-		{name: "file in use", sc: sn.SequenceConfig{Backend: "bolt", Path: "held.db"}, is: boltseq.ErrLocked},
-		{name: "no path", sc: sn.SequenceConfig{Backend: "bolt"}, want: "backend: bolt: no path"},
-		{name: "unknown backend", sc: sn.SequenceConfig{Backend: "etcd"}, want: `backend: unknown backend "etcd" (want memory, bolt, redis or redis-strict)`},
-		{name: "bad step", sc: sn.SequenceConfig{Backend: "bolt", Path: "x.db", Step: -1}, want: "backend: step -1: want 1 or more (or 0 for the default)"},
-		{name: "bad scheme", sc: sn.SequenceConfig{Backend: "redis", URL: "http://localhost"},
-			want: `backend: redis URL "http://localhost": unknown scheme "http" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
-		{name: "no scheme", sc: sn.SequenceConfig{Backend: "redis", URL: "localhost:6379"},
-			want: `backend: redis URL "localhost:6379": want redis://host:port, rediss://, unix:// or redis+cluster://host:port,host:port`},
-		{name: "password hidden", sc: sn.SequenceConfig{Backend: "redis", URL: "redis://u:secret@localhost:6379/x"},
-			want: `backend: redis URL "redis://u:xxxxx@localhost:6379/x": redis: invalid database number: "x"`},
-		{name: "strict with bad url releases the file", sc: sn.SequenceConfig{Backend: "redis-strict", Path: "strict.db", URL: "nope://"},
-			want: `backend: redis URL "nope://": unknown scheme "nope" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
+		{name: "missing directory", s: config.Sequence{Backend: "bolt", Path: "no/such/dir/sn.db"}, is: fs.ErrNotExist},
+		{name: "file in use", s: config.Sequence{Backend: "bolt", Path: "held.db"}, is: boltseq.ErrLocked},
+		{name: "no path", s: config.Sequence{Backend: "bolt"},
+			want: `config: template "a": sequence.path: the bolt backend needs a file (set path here or in store)`},
+		{name: "unknown backend", s: config.Sequence{Backend: "etcd"},
+			want: `config: template "a": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict)`},
+		{name: "bad step", s: config.Sequence{Backend: "bolt", Path: "x.db", Step: -1},
+			want: "config: template \"a\": sequence.step -1: want 1 or more (or 0 for the default)"},
+		{name: "no url", s: config.Sequence{Backend: "redis"},
+			want: `config: template "a": sequence.url: the redis backend needs a Redis URL (set url here or in store)`},
+		{name: "bad scheme", s: config.Sequence{Backend: "redis", URL: "http://localhost"},
+			want: `config: template "a": sequence.url: redis URL "http://localhost": unknown scheme "http" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
+		{name: "no scheme", s: config.Sequence{Backend: "redis", URL: "localhost:6379"},
+			want: `config: template "a": sequence.url: redis URL "localhost:6379": want redis://host:port, rediss://, unix:// or redis+cluster://host:port,host:port`},
+		{name: "password hidden", s: config.Sequence{Backend: "redis", URL: "redis://u:secret@localhost:6379/x"},
+			want: `config: template "a": sequence.url: redis URL "redis://u:xxxxx@localhost:6379/x": redis: invalid database number: "x"`},
+		{name: "strict with bad url", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", URL: "nope://"},
+			want: `config: template "a": sequence.url: redis URL "nope://": unknown scheme "nope" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
+		{name: "strict without url and path", s: config.Sequence{Backend: "redis-strict"},
+			want: `config: template "a": sequence.path: the redis-strict backend needs a file (set path here or in store)` + "\n" +
+				`config: template "a": sequence.url: the redis-strict backend needs a Redis URL (set url here or in store)`},
+		{name: "fields the backend does not read", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", URL: "redis://x", Target: "1m", MaxStep: 5},
+			want: `config: template "a": sequence.max_step: not used by the redis-strict backend` + "\n" +
+				`config: template "a": sequence.target: not used by the redis-strict backend`},
 	}
-	open := backend.New(backend.Options{Dir: dir, Bolt: &boltseq.Options{LockTimeout: -1}})
-	defer open.Close()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, c, err := open.Open(t.Context(), "x", tt.sc)
+			set, err := one("A@<seq>", tt.s).Build(t.Context(), config.WithDir(dir), config.WithLockWait(-1))
 			if err == nil {
-				t.Fatalf("Open = %v, %v, nil; want an error", g, c)
+				set.Close()
+				t.Fatal("Build: nil error")
 			}
-			if g != nil || c != nil {
-				t.Errorf("Open returned %v, %v with its error", g, c)
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Errorf("Build error %v does not wrap config.ErrInvalid", err)
 			}
 			if tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("Open error %v does not wrap %v", err, tt.is)
+				t.Errorf("Build error %v does not wrap %v", err, tt.is)
 			}
 			if tt.want != "" && err.Error() != tt.want {
-				t.Errorf("Open error:\n got %v\nwant %s", err, tt.want)
+				t.Errorf("Build error:\n got %v\nwant %s", err, tt.want)
 			}
 		})
 	}
-	last(t, filepath.Join(dir, "strict.db"), "") // released after the failed Redis URL
+	// Validate opened nothing: no strict.db.
+	if _, err := os.Stat(filepath.Join(dir, "strict.db")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("strict.db: %v, want no file", err)
+	}
 }
 
-func TestConcurrentOpen(t *testing.T) {
+func TestCheck(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	segment := []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout"}
+	tests := []struct {
+		name string
+		dir  string
+		s    config.Sequence
+		want config.Store
+	}{
+		{"bolt relative", "/srv/sn", config.Sequence{Backend: "bolt", Path: "sn.db"},
+			config.Store{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
+		{"bolt absolute", "/srv/sn", config.Sequence{Backend: "bolt", Path: "/srv/sn/./sn.db"},
+			config.Store{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
+		{"bolt in the current directory", "", config.Sequence{Backend: "bolt", Path: "sn.db"},
+			config.Store{ID: "bolt " + filepath.Join(wd, "sn.db"), Durable: true, Fields: append([]string{"path"}, segment...)}},
+		{"redis", "", config.Sequence{Backend: "redis", URL: "redis://u:pw@h:6379/1"},
+			config.Store{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append([]string{"url", "prefix"}, segment...)}},
+		{"redis with a prefix", "", config.Sequence{Backend: "redis", URL: "redis://h:6379/1", Prefix: "t:"},
+			config.Store{ID: `redis redis://h:6379/1 prefix "t:"`, Durable: true, Fields: append([]string{"url", "prefix"}, segment...)}},
+		{"redis-strict", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db"},
+			config.Store{ID: `redis-strict redis://h prefix "sn:" /srv/s.db`, Durable: true, Fields: []string{"url", "prefix", "path", "step", "fetch_timeout"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := config.Lookup(tt.s.Backend)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.Check(&config.Target{Name: "a", Sequence: tt.s, Dir: tt.dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Check (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The Generators of a Set share their file safely across goroutines.
+func TestConcurrentUse(t *testing.T) {
 	dir := t.TempDir()
-	open := backend.New(backend.Options{Dir: dir})
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "bolt", Path: "sn.db", Step: 5},
+		Templates: map[string]config.Template{
+			"a": {Template: "@<ownerKey, value=K>A@<seq>"},
+			"b": {Template: "@<ownerKey, value=K>B@<seq>"}, // the same counter
+		},
+	}
+	set, err := cfg.Build(t.Context(), config.WithDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	seen := map[int64]bool{}
@@ -257,19 +313,15 @@ func TestConcurrentOpen(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g, rel, err := open.Open(t.Context(), "t", sn.SequenceConfig{Backend: sn.BackendBolt, Path: "sn.db", Step: 5})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer rel.Close()
-			defer g.(*sequence.Segment).Close()
+			name := []string{"a", "b"}[i%2]
+			g, _ := set.Get(name)
 			for range 20 {
-				n, err := g.Next(t.Context(), "k")
+				s, err := g.Next(t.Context())
 				if err != nil {
 					t.Error(i, err)
 					return
 				}
+				n := seqOf(t, s, "K"+strings.ToUpper(name))
 				mu.Lock()
 				if seen[n] {
 					t.Errorf("%d issued twice", n)
@@ -283,38 +335,21 @@ func TestConcurrentOpen(t *testing.T) {
 	if len(seen) != 160 {
 		t.Errorf("%d numbers, want 160", len(seen))
 	}
-	if err := open.Close(); err != nil {
+	if err := set.Close(); err != nil {
 		t.Fatal(err)
 	}
-	last(t, filepath.Join(dir, "sn.db"), "k")
-}
-
-func TestMemoryShared(t *testing.T) {
-	open := backend.New(backend.Options{})
-	defer open.Close()
-	var got []int64
-	for range 2 {
-		g, c, err := open.Open(t.Context(), "m", sn.SequenceConfig{})
-		if err != nil || c != nil {
-			t.Fatalf("Open(memory) = %v, %v", c, err)
-		}
-		n, err := g.Next(t.Context(), "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, n)
-	}
-	if !cmp.Equal(got, []int64{1, 2}) {
-		t.Errorf("numbers = %v, want 1, 2 from one shared Memory", got)
-	}
+	last(t, filepath.Join(dir, "sn.db"), "K")
 }
 
 func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	open := backend.New(backend.Options{Dir: t.TempDir()})
-	defer open.Close()
-	if _, _, err := open.Open(ctx, "x", sn.SequenceConfig{Backend: "bolt", Path: "sn.db"}); !errors.Is(err, context.Canceled) {
-		t.Errorf("Open = %v, want context.Canceled", err)
+	dir := t.TempDir()
+	_, err := one("A@<seq>", config.Sequence{Backend: "bolt", Path: "sn.db"}).Build(ctx, config.WithDir(dir))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Build = %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sn.db")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("sn.db: %v, want no file", err)
 	}
 }

@@ -2,41 +2,113 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/url"
-	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sngen/sn"
+	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
 )
 
-// redisClient is a Redis client opened for a URL.
-type redisClient struct {
-	redis.UniversalClient
+// redisDriver is the redis backend: blocks of numbers reserved from Redis
+// (redisseq's Allocator), served through a sequence.Segment.
+type redisDriver struct{}
+
+// Check requires a URL of a form NewRedisClient takes; the store is the
+// URL and the key prefix.
+func (redisDriver) Check(t *config.Target) (config.Store, error) {
+	st := config.Store{Durable: true, Fields: append([]string{"url", "prefix"}, segmentFields...)}
+	if err := checkURL(t.Sequence.URL, "redis"); err != nil {
+		return st, err
+	}
+	st.ID = redisID("redis", t.Sequence)
+	return st, nil
 }
 
-func (c redisClient) allocator(sc sn.SequenceConfig) sequence.Allocator {
-	return redisseq.NewAllocator(c.UniversalClient, &redisseq.AllocatorOptions{Prefix: sc.Prefix})
+// Open connects to the URL, or shares the client the Build has.
+func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	c, err := connect(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return serve(t, redisseq.NewAllocator(c, &redisseq.AllocatorOptions{Prefix: t.Sequence.Prefix}))
 }
 
-func (c redisClient) counter(durable sequence.Allocator, sc sn.SequenceConfig) sequence.Gen {
-	return redisseq.NewCounter(c.UniversalClient, durable, &redisseq.CounterOptions{Prefix: sc.Prefix, Step: sc.Step})
+// strictDriver is the redis-strict backend: every number from a Redis
+// counter, in the order of the calls across all processes (redisseq's
+// Counter), refilled from the bolt file at the sequence's path.
+type strictDriver struct{}
+
+// Check requires a path and a URL; the store is the URL, the key prefix
+// and the file behind them.
+func (strictDriver) Check(t *config.Target) (config.Store, error) {
+	st := config.Store{Durable: true, Fields: []string{"url", "prefix", "path", "step", "fetch_timeout"}}
+	var abs string
+	var errs []error
+	if t.Sequence.Path == "" {
+		errs = append(errs, missing("path", "redis-strict", "a file"))
+	} else if a, err := t.Abs(t.Sequence.Path); err != nil {
+		errs = append(errs, &config.Error{Field: "path", Err: err})
+	} else {
+		abs = a
+	}
+	if err := checkURL(t.Sequence.URL, "redis-strict"); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return st, errors.Join(errs...)
+	}
+	st.ID = redisID("redis-strict", t.Sequence) + " " + abs
+	return st, nil
 }
 
-// redis connects to rawURL, or shares the client already connected to it;
-// o.mu is held. A new client must answer PING within timeout, before ctx
-// is done: a server that does not answer would otherwise hold Open for the
-// client's dial timeout times its retries (minutes).
-func (o *Opener) redis(ctx context.Context, rawURL string, timeout time.Duration) (redisClient, *lease, error) {
-	sh := o.redises[rawURL]
-	if sh == nil {
+// Open shares the Build's bolt file and Redis client.
+func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	store, err := openBolt(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	c, err := connect(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return redisseq.NewCounter(c, store, &redisseq.CounterOptions{Prefix: t.Sequence.Prefix, Step: t.Sequence.Step}), nil
+}
+
+// checkURL checks the url of a backend that needs one.
+func checkURL(rawURL, backend string) error {
+	if rawURL == "" {
+		return missing("url", backend, "a Redis URL")
+	}
+	if _, err := parseURL(rawURL); err != nil {
+		return &config.Error{Field: "url", Err: fmt.Errorf("redis URL %q: %w", redact(rawURL), err)}
+	}
+	return nil
+}
+
+// redisID is the store ID of a sequence of backend in Redis: the URL,
+// without its password, and the key prefix.
+func redisID(backend string, s config.Sequence) string {
+	prefix := s.Prefix
+	if prefix == "" {
+		prefix = redisseq.DefaultPrefix
+	}
+	return fmt.Sprintf("%s %s prefix %q", backend, redact(s.URL), prefix)
+}
+
+// connect connects to t's URL once per Build. A new client must answer
+// PING within the fetch timeout, before ctx is done: a server that does
+// not answer would otherwise hold Build for the client's dial timeout
+// times its retries (minutes).
+func connect(ctx context.Context, t *config.Target) (redis.UniversalClient, error) {
+	rawURL := t.Sequence.URL
+	timeout := fetchTimeout(t.Sequence)
+	return config.Share(t, "redis "+rawURL, func() (redis.UniversalClient, error) {
 		c, err := NewRedisClient(rawURL)
 		if err != nil {
-			return redisClient{}, nil, err
+			return nil, err
 		}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		err = c.Ping(pctx).Err()
@@ -47,100 +119,8 @@ func (o *Opener) redis(ctx context.Context, rawURL string, timeout time.Duration
 			if timedOut {
 				err = fmt.Errorf("no answer within %v: %w", timeout, err)
 			}
-			return redisClient{}, nil, fmt.Errorf("backend: redis %s: %w", redact(rawURL), err)
+			return nil, fmt.Errorf("backend: redis %s: %w", redact(rawURL), err)
 		}
-		sh = &shared[redisClient]{v: redisClient{c}}
-		o.redises[rawURL] = sh
-	}
-	sh.refs++
-	return sh.v, &lease{o: o, drop: func() error { return dropShared(o.redises, rawURL, sh) }}, nil
-}
-
-// NewRedisClient returns a client for a URL in one of the forms described
-// in the package comment: a *redis.Client for redis://, rediss:// and
-// unix://, a *redis.ClusterClient for redis+cluster:// and
-// rediss+cluster://. Its commands end at their context's deadline
-// (go-redis's ContextTimeoutEnabled), so that a sequence's fetch_timeout
-// bounds a server that does not answer. It does not connect.
-func NewRedisClient(rawURL string) (redis.UniversalClient, error) {
-	scheme, rest, ok := strings.Cut(rawURL, "://")
-	if !ok {
-		return nil, fmt.Errorf("backend: redis URL %q: want redis://host:port, rediss://, unix:// or redis+cluster://host:port,host:port", redact(rawURL))
-	}
-	switch scheme {
-	case "redis", "rediss", "unix":
-		opt, err := redis.ParseURL(rawURL)
-		if err != nil {
-			return nil, fmt.Errorf("backend: redis URL %q: %w", redact(rawURL), err)
-		}
-		opt.ContextTimeoutEnabled = true
-		return redis.NewClient(opt), nil
-	case "redis+cluster", "rediss+cluster":
-		u, err := clusterURL(strings.TrimSuffix(scheme, "+cluster"), rest)
-		if err != nil {
-			return nil, fmt.Errorf("backend: redis URL %q: %w", redact(rawURL), err)
-		}
-		opt, err := redis.ParseClusterURL(u)
-		if err != nil {
-			return nil, fmt.Errorf("backend: redis URL %q: %w", redact(rawURL), err)
-		}
-		opt.ContextTimeoutEnabled = true
-		return redis.NewClusterClient(opt), nil
-	}
-	return nil, fmt.Errorf("backend: redis URL %q: unknown scheme %q (want redis, rediss, unix, redis+cluster or rediss+cluster)", redact(rawURL), scheme)
-}
-
-// clusterURL turns "user:pw@h1:p1,h2:p2/?q" into the form ParseClusterURL
-// takes: "scheme://user:pw@h1:p1/?q&addr=h2:p2".
-func clusterURL(scheme, rest string) (string, error) {
-	authority, tail := rest, ""
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		authority, tail = rest[:i], rest[i:]
-	}
-	userinfo := ""
-	if i := strings.LastIndex(authority, "@"); i >= 0 {
-		userinfo, authority = authority[:i+1], authority[i+1:]
-	}
-	hosts := strings.Split(authority, ",")
-	for _, h := range hosts {
-		if h == "" {
-			return "", fmt.Errorf("empty host in %q", authority)
-		}
-	}
-	path, query, _ := strings.Cut(tail, "?")
-	if path != "" && path != "/" {
-		return "", fmt.Errorf("a cluster has no database number (found path %q)", path)
-	}
-	q := url.Values{}
-	if query != "" {
-		var err error
-		if q, err = url.ParseQuery(query); err != nil {
-			return "", err
-		}
-	}
-	for _, h := range hosts[1:] {
-		q.Add("addr", h)
-	}
-	u := scheme + "://" + userinfo + hosts[0]
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	return u, nil
-}
-
-// redact hides the password of a URL for error messages.
-func redact(rawURL string) string {
-	scheme, rest, ok := strings.Cut(rawURL, "://")
-	if !ok {
-		return rawURL
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return rawURL
-	}
-	userinfo := rest[:at]
-	if user, _, hasPw := strings.Cut(userinfo, ":"); hasPw {
-		return scheme + "://" + user + ":xxxxx" + rest[at:]
-	}
-	return rawURL
+		return c, nil
+	})
 }

@@ -11,25 +11,24 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sngen/sn"
 	"github.com/sngen/sn/backend"
+	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/redistest"
 )
 
 func TestRedisSegments(t *testing.T) {
 	srv := redistest.StartServer(t)
 	url := "redis://" + srv.Addr() + "/0"
-	cfg := &sn.Config{
-		Store: sn.SequenceConfig{Backend: sn.BackendRedis, URL: url, Prefix: "test:", Step: 10},
-		Templates: map[string]sn.TemplateConfig{
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "redis", URL: url, Prefix: "test:", Step: 10},
+		Templates: map[string]config.Template{
 			"a": {Template: "A@<seq>", Floor: 300},
 			"b": {Template: "B@<seq>"},
 		},
 	}
 	var prevA int64
 	for run := range 2 {
-		open := backend.New(backend.Options{})
-		set, err := cfg.Build(t.Context(), open.Open)
+		set, err := cfg.Build(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,9 +41,6 @@ func TestRedisSegments(t *testing.T) {
 			t.Errorf("b = %q, want B1", got)
 		}
 		if err := set.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := open.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,23 +57,24 @@ func TestRedisSegments(t *testing.T) {
 func TestRedisStrict(t *testing.T) {
 	srv := redistest.StartServer(t)
 	dir := t.TempDir()
-	cfg := &sn.Config{
-		Store: sn.SequenceConfig{Backend: sn.BackendRedisStrict, URL: "redis://" + srv.Addr(), Path: "strict.db", Step: 4},
-		Templates: map[string]sn.TemplateConfig{
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "redis-strict", URL: "redis://" + srv.Addr(), Path: "strict.db", Step: 4},
+		Templates: map[string]config.Template{
 			"a": {Template: "@<ownerKey, value=K>A@<seq>"},
 			"b": {Template: "@<ownerKey, value=K>B@<seq>"}, // the same counter
+			// The same file as the strict counters', opened once.
+			"c": {Template: "C@<seq>", Sequence: config.Sequence{Backend: "bolt", Step: 10}},
 		},
 	}
-	open := backend.New(backend.Options{Dir: dir})
-	set, err := cfg.Build(t.Context(), open.Open)
+	set, err := cfg.Build(t.Context(), config.WithDir(dir), config.WithLockWait(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, name := range []string{"a", "b", "a", "b", "a"} {
+	for _, name := range []string{"a", "b", "a", "b", "a", "c"} {
 		got = append(got, issue(t, set, name, 1)...)
 	}
-	if want := []string{"KA1", "KB2", "KA3", "KB4", "KA5"}; !cmp.Equal(got, want) {
+	if want := []string{"KA1", "KB2", "KA3", "KB4", "KA5", "C1"}; !cmp.Equal(got, want) {
 		t.Errorf("numbers = %q, want %q (first come, first served)", got, want)
 	}
 	// Redis loses its data: the next range comes from the bolt file, above
@@ -95,36 +92,37 @@ func TestRedisStrict(t *testing.T) {
 	if n := last(t, filepath.Join(dir, "strict.db"), "K"); n < 8 {
 		t.Errorf("bolt mark = %d, want at least 8 (two refills of 4)", n)
 	}
-	open.Close()
 }
 
 func TestRedisUnreachable(t *testing.T) {
 	srv := redistest.StartServer(t)
 	srv.Stop()
-	open := backend.New(backend.Options{})
-	defer open.Close()
-	_, _, err := open.Open(t.Context(), "a", sn.SequenceConfig{Backend: sn.BackendRedis, URL: "redis://" + srv.Addr() + "?max_retries=-1"})
-	if want := "backend: redis redis://" + srv.Addr() + "?max_retries=-1: dial tcp " + srv.Addr() + ": connect: connection refused"; err == nil || err.Error() != want {
-		t.Errorf("Open = %v, want a connection refused error naming the URL", err)
+	url := "redis://" + srv.Addr() + "?max_retries=-1"
+	_, err := one("A@<seq>", config.Sequence{Backend: "redis", URL: url}).Build(t.Context())
+	if want := `config: template "a": redis sequence: backend: redis ` + url + ": dial tcp " + srv.Addr() + ": connect: connection refused"; err == nil || err.Error() != want {
+		t.Errorf("Build = %v, want %s", err, want)
 	}
 }
 
-// A server that accepts connections and never answers fails Open within
-// fetch_timeout.
+// A server that accepts connections and never answers fails Build within
+// fetch_timeout, and the strict counter's file is released.
 func TestRedisNoAnswer(t *testing.T) {
 	addr := redistest.SilentServer(t)
-
-	open := backend.New(backend.Options{})
-	defer open.Close()
 	url := "redis://" + addr
-	var err error
-	for _, b := range []string{sn.BackendRedis, sn.BackendRedisStrict} {
-		_, _, err = open.Open(t.Context(), "a", sn.SequenceConfig{Backend: b, URL: url, Path: filepath.Join(t.TempDir(), "strict.db"), FetchTimeout: "50ms"})
-		if want := "backend: redis " + url + ": no answer within 50ms: context deadline exceeded"; err == nil || err.Error() != want {
-			t.Errorf("%s: Open = %v, want %s", b, err, want)
+	for _, b := range []string{"redis", "redis-strict"} {
+		path := ""
+		if b == "redis-strict" {
+			path = filepath.Join(t.TempDir(), "strict.db")
+		}
+		_, err := one("A@<seq>", config.Sequence{Backend: b, URL: url, Path: path, FetchTimeout: "50ms"}).Build(t.Context())
+		if want := `config: template "a": ` + b + " sequence: backend: redis " + url + ": no answer within 50ms: context deadline exceeded"; err == nil || err.Error() != want {
+			t.Errorf("%s: Build = %v, want %s", b, err, want)
 		}
 		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("%s: Open = %v, want context.DeadlineExceeded", b, err)
+			t.Errorf("%s: Build = %v, want context.DeadlineExceeded", b, err)
+		}
+		if path != "" {
+			last(t, path, "")
 		}
 	}
 }
@@ -132,13 +130,11 @@ func TestRedisNoAnswer(t *testing.T) {
 func TestRedisCluster(t *testing.T) {
 	cl := redistest.SharedCluster(t)
 	url := "redis+cluster://" + strings.Join(cl.Addrs(), ",")
-	cfg := &sn.Config{
-		Store:     sn.SequenceConfig{Backend: sn.BackendRedis, URL: url, Prefix: "backend-test:", Step: 3},
-		Templates: map[string]sn.TemplateConfig{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"}},
+	cfg := &config.Config{
+		Store:     config.Sequence{Backend: "redis", URL: url, Prefix: "backend-test:", Step: 3},
+		Templates: map[string]config.Template{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"}},
 	}
-	open := backend.New(backend.Options{})
-	defer open.Close()
-	set, err := cfg.Build(t.Context(), open.Open)
+	set, err := cfg.Build(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
+	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 )
 
@@ -136,9 +137,9 @@ func (f *flags) checkEmpty() error {
 
 // target is the template a command works on.
 type target struct {
-	name string     // the template's name in cfg ("template" for -t)
-	cfg  *sn.Config // holding just that template
-	dir  string     // the config file's directory, for relative paths
+	name string         // the template's name in cfg ("template" for -t)
+	cfg  *config.Config // holding just that template
+	dir  string         // the config file's directory, for relative paths
 }
 
 // cliName is the name under which a -t template is built.
@@ -148,18 +149,18 @@ const cliName = "template"
 // positional argument, which it removes from pos. It checks the whole
 // config file, and the template, without opening any store. store is the
 // store of a -t template, and of a config file that names none.
-func (f *flags) target(pos []string, store sn.SequenceConfig) (*target, []string, error) {
+func (f *flags) target(pos []string, store config.Sequence) (*target, []string, error) {
 	switch {
 	case f.template != "" && f.config != "":
 		return nil, nil, usagef(f.cmd, "give either -t TEMPLATE or --config FILE and a template name, not both")
 	case f.template != "":
-		cfg := &sn.Config{Store: store, Templates: map[string]sn.TemplateConfig{cliName: {Template: f.template}}}
+		cfg := &config.Config{Store: store, Templates: map[string]config.Template{cliName: {Template: f.template}}}
 		if _, err := compile(f.template); err != nil {
 			return nil, nil, &inputError{err}
 		}
 		return &target{name: cliName, cfg: cfg}, pos, nil
 	case f.config != "":
-		cfg, err := sn.LoadConfig(f.config)
+		cfg, err := config.Load(f.config)
 		if err != nil {
 			return nil, nil, &inputError{err}
 		}
@@ -183,7 +184,7 @@ func (f *flags) target(pos []string, store sn.SequenceConfig) (*target, []string
 		if !ok {
 			return nil, nil, &inputError{fmt.Errorf("%s has no template %q (it has: %s)", f.config, name, names)}
 		}
-		one := &sn.Config{Store: cfg.Store, Templates: map[string]sn.TemplateConfig{name: tc}}
+		one := &config.Config{Store: cfg.Store, Templates: map[string]config.Template{name: tc}}
 		return &target{name: name, cfg: one, dir: filepath.Dir(f.config)}, pos[1:], nil
 	}
 	return nil, nil, usagef(f.cmd, "give a template with -t TEMPLATE, or --config FILE and a template name")
@@ -206,33 +207,33 @@ func (t *target) generator() *sn.Generator {
 }
 
 // placeholderStore stands for the store in commands that open none.
-var placeholderStore = sn.SequenceConfig{Backend: sn.BackendBolt, Path: "sn.db"}
+var placeholderStore = config.Sequence{Backend: "bolt", Path: "sn.db"}
 
 // storeConfig returns the store that --store, --redis and --strict
 // describe.
-func (f *flags) storeConfig() (sn.SequenceConfig, error) {
+func (f *flags) storeConfig() (config.Sequence, error) {
 	if f.strict && f.redis == "" {
-		return sn.SequenceConfig{}, usagef(f.cmd, "--strict needs --redis URL")
+		return config.Sequence{}, usagef(f.cmd, "--strict needs --redis URL")
 	}
 	if f.redis != "" && !f.strict {
 		if f.store != "" {
-			return sn.SequenceConfig{}, usagef(f.cmd, "--store is not used with --redis (unless --strict)")
+			return config.Sequence{}, usagef(f.cmd, "--store is not used with --redis (unless --strict)")
 		}
-		return sn.SequenceConfig{Backend: sn.BackendRedis, URL: f.redis}, nil
+		return config.Sequence{Backend: "redis", URL: f.redis}, nil
 	}
 	path := f.store
 	if path == "" {
 		var err error
 		if path, err = defaultStorePath(); err != nil {
-			return sn.SequenceConfig{}, err
+			return config.Sequence{}, err
 		}
 	} else if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
 	if f.strict {
-		return sn.SequenceConfig{Backend: sn.BackendRedisStrict, URL: f.redis, Path: path}, nil
+		return config.Sequence{Backend: "redis-strict", URL: f.redis, Path: path}, nil
 	}
-	return sn.SequenceConfig{Backend: sn.BackendBolt, Path: path}, nil
+	return config.Sequence{Backend: "bolt", Path: path}, nil
 }
 
 // defaultStorePath returns $XDG_STATE_HOME/sn/sn.db, or

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
-	"github.com/sngen/sn/backend"
-	"github.com/sngen/sn/sequence/boltseq"
+	"github.com/sngen/sn/config"
 )
 
 // chunk is how many numbers next asks for at once: one store transaction,
@@ -46,6 +45,9 @@ func cmdNext(e *env, args []string) error {
 	if len(pos) > 0 {
 		return usagef(f.cmd, "unexpected argument %q", pos[0])
 	}
+	if err := f.checkDurable(t); err != nil {
+		return err
+	}
 	if f.n == 0 {
 		return nil
 	}
@@ -63,11 +65,9 @@ func cmdNext(e *env, args []string) error {
 	// leaves no gap behind.
 	wait := f.wait
 	if wait <= 0 {
-		wait = -1 // boltseq: try once
+		wait = -1 // try once
 	}
-	open := backend.New(backend.Options{Dir: t.dir, Exact: true, Bolt: &boltseq.Options{LockTimeout: wait}})
-	defer open.Close()
-	g, closeGen, err := t.open(ctx, open)
+	g, closeGen, err := t.open(ctx, config.WithDir(t.dir), config.WithExact(), config.WithLockWait(wait))
 	if err != nil {
 		return err
 	}
@@ -124,32 +124,43 @@ func (f *flags) checkVars(ctx context.Context, g *sn.Generator) error {
 	return nil
 }
 
-// open opens t's sequence and builds its Generator. A config file's
-// template is built by sn.Config.Build (which also raises its floor); a -t
-// template is opened directly, so that errors are not dressed as a config
-// file's.
-func (t *target) open(ctx context.Context, open *backend.Opener) (*sn.Generator, func() error, error) {
-	if t.name != cliName {
-		set, err := t.cfg.Build(ctx, open.Open)
-		if err != nil {
-			return nil, nil, err
-		}
-		g, _ := set.Get(t.name)
-		return g, set.Close, nil
-	}
-	sc, _ := t.cfg.Sequence(t.name)
-	gen, release, err := open.Open(ctx, t.name, sc)
+// checkDurable refuses, before any store is opened, a template whose
+// backend keeps no numbers from one run to the next (memory): each run
+// would issue the same numbers again.
+func (f *flags) checkDurable(t *target) error {
+	seq, _ := t.cfg.Sequence(t.name)
+	d, err := config.Lookup(seq.Backend)
 	if err != nil {
+		return &inputError{err}
+	}
+	st, err := d.Check(&config.Target{Name: t.name, Sequence: seq, Dir: t.dir})
+	if err != nil {
+		return &inputError{err}
+	}
+	if !st.Durable {
+		return usagef(f.cmd, "template %q uses the %s backend, whose numbers would restart at every run; give it a durable store (such as bolt) in %s, or see its numbers with sn preview",
+			t.name, seq.Backend, f.config)
+	}
+	return nil
+}
+
+// open builds t's Generator with config.Config.Build, which opens its
+// store and raises its floor. The errors of a -t template are not dressed
+// as a config file's.
+func (t *target) open(ctx context.Context, opts ...config.BuildOption) (*sn.Generator, func() error, error) {
+	set, err := t.cfg.Build(ctx, opts...)
+	if err != nil {
+		var ce *config.Error
+		if t.name == cliName && errors.As(err, &ce) && ce.Template == cliName {
+			err = ce.Err
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner // the store's error, without "bolt sequence: "
+			}
+		}
 		return nil, nil, err
 	}
-	g, err := sn.New(t.cfg.Templates[t.name].Template, sn.WithSequence("seq", gen))
-	if err != nil {
-		return nil, nil, &inputError{err}
-	}
-	if release == nil {
-		return g, func() error { return nil }, nil
-	}
-	return g, release.Close, nil
+	g, _ := set.Get(t.name)
+	return g, set.Close, nil
 }
 
 // progress shows how far next has come on stderr, at most every 100ms.

@@ -133,11 +133,30 @@ func report(e *env, err error) int {
 		}
 		return exitUsage
 	case errors.As(err, &ie):
-		fmt.Fprintln(e.stderr, snPrefix(ie.err.Error()))
+		fmt.Fprintln(e.stderr, message(ie.err))
 		return exitUsage
 	}
-	fmt.Fprintln(e.stderr, snPrefix(err.Error()))
+	fmt.Fprintln(e.stderr, message(err))
 	return exitFail
+}
+
+// message returns err's message with "sn: " before it, or before each
+// error joined in it (errors.Join), so that each starts its own line.
+func message(err error) string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs := j.Unwrap()
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		if strings.Join(msgs, "\n") == err.Error() { // a join, not an error that wraps several
+			for i, e := range errs {
+				msgs[i] = message(e)
+			}
+			return strings.Join(msgs, "\n")
+		}
+	}
+	return snPrefix(err.Error())
 }
 
 // snPrefix starts msg with "sn: " unless it does already.

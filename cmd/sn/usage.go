@@ -129,7 +129,7 @@ Config file (YAML or JSON; a relative path is relative to the file):
   store: {backend: bolt, path: sn.db}    # default: the embedded store of --store
   templates:
     orders:  {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>", floor: 20000}
-    tickets: {template: "QJ@<seq, width=6>", sequence: {backend: memory}}
+    tickets: {template: "QJ@<seq, width=6>", sequence: {path: tickets.db}}
 
 Exit status: 0 on success; 1 on an error, or when check finds an invalid
 number; 2 for bad usage, a bad template or config file; 130 when interrupted;

@@ -19,7 +19,8 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
-	"github.com/sngen/sn/backend"
+	_ "github.com/sngen/sn/backend" // the bolt backend of shop.db
+	"github.com/sngen/sn/config"
 )
 
 // shop is sn.yaml, for running the example from any directory.
@@ -58,21 +59,19 @@ func run(w io.Writer, path, state string, now func() time.Time) (err error) {
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return err
 	}
-	var cfg *sn.Config
+	var cfg *config.Config
 	if path == "" {
-		cfg, err = sn.ParseConfig(shop, "yaml")
+		cfg, err = config.Parse(shop, "yaml")
 	} else {
-		cfg, err = sn.LoadConfig(path)
+		cfg, err = config.Load(path)
 	}
 	if err != nil {
 		return err
 	}
 
-	// The Opener opens shop.db once for both templates that use it, in
-	// the state directory, and closes it with the last of them.
-	open := backend.New(backend.Options{Dir: state})
-	defer open.Close()
-	set, err := cfg.Build(ctx, open.Open, sn.WithClock(now))
+	// Build opens shop.db, in the state directory, once for both templates
+	// that use it; set.Close closes it.
+	set, err := cfg.Build(ctx, config.WithDir(state), config.WithOptions(sn.WithClock(now)))
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func TestRun(t *testing.T) {
 
 func TestRunBadConfig(t *testing.T) {
 	err := run(&bytes.Buffer{}, "missing.yaml", t.TempDir(), time.Now)
-	if want := "sn: config: open missing.yaml: no such file or directory"; err == nil || err.Error() != want {
+	if want := "config: open missing.yaml: no such file or directory"; err == nil || err.Error() != want {
 		t.Errorf("run = %v, want %s", err, want)
 	}
 }

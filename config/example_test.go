@@ -1,4 +1,4 @@
-package sn_test
+package config_test
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
+	"github.com/sngen/sn/config"
 )
 
-func ExampleParseConfig() {
-	cfg, err := sn.ParseConfig([]byte(`
+func ExampleParse() {
+	cfg, err := config.Parse([]byte(`
 store:
   backend: bolt
   path: sn.db
@@ -30,19 +31,19 @@ templates:
 		return
 	}
 	for _, name := range cfg.Names() {
-		sc, _ := cfg.Sequence(name)
-		fmt.Printf("%s: %s from %s %s\n", name, cfg.Templates[name].Template, sc.Backend, sc.Path)
+		s, _ := cfg.Sequence(name)
+		fmt.Printf("%s: %s from %s %s\n", name, cfg.Templates[name].Template, s.Backend, s.Path)
 	}
 
-	_, err = sn.ParseConfig([]byte("templates:\n  orders:\n    tempalte: SN-@<seq>\n"), "yaml")
+	_, err = config.Parse([]byte("templates:\n  orders:\n    tempalte: SN-@<seq>\n"), "yaml")
 	fmt.Println(err)
 	// Output:
 	// orders: SN-@<seq, width=8>-@<checksum, algo=luhn> from bolt sn.db
 	// tickets: QJ@<seq, width=6> from memory sn.db
-	// sn: config: line 3: template "orders": unknown field "tempalte" (known: floor, sequence, template)
+	// config: line 3: template "orders": unknown field "tempalte" (known: floor, sequence, template)
 }
 
-func ExampleLoadConfig() {
+func ExampleLoad() {
 	dir, err := os.MkdirTemp("", "sn-example")
 	if err != nil {
 		panic(err)
@@ -54,7 +55,7 @@ func ExampleLoadConfig() {
 		panic(err)
 	}
 
-	cfg, err := sn.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -65,14 +66,14 @@ func ExampleLoadConfig() {
 }
 
 func ExampleConfig_Build() {
-	cfg := &sn.Config{Templates: map[string]sn.TemplateConfig{
+	cfg := &config.Config{Templates: map[string]config.Template{
 		"orders":  {Template: "SN-@<seq, width=8>-@<checksum, algo=luhn>", Floor: 20000},
 		"tickets": {Template: "QJ@<date, format=yyyyMMdd>@<seq, width=5, reset=day>"},
 	}}
-	// Every template here counts in memory, so Build needs no Opener; pass
-	// the Open method of package backend's Opener for bolt and redis.
+	// Every template here counts in memory; import package
+	// github.com/sngen/sn/backend for bolt and redis.
 	at := time.Date(2017, 3, 4, 10, 0, 0, 0, time.UTC)
-	set, err := cfg.Build(context.Background(), nil, sn.WithClock(func() time.Time { return at }))
+	set, err := cfg.Build(context.Background(), config.WithOptions(sn.WithClock(func() time.Time { return at })))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -92,16 +93,29 @@ func ExampleConfig_Build() {
 }
 
 func ExampleConfig_Validate() {
-	cfg := &sn.Config{Templates: map[string]sn.TemplateConfig{
+	cfg := &config.Config{Templates: map[string]config.Template{
 		"orders": {Template: "SN-@<seq, widht=8>"},
-		"tickets": {Template: "QJ@<seq>", Sequence: sn.SequenceConfig{
+		"tickets": {Template: "QJ@<seq>", Sequence: config.Sequence{
 			Backend: "mysql",
+		}},
+		"refunds": {Template: "RF@<seq>", Sequence: config.Sequence{
+			Backend: "bolt",
 		}},
 	}}
 	fmt.Println(cfg.Validate())
 	// Output:
-	// sn: config: template "orders": sn: template: offset 10: seq: unknown argument "widht" (known: key, overflow, reset, width)
+	// config: template "orders": sn: template: offset 10: seq: unknown argument "widht": did you mean width?
 	// 	SN-@<seq, widht=8>
 	// 	          ^
-	// sn: config: template "tickets": sequence.backend "mysql": unknown (want memory, bolt, redis, redis-strict)
+	// config: template "refunds": sequence.path: the bolt backend needs a file (set path here or in store)
+	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict)
+}
+
+func ExampleDrivers() {
+	fmt.Println(config.Drivers())
+	_, err := config.Lookup("rdis")
+	fmt.Println(err)
+	// Output:
+	// [bolt memory redis redis-strict]
+	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict)
 }

@@ -1,0 +1,55 @@
+package backend
+
+import (
+	"context"
+
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/boltseq"
+)
+
+// boltDriver is the bolt backend: blocks of numbers reserved from an
+// embedded bbolt file (boltseq), served through a sequence.Segment.
+type boltDriver struct{}
+
+// Check requires a path; the store is the file's absolute path.
+func (boltDriver) Check(t *config.Target) (config.Store, error) {
+	st := config.Store{Durable: true, Fields: append([]string{"path"}, segmentFields...)}
+	if t.Sequence.Path == "" {
+		return st, missing("path", "bolt", "a file")
+	}
+	abs, err := t.Abs(t.Sequence.Path)
+	if err != nil {
+		return st, &config.Error{Field: "path", Err: err}
+	}
+	st.ID = boltKey(abs)
+	return st, nil
+}
+
+// Open opens the bolt file, or shares the one the Build has open.
+func (boltDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	store, err := openBolt(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return serve(t, store)
+}
+
+// boltKey is the config.Share key, and the store ID, of the bolt file at
+// the absolute path abs.
+func boltKey(abs string) string { return "bolt " + abs }
+
+// openBolt opens the bolt file at t's path once per Build; bolt and
+// redis-strict sequences share it.
+func openBolt(ctx context.Context, t *config.Target) (*boltseq.Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	abs, err := t.Abs(t.Sequence.Path)
+	if err != nil {
+		return nil, err
+	}
+	return config.Share(t, boltKey(abs), func() (*boltseq.Store, error) {
+		return boltseq.Open(abs, &boltseq.Options{LockTimeout: t.LockWait})
+	})
+}

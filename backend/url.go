@@ -1,0 +1,109 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// NewRedisClient returns a client for a URL in one of the forms described
+// in the package comment: a *redis.Client for redis://, rediss:// and
+// unix://, a *redis.ClusterClient for redis+cluster:// and
+// rediss+cluster://. Its commands end at their context's deadline
+// (go-redis's ContextTimeoutEnabled), so that a sequence's fetch_timeout
+// bounds a server that does not answer. It does not connect.
+func NewRedisClient(rawURL string) (redis.UniversalClient, error) {
+	client, err := parseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("backend: redis URL %q: %w", redact(rawURL), err)
+	}
+	return client(), nil
+}
+
+// parseURL checks rawURL and returns a function that makes a client for
+// it.
+func parseURL(rawURL string) (func() redis.UniversalClient, error) {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, errors.New("want redis://host:port, rediss://, unix:// or redis+cluster://host:port,host:port")
+	}
+	switch scheme {
+	case "redis", "rediss", "unix":
+		opt, err := redis.ParseURL(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		opt.ContextTimeoutEnabled = true
+		return func() redis.UniversalClient { return redis.NewClient(opt) }, nil
+	case "redis+cluster", "rediss+cluster":
+		u, err := clusterURL(strings.TrimSuffix(scheme, "+cluster"), rest)
+		if err != nil {
+			return nil, err
+		}
+		opt, err := redis.ParseClusterURL(u)
+		if err != nil {
+			return nil, err
+		}
+		opt.ContextTimeoutEnabled = true
+		return func() redis.UniversalClient { return redis.NewClusterClient(opt) }, nil
+	}
+	return nil, fmt.Errorf("unknown scheme %q (want redis, rediss, unix, redis+cluster or rediss+cluster)", scheme)
+}
+
+// clusterURL turns "user:pw@h1:p1,h2:p2/?q" into the form ParseClusterURL
+// takes: "scheme://user:pw@h1:p1/?q&addr=h2:p2".
+func clusterURL(scheme, rest string) (string, error) {
+	authority, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		authority, tail = rest[:i], rest[i:]
+	}
+	userinfo := ""
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		userinfo, authority = authority[:i+1], authority[i+1:]
+	}
+	hosts := strings.Split(authority, ",")
+	for _, h := range hosts {
+		if h == "" {
+			return "", fmt.Errorf("empty host in %q", authority)
+		}
+	}
+	path, query, _ := strings.Cut(tail, "?")
+	if path != "" && path != "/" {
+		return "", fmt.Errorf("a cluster has no database number (found path %q)", path)
+	}
+	q := url.Values{}
+	if query != "" {
+		var err error
+		if q, err = url.ParseQuery(query); err != nil {
+			return "", err
+		}
+	}
+	for _, h := range hosts[1:] {
+		q.Add("addr", h)
+	}
+	u := scheme + "://" + userinfo + hosts[0]
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u, nil
+}
+
+// redact hides the password of a URL for error messages.
+func redact(rawURL string) string {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return rawURL
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return rawURL
+	}
+	userinfo := rest[:at]
+	if user, _, hasPw := strings.Cut(userinfo, ":"); hasPw {
+		return scheme + "://" + user + ":xxxxx" + rest[at:]
+	}
+	return rawURL
+}

@@ -1,0 +1,169 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+)
+
+// A BuildOption configures [Config.Build].
+type BuildOption func(*buildOptions)
+
+type buildOptions struct {
+	env Target // Dir, Exact and LockWait of every Target
+	sn  []sn.Option
+}
+
+// WithDir resolves the relative paths of the config (a bolt file's)
+// against dir. A program that reads a config file usually passes the
+// file's directory, or the directory it keeps its state in.
+// default: the current directory.
+func WithDir(dir string) BuildOption {
+	return func(o *buildOptions) { o.env.Dir = dir }
+}
+
+// WithExact makes the backends that reserve numbers in blocks (bolt,
+// redis) reserve exactly the numbers each call asks for: one store call
+// per Next, one per NextN. A program that issues a few numbers and exits
+// leaves no gap that way, at the cost of a store call per request; the sn
+// command sets it. The step settings are then unused; fetch_timeout bounds
+// each call.
+// default: blocks, served through a sequence.Segment.
+func WithExact() BuildOption {
+	return func(o *buildOptions) { o.env.Exact = true }
+}
+
+// WithLockWait sets how long to wait for a store file that another
+// process has open before Build fails; a negative d tries once.
+// default: the driver's own (boltseq.DefaultLockTimeout for bolt files).
+func WithLockWait(d time.Duration) BuildOption {
+	return func(o *buildOptions) { o.env.LockWait = d }
+}
+
+// WithOptions compiles every template with opts, such as sn.WithClock or
+// sn.WithExpression; Build adds sn.WithSequence("seq", ...) itself.
+// default: none.
+func WithOptions(opts ...sn.Option) BuildOption {
+	return func(o *buildOptions) { o.sn = append(o.sn, opts...) }
+}
+
+// Build validates c as [Config.Validate] does, with the templates compiled
+// with the options of [WithOptions] and the stores told apart with the
+// directory of [WithDir], before it opens any store, and returns a [Set]
+// holding a Generator per template. Each template's
+// sequence is opened by its backend's [Driver] and bound as "seq"; a store
+// that several templates use is opened once. Floors are then raised with
+// sn.Generator.Floor.
+//
+// On error, everything opened so far is closed again. The caller closes
+// the Set with [Set.Close].
+func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
+	var o buildOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	tpls, errs := c.check(o.env, o.sn)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	s := &Set{gens: make(map[string]*sn.Generator, len(tpls)), shares: &shares{vals: map[string]any{}}}
+	for _, t := range tpls {
+		g, err := s.open(ctx, t, o.sn)
+		if err != nil {
+			err = &Error{Template: t.name, Err: err}
+			if cerr := s.Close(); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+			return nil, err
+		}
+		s.gens[t.name] = g
+		s.names = append(s.names, t.name)
+	}
+	return s, nil
+}
+
+// open opens t's sequence and compiles t with it.
+func (s *Set) open(ctx context.Context, t checked, opts []sn.Option) (*sn.Generator, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t.target.shares = s.shares
+	backend := t.target.Sequence.Backend
+	gen, err := t.driver.Open(ctx, &t.target)
+	if err == nil && gen == nil {
+		err = errors.New("the driver returned a nil sequence")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s sequence: %w", backend, err)
+	}
+	s.addSeq(gen)
+	g, err := sn.New(t.text, append(slices.Clip(opts), sn.WithSequence("seq", gen))...)
+	if err != nil {
+		return nil, err
+	}
+	if t.floor > 0 {
+		if err := g.Floor(ctx, t.floor); err != nil {
+			return nil, fmt.Errorf("floor %d: %w", t.floor, err)
+		}
+	}
+	return g, nil
+}
+
+// Set is the Generators of a [Config], by template name, built by
+// [Config.Build]. Its methods are safe for concurrent use, except that no
+// Generator of the Set may be used once Close has been called.
+type Set struct {
+	gens   map[string]*sn.Generator
+	names  []string
+	seqs   []sequence.Gen // opened sequences, in opening order
+	shares *shares        // closed after the sequences
+	close  sync.Once
+}
+
+// addSeq records g, once however many templates use it.
+func (s *Set) addSeq(g sequence.Gen) {
+	t := reflect.TypeOf(g)
+	for _, o := range s.seqs {
+		if reflect.TypeOf(o) == t && t.Comparable() && o == g {
+			return
+		}
+	}
+	s.seqs = append(s.seqs, g)
+}
+
+// Get returns the Generator of the template named name.
+func (s *Set) Get(name string) (*sn.Generator, bool) {
+	g, ok := s.gens[name]
+	return g, ok
+}
+
+// Names returns the sorted names of the templates.
+func (s *Set) Names() []string { return slices.Clone(s.names) }
+
+// Close closes, in the reverse order of opening, every sequence of the Set
+// that is an io.Closer, then what the drivers shared between templates
+// (files, clients; see [Share]), and returns their errors joined. Numbers
+// reserved but not issued become gaps. Calling Close again does nothing
+// and returns nil.
+func (s *Set) Close() error {
+	var err error
+	s.close.Do(func() {
+		var errs []error
+		for i := len(s.seqs) - 1; i >= 0; i-- {
+			if c, ok := s.seqs[i].(io.Closer); ok {
+				errs = append(errs, c.Close())
+			}
+		}
+		errs = append(errs, s.shares.close()...)
+		err = errors.Join(errs...)
+	})
+	return err
+}

@@ -1,0 +1,359 @@
+// Package config reads the named templates of an application from a JSON
+// or YAML file and builds their Generators, each drawing its numbers from
+// the store its configuration names:
+//
+//	store:              # defaults for every template
+//	  backend: bolt
+//	  path: /var/lib/myapp/sn.db
+//	  step: 100
+//	templates:
+//	  orders:
+//	    template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"
+//	    floor: 20000    # continue above the old system's numbers
+//	  tickets:
+//	    template: "QJ@<date, format=yyyyMMdd>@<seq, width=5, reset=day>"
+//
+// [Load] reads such a file, [Config.Validate] checks it without opening
+// any store, and [Config.Build] opens the stores and returns a [Set] of
+// Generators by name:
+//
+//	cfg, err := config.Load("sn.yaml")
+//	if err != nil { ... }
+//	set, err := cfg.Build(ctx, config.WithDir("/var/lib/myapp"))
+//	if err != nil { ... }
+//	defer set.Close()
+//	orders, _ := set.Get("orders")
+//
+// Every error names the file, the line, the template and the field:
+//
+//	config: sn.yaml: line 9: template "orders": floor: want a whole number, found "4M"
+//
+// # Backends
+//
+// A sequence's backend names a [Driver], registered with [Register] in the
+// manner of database/sql. Package config registers "memory", which counts
+// in process memory (numbers restart with the process). The durable
+// backends "bolt", "redis" and "redis-strict" are in package
+// github.com/sngen/sn/backend, which registers them when imported, so a
+// program that uses only memory sequences links no database client:
+//
+//	import _ "github.com/sngen/sn/backend"
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// ErrInvalid is wrapped by every error that [Parse], [Load],
+// [Config.Validate] and [Config.Build] return for a bad configuration;
+// errors.As with a *[Error] says where.
+var ErrInvalid = errors.New("config: invalid")
+
+// Error reports a problem in a [Config]. Its message names the file and
+// the line, when the Config was read from one, the template and the field:
+//
+//	config: sn.yaml: line 9: template "orders": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict)
+//
+// A [Driver]'s Check returns an Error whose Field is the field of the
+// [Sequence] at fault ("path"); Build then names the template and the
+// field as it is spelt in the file ("sequence.path").
+type Error struct {
+	// File is the path given to [Load], or "".
+	File string
+	// Line is the line of the offending field in the text that [Parse] or
+	// [Load] read (the template's own line when the field is not in the
+	// text), or 0 when unknown: a Config built in Go, a problem of the
+	// whole file, a store that failed to open.
+	Line int
+	// Template is the name of the template at fault, or "" for the store
+	// section and for the file as a whole.
+	Template string
+	// Field is the offending field, as spelt in the file ("template",
+	// "floor", "sequence.step", "store.backend"), or "" when the problem is
+	// not one field's (a syntax error, a store that failed to open).
+	Field string
+	// Err describes the problem. For a template that does not compile it
+	// is the error of sn.New, which wraps sn.ErrTemplate.
+	Err error
+}
+
+// Error returns "config: FILE: line N: template NAME: " followed by Err's
+// message, leaving out what is unknown.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("config: ")
+	if e.File != "" {
+		b.WriteString(e.File + ": ")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Template != "" {
+		fmt.Fprintf(&b, "template %q: ", e.Template)
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns [ErrInvalid] and Err.
+func (e *Error) Unwrap() []error { return []error{ErrInvalid, e.Err} }
+
+// Config declares named templates and where their numbers come from, as
+// read from a JSON or YAML file by [Load] (see the package comment).
+//
+// Each template draws from the sequence "seq" ("@<seq, ...>" in its
+// text). Templates whose sequences share a store and a counter key (the
+// same ownerKey) share a counter. [Config.Build] turns a Config into a
+// [Set] of Generators.
+//
+// A Config read by [Parse] or [Load] also remembers, in unexported fields,
+// the file and the line of each field, so that the errors of
+// [Config.Validate] and [Config.Build] say where the problem is (compare
+// such Configs with go-cmp's cmpopts.IgnoreUnexported).
+type Config struct {
+	// Templates maps a name to a template. Names are made of letters,
+	// digits, "_", "-" and ".".
+	// default: none; a Config needs at least one template.
+	Templates map[string]Template `json:"templates" yaml:"templates"`
+
+	// Store is the sequence configuration of every template, field by
+	// field, unless the template's own Sequence sets the field.
+	// default: the memory backend.
+	Store Sequence `json:"store" yaml:"store"`
+
+	src *source // where the Config was read from, or nil
+}
+
+// Template is one named template of a [Config].
+type Template struct {
+	// Template is the template text, such as "SN-@<seq, width=8>".
+	// default: none; it is required.
+	Template string `json:"template" yaml:"template"`
+
+	// Sequence overrides [Config.Store] for this template: each field that
+	// is set here wins over the store's. A field that the template's
+	// backend does not read must be left zero here.
+	// default: the store's settings.
+	Sequence Sequence `json:"sequence" yaml:"sequence"`
+
+	// Floor, when positive, makes every number of the template greater
+	// than Floor: [Config.Build] raises the counter to Floor with
+	// sn.Generator.Floor (a floor never lowers a counter). It is meant for
+	// migrations ("continue above the old system's numbers") and needs a
+	// template whose counter key is fixed: no reset=, no key=, no per-call
+	// ownerKey.
+	// default: 0, no floor.
+	Floor int64 `json:"floor,omitempty" yaml:"floor,omitempty"`
+}
+
+// Sequence says where a template's numbers come from. A zero field takes
+// the default in its comment. Each backend reads some of the fields (its
+// [Driver] says which); the others must be left zero in a template's own
+// Sequence.
+type Sequence struct {
+	// Backend names a registered [Driver]: memory, or, with package
+	// github.com/sngen/sn/backend imported, bolt, redis or redis-strict.
+	// default: "memory".
+	Backend string `json:"backend,omitempty" yaml:"backend,omitempty"`
+
+	// Path is the file of a backend that keeps its numbers in one: the
+	// bbolt file of the bolt backend, and the durable store behind the
+	// redis-strict backend's counter. A relative path is resolved against
+	// the directory given to [WithDir].
+	// default: none; required by bolt and redis-strict.
+	Path string `json:"path,omitempty" yaml:"path,omitempty"`
+
+	// URL is the server of a backend that has one, such as
+	// "redis://localhost:6379/0" for redis and redis-strict; the driver
+	// documents the schemes it accepts.
+	// default: none; required by redis and redis-strict.
+	URL string `json:"url,omitempty" yaml:"url,omitempty"`
+
+	// Prefix is put before every key the backend writes (the Redis keys of
+	// redis and redis-strict).
+	// default: the backend's own default.
+	Prefix string `json:"prefix,omitempty" yaml:"prefix,omitempty"`
+
+	// Step is the size of the first block a segment reserves for a
+	// counter key (bolt and redis), or of each refill of the strict
+	// counter (redis-strict).
+	// default: sequence.DefaultStep (1000).
+	Step int64 `json:"step,omitempty" yaml:"step,omitempty"`
+
+	// MinStep is the smallest block a segment shrinks to.
+	// default: Step.
+	MinStep int64 `json:"min_step,omitempty" yaml:"min_step,omitempty"`
+
+	// MaxStep is the largest block a segment grows to.
+	// default: max(Step, 1000000).
+	MaxStep int64 `json:"max_step,omitempty" yaml:"max_step,omitempty"`
+
+	// Prefetch is the share of a block used before the next block is
+	// fetched in the background, in (0, 1).
+	// default: 0.2.
+	Prefetch float64 `json:"prefetch,omitempty" yaml:"prefetch,omitempty"`
+
+	// Target is how long one block should last, as a Go duration ("1m",
+	// "30s"); a segment adapts its step to it.
+	// default: "1m".
+	Target string `json:"target,omitempty" yaml:"target,omitempty"`
+
+	// FetchTimeout bounds each call to the store, as a Go duration.
+	// default: "5s".
+	FetchTimeout string `json:"fetch_timeout,omitempty" yaml:"fetch_timeout,omitempty"`
+}
+
+// SegmentOptions returns the sequence.SegmentOptions that s describes,
+// with zero fields left zero (for sequence.NewSegment's defaults). It
+// returns an error naming each field that is out of range or, for Target
+// and FetchTimeout, not a positive Go duration.
+func (s Sequence) SegmentOptions() (sequence.SegmentOptions, error) {
+	o := sequence.SegmentOptions{Step: s.Step, MinStep: s.MinStep, MaxStep: s.MaxStep, Prefetch: s.Prefetch}
+	o.Target, _ = time.ParseDuration(s.Target)
+	o.FetchTimeout, _ = time.ParseDuration(s.FetchTimeout)
+	var errs []error
+	for _, p := range s.problems("") {
+		errs = append(errs, p.Err)
+	}
+	return o, errors.Join(errs...)
+}
+
+// problems checks the numbers and durations of s one by one and each
+// against the others, naming them prefix+field. The backend is checked
+// against the registry by Validate.
+func (s Sequence) problems(prefix string) []*Error {
+	var out []*Error
+	bad := func(field, format string, a ...any) {
+		out = append(out, &Error{Field: prefix + field, Err: fmt.Errorf(prefix+field+" "+format, a...)})
+	}
+	steps := []struct {
+		field string
+		v     int64
+	}{{"step", s.Step}, {"min_step", s.MinStep}, {"max_step", s.MaxStep}}
+	for _, f := range steps {
+		if f.v < 0 {
+			bad(f.field, "%d: want 1 or more (or 0 for the default)", f.v)
+		}
+	}
+	if s.MinStep > 0 && s.MaxStep > 0 && s.MinStep > s.MaxStep {
+		bad("min_step", "%d: above max_step %d", s.MinStep, s.MaxStep)
+	}
+	if s.Step > 0 && s.MinStep > 0 && s.Step < s.MinStep {
+		bad("step", "%d: below min_step %d", s.Step, s.MinStep)
+	}
+	if s.Step > 0 && s.MaxStep > 0 && s.Step > s.MaxStep {
+		bad("step", "%d: above max_step %d", s.Step, s.MaxStep)
+	}
+	if s.Prefetch != 0 && !(s.Prefetch > 0 && s.Prefetch < 1) {
+		bad("prefetch", "%v: want a share between 0 and 1, such as 0.2", s.Prefetch)
+	}
+	for _, d := range []struct{ field, text string }{{"target", s.Target}, {"fetch_timeout", s.FetchTimeout}} {
+		if d.text == "" {
+			continue
+		}
+		if v, err := time.ParseDuration(d.text); err != nil || v <= 0 {
+			bad(d.field, "%q: want a positive duration such as \"1m\" or \"30s\"", d.text)
+		}
+	}
+	return out
+}
+
+// fields lists the fields of s that are set, by their file names.
+func (s Sequence) fields() []string {
+	var out []string
+	v := reflect.ValueOf(s)
+	t := v.Type()
+	for i := range t.NumField() {
+		if !v.Field(i).IsZero() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// over returns base with every field set in s replacing base's, and the
+// backend defaulting to memory.
+func (base Sequence) over(s Sequence) Sequence {
+	b := reflect.ValueOf(&base).Elem()
+	v := reflect.ValueOf(s)
+	for i := range v.NumField() {
+		if !v.Field(i).IsZero() {
+			b.Field(i).Set(v.Field(i))
+		}
+	}
+	if base.Backend == "" {
+		base.Backend = memoryName
+	}
+	return base
+}
+
+// Sequence returns the sequence configuration of template name: the
+// store's, with the fields the template sets replaced, and the backend
+// defaulting to memory. ok is false when there is no such template.
+func (c *Config) Sequence(name string) (s Sequence, ok bool) {
+	t, ok := c.Templates[name]
+	if !ok {
+		return Sequence{}, false
+	}
+	return c.Store.over(t.Sequence), true
+}
+
+// Names returns the sorted names of the templates.
+func (c *Config) Names() []string {
+	names := make([]string, 0, len(c.Templates))
+	for name := range c.Templates {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Parse decodes a Config from data in format "json" or "yaml" (or "yml").
+// A key that names no field of the Config, a key given twice and a value
+// of the wrong type are errors: each a *[Error] with its line and, inside
+// a template, the template and the field; all of them are returned,
+// joined. Parse does not check the values themselves nor the templates:
+// call [Config.Validate] for that ([Config.Build] does).
+func Parse(data []byte, format string) (*Config, error) {
+	return parse(data, format, "")
+}
+
+// Load reads the Config in the file at path, whose extension (.json,
+// .yaml or .yml) gives the format, as for [Parse]. Its errors, and those
+// of [Config.Validate] on the Config, name the file.
+func Load(path string) (*Config, error) {
+	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	switch strings.ToLower(format) {
+	case "json", "yaml", "yml":
+	default:
+		return nil, &Error{File: path, Err: fmt.Errorf("unknown extension %q (want .json, .yaml or .yml)", filepath.Ext(path))}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
+	return parse(data, format, path)
+}
+
+// validName reports whether s can name a template.
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}

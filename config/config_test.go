@@ -1,0 +1,528 @@
+package config_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/sngen/sn"
+	_ "github.com/sngen/sn/backend" // bolt, redis and redis-strict
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/parser"
+	"github.com/sngen/sn/sequence"
+)
+
+// ignoreSource ignores where a Config was read from.
+var ignoreSource = cmpopts.IgnoreUnexported(config.Config{})
+
+func TestParse(t *testing.T) {
+	want := &config.Config{
+		Store: config.Sequence{Backend: "bolt", Path: "sn.db", Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: "30s", FetchTimeout: "2s"},
+		Templates: map[string]config.Template{
+			"orders":  {Template: "SN-@<seq, width=8>", Floor: 500},
+			"tickets": {Template: "QJ@<seq, width=6>", Sequence: config.Sequence{Backend: "redis", URL: "redis://localhost:6379/0", Prefix: "t:"}},
+		},
+	}
+	tests := []struct {
+		name, format, data string
+	}{
+		{"yaml", "yaml", `
+store:
+  backend: bolt
+  path: sn.db
+  step: 100
+  min_step: 10
+  max_step: 1000
+  prefetch: 0.5
+  target: 30s
+  fetch_timeout: 2s
+templates:
+  orders:
+    template: "SN-@<seq, width=8>"
+    floor: 500
+  tickets:
+    template: QJ@<seq, width=6>
+    sequence:
+      backend: redis
+      url: redis://localhost:6379/0
+      prefix: "t:"
+`},
+		{"yml upper case", "YML", `
+store: {backend: bolt, path: sn.db, step: 100, min_step: 10, max_step: 1000, prefetch: 0.5, target: 30s, fetch_timeout: 2s}
+templates:
+  orders: {template: "SN-@<seq, width=8>", floor: 500}
+  tickets: {template: "QJ@<seq, width=6>", sequence: {backend: redis, url: "redis://localhost:6379/0", prefix: "t:"}}
+`},
+		{"json", "json", `{
+  "store": {"backend": "bolt", "path": "sn.db", "step": 100, "min_step": 10, "max_step": 1000,
+            "prefetch": 0.5, "target": "30s", "fetch_timeout": "2s"},
+  "templates": {
+    "orders": {"template": "SN-@<seq, width=8>", "floor": 500},
+    "tickets": {"template": "QJ@<seq, width=6>",
+                "sequence": {"backend": "redis", "url": "redis://localhost:6379/0", "prefix": "t:"}}
+  }
+}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := config.Parse([]byte(tt.data), tt.format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, ignoreSource); diff != "" {
+				t.Errorf("Parse (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, format, data, want string
+	}{
+		{"json unknown field", "json", "{\n  \"templates\": {\n    \"a\": {\"template\": \"x@<seq>\", \"flor\": 1}\n  }\n}",
+			`config: line 3: template "a": unknown field "flor" (known: floor, sequence, template)`},
+		{"json unknown top-level field", "json", `{"template": {}}`,
+			`config: line 1: unknown field "template" (known: store, templates)`},
+		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
+			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)`},
+		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
+			`config: line 2: template "a": floor: want a whole number, found "ten"`},
+		{"json fraction", "json", "{\"store\": {\"step\": 1.5}}",
+			`config: line 1: store.step: want a whole number, found 1.5`},
+		{"json object for a string", "json", "{\"templates\": {\"a\": {\"template\": {\"x\": 1}}}}",
+			`config: line 1: template "a": template: want a string, found an object`},
+		{"json template as a string", "json", "{\"templates\": {\n\"a\": \"A@<seq>\"}}",
+			`config: line 2: template "a": want an object with the fields floor, sequence, template, found "A@<seq>"`},
+		{"json not an object", "json", "[1]",
+			`config: line 1: want an object with the fields store, templates, found a list`},
+		{"json key twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\",\n\"Template\": \"B@<seq>\"}}}",
+			`config: line 2: template "a": template: given twice (first at line 1)`},
+		{"json template twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\"},\n\"a\": {\"template\": \"B@<seq>\"}}}",
+			`config: line 2: template "a": defined twice (first at line 1)`},
+		{"json syntax", "json", "{\"templates\": {\n\"a\": {,}}}",
+			`config: line 2: invalid character ',' looking for beginning of object key string`},
+		{"json empty", "json", "  ", `config: empty document`},
+		{"json two values", "json", `{} {}`, `config: line 1: data after the top-level object`},
+		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
+			`config: line 4: template "a": unknown field "flor" (known: floor, sequence, template)`},
+		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\n",
+			"config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)\n" +
+				`config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)`},
+		{"yaml wrong type", "yaml", "templates:\n  a:\n    floor: ten\n",
+			`config: line 3: template "a": floor: want a whole number, found "ten"`},
+		{"yaml wrong types in a flow mapping", "yaml", "templates:\n  a: {template: A@<seq>, floor: tenthousand, sequence: {step: [1]}}\n",
+			"config: line 2: template \"a\": floor: want a whole number, found \"tenthousand\"\n" +
+				`config: line 2: template "a": sequence.step: want a whole number, found a list`},
+		{"yaml fraction", "yaml", "templates:\n  a:\n    floor: 1.5\n",
+			`config: line 3: template "a": floor: want a whole number, found 1.5`},
+		{"yaml template as a string", "yaml", "templates:\n  a: A@<seq>\n",
+			`config: line 2: template "a": want a mapping with the fields floor, sequence, template, found "A@<seq>"`},
+		{"yaml key twice", "yaml", "templates:\n  a:\n    template: A@<seq>\n  a:\n    template: B@<seq>\n",
+			`config: line 4: template "a": defined twice (first at line 2)`},
+		{"yaml syntax", "yaml", "templates: [\n", `config: line 1: did not find expected node content`},
+		{"yaml merges that merge each other", "yaml", "templates: &x {a: &y {<<: *x}, <<: *y}\n", `config: anchor 'x' value contains itself`},
+		{"yaml two documents", "yaml", "templates: {}\n---\ntemplates: {}\n", `config: more than one YAML document`},
+		{"unknown format", "toml", "", `config: unknown format "toml" (want json or yaml)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Parse([]byte(tt.data), tt.format)
+			if err == nil {
+				t.Fatalf("Parse = %+v, want error %q", c, tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
+			}
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	want := &config.Config{Templates: map[string]config.Template{"a": {Template: "A@<seq>"}}}
+	for _, name := range []string{"c.yaml", "c.yml", "c.YAML"} {
+		got, err := config.Load(write(name, "templates:\n  a:\n    template: A@<seq>\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if diff := cmp.Diff(want, got, ignoreSource); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+	got, err := config.Load(write("c.json", `{"templates": {"a": {"template": "A@<seq>"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, ignoreSource); diff != "" {
+		t.Errorf("json (-want +got):\n%s", diff)
+	}
+
+	bad := write("bad.yaml", "templates:\n  a:\n    tmpl: A\n")
+	_, err = config.Load(bad)
+	if want := "config: " + bad + `: line 3: template "a": unknown field "tmpl" (known: floor, sequence, template)`; err == nil || err.Error() != want {
+		t.Errorf("Load(bad) = %v, want %s", err, want)
+	}
+	toml := write("c.toml", "")
+	_, err = config.Load(toml)
+	if want := "config: " + toml + `: unknown extension ".toml" (want .json, .yaml or .yml)`; err == nil || err.Error() != want {
+		t.Errorf("Load(toml) = %v, want %s", err, want)
+	}
+	_, err = config.Load(filepath.Join(dir, "missing.yaml"))
+	if !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, config.ErrInvalid) {
+		t.Errorf("Load(missing) = %v, want ErrInvalid and fs.ErrNotExist", err)
+	}
+}
+
+// tpl is a config of one template in the default store.
+func tpl(text string) map[string]config.Template {
+	return map[string]config.Template{"orders": {Template: text}}
+}
+
+// newError returns the message of sn.New's error for text, compiled as
+// Validate compiles it: config passes it on.
+func newError(t *testing.T, text string) string {
+	t.Helper()
+	_, err := sn.New(text, sn.WithSequence("seq", sequence.NewMemory()))
+	if err == nil {
+		t.Fatalf("sn.New(%s): nil error", text)
+	}
+	return err.Error()
+}
+
+// floorError returns the message of sn.Generator.Floor for a template
+// whose counter key varies per call: the reason config gives for refusing
+// its floor.
+func floorError(t *testing.T, text string) string {
+	t.Helper()
+	err := sn.MustNew(text, sn.WithSequence("seq", sequence.NewMemory())).Floor(context.Background(), 10)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Floor on %s = %v, want errors.ErrUnsupported", text, err)
+	}
+	return err.Error()
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  config.Config
+		want []string // the joined errors, one per entry; none when valid
+		is   error    // wrapped by the error, when not nil
+	}{
+		{name: "valid memory", cfg: config.Config{Templates: tpl("SN-@<seq, width=8>")}},
+		{name: "valid bolt with store defaults", cfg: config.Config{
+			Store:     config.Sequence{Backend: "bolt", Path: "sn.db", Step: 10},
+			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 100}, "b": {Template: "B@<seq>", Sequence: config.Sequence{Step: 20, MaxStep: 40}}},
+		}},
+		{name: "store fields unused by a memory template are fine", cfg: config.Config{
+			Store:     config.Sequence{Path: "sn.db", URL: "redis://x", Step: 10},
+			Templates: tpl("A@<seq>"),
+		}},
+		{name: "valid redis-strict", cfg: config.Config{
+			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "sn.db", Step: 5, Prefix: "p:"}}},
+		}},
+		{name: "no templates", want: []string{`config: no templates`}},
+		{name: "bad template", cfg: config.Config{Templates: tpl("SN-@<seq, widht=8>")}, want: []string{
+			`config: template "orders": ` + newError(t, "SN-@<seq, widht=8>"),
+		}},
+		{name: "missing template", cfg: config.Config{Templates: tpl(" ")}, want: []string{`config: template "orders": template: missing`}},
+		{name: "other sequence", cfg: config.Config{Templates: tpl("@<seq2>-@<n>")}, want: []string{
+			`config: template "orders": ` + newError(t, "@<seq2>-@<n>"),
+		}},
+		{name: "bad name", cfg: config.Config{Templates: map[string]config.Template{"my orders": {Template: "A@<seq>"}}}, want: []string{
+			`config: template "my orders": bad name: want letters, digits, "_", "-" and "."`,
+		}},
+		{name: "unknown backend", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "mysql"}}}}, want: []string{
+			`config: template "orders": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict)`,
+		}},
+		{name: "backend close to a known one", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "rdis"}}}}, want: []string{
+			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict)`,
+		}},
+		{name: "unknown store backend", cfg: config.Config{Store: config.Sequence{Backend: "sql"}, Templates: tpl("A@<seq>")}, want: []string{
+			`config: store.backend "sql": unknown (want bolt, memory, redis, redis-strict)`,
+		}},
+		{name: "bad numbers", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Floor: -1,
+			Sequence: config.Sequence{Backend: "bolt", Path: "x", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s"}}}}, want: []string{
+			`config: template "orders": sequence.step -5: want 1 or more (or 0 for the default)`,
+			`config: template "orders": sequence.min_step 20: above max_step 10`,
+			`config: template "orders": sequence.prefetch 1: want a share between 0 and 1, such as 0.2`,
+			`config: template "orders": sequence.target "soon": want a positive duration such as "1m" or "30s"`,
+			`config: template "orders": sequence.fetch_timeout "-1s": want a positive duration such as "1m" or "30s"`,
+			`config: template "orders": floor -1: want 0 (none) or more`,
+		}},
+		{name: "template step against store max_step", cfg: config.Config{
+			Store:     config.Sequence{Backend: "bolt", Path: "x", MaxStep: 100},
+			Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Step: 500}}},
+		}, want: []string{`config: template "orders": sequence.step 500: above max_step 100`}},
+		{name: "bad store numbers are reported once", cfg: config.Config{
+			Store:     config.Sequence{Backend: "bolt", Path: "x", Step: -1},
+			Templates: map[string]config.Template{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"}},
+		}, want: []string{`config: store.step -1: want 1 or more (or 0 for the default)`}},
+		{name: "bolt without path", cfg: config.Config{Store: config.Sequence{Backend: "bolt"}, Templates: tpl("A@<seq>")}, want: []string{
+			`config: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
+		}},
+		{name: "redis-strict without url and path", cfg: config.Config{Store: config.Sequence{Backend: "redis-strict"}, Templates: tpl("A@<seq>")}, want: []string{
+			`config: template "orders": sequence.path: the redis-strict backend needs a file (set path here or in store)`,
+			`config: template "orders": sequence.url: the redis-strict backend needs a Redis URL (set url here or in store)`,
+		}},
+		{name: "fields the backend does not use", cfg: config.Config{Templates: map[string]config.Template{
+			"m": {Template: "M@<seq>", Sequence: config.Sequence{Step: 5, Path: "x"}},
+			"r": {Template: "R@<seq>", Sequence: config.Sequence{Backend: "redis", URL: "redis://x", Path: "x"}},
+			"s": {Template: "S@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "x", Target: "1m"}},
+		}}, want: []string{
+			`config: template "m": sequence.path: not used by the memory backend`,
+			`config: template "m": sequence.step: not used by the memory backend`,
+			`config: template "r": sequence.path: not used by the redis backend`,
+			`config: template "s": sequence.target: not used by the redis-strict backend`,
+		}},
+		{name: "floor on a resetting counter", cfg: config.Config{Templates: map[string]config.Template{
+			"daily":  {Template: "@<date>@<seq, reset=day>", Floor: 10},
+			"perkey": {Template: "@<unit>-@<seq, key=unit>", Floor: 10},
+			"owner":  {Template: "@<ownerKey>-@<seq>", Floor: 10},
+		}}, want: []string{
+			`config: template "daily": floor: ` + floorError(t, "@<date>@<seq, reset=day>"),
+			`config: template "owner": floor: ` + floorError(t, "@<ownerKey>-@<seq>"),
+			`config: template "perkey": floor: ` + floorError(t, "@<unit>-@<seq, key=unit>"),
+		}, is: errors.ErrUnsupported},
+		{name: "floor on a bolt template", cfg: config.Config{Templates: map[string]config.Template{
+			"a": {Template: "A@<seq>", Floor: 10, Sequence: config.Sequence{Backend: "bolt", Path: "a.db"}},
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate = nil, want %q", tt.want)
+			}
+			if diff := cmp.Diff(strings.Join(tt.want, "\n"), err.Error()); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Errorf("errors.Is(ErrInvalid) = false")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("errors.Is(%v) = false", tt.is)
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("errors.As(*Error) = false")
+			}
+		})
+	}
+}
+
+func TestErrorFields(t *testing.T) {
+	cfg := config.Config{Templates: map[string]config.Template{
+		"a": {Template: "A@<seq, width=x>"},
+		"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "bolt", Step: 5, MinStep: 10}},
+	}}
+	err := cfg.Validate()
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		ce := e.(*config.Error)
+		got = append(got, ce.Template+" "+ce.Field)
+	}
+	want := []string{"a template", "b sequence.step", "b sequence.path"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Template and Field (-want +got):\n%s", diff)
+	}
+	if !errors.Is(err, sn.ErrTemplate) {
+		t.Errorf("errors.Is(ErrTemplate) = false")
+	}
+	var pe *parser.Error
+	if !errors.As(err, &pe) || pe.Offset != 8 {
+		t.Errorf("errors.As(*parser.Error) = %v, want offset 8", pe)
+	}
+}
+
+// The errors of a Config read from a file name the file and the line: the
+// field's, or its template's when the field is not in the file.
+func TestErrorLines(t *testing.T) {
+	tests := []struct {
+		name, file, data string
+		want             []string
+	}{
+		{"yaml", "sn.yaml", `store:
+  backend: bolt
+  step: -1
+templates:
+  orders:
+    template: "SN-@<seq, widht=8>"
+  tickets:
+    template: QJ@<seq>
+    sequence:
+      backend: mysql
+  daily:
+    template: "@<date>@<seq, reset=day>"
+    floor: 100
+`, []string{
+			`config: sn.yaml: line 3: store.step -1: want 1 or more (or 0 for the default)`,
+			`config: sn.yaml: line 11: template "daily": sequence.path: the bolt backend needs a file (set path here or in store)`,
+			`config: sn.yaml: line 13: template "daily": floor: ` + floorError(t, "@<date>@<seq, reset=day>"),
+			`config: sn.yaml: line 5: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
+			`config: sn.yaml: line 6: template "orders": ` + newError(t, "SN-@<seq, widht=8>"),
+			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict)`,
+		}},
+		{"json", "sn.json", `{
+  "templates": {
+    "orders": {"template": "SN-@<seq>",
+               "floor": -1},
+    "tickets": {
+      "template": "QJ@<seq>", "sequence": {"Backend": "redis"}
+    }
+  }
+}`, []string{
+			`config: sn.json: line 4: template "orders": floor -1: want 0 (none) or more`,
+			`config: sn.json: line 5: template "tickets": sequence.url: the redis backend needs a Redis URL (set url here or in store)`,
+		}},
+		{"yaml merge keys", "sn.yaml", `templates:
+  a: &a
+    template: A@<seq>
+    sequence: {step: 5}
+  b:
+    <<: *a
+    floor: -2
+`, []string{
+			`config: sn.yaml: line 4: template "a": sequence.step: not used by the memory backend`,
+			`config: sn.yaml: line 4: template "b": sequence.step: not used by the memory backend`,
+			`config: sn.yaml: line 7: template "b": floor -2: want 0 (none) or more`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), tt.file)
+			if err := os.WriteFile(path, []byte(tt.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cfg.Validate()
+			if err == nil {
+				t.Fatal("Validate = nil")
+			}
+			want := strings.ReplaceAll(strings.Join(tt.want, "\n"), "config: "+tt.file, "config: "+path)
+			if diff := cmp.Diff(want, err.Error()); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.File != path || ce.Line == 0 {
+				t.Errorf("errors.As(*Error) = %+v, want File %s and a Line", ce, path)
+			}
+		})
+	}
+}
+
+func TestValidateOptions(t *testing.T) {
+	cfg := config.Config{Templates: tpl("@<region, code=x>-@<seq>")}
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("Validate without the expression: nil error, want one for the unknown argument")
+	}
+	if err := cfg.Validate(sn.WithExpression("region", regionFactory)); err != nil {
+		t.Fatalf("Validate with the expression: %v", err)
+	}
+
+	r := sn.NewRegistry()
+	r.RegisterSequence("ticket", sequence.NewMemory())
+	cfg = config.Config{Templates: tpl("T@<ticket>")}
+	err := cfg.Validate(sn.WithRegistry(r))
+	want := `config: template "orders": template "T@<ticket>": no @<seq> part; a configured template takes its numbers from the sequence seq`
+	if err == nil || err.Error() != want {
+		t.Errorf("Validate with another sequence:\n got %v\nwant %s", err, want)
+	}
+}
+
+func regionFactory(args expression.Args) (expression.Expression, error) {
+	if err := args.Check("code"); err != nil {
+		return nil, err
+	}
+	return region(args["code"]), nil
+}
+
+// region prints the code it was given.
+type region string
+
+func (r region) Append(dst []byte, _ *expression.Context) ([]byte, error) {
+	return append(dst, r...), nil
+}
+func (region) Order() expression.Order { return expression.Before }
+func (r region) MaxLen() int           { return len(r) }
+
+func TestSequence(t *testing.T) {
+	cfg := config.Config{
+		Store: config.Sequence{Backend: "bolt", Path: "a.db", Step: 10, Target: "1m"},
+		Templates: map[string]config.Template{
+			"a": {Template: "A@<seq>"},
+			"b": {Template: "B@<seq>", Sequence: config.Sequence{Path: "b.db", Step: 20}},
+			"c": {Template: "C@<seq>", Sequence: config.Sequence{Backend: "memory"}},
+		},
+	}
+	tests := []struct {
+		name string
+		want config.Sequence
+		ok   bool
+	}{
+		{"a", config.Sequence{Backend: "bolt", Path: "a.db", Step: 10, Target: "1m"}, true},
+		{"b", config.Sequence{Backend: "bolt", Path: "b.db", Step: 20, Target: "1m"}, true},
+		{"c", config.Sequence{Backend: "memory", Path: "a.db", Step: 10, Target: "1m"}, true},
+		{"d", config.Sequence{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := cfg.Sequence(tt.name)
+			if ok != tt.ok {
+				t.Errorf("ok = %v, want %v", ok, tt.ok)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Sequence (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got, want := cfg.Names(), []string{"a", "b", "c"}; !cmp.Equal(got, want) {
+		t.Errorf("Names = %q, want %q", got, want)
+	}
+	if got, _ := (&config.Config{Templates: tpl("A@<seq>")}).Sequence("orders"); got.Backend != "memory" {
+		t.Errorf("default backend = %q, want memory", got.Backend)
+	}
+}
+
+func TestSegmentOptions(t *testing.T) {
+	sc := config.Sequence{Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: "30s", FetchTimeout: "2s"}
+	got, err := sc.SegmentOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sequence.SegmentOptions{Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: 30 * time.Second, FetchTimeout: 2 * time.Second}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b func() time.Time) bool { return a == nil && b == nil })); diff != "" {
+		t.Errorf("SegmentOptions (-want +got):\n%s", diff)
+	}
+	if _, err := (config.Sequence{Target: "1 minute"}).SegmentOptions(); err == nil || err.Error() != `target "1 minute": want a positive duration such as "1m" or "30s"` {
+		t.Errorf("bad target: %v", err)
+	}
+}

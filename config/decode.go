@@ -1,0 +1,492 @@
+package config
+
+// This file decodes a config file and remembers the line of each key, so
+// that an Error can say where a field is; it also reports what the JSON
+// and YAML decoders accept silently (a key given twice, 1.5 for a whole
+// number) or describe in their own terms (Go types).
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// source is where a Config was read from: the file and the line of each
+// field, by the template and field that an Error names.
+type source struct {
+	file  string
+	lines map[fieldAt]int
+}
+
+// fieldAt names a field as an Error does: a template ("" for the
+// store and the top level) and a field path ("" for the template itself).
+type fieldAt struct{ template, field string }
+
+// locate sets e's File and Line from s, which may be nil.
+func (s *source) locate(e *Error) {
+	if s == nil {
+		return
+	}
+	e.File = s.file
+	if line, ok := s.lines[fieldAt{e.Template, e.Field}]; ok {
+		e.Line = line
+	} else if e.Template != "" {
+		e.Line = s.lines[fieldAt{e.Template, ""}]
+	}
+}
+
+// parse decodes data in format, read from file ("" when not from a file).
+func parse(data []byte, format, file string) (*Config, error) {
+	c := &Config{}
+	var keys []keyPos
+	var errs []*Error
+	switch strings.ToLower(format) {
+	case "json":
+		keys, errs = decodeJSON(data, c)
+	case "yaml", "yml":
+		keys, errs = decodeYAML(data, c)
+	default:
+		errs = []*Error{{Err: fmt.Errorf("unknown format %q (want json or yaml)", format)}}
+	}
+	if len(errs) > 0 {
+		joined := make([]error, len(errs))
+		for i, e := range errs {
+			e.File = file
+			joined[i] = e
+		}
+		if len(joined) == 1 {
+			return nil, joined[0]
+		}
+		return nil, errors.Join(joined...)
+	}
+	c.src = &source{file: file, lines: map[fieldAt]int{}}
+	for _, k := range keys {
+		if _, seen := c.src.lines[k.field()]; !seen {
+			c.src.lines[k.field()] = k.line
+		}
+	}
+	return c, nil
+}
+
+// keyPos is a key of a config file and where it is.
+type keyPos struct {
+	path  []string // the keys from the top of the document
+	line  int      // the key's line
+	end   int64    // JSON: the offset just past the key
+	vline int      // YAML: the line of the key's value
+	value string   // YAML: the value, when it is a scalar
+	tag   string   // YAML: the value's tag, such as "!!float"
+}
+
+// field names the key as an Error does.
+func (k keyPos) field() fieldAt {
+	if len(k.path) >= 2 && k.path[0] == "templates" {
+		return fieldAt{k.path[1], strings.Join(k.path[2:], ".")}
+	}
+	return fieldAt{"", strings.Join(k.path, ".")}
+}
+
+// structAt returns the struct type that the mapping at path decodes into,
+// or nil.
+func structAt(path []string) reflect.Type {
+	switch {
+	case len(path) == 0:
+		return reflect.TypeFor[Config]()
+	case len(path) == 1 && path[0] == "store", len(path) == 3 && path[0] == "templates" && path[2] == "sequence":
+		return reflect.TypeFor[Sequence]()
+	case len(path) == 2 && path[0] == "templates":
+		return reflect.TypeFor[Template]()
+	}
+	return nil
+}
+
+// fieldNames returns the sorted names in a file of the fields of struct t.
+func fieldNames(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkKeys reports each key that names no field of the Config and each key
+// given twice in one mapping (which a JSON decoder takes silently, the last
+// winning).
+func checkKeys(keys []keyPos) []*Error {
+	var errs []*Error
+	first := map[string]int{} // the line of each path
+	dups := map[string]bool{} // the paths given twice
+	for _, k := range keys {
+		at := k.field()
+		bad := func(format string, a ...any) {
+			errs = append(errs, &Error{Line: k.line, Template: at.template, Field: at.field, Err: fmt.Errorf(format, a...)})
+		}
+		id := strings.Join(k.path, "\x00")
+		inDup := false
+		for i := 1; i < len(k.path); i++ {
+			inDup = inDup || dups[strings.Join(k.path[:i], "\x00")]
+		}
+		if inDup {
+			continue // inside a key given twice, which is reported once
+		}
+		if line, dup := first[id]; dup {
+			dups[id] = true
+			if at.field == "" {
+				bad("defined twice (first at line %d)", line)
+			} else {
+				bad("%s: given twice (first at line %d)", at.field, line)
+			}
+			continue
+		}
+		first[id] = k.line
+		parent, name := k.path[:len(k.path)-1], k.path[len(k.path)-1]
+		t := structAt(parent)
+		if t == nil {
+			continue
+		}
+		known := fieldNames(t)
+		if !slices.Contains(known, name) {
+			bad("unknown field %q (known: %s)", at.field, strings.Join(known, ", "))
+			continue
+		}
+		// A YAML decoder truncates 1.5 into a whole number.
+		if f, ok := fieldByName(t, name); ok && f.Type.Kind() == reflect.Int64 && k.tag == "!!float" {
+			if v, err := strconv.ParseFloat(k.value, 64); err == nil && v != math.Trunc(v) {
+				bad("%s: want a whole number, found %s", at.field, k.value)
+			}
+		}
+	}
+	return errs
+}
+
+// fieldByName returns the field of struct t named name in a file.
+func fieldByName(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// configTypes are the types that the values of a config file decode into.
+var configTypes = []reflect.Type{
+	reflect.TypeFor[Config](), reflect.TypeFor[Sequence](), reflect.TypeFor[Template](),
+	reflect.TypeFor[map[string]Template](), reflect.TypeFor[string](), reflect.TypeFor[int64](), reflect.TypeFor[float64](),
+}
+
+// want says how a value of the type named typ is written in a file; a
+// mapping is called object in JSON.
+func want(typ, mapping string) string {
+	i := slices.IndexFunc(configTypes, func(t reflect.Type) bool { return t.String() == typ })
+	if i < 0 {
+		return typ
+	}
+	switch t := configTypes[i]; t.Kind() {
+	case reflect.Int64:
+		return "a whole number"
+	case reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Map:
+		return mapping + " of templates by name"
+	default:
+		return mapping + " with the fields " + strings.Join(fieldNames(t), ", ")
+	}
+}
+
+// typeError reports a value of the wrong type for key k, or for the whole
+// document when k is nil.
+func typeError(k *keyPos, line int, want, found string) *Error {
+	e := &Error{Line: line, Err: fmt.Errorf("want %s, found %s", want, found)}
+	if k != nil {
+		at := k.field()
+		e.Template, e.Field = at.template, at.field
+		if at.field != "" {
+			e.Err = fmt.Errorf("%s: %w", at.field, e.Err)
+		}
+	}
+	return e
+}
+
+func decodeJSON(data []byte, c *Config) ([]keyPos, []*Error) {
+	lineAt := func(off int64) int {
+		return 1 + bytes.Count(data[:min(max(off, 0), int64(len(data)))], []byte("\n"))
+	}
+	keys, err := jsonKeys(data)
+	for i := range keys {
+		keys[i].line = lineAt(keys[i].end)
+	}
+	if err == nil { // otherwise the decoder says what is wrong
+		if errs := checkKeys(keys); len(errs) > 0 {
+			return nil, errs
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(c)
+	if err == io.EOF {
+		return nil, []*Error{{Err: errors.New("empty document")}}
+	}
+	if err == nil {
+		if _, extra := dec.Token(); extra == io.EOF {
+			return keys, nil
+		}
+		err = errors.New("json: data after the top-level object")
+	}
+	off := dec.InputOffset()
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		// The value ends at te.Offset (objects and arrays: starts); its
+		// key is the last one before.
+		var k *keyPos
+		for i := range keys {
+			if keys[i].end <= te.Offset {
+				k = &keys[i]
+			}
+		}
+		var found string
+		switch {
+		case te.Value == "array":
+			found = "a list"
+		case te.Value == "object":
+			found = "an object"
+		case k != nil && k.end <= te.Offset: // the literal, between the key and te.Offset
+			found = strings.TrimLeft(string(data[k.end:te.Offset]), " \t\r\n:")
+		}
+		if found == "" {
+			found = "a " + strings.Fields(te.Value + " value")[0] // a string, a number, a bool
+		}
+		return nil, []*Error{typeError(k, lineAt(te.Offset), want(te.Type.String(), "an object"), found)}
+	}
+	return nil, []*Error{{Line: lineAt(off), Err: errors.New(strings.TrimPrefix(err.Error(), "json: "))}}
+}
+
+// jsonKeys lists the object keys of the JSON value in data, in order, with
+// the names of fields in lower case as the decoder matches them.
+func jsonKeys(data []byte) ([]keyPos, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var keys []keyPos
+	var value func(path []string) error
+	value = func(path []string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		for i := 0; dec.More(); i++ {
+			p := append(slices.Clip(path), fmt.Sprintf("[%d]", i))
+			if d == '{' {
+				tok, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := tok.(string)
+				if len(path) != 1 || path[0] != "templates" { // not a template name
+					key = strings.ToLower(key)
+				}
+				p[len(p)-1] = key
+				keys = append(keys, keyPos{path: p, end: dec.InputOffset()})
+			}
+			if err := value(p); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return keys, value(nil)
+}
+
+var (
+	yamlLine         = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	yamlUnknownField = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+	yamlWrongType    = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+)
+
+func decodeYAML(data []byte, c *Config) ([]keyPos, []*Error) {
+	keys, err := yamlKeys(data)
+	if err == nil { // otherwise the decoder says what is wrong
+		if errs := checkKeys(keys); len(errs) > 0 {
+			return nil, errs
+		}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err = dec.Decode(c)
+	if err == io.EOF {
+		return nil, nil // an empty document: Validate says what is missing
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		errs := make([]*Error, len(te.Errors))
+		for i, msg := range te.Errors {
+			errs[i] = yamlError(msg, keys)
+		}
+		return nil, errs
+	}
+	if err != nil {
+		return nil, []*Error{yamlError(err.Error(), nil)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, []*Error{{Err: errors.New("more than one YAML document")}}
+	}
+	return keys, nil
+}
+
+// yamlError turns a message of the YAML decoder into an Error,
+// naming the key of a value of the wrong type.
+func yamlError(msg string, keys []keyPos) *Error {
+	m := yamlLine.FindStringSubmatch(msg)
+	if m == nil {
+		return &Error{Err: errors.New(strings.TrimPrefix(msg, "yaml: "))}
+	}
+	line, _ := strconv.Atoi(m[1])
+	msg = m[2]
+	if m := yamlUnknownField.FindStringSubmatch(msg); m != nil {
+		return &Error{Line: line, Err: fmt.Errorf("unknown field %q", m[1])}
+	}
+	m = yamlWrongType.FindStringSubmatch(msg)
+	if m == nil {
+		return &Error{Line: line, Err: errors.New(msg)}
+	}
+	tag, value, into := m[1], m[2], m[3]
+	// The key is the one whose value is on that line; in a flow mapping,
+	// the first with that tag and (perhaps shortened) value.
+	var k *keyPos
+	for i := range keys {
+		ki := &keys[i]
+		if ki.vline != line {
+			continue
+		}
+		if ki.tag == tag && strings.HasPrefix(ki.value, strings.TrimSuffix(value, "...")) {
+			k = ki
+			break
+		}
+		if k == nil {
+			k = ki
+		}
+	}
+	if k != nil && value != "" {
+		value = k.value
+	}
+	found := map[string]string{"!!str": strconv.Quote(value), "!!map": "a mapping", "!!seq": "a list"}[tag]
+	if found == "" {
+		found = value
+	}
+	return typeError(k, line, want(into, "a mapping"), found)
+}
+
+// yamlKeys lists the mapping keys of the first YAML document in data, in
+// order, following aliases and merge keys ("<<") as the decoder does.
+func yamlKeys(data []byte) ([]keyPos, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	var keys []keyPos
+	walking := map[*yaml.Node]bool{} // against aliases that contain themselves
+	// walk lists the keys of the mapping n at path but those in skip, and
+	// returns the names it listed.
+	var walk func(n *yaml.Node, path []string, skip map[string]bool) map[string]bool
+	walk = func(n *yaml.Node, path []string, skip map[string]bool) map[string]bool {
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		listed := map[string]bool{}
+		if n == nil || len(path) >= 4 || walking[n] { // nothing deeper is a field of a Config
+			return listed
+		}
+		walking[n] = true
+		defer delete(walking, n)
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := path
+				if n.Kind == yaml.SequenceNode {
+					p = append(slices.Clip(path), fmt.Sprintf("[%d]", i))
+				}
+				walk(c, p, nil)
+			}
+			return listed
+		case yaml.MappingNode:
+		default:
+			return listed
+		}
+		var merges []*yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" {
+				merges = append(merges, v)
+				continue
+			}
+			listed[k.Value] = true
+			if skip[k.Value] {
+				continue
+			}
+			p := append(slices.Clip(path), k.Value)
+			kv := keyPos{path: p, line: k.Line}
+			if rv := v; rv != nil {
+				for rv.Kind == yaml.AliasNode && rv.Alias != nil {
+					rv = rv.Alias
+				}
+				kv.vline, kv.value, kv.tag = rv.Line, rv.Value, rv.Tag
+			}
+			keys = append(keys, kv)
+			walk(v, p, nil)
+		}
+		// Keys of the mapping win over merged ones, earlier merges over
+		// later ones.
+		for _, m := range merges {
+			for m != nil && m.Kind == yaml.AliasNode {
+				m = m.Alias
+			}
+			each := []*yaml.Node{m}
+			if m != nil && m.Kind == yaml.SequenceNode {
+				each = m.Content
+			}
+			for _, e := range each {
+				for name := range walk(e, path, union(skip, listed)) {
+					listed[name] = true
+				}
+			}
+		}
+		return listed
+	}
+	walk(&doc, nil, nil)
+	return keys, nil
+}
+
+// union returns a new set of the names in a and b.
+func union(a, b map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}

@@ -1,0 +1,184 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+)
+
+// Validate checks every template and sequence setting of c without opening
+// any store, and returns all the problems it finds, joined, each a
+// *[Error] naming the template and the field. Each sequence is checked by
+// its backend's [Driver]. Templates are compiled with sn.New given opts
+// (as [Config.Build] would, with a placeholder sequence "seq"), so a bad
+// template gives its caret excerpt:
+//
+//	config: template "orders": sn: template: offset 10: seq: unknown argument "widht": did you mean width?
+//		SN-@<seq, widht=8>
+//		          ^
+//
+// Validate then checks the templates as a whole with sn.CheckSet: no
+// number that one template prints may be printed by another from a
+// different counter. Relative paths are resolved against the current
+// directory to tell which templates share a store; [Config.Build] checks
+// again with the directory given to [WithDir].
+func (c *Config) Validate(opts ...sn.Option) error {
+	_, errs := c.check(Target{}, opts)
+	return errors.Join(errs...)
+}
+
+// checked is one template of a Config that passed every check.
+type checked struct {
+	name   string
+	text   string
+	floor  int64
+	target Target
+	driver Driver
+	store  Store
+	gen    *sn.Generator // compiled against a placeholder sequence
+}
+
+// check validates c and returns its templates in name order. env gives
+// the Targets' Build settings (Dir, Exact, LockWait).
+func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
+	var errs []*Error
+	bad := func(tpl, field string, format string, a ...any) {
+		errs = append(errs, &Error{Template: tpl, Field: field, Err: fmt.Errorf(format, a...)})
+	}
+	var storeBad []*Error
+	if b := c.Store.Backend; b != "" && lookup(b) == nil {
+		storeBad = append(storeBad, &Error{Field: "store.backend", Err: fmt.Errorf("store.backend %q: %s", b, unknown(b))})
+	}
+	storeBad = append(storeBad, c.Store.problems("store.")...)
+	errs = append(errs, storeBad...)
+	if len(c.Templates) == 0 {
+		bad("", "templates", "no templates")
+	}
+	var out []checked
+	for _, name := range c.Names() {
+		n0 := len(errs)
+		t := c.Templates[name]
+		if !validName(name) {
+			bad(name, "", "bad name: want letters, digits, \"_\", \"-\" and \".\"")
+		}
+		own := t.Sequence
+		seq := c.Store.over(own)
+		var ownBad []*Error
+		if b := own.Backend; b != "" && lookup(b) == nil {
+			ownBad = append(ownBad, &Error{Field: "sequence.backend", Err: fmt.Errorf("sequence.backend %q: %s", b, unknown(b))})
+		}
+		ownBad = append(ownBad, own.problems("sequence.")...)
+		if len(ownBad) == 0 && len(storeBad) == 0 {
+			ownBad = seq.problems("sequence.") // a field against the store's
+		}
+		for _, e := range ownBad {
+			e.Template = name
+			errs = append(errs, e)
+		}
+		target := env
+		target.Name, target.Sequence, target.shares = name, seq, nil
+		driver := lookup(seq.Backend)
+		var store Store
+		if driver != nil {
+			var err error
+			store, err = driver.Check(&target)
+			for _, f := range own.fields() {
+				if f != "backend" && !slices.Contains(store.Fields, f) {
+					bad(name, "sequence."+f, "sequence.%s: not used by the %s backend", f, seq.Backend)
+				}
+			}
+			errs = append(errs, driverErrors(name, seq.Backend, err)...)
+		}
+		if t.Floor < 0 {
+			bad(name, "floor", "floor %d: want 0 (none) or more", t.Floor)
+		}
+		if strings.TrimSpace(t.Template) == "" {
+			bad(name, "template", "template: missing")
+			continue
+		}
+		g, err := sn.New(t.Template, append(slices.Clip(opts), sn.WithSequence("seq", sequence.NewMemory()))...)
+		if err != nil {
+			errs = append(errs, &Error{Template: name, Field: "template", Err: err})
+			continue
+		}
+		if !drawsSeq(g) {
+			bad(name, "template", "template %q: no @<seq> part; a configured template takes its numbers from the sequence seq", t.Template)
+			continue
+		}
+		// The placeholder counts in memory and can raise a floor: Floor
+		// fails only for a counter key that varies per call.
+		if t.Floor > 0 {
+			if err := g.Floor(context.Background(), t.Floor); err != nil {
+				errs = append(errs, &Error{Template: name, Field: "floor", Err: fmt.Errorf("floor: %w", err)})
+			}
+		}
+		if len(errs) == n0 && driver != nil {
+			out = append(out, checked{name: name, text: t.Template, floor: t.Floor, target: target, driver: driver, store: store, gen: g})
+		}
+	}
+	errs = append(errs, checkSet(out)...)
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		c.src.locate(e)
+		all[i] = e
+	}
+	return out, all
+}
+
+// drawsSeq reports whether a sequence part of g is named seq.
+func drawsSeq(g *sn.Generator) bool {
+	return slices.ContainsFunc(g.Explain().Parts, func(p sn.PartInfo) bool {
+		return p.Kind == "sequence" && p.Name == "seq"
+	})
+}
+
+// driverErrors turns the error of a Driver's Check on template name into
+// Errors naming the template and the field as spelt in a file.
+func driverErrors(name, backend string, err error) []*Error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*Error); ok {
+		e2 := &Error{Template: name, Field: "sequence", Err: fmt.Errorf("sequence: %w", e.Err)}
+		if e.Field != "" {
+			e2.Field = "sequence." + e.Field
+			e2.Err = fmt.Errorf("sequence.%s: %w", e.Field, e.Err)
+		}
+		return []*Error{e2}
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*Error
+		for _, e := range j.Unwrap() {
+			out = append(out, driverErrors(name, backend, e)...)
+		}
+		return out
+	}
+	return []*Error{{Template: name, Field: "sequence", Err: fmt.Errorf("%s sequence: %w", backend, err)}}
+}
+
+// checkSet checks the templates as a whole with sn.CheckSet, and names
+// the first template of an ambiguous pair.
+func checkSet(ts []checked) []*Error {
+	ms := make([]sn.Member, len(ts))
+	for i, t := range ts {
+		id := t.store.ID
+		if id == "" { // a store of the template's own
+			id = t.target.Sequence.Backend + " template " + t.name
+		}
+		ms[i] = sn.Member{Name: t.name, Gen: t.gen, Store: id}
+	}
+	err := sn.CheckSet(ms)
+	if err == nil {
+		return nil
+	}
+	var ae *sn.AmbiguityError
+	if errors.As(err, &ae) && ae.Witness.A.Template != "" {
+		return []*Error{{Template: ae.Witness.A.Template, Field: "template", Err: err}}
+	}
+	return []*Error{{Field: "templates", Err: err}}
+}
