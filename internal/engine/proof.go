@@ -226,7 +226,7 @@ func concretize(a, b *Plan, ws []lang.Witness, sameCounters bool) *ambiguity {
 	// Every witness gets a turn, shortest first, then more turns each with
 	// random fills: dependencies such as check characters are met by one
 	// fill in ten or a hundred.
-	const attempts = 2048
+	const attempts = 256
 	for n := 0; n < attempts; n++ {
 		w, try := ws[n%len(ws)], n/len(ws)
 		{
@@ -236,7 +236,7 @@ func concretize(a, b *Plan, ws []lang.Witness, sameCounters bool) *ambiguity {
 					runes[i] = pickRandom(l, rng, n > attempts*3/4)
 				}
 			}
-			for round := 0; round < 12; round++ {
+			for round := 0; round < 8; round++ {
 				s := string(runes)
 				inA, outA, okA := a.reading(s, runeSpans(s, w.A))
 				inB, outB, okB := b.reading(s, runeSpans(s, w.B))

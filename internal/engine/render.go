@@ -30,10 +30,10 @@ type call struct {
 	vars map[string]string
 	mode mode
 	fill map[int]string // modeWitness: what random and custom parts print, by part index
-	// The values drawn, by sequence ordinal: in v for up to four sequence
+	// The values drawn, by sequence ordinal: in v for up to two sequence
 	// parts (an array, so that a call on the stack keeps them there), in
 	// more beyond.
-	v    [4]int64
+	v    [2]int64
 	more []int64
 }
 
@@ -71,20 +71,29 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}
-	at, err = pl.prepare(at, vars, false)
-	if err != nil {
-		return dst, err
+	if pl.needTime || len(pl.vars) > 0 {
+		if at, err = pl.prepare(at, vars, false); err != nil {
+			return dst, err
+		}
 	}
-	c := call{ctx: ctx, at: at, vars: vars}
-	vals := c.setVals(len(pl.seqs))
-	for k, i := range pl.seqs {
+	var small [2]int64
+	vals := small[:0]
+	if len(pl.seqs) > len(small) {
+		vals = make([]int64, 0, len(pl.seqs))
+	}
+	for _, i := range pl.seqs {
 		n, err := pl.draw(ctx, &pl.parts[i], at, vars)
 		if err != nil {
 			return dst, err
 		}
-		vals[k] = n
+		vals = append(vals, n)
 	}
-	return pl.render(dst, &c)
+	if pl.direct {
+		return pl.renderDirect(dst, at, vars, vals, modeRender, nil)
+	}
+	c := call{ctx: ctx, at: at, vars: vars}
+	copy(c.setVals(len(vals)), vals)
+	return pl.renderOrdered(dst, &c)
 }
 
 // prepare resolves the instant, when the plan needs one, and checks it and
@@ -278,8 +287,18 @@ func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
 	if !pl.direct {
 		return pl.renderOrdered(dst, c)
 	}
+	vals := c.v[:min(len(pl.seqs), len(c.v))]
+	if c.more != nil {
+		vals = c.more
+	}
+	return pl.renderDirect(dst, c.at, c.vars, vals, c.mode, c.fill)
+}
+
+// renderDirect renders a template of built-in parts that evaluate in
+// template position, from its steps, with vals the values drawn.
+func (pl *Plan) renderDirect(dst []byte, at time.Time, vars map[string]string, vals []int64, m mode, fill map[int]string) ([]byte, error) {
 	start := len(dst)
-	var small [4][2]int
+	var small [2][2]int
 	spans := small[:]
 	if len(pl.seqs) > len(small) {
 		spans = make([][2]int, len(pl.seqs))
@@ -291,16 +310,16 @@ func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
 		case Text:
 			dst = append(dst, o.lit...)
 		case Var:
-			dst = p.appendVar(dst, c)
+			dst = p.appendVar(dst, vars, m)
 		case Seq:
 			s := len(dst)
 			var err error
-			if dst, err = p.appendSeq(dst, c.val(p.ord)); err != nil {
+			if dst, err = p.appendSeq(dst, vals[p.ord]); err != nil {
 				return dst[:start], err
 			}
 			spans[p.ord] = [2]int{s, len(dst)}
 		case Date:
-			dst = p.date.AppendTime(dst, c.at)
+			dst = p.date.AppendTime(dst, at)
 		case Checksum:
 			payload := dst[start:]
 			if o.seq >= 0 {
@@ -312,7 +331,7 @@ func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
 				return dst[:start], err
 			}
 		case Random:
-			dst = p.appendRandom(dst, c, o.index)
+			dst = p.appendRandom(dst, m, fill[o.index])
 		}
 	}
 	return dst, nil
@@ -352,9 +371,9 @@ func (pl *Plan) compileOps() {
 	}
 }
 
-func (p *Part) appendVar(dst []byte, c *call) []byte {
-	v, ok := c.vars[p.Name]
-	if !ok && c.mode == modePreview {
+func (p *Part) appendVar(dst []byte, vars map[string]string, m mode) []byte {
+	v, ok := vars[p.Name]
+	if !ok && m == modePreview {
 		dst = append(dst, '{')
 		dst = append(dst, p.Name...)
 		return append(dst, '}')
@@ -386,9 +405,10 @@ func (p *Part) appendCheck(dst, payload []byte) ([]byte, error) {
 	return append(dst, s...), nil
 }
 
-func (p *Part) appendRandom(dst []byte, c *call, i int) []byte {
-	if c.mode == modeWitness {
-		return append(dst, c.fill[i]...)
+// appendRandom appends random text, or in a witness its fill.
+func (p *Part) appendRandom(dst []byte, m mode, fill string) []byte {
+	if m == modeWitness {
+		return append(dst, fill...)
 	}
 	dst, _ = p.random.Append(dst, nil)
 	return dst
@@ -424,7 +444,7 @@ func (pl *Plan) renderOrdered(dst []byte, in *call) (out []byte, err error) {
 		case Text, Setter:
 			st.buf = append(st.buf, p.Lit...)
 		case Var:
-			st.buf = p.appendVar(st.buf, c)
+			st.buf = p.appendVar(st.buf, c.vars, c.mode)
 		case Seq:
 			if st.buf, err = p.appendSeq(st.buf, c.val(p.ord)); err != nil {
 				return dst, err
@@ -444,7 +464,7 @@ func (pl *Plan) renderOrdered(dst []byte, in *call) (out []byte, err error) {
 				return dst, err
 			}
 		case Random:
-			st.buf = p.appendRandom(st.buf, c, i)
+			st.buf = p.appendRandom(st.buf, c.mode, c.fill[i])
 		case Custom:
 			if st.buf, err = st.custom(p, i); err != nil {
 				return dst, err
