@@ -21,7 +21,7 @@ func cmdCheck(e *env, args []string) error {
 	}
 	g := t.generator()
 	bad := 0
-	check := func(s string) error {
+	err = eachNumber(e, numbers, func(s string) error {
 		if err := g.Validate(s); err != nil {
 			bad++
 			fmt.Fprintf(e.out, "%s: %s\n", s, reason(err))
@@ -29,31 +29,37 @@ func cmdCheck(e *env, args []string) error {
 			fmt.Fprintf(e.out, "%s: ok\n", s)
 		}
 		return e.out.Flush()
-	}
-	if len(numbers) > 0 {
-		for _, s := range numbers {
-			if err := check(s); err != nil {
-				return err
-			}
-		}
-	} else {
-		sc := bufio.NewScanner(e.stdin)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			s := strings.TrimSpace(sc.Text())
-			if s == "" {
-				continue
-			}
-			if err := check(s); err != nil {
-				return err
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("reading stdin: %w", err)
-		}
-	}
-	if bad > 0 {
+	})
+	if err == nil && bad > 0 {
 		return errInvalid
+	}
+	return err
+}
+
+// eachNumber calls fn with each number of args, or when there is none with
+// each non-empty line of stdin, trimmed.
+func eachNumber(e *env, args []string, fn func(string) error) error {
+	if len(args) > 0 {
+		for _, s := range args {
+			if err := fn(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(e.stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		s := strings.TrimSpace(sc.Text())
+		if s == "" {
+			continue
+		}
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading stdin: %w", err)
 	}
 	return nil
 }

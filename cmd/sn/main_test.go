@@ -771,3 +771,88 @@ func TestRedisNoAnswer(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", r.code, r.stdout, r.stderr, want)
 	}
 }
+
+func TestParse(t *testing.T) {
+	const unitTpl = `@<area, maxlen=3>-@<unit, chars=0-9>-@<seq, width=5, key=unit>`
+	r := runSN(t, "", nil, "parse", "-t", unitTpl, "010-6541-00012", "010-65x1-00012")
+	want := []string{
+		`010-6541-00012: counter "@<area>-@<unit>-@<seq, key=unit>|unit=6541" number 12; area="010" unit="6541"`,
+		`010-65x1-00012: invalid text (template offset 36): want "-" at byte 6, found "x1-00012"`,
+	}
+	if r.code != 1 || r.stderr != "" {
+		t.Errorf("exit %d (want 1), stderr %s", r.code, r.stderr)
+	}
+	if diff := cmp.Diff(want, lines(r.stdout)); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	// What next prints, parse reads back.
+	store := filepath.Join(t.TempDir(), "sn.db")
+	nums := ok(t, "next", "-t", luhnTpl, "--store", store, "-n", "3")
+	got := ok(t, append([]string{"parse", "-t", luhnTpl}, nums...)...)
+	for i, line := range got {
+		if want := fmt.Sprintf(`%s: counter "SN-@<seq>-" number %d`, nums[i], i+1); line != want {
+			t.Errorf("parse: %q, want %q", line, want)
+		}
+	}
+}
+
+func TestFloor(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "sn.db")
+	daily := `INV-@<date, format=yyyyMMdd>-@<unit, chars=0-9>-@<seq, width=4, key=unit, reset=day>`
+	// Numbers of an older system, one of them not from this template.
+	old := "INV-20170304-7-0041\nINV-20170304-7-0007\nINV-20170304-8-0100\nINV-20170305-7-0003\n"
+
+	r := runSN(t, old+"INV-2017034-7-0001\n", nil, "floor", "-t", daily, "--store", store)
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "1 of 5 numbers do not fit the template; no counter was changed") {
+		t.Errorf("a bad number: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Errorf("floor opened the store for numbers it refused (stat: %v)", err)
+	}
+
+	dry := runSN(t, old, nil, "floor", "-t", daily, "--store", store, "--dry-run")
+	wantDry := []string{
+		`counter "INV-@<date>-@<unit>-@<seq, key=unit, reset=day>|unit=7|2017-03-04": would be raised above 41 (the largest of 2 numbers)`,
+		`counter "INV-@<date>-@<unit>-@<seq, key=unit, reset=day>|unit=8|2017-03-04": would be raised above 100 (the largest of 1 numbers)`,
+		`counter "INV-@<date>-@<unit>-@<seq, key=unit, reset=day>|unit=7|2017-03-05": would be raised above 3 (the largest of 1 numbers)`,
+	}
+	if dry.code != 0 || dry.stderr != "" {
+		t.Errorf("--dry-run: exit %d, stderr %s", dry.code, dry.stderr)
+	}
+	if diff := cmp.Diff(wantDry, lines(dry.stdout)); diff != "" {
+		t.Errorf("--dry-run (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Errorf("--dry-run opened the store (stat: %v)", err)
+	}
+
+	r = runSN(t, old, nil, "floor", "-t", daily, "--store", store)
+	if r.code != 0 || r.stderr != "" || len(lines(r.stdout)) != 3 {
+		t.Fatalf("floor: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+	next := func(unit, at string) string {
+		got := ok(t, "next", "-t", daily, "--store", store, "--var", "unit="+unit, "--at", at)
+		return got[0]
+	}
+	for _, c := range []struct{ unit, at, want string }{
+		{"7", "2017-03-04", "INV-20170304-7-0042"},
+		{"8", "2017-03-04", "INV-20170304-8-0101"},
+		{"7", "2017-03-05", "INV-20170305-7-0004"},
+		{"9", "2017-03-04", "INV-20170304-9-0001"},
+	} {
+		if got := next(c.unit, c.at); got != c.want {
+			t.Errorf("next unit %s at %s = %q, want %q", c.unit, c.at, got, c.want)
+		}
+	}
+	// A floor never lowers a counter.
+	ok(t, "floor", "-t", daily, "--store", store, "INV-20170304-7-0001")
+	if got := next("7", "2017-03-04"); got != "INV-20170304-7-0043" {
+		t.Errorf("after a lower floor: %q", got)
+	}
+	// Memory keeps nothing: refused.
+	cfg := writeConfig(t, dir, "mem.yaml", "store: {backend: memory}\ntemplates:\n  t: {template: \"T@<seq>\"}\n")
+	if r := runSN(t, "", nil, "floor", "--config", cfg, "t", "T5"); r.code != 2 {
+		t.Errorf("floor on memory: exit %d, stderr %s", r.code, r.stderr)
+	}
+}

@@ -62,6 +62,8 @@ var errInterrupted = errors.New("interrupted")
 var commands = map[string]func(*env, []string) error{
 	"next":    cmdNext,
 	"check":   cmdCheck,
+	"parse":   cmdParse,
+	"floor":   cmdFloor,
 	"explain": cmdExplain,
 	"preview": cmdPreview,
 }

@@ -24,6 +24,7 @@ var flagHelp = map[string]string{
                            served across machines, refilled from the --store file`,
 	"wait": `--wait DURATION          how long to wait for a store file another sn has
                            open (default 5s)`,
+	"dry-run": `--dry-run                print what would be done, change nothing`,
 }
 
 type command struct {
@@ -65,6 +66,34 @@ invalid. Exit status 0 when all are valid, 1 when one is not.`,
 			`sn check --config sn.yaml orders < numbers.txt`,
 		},
 	},
+	"parse": {
+		synopsis: "sn parse (-t TEMPLATE | --config FILE NAME) [NUMBER...]",
+		summary:  "read numbers back: the counter and the number each was drawn from",
+		flags:    []string{"t", "config"},
+		more: `Reads the numbers given, or else those on stdin, one per line, and prints
+for each the counter key and the number drawn from it, then the variables:
+  010-6541-00012: counter "...|unit=6541" number 12; area="010" unit="6541"
+A number that does not fit prints why. Exit status 0 when all fit, 1 when
+one does not.`,
+		examples: []string{
+			`sn parse -t '@<area, maxlen=3>-@<unit, chars=0-9>-@<seq, width=5, key=unit>' 010-6541-00012`,
+		},
+	},
+	"floor": {
+		synopsis: "sn floor (-t TEMPLATE | --config FILE NAME) [--dry-run] [--store PATH | --redis URL [--strict]] [NUMBER...]",
+		summary:  "raise counters above existing numbers, for migrating from another system",
+		flags:    []string{"t", "config", "dry-run", "store", "redis", "strict", "wait"},
+		more: `Reads the numbers given, or else those on stdin, one per line: numbers
+another system printed with the same template. Each is read back with the
+template; then every counter they were drawn from is raised so that the next
+number is above the largest of them. A counter is never lowered. If one
+number does not fit the template, nothing is changed (exit status 1).
+--dry-run prints what would be done and opens no store.`,
+		examples: []string{
+			`sn floor -t 'SN-@<seq, width=8>-@<checksum, algo=luhn>' SN-00004711-9`,
+			`sn floor --config sn.yaml invoices --dry-run < old-invoice-numbers.txt`,
+		},
+	},
 	"explain": {
 		synopsis: "sn explain (-t TEMPLATE | --config FILE NAME)",
 		summary:  "describe a template: parts, evaluation order, counter key, length, regexp",
@@ -80,7 +109,7 @@ invalid. Exit status 0 when all are valid, 1 when one is not.`,
 	},
 }
 
-var order = []string{"next", "check", "explain", "preview"}
+var order = []string{"next", "check", "parse", "floor", "explain", "preview"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {
