@@ -36,4 +36,5 @@ bench: deps
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./parser
 	$(GO) test -run '^$$' -fuzz FuzzNew -fuzztime 60s .
+	$(GO) test -run '^$$' -fuzz FuzzCollision -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzCompute -fuzztime 60s ./checksum

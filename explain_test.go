@@ -41,7 +41,8 @@ func TestExplainGolden(t *testing.T) {
 }
 
 // FuzzNew checks that no template makes New panic, and that a template
-// that compiles gives numbers that Validate accepts.
+// that compiles gives numbers that Validate accepts and Parse reads back as
+// the counter key and the number drawn.
 func FuzzNew(f *testing.F) {
 	for _, s := range []string{
 		`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`,
@@ -53,7 +54,8 @@ func FuzzNew(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tpl string) {
-		g, err := sn.New(tpl)
+		r := &keyRecorder{}
+		g, err := sn.New(tpl, sn.WithSequence("seq", r))
 		if err != nil {
 			return
 		}
@@ -63,6 +65,18 @@ func FuzzNew(f *testing.F) {
 		}
 		if err := g.Validate(s); err != nil {
 			t.Errorf("template %q: Validate(%q) = %v", tpl, s, err)
+		}
+		p, err := g.Parse(s)
+		if err != nil {
+			t.Fatalf("template %q: Parse(%q) = %v", tpl, s, err)
+		}
+		if len(p.Draws) != len(r.keys) {
+			t.Fatalf("template %q: Parse(%q) read %d draws, the sequence gave %d", tpl, s, len(p.Draws), len(r.keys))
+		}
+		for i, d := range p.Draws {
+			if d.Key != r.keys[i] || d.Seq != int64(i+1) {
+				t.Errorf("template %q: Parse(%q) draw %d = %q %d, want %q %d", tpl, s, i, d.Key, d.Seq, r.keys[i], i+1)
+			}
 		}
 		if g2, err := sn.New(g.String()); err != nil || g2.String() != g.String() {
 			t.Errorf("template %q: canonical %q does not compile to itself: %v", tpl, g.String(), err)
