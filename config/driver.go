@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"fmt"
+	"github.com/sngen/sn/parser"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -223,41 +224,12 @@ func unknown(name string) string {
 	if pkg, ok := elsewhere[name]; ok {
 		return fmt.Sprintf("unknown (want %s; import _ %q for %s)", list, pkg, name)
 	}
-	if best := closest(name, names); best != "" {
+	best := parser.Closest(strings.ToLower(name), names)
+	if slices.Contains(names, strings.ToLower(name)) {
+		best = strings.ToLower(name)
+	}
+	if best != "" {
 		return fmt.Sprintf("unknown, did you mean %q? (want %s)", best, list)
 	}
 	return fmt.Sprintf("unknown (want %s)", list)
-}
-
-// closest returns the name in names nearest to s, if it is at most two
-// edits away and closer than its own length; otherwise "".
-func closest(s string, names []string) string {
-	best, bestDist := "", 3
-	for _, n := range names {
-		if d := distance(strings.ToLower(s), n); d < bestDist && d < len(n) {
-			best, bestDist = n, d
-		}
-	}
-	return best
-}
-
-// distance is the Levenshtein distance between a and b, in bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

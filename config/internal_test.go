@@ -12,15 +12,3 @@ func TestUnknownElsewhere(t *testing.T) {
 		t.Errorf("unknown = %s, want %s", got, want)
 	}
 }
-
-func TestDistance(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{{"", "", 0}, {"rdis", "redis", 1}, {"bolt", "blot", 2}, {"", "abc", 3}, {"kitten", "sitting", 3}}
-	for _, tt := range tests {
-		if got := distance(tt.a, tt.b); got != tt.want {
-			t.Errorf("distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
