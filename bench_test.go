@@ -101,3 +101,23 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNew measures compiling the seed templates, the proof that they
+// never print one string twice included.
+func BenchmarkNew(b *testing.B) {
+	for _, tpl := range []string{
+		`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`,
+		`@<date, format=yyyyMMdd, tz=Asia/Shanghai>@<seq, width=5, reset=day>`,
+		`@<area>-@<unit>-@<seq, width=5, key=unit>`,
+		`RR@<seq, width=8>@<checksum, algo=s10>CN`,
+	} {
+		b.Run(tpl, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := sn.New(tpl); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
