@@ -131,7 +131,7 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 		err = c.exprPart(&p, f, args)
 	} else {
 		if _, explicit := args["var"]; !explicit {
-			if m := parser.Closest(d.Name, c.names_()); m != "" {
+			if m := parser.Closest(d.Name, c.vocabulary()); m != "" {
 				return p, c.errAt(d.NameOffset, "unknown name %q: did you mean %s? (to print a per-call variable named %s, write @<%s, var>)", d.Name, m, d.Name, d.Name)
 			}
 		}
@@ -154,8 +154,8 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 	return p, nil
 }
 
-// names_ lists the names a variable's name could be a typo of.
-func (c *compiler) names_() []string {
+// vocabulary lists the names a variable's name could be a typo of.
+func (c *compiler) vocabulary() []string {
 	names := []string{OwnerKey}
 	for n := range c.cfg.Seqs {
 		names = append(names, n)

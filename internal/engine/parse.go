@@ -19,8 +19,6 @@ type Reading struct {
 	Vars map[string]string
 	// Draws has the key and value of each sequence part, in position.
 	Draws []Draw
-	// Spans gives the byte span of each part in the number.
-	Spans [][2]int
 }
 
 // Draw is one sequence part's key and value.
@@ -115,7 +113,7 @@ func (pl *Plan) read(s string, spans [][2]int) (Reading, error) {
 		p := &pl.parts[i]
 		return &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: spans[i][0], Err: err}
 	}
-	r := Reading{Vars: map[string]string{}, Spans: append([][2]int(nil), spans...)}
+	r := Reading{Vars: map[string]string{}}
 	vals := make([]int64, len(pl.seqs))
 	times := make(map[int]time.Time, len(pl.dates))
 	for i := range pl.parts {
