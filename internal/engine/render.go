@@ -89,7 +89,8 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 		vals = append(vals, n)
 	}
 	if pl.direct {
-		return pl.renderDirect(dst, at, vars, vals, modeRender, nil)
+		in := inputs{at: at, vars: vars, vals: vals}
+		return pl.renderDirect(dst, &in)
 	}
 	c := call{ctx: ctx, at: at, vars: vars}
 	copy(c.setVals(len(vals)), vals)
@@ -291,12 +292,24 @@ func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
 	if c.more != nil {
 		vals = c.more
 	}
-	return pl.renderDirect(dst, c.at, c.vars, vals, c.mode, c.fill)
+	in := inputs{at: c.at, vars: c.vars, vals: vals, mode: c.mode, fill: c.fill}
+	return pl.renderDirect(dst, &in)
+}
+
+// inputs are what the direct renderer reads: a call's instant, variables,
+// mode and fills, and the values drawn. It is kept apart from call, which
+// a custom part's Context can reach, so that it stays on the stack.
+type inputs struct {
+	at   time.Time
+	vars map[string]string
+	vals []int64
+	mode mode
+	fill map[int]string
 }
 
 // renderDirect renders a template of built-in parts that evaluate in
 // template position, from its steps, with vals the values drawn.
-func (pl *Plan) renderDirect(dst []byte, at time.Time, vars map[string]string, vals []int64, m mode, fill map[int]string) ([]byte, error) {
+func (pl *Plan) renderDirect(dst []byte, in *inputs) ([]byte, error) {
 	start := len(dst)
 	var small [2][2]int
 	spans := small[:]
@@ -310,16 +323,16 @@ func (pl *Plan) renderDirect(dst []byte, at time.Time, vars map[string]string, v
 		case Text:
 			dst = append(dst, o.lit...)
 		case Var:
-			dst = p.appendVar(dst, vars, m)
+			dst = p.appendVar(dst, in.vars, in.mode)
 		case Seq:
 			s := len(dst)
 			var err error
-			if dst, err = p.appendSeq(dst, vals[p.ord]); err != nil {
+			if dst, err = p.appendSeq(dst, in.vals[p.ord]); err != nil {
 				return dst[:start], err
 			}
 			spans[p.ord] = [2]int{s, len(dst)}
 		case Date:
-			dst = p.date.AppendTime(dst, at)
+			dst = p.date.AppendTime(dst, in.at)
 		case Checksum:
 			payload := dst[start:]
 			if o.seq >= 0 {
@@ -331,7 +344,7 @@ func (pl *Plan) renderDirect(dst []byte, at time.Time, vars map[string]string, v
 				return dst[:start], err
 			}
 		case Random:
-			dst = p.appendRandom(dst, m, fill[o.index])
+			dst = p.appendRandom(dst, in.mode, in.fill[o.index])
 		}
 	}
 	return dst, nil
