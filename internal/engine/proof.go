@@ -231,7 +231,17 @@ func concretize(a, b *Plan, ws []lang.Witness, sameCounters bool) *ambiguity {
 		w, try := ws[n%len(ws)], n/len(ws)
 		{
 			runes := []rune(w.Text)
-			if try > 0 {
+			switch {
+			case try >= 1 && try <= len(uniform):
+				// One rune wherever it fits: parts that must agree (two
+				// dates of one instant) agree on uniform text.
+				r := rune(uniform[try-1])
+				for i, l := range w.Labels {
+					if l.Has(r) {
+						runes[i] = r
+					}
+				}
+			case try > len(uniform):
 				for i, l := range w.Labels {
 					runes[i] = pickRandom(l, rng, n > attempts*3/4)
 				}
@@ -270,6 +280,9 @@ func concretize(a, b *Plan, ws []lang.Witness, sameCounters bool) *ambiguity {
 	inB, _, _ := b.reading(w.Text, runeSpans(w.Text, w.B))
 	return &ambiguity{Ambiguity{Number: w.Text, A: inA, B: inB}, firstDiff(w)}
 }
+
+// uniform are the runes of the uniform fills concretize tries first.
+const uniform = "1029384756"
 
 // readsAs reports whether s, split as sp (in runes), gives every part of pl
 // a text of its language.
