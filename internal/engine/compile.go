@@ -66,6 +66,15 @@ func (c *compiler) errAt(off int, format string, a ...any) error {
 	return errAt(c.pl.src, off, format, a...)
 }
 
+// causeAt is an error at off about part name, caused by err: its message
+// follows the name, and errors.Is finds err's sentinels (ErrPanic,
+// expression.ErrBadArg).
+func (c *compiler) causeAt(off int, name string, err error) error {
+	e := errAt(c.pl.src, off, "%s: %s", name, strings.TrimPrefix(err.Error(), "sn: ")).(*TemplateError)
+	e.Err = err
+	return e
+}
+
 func (c *compiler) compile() error {
 	pl := c.pl
 	if len(c.tpl.Nodes) == 0 {
@@ -149,7 +158,7 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 				off = a.Offset
 			}
 		}
-		return p, c.errAt(off, "%s: %s", d.Name, strings.TrimPrefix(err.Error(), "sn: "))
+		return p, c.causeAt(off, d.Name, err)
 	}
 	return p, nil
 }

@@ -58,7 +58,7 @@ func (c *compiler) keys() error {
 		s.fixedKey = pl.key(s, "", val, 0)
 		if b, ok := s.gen.(sequence.Binder); ok {
 			if err := safe(func() { s.handle = b.Bind(s.fixedKey) }); err != nil {
-				return c.errAt(s.Offset, "%s: binding the counter key: %v", s.Name, err)
+				return c.causeAt(s.Offset, s.Name, fmt.Errorf("binding the counter key: %w", err))
 			}
 		}
 	}

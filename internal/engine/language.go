@@ -75,7 +75,7 @@ func (c *compiler) exprLanguage(p *Part) error {
 			pat, hasPat = pt.Pattern(), true
 		}
 	}); err != nil {
-		return c.errAt(p.Offset, "%s: %v", p.Name, err)
+		return c.causeAt(p.Offset, p.Name, err)
 	}
 	if p.max < 0 {
 		p.max = -1
@@ -97,7 +97,7 @@ func (c *compiler) exprLanguage(p *Part) error {
 		return c.errAt(p.Offset, "%s: Pattern() is not a valid regular expression: %v", p.Name, err)
 	}
 	if p.nfa, err = lang.Regexp(pat); err != nil {
-		return c.errAt(p.Offset, "%s: Pattern(): %v", p.Name, err)
+		return c.causeAt(p.Offset, p.Name, fmt.Errorf("Pattern(): %w", err))
 	}
 	p.pattern = pat
 	return nil

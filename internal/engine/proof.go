@@ -59,12 +59,12 @@ func (a *Ambiguity) Error() string {
 // Unwrap returns ErrAmbiguous.
 func (a *Ambiguity) Unwrap() error { return ErrAmbiguous }
 
-// String describes the input for a message: {template "a": area="1", at
-// 2017-03-04, seq=11 (key "K")}.
+// String describes the input for a message: {template "a", area="1", at
+// 2017-03-04T00:00:00Z, seq=11 from counter "K"}.
 func (in Input) String() string {
 	var parts []string
 	if in.Template != "" {
-		parts = append(parts, strconv.Quote(in.Template)+":")
+		parts = append(parts, "template "+strconv.Quote(in.Template))
 	}
 	names := make([]string, 0, len(in.Vars))
 	for k := range in.Vars {

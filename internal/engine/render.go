@@ -536,18 +536,20 @@ func (st *state) Time() time.Time {
 func (st *state) Var(name string) (string, bool) { return st.pl.lookup(name, st.c.vars) }
 func (st *state) Preview() bool                  { return st.c.mode == modePreview }
 
+// Seq returns the value of the last sequence part, drawn before any part is
+// evaluated, and its text: as printed, or as it will print.
 func (st *state) Seq() (int64, []byte, bool) {
-	last := -1
-	for _, i := range st.pl.seqs {
-		if st.spans[i][0] >= 0 {
-			last = i
-		}
+	last := st.pl.seqs[len(st.pl.seqs)-1]
+	p := &st.pl.parts[last]
+	n := st.c.val(p.ord)
+	if sp := st.spans[last]; sp[0] >= 0 {
+		return n, st.buf[sp[0]:sp[1]], true
 	}
-	if last < 0 {
-		return 0, nil, false
+	text, err := p.appendSeq(nil, n)
+	if err != nil {
+		return n, nil, true
 	}
-	sp := st.spans[last]
-	return st.c.val(st.pl.parts[last].ord), st.buf[sp[0]:sp[1]], true
+	return n, text, true
 }
 
 func (st *state) Printed() []byte {
