@@ -3,6 +3,7 @@ package lang
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"testing"
@@ -744,5 +745,464 @@ func TestAmbiguous(t *testing.T) {
 				t.Errorf("splits %v and %v, want %v and %v", w.A, w.B, tt.wantA, tt.wantB)
 			}
 		})
+	}
+}
+
+func TestAmbiguousVisits(t *testing.T) {
+	// Three readings of "0000" give the marked middle link different
+	// spans: (2,1,1), (1,2,1) and (1,1,2). One visit per pair of states
+	// keeps the first path into each; more visits keep other splits.
+	d := Repeat(Digits, 1, -1)
+	c := Chain{{d, false}, {d, true}, {d, false}}
+	pairs := func(visits int) map[string]bool {
+		ws, err := Ambiguous(c, c, false, 64, visits, 1_000_000)
+		if err != nil {
+			t.Fatalf("visits=%d: %v", visits, err)
+		}
+		seen := map[string]bool{}
+		for i, w := range ws {
+			checkWitness(t, c, c, w, false)
+			if i > 0 && len(w.Labels) < len(ws[i-1].Labels) {
+				t.Errorf("visits=%d: witness %d %q is shorter than the one before, %q", visits, i, w.Text, ws[i-1].Text)
+			}
+			id := fmt.Sprint(w.A, w.B)
+			if seen[id] {
+				t.Errorf("visits=%d: splits %s twice", visits, id)
+			}
+			seen[id] = true
+		}
+		// The unordered pairs of splits of the shortest witness, "0000".
+		short := map[string]bool{}
+		for _, w := range ws {
+			if w.Text == "0000" {
+				x, y := fmt.Sprint(w.A), fmt.Sprint(w.B)
+				short[min(x, y)+" "+max(x, y)] = true
+			}
+		}
+		return short
+	}
+	one, two := pairs(1), pairs(2)
+	if len(one) != 2 {
+		t.Errorf("visits=1: %d pairs of splits of 0000 (%v), want 2", len(one), one)
+	}
+	if len(two) != 3 {
+		t.Errorf("visits=2: %d pairs of splits of 0000 (%v), want all 3", len(two), two)
+	}
+	for p := range one {
+		if !two[p] {
+			t.Errorf("visits=2 lost the pair %s", p)
+		}
+	}
+}
+
+func TestAmbiguousMax(t *testing.T) {
+	seq := mustRegexp(t, `[1-9][0-9]*`)
+	c := Chain{{Repeat(Any, 1, -1), false}, {seq, true}}
+	for _, max := range []int{1, 2, 3} {
+		ws, err := Ambiguous(c, c, false, max, 1, 1_000_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ws) != max {
+			t.Errorf("max=%d: %d witnesses", max, len(ws))
+		}
+		for _, w := range ws {
+			checkWitness(t, c, c, w, false)
+		}
+	}
+}
+
+func TestAmbiguousLimit(t *testing.T) {
+	seq := mustRegexp(t, `[1-9][0-9]*`)
+	fixed := Chain{{Literal("A"), false}, {Repeat(Digits, 3, 3), true}}
+	anySeq := Chain{{Repeat(Any, 1, -1), false}, {seq, true}}
+	d := Repeat(Digits, 1, -1)
+	three := Chain{{d, false}, {d, true}, {d, false}} // 4 witnesses, 31 pairs of states
+	tests := []struct {
+		name      string
+		c         Chain
+		max       int
+		limit     int
+		witnesses int
+		err       error
+	}{
+		{"unambiguous within the limit", fixed, 1, 100, 0, nil},
+		{"unambiguous beyond the limit", fixed, 1, 2, 0, ErrTooComplex},
+		{"ambiguous beyond the limit", anySeq, 1, 1, 0, ErrTooComplex},
+		{"ambiguous within the limit", anySeq, 1, 100, 1, nil},
+		{"all witnesses within the limit", three, 64, 31, 4, nil},
+		{"witnesses found before the limit", three, 64, 30, 1, ErrTooComplex},
+		{"the search stops at max witnesses before the limit", three, 1, 30, 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, err := Ambiguous(tt.c, tt.c, false, tt.max, 1, tt.limit)
+			if err != tt.err {
+				t.Errorf("error = %v, want %v", err, tt.err)
+			}
+			if err != nil && err.Error() != "lang: too many states to check" {
+				t.Errorf("error message %q", err)
+			}
+			if len(ws) != tt.witnesses {
+				t.Errorf("%d witnesses, want %d", len(ws), tt.witnesses)
+			}
+			for _, w := range ws {
+				checkWitness(t, tt.c, tt.c, w, false)
+			}
+		})
+	}
+}
+
+// TestAmbiguousNullableChain runs the search on chains that accept the
+// empty string: the pair of start states where one run has already ended
+// must be skipped as it is after a read.
+func TestAmbiguousNullableChain(t *testing.T) {
+	opt := Repeat(Digits, 0, 2)
+	tests := []struct {
+		name     string
+		a, b     Chain
+		diverged bool
+		want     int // witnesses
+	}{
+		{"one nullable link", Chain{{opt, false}}, nil, false, 0},
+		{"two nullable links", Chain{{opt, false}, {opt, false}}, nil, false, 0},
+		{"nullable against not", Chain{{opt, false}}, Chain{{Literal("1"), false}, {Repeat(Digits, 1, 1), true}}, false, 1},
+		{"diverged", Chain{{opt, false}}, Chain{{Literal(""), false}}, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := tt.b
+			if b == nil {
+				b = tt.a
+			}
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("Ambiguous panicked: %v", r)
+				}
+			}()
+			ws, err := Ambiguous(tt.a, b, tt.diverged, 1, 1, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ws) != tt.want {
+				t.Fatalf("%d witnesses (%+v), want %d", len(ws), ws, tt.want)
+			}
+			for _, w := range ws {
+				checkWitness(t, tt.a, b, w, tt.diverged)
+			}
+		})
+	}
+}
+
+// linkSpec is a random link of the property test: a literal or a
+// repetition, with the Go regexp that says the same.
+type linkSpec struct {
+	lit    *string
+	set    string
+	lo, hi int
+	marked bool
+}
+
+func (l linkSpec) String() string {
+	m := ""
+	if l.marked {
+		m = "*"
+	}
+	if l.lit != nil {
+		return fmt.Sprintf("%q%s", *l.lit, m)
+	}
+	return fmt.Sprintf("[%s]{%d,%d}%s", l.set, l.lo, l.hi, m)
+}
+
+func (l linkSpec) link() Link {
+	if l.lit != nil {
+		return Link{Literal(*l.lit), l.marked}
+	}
+	return Link{Repeat(Runes(l.set), l.lo, l.hi), l.marked}
+}
+
+func (l linkSpec) regexp() *regexp.Regexp {
+	if l.lit != nil {
+		return regexp.MustCompile(`^` + regexp.QuoteMeta(*l.lit) + `$`)
+	}
+	class := "["
+	for _, r := range l.set {
+		if r == '-' {
+			class += `\`
+		}
+		class += string(r)
+	}
+	class += "]"
+	if l.hi < 0 {
+		return regexp.MustCompile(fmt.Sprintf(`^%s{%d,}$`, class, l.lo))
+	}
+	return regexp.MustCompile(fmt.Sprintf(`^%s{%d,%d}$`, class, l.lo, l.hi))
+}
+
+const (
+	bruteAlphabet = "01A-"
+	bruteLen      = 6
+)
+
+// randomChain returns one to four random links over bruteAlphabet, one
+// marked at least (a template always has a sequence).
+func randomChain(rng *rand.Rand) []linkSpec {
+	n := 1 + rng.IntN(4)
+	specs := make([]linkSpec, n)
+	hasMark := false
+	for i := range specs {
+		l := &specs[i]
+		l.marked = rng.IntN(2) == 0 || i == n-1 && !hasMark
+		hasMark = hasMark || l.marked
+		if rng.IntN(3) == 0 {
+			lit := ""
+			for k := rng.IntN(3); k > 0 || l.marked && lit == ""; k-- {
+				lit += string("0A-"[rng.IntN(3)])
+			}
+			l.lit = &lit
+			continue
+		}
+		for l.set == "" {
+			for _, r := range bruteAlphabet {
+				if rng.IntN(2) == 0 {
+					l.set += string(r)
+				}
+			}
+		}
+		l.lo = rng.IntN(3)
+		if l.marked && l.lo == 0 {
+			l.lo = 1
+		}
+		if rng.IntN(3) == 0 {
+			l.hi = -1
+		} else {
+			l.hi = l.lo + rng.IntN(3)
+		}
+	}
+	return specs
+}
+
+// strings returns the strings the link reads, up to bruteLen long,
+// shortest first, by construction.
+func (l linkSpec) strings() []string {
+	if l.lit != nil {
+		if len(*l.lit) > bruteLen {
+			return nil
+		}
+		return []string{*l.lit}
+	}
+	hi := l.hi
+	if hi < 0 || hi > bruteLen {
+		hi = bruteLen
+	}
+	var out []string
+	level := []string{""}
+	for n := 0; n <= hi; n++ {
+		if n >= l.lo {
+			out = append(out, level...)
+		}
+		var next []string
+		for _, s := range level {
+			for _, r := range l.set {
+				next = append(next, s+string(r))
+			}
+		}
+		level = next
+	}
+	return out
+}
+
+// readings maps every string up to bruteLen that the chain accepts to (up
+// to two) distinct lists of its marked links' spans, by brute force: every
+// concatenation of the links' strings.
+func readings(specs []linkSpec) map[string][]string {
+	langs := make([][]string, len(specs))
+	for i, l := range specs {
+		langs[i] = l.strings()
+	}
+	out := map[string][]string{}
+	var walk func(i int, prefix string, sig []byte)
+	walk = func(i int, prefix string, sig []byte) {
+		if i == len(specs) {
+			got := out[prefix]
+			if len(got) < 2 && (len(got) == 0 || got[0] != string(sig)) {
+				out[prefix] = append(got, string(sig))
+			}
+			return
+		}
+		for _, s := range langs[i] {
+			if len(prefix)+len(s) > bruteLen {
+				break // shortest first
+			}
+			sg := sig
+			if specs[i].marked {
+				sg = append(sg[:len(sg):len(sg)], byte('0'+len(prefix)), byte('0'+len(prefix)+len(s)))
+			}
+			walk(i+1, prefix+s, sg)
+		}
+	}
+	walk(0, "", nil)
+	return out
+}
+
+// bruteShortest returns the length of the shortest string of at most
+// bruteLen that a and b both accept with readings that differ in their
+// marked links (any readings, when diverged), or -1.
+func bruteShortest(ra, rb map[string][]string, diverged bool) int {
+	best := -1
+	for s, sa := range ra {
+		sb, ok := rb[s]
+		if !ok || best >= 0 && len(s) >= best {
+			continue
+		}
+		if diverged || len(sa) > 1 || len(sb) > 1 || sa[0] != sb[0] {
+			best = len(s)
+		}
+	}
+	return best
+}
+
+func chainOf(specs []linkSpec) Chain {
+	c := make(Chain, len(specs))
+	for i, l := range specs {
+		c[i] = l.link()
+	}
+	return c
+}
+
+// checkWitnessBrute checks a witness's splits against the links' Go
+// regexps, independently of the NFAs.
+func checkWitnessBrute(t *testing.T, specs []linkSpec, w Witness, sp Split) {
+	t.Helper()
+	runes := []rune(w.Text)
+	for i, l := range specs {
+		part := string(runes[sp[i][0]:sp[i][1]])
+		if !l.regexp().MatchString(part) {
+			t.Errorf("witness %q: link %d %v reads %q, which its regexp refuses", w.Text, i, l, part)
+		}
+	}
+}
+
+// TestAmbiguousBruteForce proves the product construction on small cases:
+// for random chains, a witness is reported exactly when some string has
+// two readings that give a marked link different spans, and the witness is
+// as short as the shortest such string. The brute force enumerates every
+// string up to bruteLen over bruteAlphabet and every way to read it, with
+// Go's regexp; a case is compared in full only when the search's answer
+// lies within that bound.
+func TestAmbiguousBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	const cases = 3000
+	compared, ambiguous := 0, 0
+	for n := 0; n < cases; n++ {
+		specs := randomChain(rng)
+		c := chainOf(specs)
+		r := readings(specs)
+		want := bruteShortest(r, r, false)
+		ws, err := Ambiguous(c, c, false, 1, 1, 1_000_000)
+		if err != nil {
+			t.Fatalf("%v: %v", specs, err)
+		}
+		got := -1
+		if len(ws) > 0 {
+			got = len(ws[0].Labels)
+			checkWitness(t, c, c, ws[0], false)
+			checkWitnessBrute(t, specs, ws[0], ws[0].A)
+			checkWitnessBrute(t, specs, ws[0], ws[0].B)
+		}
+		if got > bruteLen {
+			if want >= 0 {
+				t.Errorf("%v: shortest witness %q is %d long; brute force found one %d long", specs, ws[0].Text, got, want)
+			}
+			continue
+		}
+		compared++
+		if got >= 0 {
+			ambiguous++
+		}
+		if got != want {
+			w := "none"
+			if len(ws) > 0 {
+				w = fmt.Sprintf("%q %v %v", ws[0].Text, ws[0].A, ws[0].B)
+			}
+			t.Errorf("%v: Ambiguous gives %s (length %d); brute force: shortest %d", specs, w, got, want)
+		}
+	}
+	// The random chains must exercise both answers.
+	if compared < cases*9/10 || ambiguous < compared/8 || ambiguous > compared*7/8 {
+		t.Errorf("%d of %d cases compared, %d of them ambiguous: the generator needs tuning", compared, cases, ambiguous)
+	}
+	t.Logf("%d of %d cases compared, %d ambiguous", compared, cases, ambiguous)
+}
+
+// TestAmbiguousBruteForceTwoChains does the same for two different
+// chains: diverged, any common string is a witness; otherwise one whose
+// readings give the marked links different spans.
+func TestAmbiguousBruteForceTwoChains(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	const cases = 2000
+	compared, ambiguous := 0, 0
+	for n := 0; n < cases; n++ {
+		sa, sb := randomChain(rng), randomChain(rng)
+		diverged := n%2 == 0
+		a, b := chainOf(sa), chainOf(sb)
+		want := bruteShortest(readings(sa), readings(sb), diverged)
+		ws, err := Ambiguous(a, b, diverged, 1, 1, 1_000_000)
+		if err != nil {
+			t.Fatalf("%v %v: %v", sa, sb, err)
+		}
+		got := -1
+		if len(ws) > 0 {
+			got = len(ws[0].Labels)
+			checkWitness(t, a, b, ws[0], diverged)
+			checkWitnessBrute(t, sa, ws[0], ws[0].A)
+			checkWitnessBrute(t, sb, ws[0], ws[0].B)
+		}
+		if got > bruteLen {
+			if want >= 0 {
+				t.Errorf("%v %v diverged=%v: shortest witness %q is %d long; brute force found one %d long", sa, sb, diverged, ws[0].Text, got, want)
+			}
+			continue
+		}
+		compared++
+		if got >= 0 {
+			ambiguous++
+		}
+		if got != want {
+			t.Errorf("%v %v diverged=%v: Ambiguous gives length %d; brute force: %d", sa, sb, diverged, got, want)
+		}
+	}
+	if compared < cases*9/10 || ambiguous < compared/10 || ambiguous > compared*9/10 {
+		t.Errorf("%d of %d cases compared, %d of them ambiguous: the generator needs tuning", compared, cases, ambiguous)
+	}
+	t.Logf("%d of %d cases compared, %d ambiguous", compared, cases, ambiguous)
+}
+
+// TestAmbiguousManyWitnesses checks every witness of a wider search on
+// random chains: each reads as its splits say, splits differently in a
+// marked link, and none comes before a shorter one.
+func TestAmbiguousManyWitnesses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	for n := 0; n < 300; n++ {
+		specs := randomChain(rng)
+		c := chainOf(specs)
+		ws, err := Ambiguous(c, c, false, 64, 3, 1_000_000)
+		if err != nil {
+			t.Fatalf("%v: %v", specs, err)
+		}
+		seen := map[string]bool{}
+		for i, w := range ws {
+			checkWitness(t, c, c, w, false)
+			checkWitnessBrute(t, specs, w, w.A)
+			checkWitnessBrute(t, specs, w, w.B)
+			if i > 0 && len(w.Labels) < len(ws[i-1].Labels) {
+				t.Errorf("%v: witness %d %q after the longer %q", specs, i, w.Text, ws[i-1].Text)
+			}
+			id := fmt.Sprint(w.A, w.B)
+			if seen[id] {
+				t.Errorf("%v: splits %s reported twice", specs, id)
+			}
+			seen[id] = true
+		}
 	}
 }

@@ -175,6 +175,9 @@ func Ambiguous(a, b Chain, diverged bool, max, visits, limit int) ([]Witness, er
 				}
 				continue
 			}
+			if qa == ca.end || qb == cb.end {
+				continue // one run has finished, the other has not
+			}
 			push(qa, qb, diverged, -1, 0, 0)
 		}
 	}
