@@ -2,6 +2,7 @@ package expression
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -257,7 +258,7 @@ func (d *Date) Pattern() string {
 	for _, f := range d.fields {
 		switch f.kind {
 		case 0:
-			b.WriteString(quoteMeta(f.lit))
+			b.WriteString(regexp.QuoteMeta(f.lit))
 		case 'y':
 			b.WriteString(`[0-9]{4}`)
 		case 'Y':
@@ -346,16 +347,4 @@ func (d *Date) Read(text string) (time.Time, error) {
 func (d *Date) Check(part string, _ *Context) error {
 	_, err := d.Read(part)
 	return err
-}
-
-// quoteMeta is regexp.QuoteMeta without importing regexp.
-func quoteMeta(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(`\.+*?()|[]{}^$`, s[i]) >= 0 {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
