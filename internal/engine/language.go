@@ -38,22 +38,29 @@ func (c *compiler) languages() error {
 				p.pattern = class + "+"
 			}
 		case Seq:
+			// Sequences issue positive numbers: the language has no
+			// all-zero text, so that "0" next to a sequence is a fence.
 			w := strconv.Itoa(p.Width)
+			var err error
 			switch {
 			case p.Width == 0:
 				p.pattern, p.max = `[1-9][0-9]{0,18}`, 19
-			case !p.Grow:
+				p.nfa, err = lang.Regexp(p.pattern)
+			case !p.Grow || p.Width == 19:
 				p.pattern, p.max = `[0-9]{`+w+`}`, p.Width
-			case p.Width == 19:
-				p.pattern, p.max = `[0-9]{19}`, 19
+				p.nfa = lang.NonZero(p.Width)
 			default:
 				p.pattern, p.max = `[0-9]{`+w+`}|[1-9][0-9]{`+w+`,18}`, 19
+				var wide *lang.NFA
+				wide, err = lang.Regexp(`[1-9][0-9]{` + w + `,18}`)
+				p.nfa = lang.Union(lang.NonZero(p.Width), wide)
 			}
-			n, err := lang.Regexp(p.pattern)
 			if err != nil {
 				return c.errAt(p.Offset, "%s: %v", p.Name, err)
 			}
-			p.nfa = n
+			if p.Grow && p.Width == 19 {
+				p.max = 19
+			}
 		default:
 			if err := c.exprLanguage(p); err != nil {
 				return err

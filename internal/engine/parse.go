@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sngen/sn/expression"
@@ -259,6 +260,16 @@ func (pl *Plan) diagnose(s string) error {
 		// Say what is wrong with the date, when it is its digits.
 		if _, err := p.date.Read(s[best.pos : best.pos+p.max]); err != nil {
 			return &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: best.pos, Err: err}
+		}
+	}
+	if p.Kind == Seq {
+		// Say so when it is a number the sequence cannot have issued.
+		end := best.pos
+		for end < len(s) && '0' <= s[end] && s[end] <= '9' && (p.Grow || p.Width == 0 || end-best.pos < p.Width) {
+			end++
+		}
+		if t := s[best.pos:end]; t != "" && strings.Trim(t, "0") == "" && (p.Width == 0 || len(t) >= p.Width) {
+			return &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: best.pos, Err: fmt.Errorf("%q: sequences start at 1", t)}
 		}
 	}
 	want := p.pattern

@@ -1206,3 +1206,25 @@ func TestAmbiguousManyWitnesses(t *testing.T) {
 		}
 	}
 }
+
+func TestNonZeroAndUnion(t *testing.T) {
+	three := NonZero(3)
+	for s, want := range map[string]bool{"001": true, "100": true, "999": true, "000": false, "01": false, "0001": false, "": false} {
+		if got := three.Match(s); got != want {
+			t.Errorf("NonZero(3).Match(%q) = %v, want %v", s, got, want)
+		}
+	}
+	wide, err := Regexp(`[1-9][0-9]{3,18}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grow := Union(three, wide)
+	for s, want := range map[string]bool{"001": true, "1000": true, "0100": false, "000": false, "12345678901234567890": false} {
+		if got := grow.Match(s); got != want {
+			t.Errorf("Union.Match(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if got, _ := grow.Shortest(); len(got) != 3 {
+		t.Errorf("Union.Shortest() = %q", got)
+	}
+}

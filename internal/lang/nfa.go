@@ -309,3 +309,41 @@ func (n *NFA) Shortest() (string, bool) {
 	}
 	return "", false
 }
+
+// NonZero returns the NFA of w decimal digits that are not all zero: a
+// positive number zero-padded to w digits.
+func NonZero(w int) *NFA {
+	// State 2c+z: c digits read, z = 1 once a digit other than 0 was.
+	n := &NFA{states: make([]state, 2*(w+1))}
+	zero, rest := Set{{Lo: '0', Hi: '0'}}, Set{{Lo: '1', Hi: '9'}}
+	for c := 0; c < w; c++ {
+		n.states[2*c].edges = []edge{{zero, 2 * (c + 1)}, {rest, 2*(c+1) + 1}}
+		n.states[2*c+1].edges = []edge{{Digits, 2*(c+1) + 1}}
+	}
+	n.states[2*w+1].accept = true
+	return n.trim()
+}
+
+// Union returns the NFA of the strings of a or b.
+func Union(a, b *NFA) *NFA {
+	// State 0 starts both; then a's states, then b's, each shifted.
+	n := &NFA{states: make([]state, 1, 1+len(a.states)+len(b.states))}
+	for k, m := range []*NFA{a, b} {
+		shift := 1
+		if k == 1 {
+			shift += len(a.states)
+		}
+		for _, st := range m.states {
+			out := state{accept: st.accept}
+			for _, e := range st.edges {
+				out.edges = append(out.edges, edge{e.label, e.to + shift})
+			}
+			n.states = append(n.states, out)
+		}
+		n.states[0].accept = n.states[0].accept || m.states[0].accept
+		for _, e := range m.states[0].edges {
+			n.states[0].edges = append(n.states[0].edges, edge{e.label, e.to + shift})
+		}
+	}
+	return n.trim()
+}
