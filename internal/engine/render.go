@@ -76,6 +76,15 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 			return dst, err
 		}
 	}
+	if pl.direct && len(pl.seqs) == 1 {
+		// The common case: one sequence, rendered in template position.
+		n, err := pl.draw(ctx, &pl.parts[pl.seqs[0]], at, vars)
+		if err != nil {
+			return dst, err
+		}
+		in := inputs{at: at, vars: vars, one: n}
+		return pl.renderDirect(dst, &in)
+	}
 	var small [2]int64
 	vals := small[:0]
 	if len(pl.seqs) > len(small) {
@@ -302,7 +311,8 @@ func (pl *Plan) render(dst []byte, c *call) ([]byte, error) {
 type inputs struct {
 	at   time.Time
 	vars map[string]string
-	vals []int64
+	vals []int64 // by sequence ordinal; nil when there is one sequence
+	one  int64   // the value of the one sequence
 	mode mode
 	fill map[int]string
 }
@@ -327,7 +337,11 @@ func (pl *Plan) renderDirect(dst []byte, in *inputs) ([]byte, error) {
 		case Seq:
 			s := len(dst)
 			var err error
-			if dst, err = p.appendSeq(dst, in.vals[p.ord]); err != nil {
+			n := in.one
+			if in.vals != nil {
+				n = in.vals[p.ord]
+			}
+			if dst, err = p.appendSeq(dst, n); err != nil {
 				return dst[:start], err
 			}
 			spans[p.ord] = [2]int{s, len(dst)}
