@@ -122,6 +122,8 @@ type Draw struct {
 	Seq int64
 }
 
+// Error returns the refusal with the witness and, for New, the caret
+// excerpt of the template.
 func (e *AmbiguityError) Error() string { return e.err.Error() }
 
 // Unwrap returns ErrAmbiguous and, for an error of New, ErrTemplate and the

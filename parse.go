@@ -73,6 +73,8 @@ type ValidationError struct {
 	Err error
 }
 
+// Error returns "sn: invalid number NUMBER: PART at offset N: " and the
+// problem.
 func (e *ValidationError) Error() string {
 	if e.Part == "" {
 		return fmt.Sprintf("sn: invalid number %q: %v", e.Number, e.Err)

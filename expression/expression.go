@@ -113,6 +113,7 @@ type ArgError struct {
 	Msg string
 }
 
+// Error returns Msg.
 func (e *ArgError) Error() string { return e.Msg }
 
 // Unwrap returns [ErrBadArg].

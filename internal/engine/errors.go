@@ -32,6 +32,7 @@ type TemplateError struct {
 	Err error
 }
 
+// Error returns "sn: " and the *parser.Error's message.
 func (e *TemplateError) Error() string { return "sn: " + e.At.Error() }
 
 // Unwrap returns ErrTemplate, the *parser.Error and Err.
@@ -54,6 +55,7 @@ type PartError struct {
 	Err    error
 }
 
+// Error returns "sn: NAME at offset N: " and the part's error.
 func (e *PartError) Error() string {
 	return fmt.Sprintf("sn: %s at offset %d: %s", e.Name, e.Offset, strings.TrimPrefix(e.Err.Error(), "sn: "))
 }

@@ -39,6 +39,7 @@ type Invalid struct {
 	Err    error
 }
 
+// Error says which part of the number is wrong.
 func (e *Invalid) Error() string {
 	if e.Part == "" {
 		return fmt.Sprintf("sn: invalid number %q: %v", e.Number, e.Err)

@@ -49,6 +49,7 @@ type Ambiguity struct {
 	Hint     string // what would fix it
 }
 
+// Error describes the witness.
 func (a *Ambiguity) Error() string {
 	if !a.Verified {
 		return fmt.Sprintf("ambiguous: %q can be read both as %s and as %s (no inputs were found that print it, and none can be ruled out)", a.Number, a.A, a.B)
@@ -454,6 +455,7 @@ type SetError struct {
 	Err  error
 }
 
+// Error names the two templates and the witness.
 func (e *SetError) Error() string {
 	return fmt.Sprintf("sn: templates %q and %q: %v", e.A, e.B, e.Err)
 }
