@@ -250,3 +250,63 @@ func ExampleGenerator_Floor() {
 	fmt.Println(n)
 	// Output: PO0500000
 }
+
+// Parse reads a number back: the counter it was drawn from, the number,
+// and the variables.
+func ExampleGenerator_Parse() {
+	g := sn.MustNew(`@<area, maxlen=3>-@<unit, chars=0-9>-@<seq, width=5, key=unit>`, sn.WithSequence("seq", sequence.NewMemory()))
+	p, err := g.Parse("010-6541-00012")
+	fmt.Println(p.Key, p.Seq, p.Vars["unit"], err)
+	// Output: @<area>-@<unit>-@<seq, key=unit>|unit=6541 12 6541 <nil>
+}
+
+// New refuses a template that can print one string for two counters or two
+// numbers, with a witness.
+func ExampleNew_ambiguous() {
+	_, err := sn.New(`@<area>@<seq>`)
+	var ae *sn.AmbiguityError
+	if errors.As(err, &ae) {
+		w := ae.Witness
+		fmt.Printf("%q is printed by area=%q with %d and by area=%q with %d\n",
+			w.Number, w.A.Vars["area"], w.A.Draws[0].Seq, w.B.Vars["area"], w.B.Draws[0].Seq)
+	}
+	fmt.Println(errors.Is(err, sn.ErrAmbiguous), errors.Is(err, sn.ErrTemplate))
+	// Output:
+	// "011" is printed by area="01" with 1 and by area="0" with 11
+	// true true
+}
+
+// CheckSet refuses templates that can print one number from two counters.
+func ExampleCheckSet() {
+	a := sn.MustNew(`1@<seq>`)
+	b := sn.MustNew(`@<seq>`)
+	err := sn.CheckSet([]sn.Member{{Name: "a", Gen: a, Store: "db"}, {Name: "b", Gen: b, Store: "db"}})
+	var ae *sn.AmbiguityError
+	if errors.As(err, &ae) {
+		fmt.Printf("%q: %s %d and %s %d\n", ae.Witness.Number,
+			ae.Witness.A.Template, ae.Witness.A.Draws[0].Seq, ae.Witness.B.Template, ae.Witness.B.Draws[0].Seq)
+	}
+	// Output: "11": a 1 and b 11
+}
+
+// FloorParsed continues series whose counter key varies per call, from the
+// numbers an older system printed.
+func ExampleGenerator_FloorParsed() {
+	g := sn.MustNew(`@<unit, chars=0-9>-@<seq, width=4, key=unit>`, sn.WithSequence("seq", sequence.NewMemory()))
+	var old []sn.Parsed
+	for _, s := range []string{"7-0041", "7-0007", "8-0100"} {
+		p, _ := g.Parse(s)
+		old = append(old, p)
+	}
+	if err := g.FloorParsed(context.Background(), old...); err != nil {
+		fmt.Println(err)
+	}
+	for _, unit := range []string{"7", "8", "9"} {
+		n, _ := g.NextWith(context.Background(), sn.Vars{"unit": unit})
+		fmt.Println(n)
+	}
+	// Output:
+	// 7-0042
+	// 8-0101
+	// 9-0001
+}
