@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
@@ -180,6 +181,10 @@ func (r region) Append(dst []byte, _ *expression.Context) ([]byte, error) {
 }
 func (region) Order() expression.Order { return expression.Before }
 func (r region) MaxLen() int           { return len(r) }
+
+// Pattern says exactly what the part prints, so that New can prove the
+// templates that use it.
+func (r region) Pattern() string { return regexp.QuoteMeta(string(r)) }
 
 func ExampleWithExpression() {
 	newRegion := func(args expression.Args) (expression.Expression, error) {
