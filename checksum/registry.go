@@ -79,3 +79,12 @@ func Lookup(name string) (Algorithm, error) {
 func Names() []string {
 	return slices.Clone(sortedNames)
 }
+
+// Builtin reports whether a is one of this package's algorithms, as
+// [Lookup] returns them, rather than an Algorithm of the caller's own. A
+// builtin algorithm always prints Len characters that its Pattern matches,
+// so sn need not check what it prints.
+func Builtin(a Algorithm) bool {
+	b, ok := a.(*algorithm)
+	return ok && builtin[b.name] == b
+}

@@ -276,11 +276,12 @@ func (d *Date) Pattern() string {
 	return b.String()
 }
 
-// Read reads back text printed by the part and returns the instant it
-// stands for, in the part's time zone: fields the format does not print
-// are the earliest possible (January, the 1st, midnight, and for a format
-// without a year the year 2000). It checks that the date is real: no month
-// 13, no February 30, no hour 24.
+// Read reads back text printed by the part and returns an instant that
+// prints it, in the part's time zone: fields the format does not print are
+// the earliest possible (January, the 1st, minute and second 0, and for a
+// format without a year the year 2000), but for the hour, which is noon
+// (some zones skip midnight on the day they spring forward). It checks
+// that the date is real: no month 13, no February 30, no hour 24.
 func (d *Date) Read(text string) (time.Time, error) {
 	year, month, day, hour, minute, sec := 2000, 1, 1, 0, 0, 0
 	if d.has('Y') && d.Window >= 0 {
@@ -336,11 +337,14 @@ func (d *Date) Read(text string) (time.Time, error) {
 	if i != len(text) {
 		return time.Time{}, fmt.Errorf("%q is too long for format %s", text, d.Format)
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, d.Loc)
-	if t.Day() != day {
+	// The calendar is checked in UTC, where every day has all its hours.
+	if u := time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC); u.Day() != day {
 		return time.Time{}, fmt.Errorf("%q is not a date in format %s: day %d out of range for the month", text, d.Format, day)
 	}
-	return t, nil
+	if !d.has('H') {
+		hour = 12 // midnight is missing on the days some zones spring forward
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, d.Loc), nil
 }
 
 // Check checks that the text read back is a real date and time.

@@ -109,7 +109,7 @@ func (c *compiler) compile() error {
 		}
 	}
 	c.separators()
-	steps := []func() error{c.names, c.sequences, c.checksums, c.languages, c.keys}
+	steps := []func() error{c.names, c.sequences, c.languages, c.checksums, c.keys}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return err
@@ -223,11 +223,21 @@ func (c *compiler) exprPart(p *Part, f expression.Factory, args expression.Args)
 	p.expr, p.Kind = e, Custom
 	switch e := e.(type) {
 	case *expression.Date:
+		if e.Loc == nil {
+			return errors.New("date without a time zone (Loc)")
+		}
 		p.Kind, p.date = Date, e
 	case *expression.Checksum:
+		if e.Algo == nil {
+			return errors.New("checksum without an algorithm")
+		}
 		p.Kind, p.check = Checksum, e
 		p.app, _ = e.Algo.(checksum.Appender)
+		p.untrusted = !checksum.Builtin(e.Algo)
 	case *expression.Random:
+		if e.Width < 1 || e.Width > 64 || len(e.Alphabet) < 2 || len(e.Alphabet) > 256 {
+			return fmt.Errorf("random: width %d and an alphabet of %d characters: want 1 to 64 and 2 to 256", e.Width, len(e.Alphabet))
+		}
 		p.Kind, p.random = Random, e
 	}
 	return safe(func() { p.order = e.Order() })
@@ -426,7 +436,7 @@ func (c *compiler) checksums() error {
 				widths = append(widths, 19)
 			}
 			for _, w := range widths {
-				if _, err := k.check.Algo.Compute(strings.Repeat("1", w)); err != nil {
+				if err := probe(k.check.Algo, strings.Repeat("1", w)); err != nil {
 					return fail(fmt.Errorf("%w (over=seq, a %d-digit sequence)", err, w))
 				}
 			}
@@ -443,13 +453,29 @@ func (c *compiler) checksums() error {
 				sample.Write(q.date.AppendTime(nil, time.Date(2017, 3, 4, 10, 20, 30, 0, q.date.Loc)))
 			case Checksum:
 				sample.WriteString(strings.Repeat("1", q.check.Algo.Len()))
+			case Var:
+				sample.WriteRune(q.chars.Pick())
+			case Random, Custom:
+				if q.nfa != nil {
+					t, _ := q.nfa.Shortest()
+					sample.WriteString(t)
+				}
 			}
 		}
-		if _, err := k.check.Algo.Compute(sample.String()); err != nil && !errors.Is(err, checksum.ErrLength) {
+		if err := probe(k.check.Algo, sample.String()); err != nil && !errors.Is(err, checksum.ErrLength) {
 			return fail(fmt.Errorf("%w (over=all, the template's text)", err))
 		}
 	}
 	return nil
+}
+
+// probe computes a check over payload, turning a panic in an algorithm of
+// the user's into an error.
+func probe(a checksum.Algorithm, payload string) (err error) {
+	if perr := safe(func() { _, err = a.Compute(payload) }); perr != nil {
+		return perr
+	}
+	return err
 }
 
 // finish computes what rendering needs: whether the fast path applies and
@@ -469,7 +495,7 @@ func (c *compiler) finish() {
 	pl.direct = true
 	for i := range pl.parts {
 		p := &pl.parts[i]
-		if p.Kind == Custom || p.Kind == Checksum && p.payload > i {
+		if p.Kind == Custom || p.Kind == Checksum && (p.payload > i || p.untrusted) {
 			pl.direct = false
 		}
 	}

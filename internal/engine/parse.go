@@ -60,18 +60,27 @@ const splitLimit = 64
 // keys and the variables. It is the inverse of Next. It checks what Next
 // guarantees: the structure and widths, real dates, check characters and
 // every custom part's Check. The error is an *Invalid.
+//
+// It reads in time linear in len(s) for the structure: a backward pass
+// over the whole template's automaton says where each part can start and
+// still let the rest read the rest, so that the search for a split never
+// follows a dead end.
 func (pl *Plan) Parse(s string) (Reading, error) {
+	if pl.maxLen >= 0 && len(s) > pl.maxLen {
+		return Reading{}, pl.diagnose(s) // too long: say where
+	}
+	live := pl.chain.Reach(s)
+	if !live.Live(0, 0) {
+		return Reading{}, pl.diagnose(s)
+	}
 	var first error
+	var unfit *Invalid // the first text a part cannot have printed
 	tried := 0
 	var found *Reading
 	spans := make([][2]int, len(pl.parts))
-	dead := map[[2]int]bool{}
 	var walk func(i, pos int) bool // true: stop
 	walk = func(i, pos int) bool {
 		if i == len(pl.parts) {
-			if pos != len(s) {
-				return false
-			}
 			tried++
 			r, err := pl.read(s, spans)
 			if err == nil {
@@ -83,19 +92,22 @@ func (pl *Plan) Parse(s string) (Reading, error) {
 			}
 			return tried >= splitLimit
 		}
-		if dead[[2]int{i, pos}] {
-			return false
-		}
-		before := tried
+		p := &pl.parts[i]
 		stop := false
-		pl.parts[i].nfa.Scan(s, pos, func(end int) bool {
+		p.nfa.Scan(s, pos, func(end int) bool {
+			if !live.Live(i+1, end) {
+				return true
+			}
+			if err := p.fits(s[pos:end]); err != nil {
+				if unfit == nil {
+					unfit = &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: pos, Err: err}
+				}
+				return true
+			}
 			spans[i] = [2]int{pos, end}
 			stop = walk(i+1, end)
 			return !stop
 		})
-		if !stop && tried == before {
-			dead[[2]int{i, pos}] = true
-		}
 		return stop
 	}
 	walk(0, 0)
@@ -104,8 +116,20 @@ func (pl *Plan) Parse(s string) (Reading, error) {
 		return *found, nil
 	case first != nil:
 		return Reading{}, first
+	case unfit != nil:
+		return Reading{}, unfit
 	}
 	return Reading{}, pl.diagnose(s)
+}
+
+// fits checks what a part's text can be checked for on its own, beyond its
+// language: that a date is real.
+func (p *Part) fits(text string) error {
+	if p.Kind != Date {
+		return nil
+	}
+	_, err := p.date.Read(text)
+	return err
 }
 
 // read checks one split of s and reads it back.
@@ -229,30 +253,8 @@ func (rb *readBack) Seq() (int64, []byte, bool) {
 // be read at the furthest position any reading reached.
 func (pl *Plan) diagnose(s string) error {
 	type at struct{ i, pos int }
-	seen := map[at]bool{{0, 0}: true}
-	queue := []at{{0, 0}}
-	best, bestReach := at{0, 0}, -1
-	for len(queue) > 0 {
-		a := queue[0]
-		queue = queue[1:]
-		if a.i == len(pl.parts) {
-			if a.pos > bestReach {
-				best, bestReach = a, a.pos
-			}
-			continue
-		}
-		reach := pl.parts[a.i].nfa.Scan(s, a.pos, func(end int) bool {
-			if n := (at{a.i + 1, end}); !seen[n] {
-				seen[n] = true
-				queue = append(queue, n)
-			}
-			return true
-		})
-		if a.pos > bestReach || a.pos == bestReach && a.i > best.i {
-			best, bestReach = a, a.pos
-		}
-		_ = reach
-	}
+	var best at
+	best.i, best.pos = pl.chain.Furthest(s)
 	if best.i == len(pl.parts) {
 		return &Invalid{Number: s, Offset: -1, Pos: best.pos, Err: fmt.Errorf("unexpected %q after byte %d", s[best.pos:], best.pos)}
 	}

@@ -94,8 +94,9 @@ type Part struct {
 	// Date
 	date *expression.Date
 	// Checksum
-	check   *expression.Checksum
-	app     checksum.Appender
+	check     *expression.Checksum
+	app       checksum.Appender
+	untrusted bool // an algorithm of the user's: its output is checked
 	payload int // index of the sequence checked (over=seq), or -1 (over=all)
 	// Random
 	random *expression.Random

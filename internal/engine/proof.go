@@ -471,9 +471,11 @@ func keysMeet(a, b *Plan) bool {
 	return a.base == b.base
 }
 
-// signature describes the marked parts of a plan in order: two plans on one
-// store compare their readings part by part only when their signatures are
-// equal.
+// signature describes the marked parts of a plan in order, with each
+// sequence's counter key as far as the template fixes it (its base, a
+// setter's value for key=): two plans on one store compare their readings
+// part by part only when their signatures are equal, and then equal text
+// in the marked parts means equal keys and numbers.
 func signature(pl *Plan) string {
 	var b strings.Builder
 	for i := range pl.parts {
@@ -483,7 +485,8 @@ func signature(pl *Plan) string {
 		}
 		switch p.Kind {
 		case Seq:
-			fmt.Fprintf(&b, "seq(%s,%s,%s);", p.Name, p.KeyVar, p.Reset)
+			// The key with what is fixed in it: base, setters of key=.
+			fmt.Fprintf(&b, "seq(%s,%q);", p.Name, pl.KeyPattern(i))
 		case Var:
 			fmt.Fprintf(&b, "var(%s);", p.Name)
 		case Date:

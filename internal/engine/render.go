@@ -490,6 +490,11 @@ func (pl *Plan) renderOrdered(dst []byte, in *call) (out []byte, err error) {
 			if st.buf, err = p.appendCheck(st.buf, payload); err != nil {
 				return dst, err
 			}
+			if p.untrusted {
+				if text := string(st.buf[start:]); len(text) != p.check.Algo.Len() || !p.nfa.Match(text) {
+					return dst, p.fail(fmt.Errorf("%w: %s printed %q, which does not match %s", ErrPart, p.check.Algo.Name(), text, p.pattern))
+				}
+			}
 		case Random:
 			st.buf = p.appendRandom(st.buf, c.mode, c.fill[i])
 		case Custom:
@@ -508,25 +513,23 @@ func (pl *Plan) renderOrdered(dst []byte, in *call) (out []byte, err error) {
 // custom evaluates a custom expression and checks that it printed what its
 // language allows.
 func (st *state) custom(p *Part, i int) ([]byte, error) {
-	start := len(st.buf)
 	if st.c.mode == modeWitness {
 		return append(st.buf, st.c.fill[i]...), nil
 	}
 	if st.ectx == nil {
 		st.ectx = host.Wrap(st).(*expression.Context)
 	}
-	b, err := p.expr.Append(st.buf, st.ectx)
+	// The part appends to a buffer of its own: the text printed before it
+	// is out of its reach.
+	b, err := p.expr.Append(nil, st.ectx)
 	if err != nil {
 		return st.buf, p.fail(err)
 	}
-	if len(b) < start {
-		return st.buf, p.fail(fmt.Errorf("%w: Append shortened the number", ErrPart))
-	}
-	text := string(b[start:])
+	text := string(b)
 	if p.max >= 0 && len(text) > p.max || !p.nfa.Match(text) {
 		return st.buf, p.fail(fmt.Errorf("%w: %q does not match %s", ErrPart, text, p.pattern))
 	}
-	return b, nil
+	return append(st.buf, text...), nil
 }
 
 // state is the host of a custom expression's Context while a number is
@@ -557,7 +560,7 @@ func (st *state) Seq() (int64, []byte, bool) {
 	p := &st.pl.parts[last]
 	n := st.c.val(p.ord)
 	if sp := st.spans[last]; sp[0] >= 0 {
-		return n, st.buf[sp[0]:sp[1]], true
+		return n, append([]byte(nil), st.buf[sp[0]:sp[1]]...), true // a copy: parts cannot write to the number
 	}
 	text, err := p.appendSeq(nil, n)
 	if err != nil {

@@ -44,6 +44,9 @@ type chain struct {
 	cl      [][]int // per global state: the states reachable without reading
 	end     int     // the state after the last link
 	startCl []int   // the states a run starts in
+	// startCls has, per link, the states a run is in when the link is
+	// about to start.
+	startCls [][]int
 }
 
 func newChain(c Chain) *chain {
@@ -76,6 +79,7 @@ func newChain(c Chain) *chain {
 		}
 		startCl[i] = s
 	}
+	ch.startCls = startCl
 	ch.cl = make([][]int, total+1)
 	for g := 0; g < total; g++ {
 		i := ch.part[g]
