@@ -97,7 +97,7 @@ type Part struct {
 	check     *expression.Checksum
 	app       checksum.Appender
 	untrusted bool // an algorithm of the user's: its output is checked
-	payload int // index of the sequence checked (over=seq), or -1 (over=all)
+	payload   int  // index of the sequence checked (over=seq), or -1 (over=all)
 	// Random
 	random *expression.Random
 	// Custom, and every expression
