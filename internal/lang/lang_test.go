@@ -1228,3 +1228,57 @@ func TestNonZeroAndUnion(t *testing.T) {
 		t.Errorf("Union.Shortest() = %q", got)
 	}
 }
+
+// Reach says, for every link and position, whether the rest of the chain
+// reads the rest of the string; checked against every way the links split
+// every string up to bruteLen.
+func TestReachBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var all []string
+	level := []string{""}
+	for n := 0; n <= bruteLen; n++ {
+		all = append(all, level...)
+		var next []string
+		for _, s := range level {
+			for _, r := range bruteAlphabet {
+				next = append(next, s+string(r))
+			}
+		}
+		level = next
+	}
+	for k := 0; k < 300; k++ {
+		specs := randomChain(rng)
+		c := chainOf(specs)
+		langs := make([][]string, len(specs))
+		for i, l := range specs {
+			langs[i] = l.strings()
+		}
+		for _, s := range all[rng.IntN(len(all)/2):][:200] {
+			// live[i][pos] by brute force: links i.. read s[pos:].
+			var live func(i, pos int) bool
+			live = func(i, pos int) bool {
+				if i == len(specs) {
+					return pos == len(s)
+				}
+				for _, w := range langs[i] {
+					if pos+len(w) <= len(s) && s[pos:pos+len(w)] == w && live(i+1, pos+len(w)) {
+						return true
+					}
+				}
+				return false
+			}
+			r := c.Reach(s)
+			for i := 0; i <= len(specs); i++ {
+				for pos := 0; pos <= len(s); pos++ {
+					if got, want := r.Live(i, pos), live(i, pos); got != want {
+						t.Fatalf("chain %v, %q: Live(%d, %d) = %v, want %v", specs, s, i, pos, got, want)
+					}
+				}
+			}
+			// Furthest: when the chain reads all of s, it got there.
+			if link, pos := c.Furthest(s); live(0, 0) && (link != len(specs) || pos != len(s)) {
+				t.Fatalf("chain %v, %q: Furthest = %d, %d for a string it reads", specs, s, link, pos)
+			}
+		}
+	}
+}
