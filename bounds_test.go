@@ -132,3 +132,19 @@ func TestCheckSet(t *testing.T) {
 		})
 	}
 }
+
+// Editing a template in place keeps its counter when only the formatting
+// changes; CheckSet says whether the old and the new numbers can meet.
+func TestCheckSetTemplateEdit(t *testing.T) {
+	old := sn.MustNew(`@<date, format=yyyyMMdd>@<seq, width=4>`)
+	risky := sn.MustNew(`@<date, format=yyMMdd, window=2000>@<seq, width=6>`)
+	safe := sn.MustNew(`@<date, format=yyyyMMdd>-@<seq, width=6>`)
+	err := sn.CheckSet([]sn.Member{{"old", old, "db"}, {"new", risky, "db"}})
+	var ae *sn.AmbiguityError
+	if !errors.As(err, &ae) || !ae.Witness.Verified {
+		t.Fatalf("old and risky edit: %v", err)
+	}
+	if err := sn.CheckSet([]sn.Member{{"old", old, "db"}, {"new", safe, "db"}}); err != nil {
+		t.Errorf("old and safe edit: %v", err)
+	}
+}
