@@ -1,7 +1,10 @@
-# make test   installs what the tests need (redis-server, via apt-get when
-#             missing), then runs vet and the whole suite under the race
-#             detector. The tests start their own redis-server processes on
-#             127.0.0.1; nothing has to be running beforehand.
+# make test   installs what the tests need (redis-server, postgresql and
+#             mariadb-server, via apt-get when missing), then runs vet and
+#             the whole suite under the race detector. The tests start their
+#             own redis-server, postgres and mariadbd processes on
+#             127.0.0.1 (as the postgres and mysql users when run as
+#             root); nothing has to be running beforehand, and the
+#             packages' own services are not used.
 # make run    prints five numbers from the command line tool.
 
 GO ?= go
@@ -14,15 +17,21 @@ test: deps vet
 	$(GO) test -race -count=1 -timeout 40m ./...
 
 deps:
-	@if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then \
-		echo "installing redis-server (needed by the Redis tests)"; \
+	@missing=""; \
+	{ command -v redis-server && command -v redis-cli; } >/dev/null 2>&1 || missing="$$missing redis-server redis-tools"; \
+	{ ls /usr/lib/postgresql/*/bin/initdb || command -v initdb; } >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	{ [ -x /usr/sbin/mariadbd ] || command -v mariadbd; } >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing (needed by the Redis, PostgreSQL and MariaDB tests)"; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			$(SUDO) apt-get update -qq && \
-			DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --reinstall redis-server redis-tools >/dev/null; \
-		elif command -v brew >/dev/null 2>&1; then brew install redis; \
-		else echo "cannot install redis-server: install it with your package manager" >&2; exit 1; fi; \
+			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall $$missing >/dev/null; \
+		elif command -v brew >/dev/null 2>&1; then brew install redis postgresql@15 mariadb; \
+		else echo "cannot install$$missing: install them with your package manager" >&2; exit 1; fi; \
 	fi
 	@redis-server --version
+	@"$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)/postgres" --version 2>/dev/null || postgres --version
+	@/usr/sbin/mariadbd --version 2>/dev/null || mariadbd --version
 
 vet:
 	$(GO) vet ./...

@@ -1,0 +1,139 @@
+// Package pgtest starts real PostgreSQL servers for tests.
+//
+// Every test in this module that needs PostgreSQL talks to a real server on
+// 127.0.0.1, started by this package on a free port with its data in a
+// directory of its own, and stopped when the tests end. Nothing is mocked.
+//
+// The first server of a test binary runs initdb once into a template data
+// directory; every server after that starts from a copy of it, so a server
+// takes a fraction of a second. A package starts one server for all its
+// tests with [Shared], and gives each test a fresh database of its own with
+// [Server.NewDatabase]:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		srv := pgtest.Shared(t)
+//		db := srv.DB(t, srv.NewDatabase(t))
+//		...
+//	}
+//
+// A test that kills or restarts its server starts one of its own with
+// [Start]. The servers run with fsync on and synchronous commit, so
+// [Server.Kill] (SIGKILL, as a crash would) loses no committed transaction.
+//
+// When the tests run as root, as they do in CI, initdb and the server run as
+// the postgres system user (PostgreSQL refuses to run as root), which is
+// created when missing. When the PostgreSQL binaries are not installed the
+// tests fail (they never skip) with a message that says to run `make test`,
+// which installs them.
+package pgtest
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+)
+
+// state holds what a test binary shares: the directory of its servers, the
+// template data directory, and the shared server.
+var state struct {
+	sync.Mutex
+	main   bool  // Main is running the tests
+	env    *env  // set up on first use
+	envErr error // why the set-up failed
+	shared *Server
+	err    error // why the shared server could not be started
+}
+
+// Main runs the tests of a package, then stops the server started by
+// [Shared], removes the directory of all servers, and exits with the tests'
+// status. [Shared] and [Start] need it; call it from TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+func Main(m *testing.M) { os.Exit(Run(m.Run)) }
+
+// Run runs tests (m.Run, or another package's Run around it, for a test
+// binary that needs both servers) and then stops the shared server and
+// removes every data directory, as [Main] does; it returns tests' code.
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(pgtest.Run(func() int { return mysqltest.Run(m.Run) }))
+//	}
+func Run(tests func() int) int {
+	state.Lock()
+	state.main = true
+	state.Unlock()
+	code := tests()
+	state.Lock()
+	if state.shared != nil {
+		state.shared.stop()
+		state.shared = nil
+	}
+	if state.env != nil {
+		os.RemoveAll(state.env.root)
+		state.env = nil
+	}
+	state.Unlock()
+	return code
+}
+
+// Shared returns a server started on first use and shared by all the tests
+// of the package; [Main] stops it after the last test. Tests sharing it
+// should each work in a database of their own ([Server.NewDatabase]); they
+// cannot kill, stop or restart it. Shared calls tb.Fatalf when the server
+// cannot be started, and when the package's TestMain does not call [Main].
+func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	state.Lock()
+	defer state.Unlock()
+	e, err := setUp()
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	if state.shared == nil && state.err == nil {
+		state.shared, state.err = e.newServer()
+		if state.shared != nil {
+			state.shared.shared = true
+		}
+	}
+	if state.err != nil {
+		tb.Fatalf("%v", state.err)
+	}
+	return state.shared
+}
+
+// Start starts a server of the test's own and stops it, removing its data,
+// when the test ends. Use it to kill or restart a server; otherwise [Shared]
+// is cheaper. Start calls tb.Fatalf when the server cannot be started, and
+// when the package's TestMain does not call [Main]; it never skips.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	state.Lock()
+	e, err := setUp()
+	state.Unlock()
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	s, err := e.newServer()
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	tb.Cleanup(s.stop)
+	return s
+}
+
+// setUp returns the test binary's environment, making it on first use. The
+// caller holds state's lock.
+func setUp() (*env, error) {
+	if !state.main {
+		return nil, fmt.Errorf("pgtest: the package's TestMain must be\n" +
+			"\tfunc TestMain(m *testing.M) { pgtest.Main(m) }\n" +
+			"so that the servers and their data are removed when the tests end")
+	}
+	if state.env == nil && state.envErr == nil {
+		state.env, state.envErr = newEnv()
+	}
+	return state.env, state.envErr
+}

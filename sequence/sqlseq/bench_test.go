@@ -1,0 +1,43 @@
+package sqlseq_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// BenchmarkLedger compares, in one run on one database, a Segment over the
+// ledger (one statement per block) with one statement per number, the way
+// a table-backed counter without blocks works. Both run under RunParallel.
+func BenchmarkLedger(b *testing.B) {
+	ctx := context.Background()
+	for _, be := range backends() {
+		b.Run(be.name, func(b *testing.B) {
+			db := be.open(b)
+			store := newStore(b, be, db, nil)
+			b.Run("segment", func(b *testing.B) {
+				seg := sequence.NewSegment(store, sequence.SegmentOptions{})
+				defer seg.Close()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := seg.Next(ctx, "bench-segment"); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+			b.Run("statement-per-number", func(b *testing.B) {
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := store.Allocate(ctx, "bench-each", 1); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		})
+	}
+}

@@ -1,0 +1,112 @@
+package sqlseq
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// queries are the statements of one dialect over one table.
+type queries struct {
+	create string
+	read   string // SELECT k, last of a key's row, by id
+	// allocate raises key's mark by n, creating its row, and returns the
+	// new mark; found is false when no row changed (another key's row, or
+	// no room).
+	allocate func(ctx context.Context, db *sql.DB, id [32]byte, key string, n int64) (last int64, found bool, err error)
+	// floor raises key's mark to at least floor; found is false when no
+	// row changed (another key's row).
+	floor func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (found bool, err error)
+}
+
+func queriesFor(d Dialect, table string) (queries, error) {
+	switch d {
+	case Postgres:
+		return postgres(table), nil
+	case MySQL:
+		return mysql(table), nil
+	}
+	return queries{}, fmt.Errorf("sqlseq: dialect %q: want %q or %q: %w", d, Postgres, MySQL, sequence.ErrInvalidArgument)
+}
+
+// postgres: one INSERT ... ON CONFLICT DO UPDATE ... RETURNING per call.
+// The WHERE of the update refuses another key's row and a mark with no
+// room left; then no row is returned.
+func postgres(table string) queries {
+	r := strings.NewReplacer("{table}", table)
+	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
+	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
+	k bytea NOT NULL,
+	last bigint NOT NULL CHECK (last >= 0)
+)`)
+	allocSQL := r.Replace(`INSERT INTO {table} AS l (id, k, last) VALUES ($1, $2, $3)
+ON CONFLICT (id) DO UPDATE SET last = l.last + EXCLUDED.last
+WHERE l.k = EXCLUDED.k AND l.last <= $4
+RETURNING last`)
+	floorSQL := r.Replace(`INSERT INTO {table} AS l (id, k, last) VALUES ($1, $2, $3)
+ON CONFLICT (id) DO UPDATE SET last = GREATEST(l.last, EXCLUDED.last)
+WHERE l.k = EXCLUDED.k
+RETURNING last`)
+	return queries{
+		create: create,
+		read:   r.Replace(`SELECT k, last FROM {table} WHERE id = $1`),
+		allocate: func(ctx context.Context, db *sql.DB, id [32]byte, key string, n int64) (int64, bool, error) {
+			var last int64
+			err := db.QueryRowContext(ctx, allocSQL, id[:], []byte(key), n, math.MaxInt64-n).Scan(&last)
+			if err == sql.ErrNoRows {
+				return 0, false, nil
+			}
+			return last, err == nil, err
+		},
+		floor: func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (bool, error) {
+			var last int64
+			err := db.QueryRowContext(ctx, floorSQL, id[:], []byte(key), floor).Scan(&last)
+			if err == sql.ErrNoRows {
+				return false, nil
+			}
+			return err == nil, err
+		},
+	}
+}
+
+// mysql: one INSERT ... ON DUPLICATE KEY UPDATE per call, which hands the
+// new mark back through LAST_INSERT_ID(expr), so that no second statement
+// and no explicit transaction is needed. Another key's row, or no room,
+// leaves the row as it is and sets LAST_INSERT_ID to 0, which no real mark
+// equals.
+func mysql(table string) queries {
+	r := strings.NewReplacer("{table}", table)
+	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
+	id BINARY(32) NOT NULL PRIMARY KEY,
+	k LONGBLOB NOT NULL,
+	last BIGINT NOT NULL
+) ENGINE=InnoDB`)
+	allocSQL := r.Replace(`INSERT INTO {table} (id, k, last) VALUES (?, ?, LAST_INSERT_ID(?))
+ON DUPLICATE KEY UPDATE last = IF(k = ? AND last <= ?, LAST_INSERT_ID(last + ?), last + 0 * LAST_INSERT_ID(0))`)
+	floorSQL := r.Replace(`INSERT INTO {table} (id, k, last) VALUES (?, ?, LAST_INSERT_ID(?))
+ON DUPLICATE KEY UPDATE last = IF(k = ?, LAST_INSERT_ID(GREATEST(last, ?)), last + 0 * LAST_INSERT_ID(0))`)
+	return queries{
+		create: create,
+		read:   r.Replace(`SELECT k, last FROM {table} WHERE id = ?`),
+		allocate: func(ctx context.Context, db *sql.DB, id [32]byte, key string, n int64) (int64, bool, error) {
+			res, err := db.ExecContext(ctx, allocSQL, id[:], []byte(key), n, []byte(key), math.MaxInt64-n, n)
+			if err != nil {
+				return 0, false, err
+			}
+			last, err := res.LastInsertId()
+			return last, err == nil && last > 0, err
+		},
+		floor: func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (bool, error) {
+			res, err := db.ExecContext(ctx, floorSQL, id[:], []byte(key), floor, []byte(key), floor)
+			if err != nil {
+				return false, err
+			}
+			last, err := res.LastInsertId()
+			return err == nil && last > 0, err
+		},
+	}
+}

@@ -1,0 +1,261 @@
+// Package sqlseq is a durable [sequence.Allocator] that keeps its counters
+// in one table of a SQL database — PostgreSQL or MySQL/MariaDB, through
+// database/sql — shared by every process and machine that issues numbers.
+// It is the ledger: the record of every number ever handed out, which
+// caches such as Redis recover from.
+//
+// Open the database with the driver of your choice (github.com/jackc/pgx/v5/stdlib
+// for PostgreSQL, github.com/go-sql-driver/mysql for MySQL and MariaDB),
+// create the table once with [Store.Migrate], and put a [sequence.Segment]
+// in front, so that one transaction serves a whole block of numbers:
+//
+//	db, err := sql.Open("pgx", "postgres://sn@db.internal/orders")
+//	store, err := sqlseq.New(db, sqlseq.Postgres, nil)
+//	err = store.Migrate(ctx)
+//	gen := sequence.NewSegment(store, sequence.SegmentOptions{})
+//
+// # The table
+//
+// One row per counter key: id, the SHA-256 of the key (the primary key, 32
+// bytes); k, the key's bytes, unchanged (any length, any bytes); last, the
+// key's high-water mark, a 64-bit integer: the largest number ever reserved
+// or set by a floor. A key without a row has mark 0, so its first number is
+// 1. Every statement compares k with the key it was given, so two keys with
+// one hash could never share a row: that would be an error wrapping
+// [ErrCorrupt], not a repeat.
+//
+// # Allocate
+//
+// Each [Store.Allocate] is one statement in its own transaction, which
+// inserts the row or raises its mark and returns the new mark: INSERT ... ON
+// CONFLICT DO UPDATE ... RETURNING on PostgreSQL, INSERT ... ON DUPLICATE
+// KEY UPDATE with LAST_INSERT_ID(expr) on MySQL. Concurrent callers for one
+// key queue on its row lock for the length of one statement. Once Allocate
+// returns a range, the database has committed it; one that returned an
+// error may have committed (a connection lost after the commit), which
+// costs a gap, never a repeat.
+//
+// Serialization failures, deadlocks and lost connections are retried with
+// a short backoff, within the caller's context. Errors that remain are
+// classified in one place ([classify]): the database cannot be reached,
+// or refuses for a reason that retrying may mend, wraps
+// [sequence.ErrUnavailable]; anything else (no table, no permission) is
+// returned as the database said it, wrapped with the statement's purpose.
+package sqlseq
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// Dialect is the SQL a Store speaks.
+type Dialect string
+
+const (
+	// Postgres is PostgreSQL 12 or later.
+	Postgres Dialect = "postgres"
+	// MySQL is MySQL 8 or MariaDB 10.5 or later.
+	MySQL Dialect = "mysql"
+)
+
+// DefaultTable is the default for [Options.Table].
+const DefaultTable = "sn_ledger"
+
+// Options configures [New]. The zero value, like a nil *Options, gives the
+// defaults.
+type Options struct {
+	// Table is the name of the ledger table, optionally qualified by a
+	// schema ("billing.sn_ledger"): letters, digits and "_", starting with
+	// a letter or "_", at most 63 bytes a part.
+	// default: DefaultTable ("sn_ledger").
+	Table string
+
+	// Retries is how many times a statement that failed for a transient
+	// reason (serialization failure, deadlock, lost connection) is tried
+	// again, with a backoff from 10ms doubling to 1s, within the caller's
+	// context. -1 means never.
+	// default: 8.
+	Retries int
+}
+
+var (
+	// ErrCorrupt means a row of the ledger is not one sqlseq wrote: its
+	// key's bytes differ from the key its hash says, or its mark is
+	// negative. Nothing is issued from it.
+	ErrCorrupt = errors.New("sqlseq: corrupt ledger")
+)
+
+// Store is a durable [sequence.Allocator] over one ledger table. It also
+// implements [sequence.Floorer]. A Store is safe for concurrent use; it
+// does not own the *sql.DB, which the caller closes.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+	table   string
+	retries int
+	q       queries
+}
+
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
+
+// New returns a Store over db, which it does not own. It checks its
+// arguments and nothing else: call [Store.Migrate] to create the table.
+func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if db == nil {
+		return nil, fmt.Errorf("sqlseq: nil *sql.DB: %w", sequence.ErrInvalidArgument)
+	}
+	if o.Table == "" {
+		o.Table = DefaultTable
+	}
+	if !tableName.MatchString(o.Table) {
+		return nil, fmt.Errorf("sqlseq: table %q: want a name such as sn_ledger or billing.sn_ledger: %w", o.Table, sequence.ErrInvalidArgument)
+	}
+	switch {
+	case o.Retries == 0:
+		o.Retries = 8
+	case o.Retries < 0:
+		o.Retries = 0
+	}
+	q, err := queriesFor(d, o.Table)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, dialect: d, table: o.Table, retries: o.Retries, q: q}, nil
+}
+
+// Table returns the name of the ledger table.
+func (s *Store) Table() string { return s.table }
+
+// Migrate creates the ledger table if it does not exist. It changes
+// nothing in a table that does.
+func (s *Store) Migrate(ctx context.Context) error {
+	return s.retry(ctx, "migrate", func() error {
+		_, err := s.db.ExecContext(ctx, s.q.create)
+		return err
+	})
+}
+
+// Allocate reserves the n numbers after key's high-water mark and raises
+// the mark past them, in one committed statement. The first range of a new
+// key starts at 1. n < 1 gives an error wrapping
+// [sequence.ErrInvalidArgument]; a range that would go past math.MaxInt64
+// an error wrapping [sequence.ErrExhausted], and reserves nothing.
+func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	if n < 1 {
+		return sequence.Range{}, fmt.Errorf("sqlseq: allocate %d numbers: %w", n, sequence.ErrInvalidArgument)
+	}
+	id := hash(key)
+	var last int64
+	var found bool
+	err := s.retry(ctx, "allocate", func() error {
+		var err error
+		last, found, err = s.q.allocate(ctx, s.db, id, key, n)
+		return err
+	})
+	if err != nil {
+		return sequence.Range{}, err
+	}
+	if !found {
+		return sequence.Range{}, s.refused(ctx, key, fmt.Sprintf("%d more numbers", n))
+	}
+	return sequence.Range{First: last - n + 1, Last: last}, nil
+}
+
+// Floor raises key's high-water mark to floor, so that every later number
+// is greater; a floor at or below the mark changes nothing. floor must be
+// between 0 and math.MaxInt64.
+func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
+	if floor < 0 {
+		return fmt.Errorf("sqlseq: floor %d: %w", floor, sequence.ErrInvalidArgument)
+	}
+	if floor == 0 {
+		return nil
+	}
+	id := hash(key)
+	var found bool
+	err := s.retry(ctx, "floor", func() error {
+		var err error
+		found, err = s.q.floor(ctx, s.db, id, key, floor)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return s.refused(ctx, key, "a floor")
+	}
+	return nil
+}
+
+// Last returns key's high-water mark: the largest number reserved for it,
+// or 0.
+func (s *Store) Last(ctx context.Context, key string) (int64, error) {
+	id := hash(key)
+	var k []byte
+	var last int64
+	err := s.retry(ctx, "read", func() error {
+		err := s.db.QueryRowContext(ctx, s.q.read, id[:]).Scan(&k, &last)
+		if errors.Is(err, sql.ErrNoRows) {
+			k, last = []byte(key), 0
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if string(k) != key || last < 0 {
+		return 0, fmt.Errorf("%w: table %s, row of key %q holds key %q and mark %d", ErrCorrupt, s.table, key, k, last)
+	}
+	return last, nil
+}
+
+// refused explains a statement that changed no row: the row belongs to
+// another key with the same hash (never seen, but checked: ErrCorrupt), or
+// the key has no room for what was asked.
+func (s *Store) refused(ctx context.Context, key, what string) error {
+	last, err := s.Last(ctx, key)
+	if err != nil {
+		return err
+	}
+	if what == "a floor" {
+		return fmt.Errorf("%w: table %s: key %q: %s changed nothing", ErrCorrupt, s.table, key, what)
+	}
+	return fmt.Errorf("sqlseq: key %q: mark %d leaves no room for %s: %w", key, last, what, sequence.ErrExhausted)
+}
+
+func hash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
+
+// retry runs op until it succeeds, fails for a reason that is not
+// transient, runs out of retries, or ctx is done; the error is classified.
+func (s *Store) retry(ctx context.Context, what string, op func() error) error {
+	wait := 10 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || attempt >= s.retries || !transient(err) {
+			return classify(what, s.table, err, ctx)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return classify(what, s.table, err, ctx)
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}

@@ -1,0 +1,240 @@
+package sqlseq_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sngen/sn/internal/mysqltest"
+	"github.com/sngen/sn/internal/pgtest"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/sequencetest"
+	"github.com/sngen/sn/sequence/sqlseq"
+)
+
+// backend is one database the tests run against.
+type backend struct {
+	name    string
+	dialect sqlseq.Dialect
+	open    func(tb testing.TB) *sql.DB // a fresh, empty database
+}
+
+func postgresBackend() backend {
+	return backend{"postgres", sqlseq.Postgres, func(tb testing.TB) *sql.DB {
+		srv := pgtest.Shared(tb)
+		return srv.DB(tb, srv.NewDatabase(tb))
+	}}
+}
+
+func mysqlBackend() backend {
+	return backend{"mariadb", sqlseq.MySQL, func(tb testing.TB) *sql.DB {
+		srv := mysqltest.Shared(tb)
+		return srv.DB(tb, srv.NewDatabase(tb))
+	}}
+}
+
+// backends are the databases every test runs on.
+func backends() []backend { return []backend{postgresBackend(), mysqlBackend()} }
+
+// newStore returns a migrated Store on db.
+func newStore(t testing.TB, b backend, db *sql.DB, opts *sqlseq.Options) *sqlseq.Store {
+	t.Helper()
+	s, err := sqlseq.New(db, b.dialect, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			store := newStore(t, b, db, nil)
+			sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator { return store })
+			t.Run("Segment", func(t *testing.T) {
+				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
+					seg := sequence.NewSegment(store, sequence.SegmentOptions{Step: 7, MinStep: 7, MaxStep: 50})
+					return seg
+				})
+			})
+		})
+	}
+}
+
+func TestAllocate(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newStore(t, b, b.open(t), nil)
+			want := []sequence.Range{{First: 1, Last: 3}, {First: 4, Last: 4}, {First: 5, Last: 104}}
+			for i, n := range []int64{3, 1, 100} {
+				r, err := s.Allocate(ctx, "orders", n)
+				if err != nil || r != want[i] {
+					t.Fatalf("Allocate(%d) = %v, %v; want %v", n, r, err, want[i])
+				}
+			}
+			if last, err := s.Last(ctx, "orders"); err != nil || last != 104 {
+				t.Errorf("Last = %d, %v", last, err)
+			}
+			if _, err := s.Allocate(ctx, "orders", 0); !errors.Is(err, sequence.ErrInvalidArgument) {
+				t.Errorf("Allocate(0): %v", err)
+			}
+			// Keys of any bytes and length, each a counter of its own.
+			keys := []string{"", "\x00", "\x00\x01", "a|b", strings.Repeat("long", 5000), "Orders", "orders "}
+			for _, k := range keys {
+				if r, err := s.Allocate(ctx, k, 2); err != nil || r != (sequence.Range{First: 1, Last: 2}) {
+					t.Errorf("key %.20q: %v, %v", k, r, err)
+				}
+			}
+		})
+	}
+}
+
+func TestExactAtTheTop(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newStore(t, b, b.open(t), nil)
+			if err := s.Floor(ctx, "k", math.MaxInt64-5); err != nil {
+				t.Fatal(err)
+			}
+			r, err := s.Allocate(ctx, "k", 5)
+			if err != nil || r != (sequence.Range{First: math.MaxInt64 - 4, Last: math.MaxInt64}) {
+				t.Fatalf("Allocate(5) = %v, %v", r, err)
+			}
+			if _, err := s.Allocate(ctx, "k", 1); !errors.Is(err, sequence.ErrExhausted) {
+				t.Fatalf("Allocate past the top: %v", err)
+			}
+			if last, _ := s.Last(ctx, "k"); last != math.MaxInt64 {
+				t.Errorf("mark moved to %d", last)
+			}
+			// A floor never lowers.
+			if err := s.Floor(ctx, "k", 10); err != nil {
+				t.Fatal(err)
+			}
+			if last, _ := s.Last(ctx, "k"); last != math.MaxInt64 {
+				t.Errorf("floor lowered the mark to %d", last)
+			}
+			if err := s.Floor(ctx, "k", -1); !errors.Is(err, sequence.ErrInvalidArgument) {
+				t.Errorf("Floor(-1): %v", err)
+			}
+		})
+	}
+}
+
+// Many stores over separate connection pools, as separate processes would
+// have, never hand out one number twice.
+func TestConcurrentStores(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			newStore(t, b, db, nil)
+			const stores, workers, calls = 4, 4, 60
+			var mu sync.Mutex
+			seen := map[int64]bool{}
+			repeats := 0
+			var wg sync.WaitGroup
+			for i := 0; i < stores; i++ {
+				s, err := sqlseq.New(db, b.dialect, nil) // one table, separate Stores
+				if err != nil {
+					t.Fatal(err)
+				}
+				for w := 0; w < workers; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for c := 0; c < calls; c++ {
+							r, err := s.Allocate(ctx, "shared", 3)
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							mu.Lock()
+							for v := r.First; v <= r.Last; v++ {
+								if seen[v] {
+									repeats++
+								}
+								seen[v] = true
+							}
+							mu.Unlock()
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			if repeats != 0 || len(seen) != stores*workers*calls*3 {
+				t.Errorf("%d repeats, %d numbers", repeats, len(seen))
+			}
+		})
+	}
+}
+
+func TestOptions(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			a := newStore(t, b, db, &sqlseq.Options{Table: "ledger_a"})
+			c := newStore(t, b, db, &sqlseq.Options{Table: "ledger_b"})
+			a.Allocate(ctx, "k", 10)
+			if r, err := c.Allocate(ctx, "k", 1); err != nil || r.First != 1 {
+				t.Errorf("a second table shares counters: %v, %v", r, err)
+			}
+			// Migrate again changes nothing.
+			if err := a.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if last, _ := a.Last(ctx, "k"); last != 10 {
+				t.Errorf("Migrate lost the mark: %d", last)
+			}
+			for _, bad := range []string{"a b", "1x", "x;DROP TABLE y", strings.Repeat("x", 64), "a.b.c"} {
+				if _, err := sqlseq.New(db, b.dialect, &sqlseq.Options{Table: bad}); !errors.Is(err, sequence.ErrInvalidArgument) {
+					t.Errorf("table %q: %v", bad, err)
+				}
+			}
+			if _, err := sqlseq.New(db, "oracle", nil); !errors.Is(err, sequence.ErrInvalidArgument) {
+				t.Errorf("dialect oracle: %v", err)
+			}
+			// Without Migrate, a clear error, not ErrUnavailable.
+			none, _ := sqlseq.New(db, b.dialect, &sqlseq.Options{Table: "missing"})
+			if _, err := none.Allocate(ctx, "k", 1); err == nil || errors.Is(err, sequence.ErrUnavailable) {
+				t.Errorf("no table: %v", err)
+			}
+		})
+	}
+}
+
+// A row whose key bytes do not match its hash is refused, never used.
+func TestCorruptRow(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			s := newStore(t, b, db, nil)
+			if _, err := s.Allocate(ctx, "victim", 5); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.ExecContext(ctx, `UPDATE sn_ledger SET k = 'impostor'`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Allocate(ctx, "victim", 1); !errors.Is(err, sqlseq.ErrCorrupt) {
+				t.Errorf("Allocate on a row of another key: %v", err)
+			}
+			if err := s.Floor(ctx, "victim", 100); !errors.Is(err, sqlseq.ErrCorrupt) {
+				t.Errorf("Floor on a row of another key: %v", err)
+			}
+			if _, err := s.Last(ctx, "victim"); !errors.Is(err, sqlseq.ErrCorrupt) {
+				t.Errorf("Last on a row of another key: %v", err)
+			}
+		})
+	}
+}
