@@ -33,7 +33,7 @@ func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, er
 	if err != nil {
 		return nil, err
 	}
-	return serve(t, redisseq.NewAllocator(c, &redisseq.AllocatorOptions{Prefix: t.Sequence.Prefix}))
+	return serve(t, redisseq.NewRedisOnlyAllocator(c, &redisseq.AllocatorOptions{Prefix: t.Sequence.Prefix}))
 }
 
 // strictDriver is the redis-strict backend: every number from a Redis

@@ -18,6 +18,12 @@ type AllocatorOptions struct {
 	// default: [DefaultPrefix], "sn:".
 	Prefix string
 
+	// Chunk is how many numbers a refill reserves from the ledger, at
+	// least: a block larger than Chunk reserves the block. The ledger sees
+	// one call per Chunk numbers. Not used without a ledger.
+	// default: [DefaultChunk], 100000.
+	Chunk int64
+
 	// Replicas is how many replicas must have each block before Allocate
 	// returns it (Redis's WAIT, sent in the same round trip). Replication
 	// is asynchronous, so without it a failover to a replica that lagged
@@ -35,52 +41,110 @@ type AllocatorOptions struct {
 	ReplicaTimeout time.Duration
 }
 
-// Allocator is a [sequence.Allocator] that keeps one counter per key in
-// Redis, a string holding the last number reserved. Allocate is one INCRBY,
-// so one round trip per block, atomic across every process sharing the
-// Redis, and exact over the whole int64 range. Put a [sequence.Segment] in
-// front of it to issue numbers from memory.
+// DefaultChunk is the default of [AllocatorOptions.Chunk].
+const DefaultChunk = 100_000
+
+// Allocator is a [sequence.Allocator] that serves blocks from Redis, in
+// front of a ledger: a durable Allocator that every machine shares
+// (package sqlseq's Store, in production). Redis holds per key a range
+// reserved from the ledger, and Allocate takes a block from it with one
+// script call, so one round trip per block, atomic across every process
+// sharing the Redis. When the range is missing or too short for the block,
+// one caller takes the key's lock and reserves the next chunk from the
+// ledger, above everything it ever handed out; a range is only installed
+// above the one in Redis. So if Redis loses its data — an empty restart,
+// FLUSHALL, a failover to a replica that lagged — the next block comes from
+// the ledger: a gap, never a repeat, in any process on any machine. The
+// ledger sees one call per [AllocatorOptions.Chunk] numbers.
 //
-// The counters live only in Redis: if Redis loses them (a restart without
-// persistence, a failover to a replica that lagged), Allocate starts again
-// below numbers already issued. A Segment refuses such blocks with
-// [sequence.ErrRegressed]; to survive data loss without an error, use a
-// [Counter] over a durable allocator instead, or run Redis with appendfsync
-// always.
+// The ledger must be shared by every machine that shares the Redis: a
+// per-machine store (a bbolt file) behind a shared Redis repeats numbers
+// after Redis loses its data, since each machine's store knows only its
+// own ranges. Use one only when a single host uses the Redis.
 //
-// An Allocator is safe for concurrent use and implements [sequence.Floorer].
-// It works with a single Redis, Sentinel and Redis Cluster alike. It holds
-// no resource of its own; closing the client is the caller's business.
+// Put a [sequence.Segment] in front of it to issue numbers from memory.
+//
+// An Allocator is safe for concurrent use and implements
+// [sequence.Floorer]. It works with a single Redis, Sentinel and Redis
+// Cluster alike. It holds no resource of its own; closing the client and
+// the ledger is the caller's business.
 type Allocator struct {
 	rdb      redis.UniversalClient
 	prefix   string
 	replicas replicas
+	core     *Counter // with a ledger: the ranges and their refills
+	only     *onlyRedis
 }
 
-// NewAllocator returns an Allocator that keeps its counters in c.
-func NewAllocator(c redis.UniversalClient, opts *AllocatorOptions) *Allocator {
+// NewAllocator returns an Allocator that serves blocks from ranges in c,
+// reserved from ledger. It panics when c or ledger is nil; for an
+// Allocator without a ledger, see [NewRedisOnlyAllocator].
+func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, opts *AllocatorOptions) *Allocator {
 	if c == nil {
 		panic("redisseq: NewAllocator with a nil client")
+	}
+	if ledger == nil {
+		panic("redisseq: NewAllocator with a nil ledger (NewRedisOnlyAllocator keeps counters in Redis alone)")
 	}
 	var o AllocatorOptions
 	if opts != nil {
 		o = *opts
 	}
-	return &Allocator{rdb: c, prefix: prefixOrDefault(o.Prefix), replicas: newReplicas(o.Replicas, o.ReplicaTimeout)}
+	if o.Chunk < 1 {
+		o.Chunk = DefaultChunk
+	}
+	core := NewCounter(c, ledger, &CounterOptions{Prefix: o.Prefix, Step: o.Chunk, Replicas: o.Replicas, ReplicaTimeout: o.ReplicaTimeout})
+	return &Allocator{rdb: c, prefix: core.prefix, replicas: core.replicas, core: core}
 }
 
-// Key returns the Redis key that holds the counter of key.
-func (a *Allocator) Key(key string) string { return redisKey(a.prefix, key, "") }
+// NewRedisOnlyAllocator returns an Allocator that keeps one counter per
+// key in Redis alone, a string holding the last number reserved: Allocate
+// is one INCRBY. It is an explicit choice, for a Redis that never loses a
+// write it acknowledged: run with appendonly yes and appendfsync always
+// (and no RDB restore of an older snapshot), and, with replicas, set
+// [AllocatorOptions.Replicas] to at least 1 so that every block waits for
+// them. A Redis that comes back empty, or older, hands out numbers again.
+//
+// The Allocator checks what it can. At its first call it asks the server
+// for its persistence (CONFIG GET) and refuses, with an error wrapping
+// [ErrUnsafe], a server that does not fsync every write; a server that
+// hides CONFIG is trusted. It writes an epoch marker next to its counters
+// and refuses, with an error wrapping [sequence.ErrRegressed], to go on
+// once the marker it saw has gone or changed: the server restarted empty
+// or was flushed. A process that starts after the data was lost cannot
+// tell; only a ledger ([NewAllocator]) covers that.
+func NewRedisOnlyAllocator(c redis.UniversalClient, opts *AllocatorOptions) *Allocator {
+	if c == nil {
+		panic("redisseq: NewRedisOnlyAllocator with a nil client")
+	}
+	var o AllocatorOptions
+	if opts != nil {
+		o = *opts
+	}
+	prefix := prefixOrDefault(o.Prefix)
+	return &Allocator{rdb: c, prefix: prefix, replicas: newReplicas(o.Replicas, o.ReplicaTimeout), only: &onlyRedis{}}
+}
 
-// Allocate reserves the n numbers after the last one reserved for key, with
-// one INCRBY. The first Range of a new key starts at 1.
+// Key returns the Redis key that holds the counter of key (without a
+// ledger) or its range (with one).
+func (a *Allocator) Key(key string) string {
+	if a.core != nil {
+		return a.core.Key(key)
+	}
+	return redisKey(a.prefix, key, "")
+}
+
+// Allocate reserves the n numbers after the last one reserved for key. The
+// first Range of a new key starts at 1 (with a ledger: at the ledger's
+// first number).
 //
 // It returns an error wrapping [sequence.ErrInvalidArgument] if n < 1,
 // [sequence.ErrExhausted] if fewer than n numbers are left below
-// math.MaxInt64 (the counter is left as it was), [sequence.ErrUnavailable]
-// if Redis cannot be reached (or too few replicas acknowledged the block in
-// time), [ErrWrongType] or [ErrCorrupt] if the key
-// holds something else than a counter.
+// math.MaxInt64, [sequence.ErrUnavailable] if Redis or the ledger cannot be
+// reached (or too few replicas acknowledged the block in time),
+// [ErrWrongType] or [ErrCorrupt] if the key holds something else, and,
+// without a ledger, [ErrUnsafe] or [sequence.ErrRegressed] as described on
+// [NewRedisOnlyAllocator].
 func (a *Allocator) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
 	rkey := a.Key(key)
 	if n < 1 {
@@ -88,6 +152,12 @@ func (a *Allocator) Allocate(ctx context.Context, key string, n int64) (sequence
 	}
 	if err := ctx.Err(); err != nil {
 		return sequence.Range{}, classify("Allocate", rkey, err)
+	}
+	if a.core != nil {
+		return a.allocateLedgered(ctx, key, n)
+	}
+	if err := a.only.check(ctx, a, "Allocate", rkey); err != nil {
+		return sequence.Range{}, err
 	}
 	last, err := a.replicas.incrBy(ctx, a.rdb, rkey, n).Result()
 	if err != nil {
@@ -100,11 +170,40 @@ func (a *Allocator) Allocate(ctx context.Context, key string, n int64) (sequence
 	return r, nil
 }
 
+// allocateLedgered takes n consecutive numbers from key's range, refilling
+// it from the ledger when it is missing or too short.
+func (a *Allocator) allocateLedgered(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	k := counterKey{c: a.core, key: key, rangeKey: a.core.Key(key), exact: true}
+	attempt := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return sequence.Range{}, classify("Allocate", k.rangeKey, err)
+		}
+		take, last, err := k.take(ctx, n)
+		if err == nil && take == 0 {
+			take, last, err = k.refill(ctx, n, &attempt)
+		}
+		if err != nil {
+			return sequence.Range{}, err
+		}
+		if take == n {
+			return sequence.Range{First: last - n + 1, Last: last}, nil
+		}
+		if take != 0 {
+			return sequence.Range{}, newError(ErrCorrupt, nil, "key %s: asked for %d numbers, the range gave %d", k.rangeKey, n, take)
+		}
+	}
+}
+
 // Floor raises key's counter to floor, so that every later Range starts
-// above floor. A floor at or below the counter is a no-op. It returns an
-// error wrapping [sequence.ErrInvalidArgument] if floor < 0, and the errors
-// of [Allocator.Allocate] otherwise.
+// above floor; with a ledger, the ledger's floor first. A floor at or below
+// the counter is a no-op. It returns an error wrapping
+// [sequence.ErrInvalidArgument] if floor < 0, and the errors of
+// [Allocator.Allocate] otherwise.
 func (a *Allocator) Floor(ctx context.Context, key string, floor int64) error {
+	if a.core != nil {
+		return a.core.Floor(ctx, key, floor)
+	}
 	rkey := a.Key(key)
 	if floor < 0 {
 		return newError(sequence.ErrInvalidArgument, nil, "Floor key %s: floor %d is negative", rkey, floor)
@@ -112,12 +211,20 @@ func (a *Allocator) Floor(ctx context.Context, key string, floor int64) error {
 	if err := ctx.Err(); err != nil {
 		return classify("Floor", rkey, err)
 	}
+	if err := a.only.check(ctx, a, "Floor", rkey); err != nil {
+		return err
+	}
 	err := a.replicas.script(ctx, a.rdb, floorScript, rkey, strconv.FormatInt(floor, 10)).Err()
 	return classify("Floor", rkey, err)
 }
 
 // String describes a for error messages.
-func (a *Allocator) String() string { return fmt.Sprintf("redisseq.Allocator(prefix %q)", a.prefix) }
+func (a *Allocator) String() string {
+	if a.core != nil {
+		return fmt.Sprintf("redisseq.Allocator(prefix %q, ledger %T)", a.prefix, a.core.durable)
+	}
+	return fmt.Sprintf("redisseq.Allocator(prefix %q, Redis only)", a.prefix)
+}
 
 // luaInt defines, for the scripts below, canon(s): whether s is a
 // non-negative integer as Redis writes it (no sign, no leading zero, at most

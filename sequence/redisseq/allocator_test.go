@@ -39,7 +39,7 @@ func checkErr(t *testing.T, what string, err error, kinds []error, has ...string
 
 func TestAllocatorKeyLayout(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
 	tests := []struct {
 		name, prefix, key, want string
 	}{
@@ -55,7 +55,7 @@ func TestAllocatorKeyLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := redisseq.NewAllocator(rdb, &redisseq.AllocatorOptions{Prefix: tt.prefix})
+			a := redisseq.NewRedisOnlyAllocator(rdb, &redisseq.AllocatorOptions{Prefix: tt.prefix})
 			if got := a.Key(tt.key); got != tt.want {
 				t.Fatalf("Key(%q) = %q, want %q", tt.key, got, tt.want)
 			}
@@ -73,8 +73,8 @@ func TestAllocatorKeyLayout(t *testing.T) {
 // Keys that escape to look like each other must still be separate counters.
 func TestAllocatorKeysDoNotCollide(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
-	a := redisseq.NewAllocator(rdb, nil)
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	a := redisseq.NewRedisOnlyAllocator(rdb, nil)
 	keys := []string{"{", "}", "%", "%7B", "%7D", "%25", "{}", "%7B%7D", "a}b", "a%7Db", "", "{a}", "a"}
 	seen := map[string]string{}
 	for _, k := range keys {
@@ -95,7 +95,7 @@ func TestAllocatorKeysDoNotCollide(t *testing.T) {
 func TestAllocatorClusterSlots(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.SharedCluster(t).Client(t)
-	a := redisseq.NewAllocator(rdb, &redisseq.AllocatorOptions{Prefix: "slots:"})
+	a := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "slots:"})
 	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "slots:"})
 	for _, k := range []string{"a", "order:{2024}", "}x{", "%7B", "заказ"} {
 		s1, err1 := rdb.ClusterKeySlot(ctx, a.Key(k)).Result()
@@ -118,8 +118,8 @@ func TestAllocatorClusterSlots(t *testing.T) {
 
 func TestAllocatorBigNumbers(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
-	a := redisseq.NewAllocator(rdb, nil)
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	a := redisseq.NewRedisOnlyAllocator(rdb, nil)
 
 	// Above 2^53 a double cannot tell 2^53 from 2^53+1: a floor compared as
 	// a Lua number would be lost.
@@ -174,7 +174,7 @@ func TestAllocatorBigNumbers(t *testing.T) {
 
 func TestAllocatorInvalidArguments(t *testing.T) {
 	ctx := context.Background()
-	a := redisseq.NewAllocator(redistest.StartServer(t).Client(t), nil)
+	a := redisseq.NewRedisOnlyAllocator(redistest.StartServer(t, redistest.Persistent()).Client(t), nil)
 	for _, n := range []int64{0, -1, math.MinInt64} {
 		_, err := a.Allocate(ctx, "k", n)
 		checkErr(t, "Allocate with a bad n", err, []error{sequence.ErrInvalidArgument}, "sn:{k}")
@@ -184,8 +184,8 @@ func TestAllocatorInvalidArguments(t *testing.T) {
 
 func TestAllocatorForeignValues(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
-	a := redisseq.NewAllocator(rdb, nil)
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	a := redisseq.NewRedisOnlyAllocator(rdb, nil)
 	tests := []struct {
 		name  string
 		setup func(key string) error
@@ -226,8 +226,8 @@ func TestAllocatorForeignValues(t *testing.T) {
 // from EVALSHA to EVAL.
 func TestScriptFlush(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
-	a := redisseq.NewAllocator(rdb, nil)
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	a := redisseq.NewRedisOnlyAllocator(rdb, nil)
 	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 3})
 	var last int64
 	for i := range 10 {
@@ -257,9 +257,9 @@ func TestScriptFlush(t *testing.T) {
 // A Redis that cannot be reached gives ErrUnavailable with the cause, and a
 // closed client gives ErrClosed.
 func TestAllocatorUnavailable(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.StartServer(t, redistest.Persistent())
 	rdb := srv.Client(t)
-	a := redisseq.NewAllocator(rdb, nil)
+	a := redisseq.NewRedisOnlyAllocator(rdb, nil)
 	if _, err := a.Allocate(context.Background(), "k", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -272,6 +272,6 @@ func TestAllocatorUnavailable(t *testing.T) {
 
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	c.Close()
-	_, err = redisseq.NewAllocator(c, nil).Allocate(context.Background(), "k", 1)
+	_, err = redisseq.NewRedisOnlyAllocator(c, nil).Allocate(context.Background(), "k", 1)
 	checkErr(t, "Allocate with a closed client", err, []error{sequence.ErrClosed, redis.ErrClosed}, "sn:{k}")
 }

@@ -35,7 +35,7 @@ func BenchmarkRedis(b *testing.B) {
 		parallel(b, func() error { return rdb.Incr(ctx, "bench:incr").Err() })
 	})
 	b.Run("Segment+Allocator", func(b *testing.B) {
-		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, &redisseq.AllocatorOptions{Prefix: "bench:"}),
+		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "bench:"}),
 			sequence.SegmentOptions{Step: 1000, MaxStep: 1000})
 		defer seg.Close()
 		parallel(b, func() error { _, err := seg.Next(ctx, "segment"); return err })

@@ -25,17 +25,26 @@ func topologies(t *testing.T) []struct {
 	}
 }
 
+// An Allocator without a ledger, on a Redis that fsyncs every write.
+func TestConformanceRedisOnly(t *testing.T) {
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {
+		return redisseq.NewRedisOnlyAllocator(rdb, nil)
+	})
+}
+
 func TestConformance(t *testing.T) {
 	for _, top := range topologies(t) {
 		t.Run(top.name, func(t *testing.T) {
+			ledger := sequence.NewMemoryAllocator() // shared by every Allocator on this Redis
 			t.Run("Allocator", func(t *testing.T) {
 				sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {
-					return redisseq.NewAllocator(top.rdb, nil)
+					return redisseq.NewAllocator(top.rdb, ledger, &redisseq.AllocatorOptions{Chunk: 50})
 				})
 			})
 			t.Run("Segment", func(t *testing.T) {
 				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-					return sequence.NewSegment(redisseq.NewAllocator(top.rdb, nil), sequence.SegmentOptions{Step: 100})
+					return sequence.NewSegment(redisseq.NewAllocator(top.rdb, ledger, nil), sequence.SegmentOptions{Step: 100})
 				})
 			})
 			t.Run("Counter", func(t *testing.T) {

@@ -167,6 +167,10 @@ type counterKey struct {
 	c        *Counter
 	key      string
 	rangeKey string
+	// exact makes take issue all it is asked for from one range or
+	// nothing (an Allocator's block is consecutive), and refills reserve
+	// at least that much.
+	exact bool
 }
 
 func (c *Counter) bind(key string) *counterKey {
@@ -241,7 +245,11 @@ func (k *counterKey) issue(ctx context.Context, dst []int64, n int) ([]int64, er
 // many it issued and the last of them; take == 0 means the range is missing
 // or spent.
 func (k *counterKey) take(ctx context.Context, want int64) (take, last int64, err error) {
-	res, err := k.c.replicas.script(ctx, k.c.rdb, takeScript, k.rangeKey, want).Result()
+	script := takeScript
+	if k.exact {
+		script = takeExactScript
+	}
+	res, err := k.c.replicas.script(ctx, k.c.rdb, script, k.rangeKey, want).Result()
 	if err != nil {
 		return 0, 0, classify("Next", k.rangeKey, err)
 	}
@@ -326,7 +334,7 @@ func (k *counterKey) refill(ctx context.Context, want int64, attempt *int) (take
 	if take, last, err = k.take(ctx, want); err != nil || take > 0 {
 		return take, last, err
 	}
-	if err := k.install(ctx); err != nil {
+	if err := k.install(ctx, want); err != nil {
 		return 0, 0, err
 	}
 	return k.take(ctx, want)
@@ -334,12 +342,13 @@ func (k *counterKey) refill(ctx context.Context, want int64, attempt *int) (take
 
 // install reserves a range from the durable allocator and installs it in
 // Redis. A range at or below Redis's is refused by the script; then the
-// durable allocator is floored above Redis's range and asked again.
-func (k *counterKey) install(ctx context.Context) error {
+// durable allocator is floored above Redis's range and asked again. An
+// exact key's range holds at least want numbers.
+func (k *counterKey) install(ctx context.Context, want int64) error {
 	c := k.c
 	const tries = 3
 	for try := 1; ; try++ {
-		r, err := k.reserve(ctx)
+		r, err := k.reserve(ctx, want)
 		if err != nil {
 			return err
 		}
@@ -379,13 +388,16 @@ func (k *counterKey) install(ctx context.Context) error {
 }
 
 // reserve takes Step numbers from the durable allocator, or a single one
-// when fewer than Step are left.
-func (k *counterKey) reserve(ctx context.Context) (sequence.Range, error) {
+// when fewer than Step are left; an exact key takes at least want.
+func (k *counterKey) reserve(ctx context.Context, want int64) (sequence.Range, error) {
 	c := k.c
-	n := c.step
+	n, least := c.step, int64(1)
+	if k.exact {
+		n, least = max(n, want), want
+	}
 	r, err := k.allocate(ctx, n)
-	if errors.Is(err, sequence.ErrExhausted) && n > 1 {
-		n = 1
+	if errors.Is(err, sequence.ErrExhausted) && n > least {
+		n = least
 		r, err = k.allocate(ctx, n)
 	}
 	if err != nil {
@@ -522,6 +534,45 @@ if left < take then
 end
 redis.call('HINCRBY', KEYS[1], 'cur', take)
 return {take, redis.call('HGET', KEYS[1], 'cur')}
+`)
+
+// takeExactScript issues exactly ARGV[1] numbers from the range KEYS[1],
+// or none: it returns 0 when the range is missing or has fewer left, and
+// then marks a range with some left as spent (the rest is a gap), so that
+// a refill may install the next. Otherwise it returns as takeScript does.
+// The arithmetic is done by Redis, so it is exact over int64.
+var takeExactScript = redis.NewScript(luaInt + `
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
+if not v[1] or not v[2] then
+	return 0
+end
+if not canon(v[1]) or not canon(v[2]) then
+	return redis.error_reply('CORRUPT fields cur, max are ' .. string.format('%q, %q', string.sub(v[1], 1, 40), string.sub(v[2], 1, 40)))
+end
+if cmp(v[1], v[2]) >= 0 then
+	return 0
+end
+-- left = max - cur, by Redis in int64 (Redis reads no "-0": cur 0 is
+-- the first range, whose max is a chunk, small and exact in Lua).
+local left
+if v[1] == '0' then
+	left = tonumber(v[2])
+else
+	redis.call('HSET', KEYS[1], 'tmp', v[2])
+	left = redis.call('HINCRBY', KEYS[1], 'tmp', '-' .. v[1])
+	redis.call('HDEL', KEYS[1], 'tmp')
+end
+local want = tonumber(ARGV[1])
+if left < want then
+	redis.call('HSET', KEYS[1], 'cur', v[2])
+	return 0
+end
+redis.call('HINCRBY', KEYS[1], 'cur', ARGV[1])
+local last = redis.call('HGET', KEYS[1], 'cur')
+if want == 1 and #last <= 15 then
+	return tonumber(last)
+end
+return {want, last}
 `)
 
 // installScript installs the range cur=ARGV[1], max=ARGV[2] in KEYS[1] if

@@ -23,7 +23,7 @@ func ExampleNewAllocator() {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"localhost:6379"}})
 	defer rdb.Close()
 
-	seq := sequence.NewSegment(redisseq.NewAllocator(rdb, nil), sequence.SegmentOptions{Step: 1000})
+	seq := sequence.NewSegment(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), nil), sequence.SegmentOptions{Step: 1000})
 	defer seq.Close()
 
 	n, err := seq.Next(context.Background(), "invoice")

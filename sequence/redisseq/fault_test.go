@@ -173,31 +173,49 @@ func TestFaultCounterKillRestart(t *testing.T) {
 }
 
 // kill -9 Redis (no persistence) while 8 goroutines issue from a Segment
-// over the Redis Allocator alone, and restart it empty. The Allocator then
-// starts again at 1: the Segment refuses those blocks with ErrRegressed
-// rather than repeat, and Floor above the numbers seen recovers it.
+// over the Redis Allocator in front of a ledger, and restart it empty. The
+// next blocks come from the ledger, above everything issued: callers see
+// ErrUnavailable while Redis is down, then numbers again, never a repeat.
 func TestFaultSegmentKillRestart(t *testing.T) {
 	srv := redistest.StartServer(t)
-	seg := sequence.NewSegment(redisseq.NewAllocator(srv.Client(t), nil), sequence.SegmentOptions{Step: 100, MaxStep: 100})
+	ledger := sequence.NewMemoryAllocator()
+	seg := sequence.NewSegment(redisseq.NewAllocator(srv.Client(t), ledger, &redisseq.AllocatorOptions{Chunk: 1000}), sequence.SegmentOptions{Step: 100, MaxStep: 100})
 	defer seg.Close()
 	ok := func(err error) bool {
-		return errors.Is(err, sequence.ErrUnavailable) || errors.Is(err, sequence.ErrRegressed) ||
-			errors.Is(err, context.DeadlineExceeded)
+		return errors.Is(err, sequence.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
 	}
-	r := newFaultRun(t, seg, ok, sequence.ErrUnavailable, sequence.ErrRegressed)
+	r := newFaultRun(t, seg, ok, sequence.ErrUnavailable)
 	r.start()
 	r.await("2000 numbers", r.warm)
 	r.faulted.Store(true)
 	srv.Kill()
 	r.await("an ErrUnavailable", r.seen(sequence.ErrUnavailable))
 	srv.Restart()
-	r.await("an ErrRegressed", r.seen(sequence.ErrRegressed))
-	floor := r.maxSeen.Load() + 10_000
-	if err := seg.Floor(context.Background(), "k", floor); err != nil {
+	top := r.maxSeen.Load()
+	r.recovered.Store(true)
+	r.check(top)
+}
+
+// Without a ledger, an Allocator refuses a Redis that does not fsync every
+// write, and refuses to go on once the Redis it used comes back empty.
+func TestFaultRedisOnly(t *testing.T) {
+	ctx := context.Background()
+	loose := redistest.StartServer(t).Client(t)
+	if _, err := redisseq.NewRedisOnlyAllocator(loose, nil).Allocate(ctx, "k", 1); !errors.Is(err, redisseq.ErrUnsafe) {
+		t.Fatalf("Redis without appendfsync always: %v", err)
+	}
+	srv := redistest.StartServer(t, redistest.Persistent())
+	rdb := srv.Client(t)
+	a := redisseq.NewRedisOnlyAllocator(rdb, nil)
+	if _, err := a.Allocate(ctx, "k", 5); err != nil {
 		t.Fatal(err)
 	}
-	r.recovered.Store(true)
-	r.check(floor)
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Allocate(ctx, "k", 1); !errors.Is(err, sequence.ErrRegressed) {
+		t.Fatalf("after FLUSHALL: %v", err)
+	}
 }
 
 // While Redis is down a Segment keeps serving the numbers it holds, then
@@ -205,7 +223,7 @@ func TestFaultSegmentKillRestart(t *testing.T) {
 // resumes by itself.
 func TestFaultSegmentServesBufferWhileDown(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
-	seg := sequence.NewSegment(redisseq.NewAllocator(srv.Client(t), nil), sequence.SegmentOptions{Step: 1000, MaxStep: 1000})
+	seg := sequence.NewSegment(redisseq.NewRedisOnlyAllocator(srv.Client(t), nil), sequence.SegmentOptions{Step: 1000, MaxStep: 1000})
 	defer seg.Close()
 	var got []int64
 	next := func(timeout time.Duration) error {

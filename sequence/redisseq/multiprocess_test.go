@@ -76,13 +76,13 @@ func child(s childSpec) error {
 	var g sequence.Gen
 	switch s.Mode {
 	case "segment":
-		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, nil), sequence.SegmentOptions{Step: 1000, MaxStep: 1000})
+		seg := sequence.NewSegment(redisseq.NewRedisOnlyAllocator(rdb, nil), sequence.SegmentOptions{Step: 1000, MaxStep: 1000})
 		defer seg.Close()
 		g = seg
 	case "counter":
 		durable := redis.NewClient(&redis.Options{Addr: s.Durable})
 		defer durable.Close()
-		g = redisseq.NewCounter(rdb, redisseq.NewAllocator(durable, nil), &redisseq.CounterOptions{Step: 100})
+		g = redisseq.NewCounter(rdb, redisseq.NewRedisOnlyAllocator(durable, nil), &redisseq.CounterOptions{Step: 100})
 	default:
 		return fmt.Errorf("unknown mode %q", s.Mode)
 	}
@@ -217,7 +217,7 @@ func checkIncreasingPerWorker(t *testing.T, recs []record) {
 // 4 processes x 4 goroutines share one Redis through Segment+Allocator:
 // a million numbers, none repeated.
 func TestMultiProcessSegment(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.StartServer(t, redistest.Persistent())
 	const procs = 4
 	spec := childSpec{Mode: "segment", Addr: srv.Addr(), Key: "mp", Goroutines: 4, PerWorker: 62_500}
 	recs := runChildren(t, procs, spec)

@@ -20,13 +20,13 @@ func TestReplicasWait(t *testing.T) {
 	replica := redistest.StartReplica(t, master)
 	rdb, rr := master.Client(t), replica.Client(t)
 
-	a := redisseq.NewAllocator(rdb, &redisseq.AllocatorOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second})
+	a := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second})
 	for range 5 {
 		r, err := a.Allocate(ctx, "a", 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := rr.Get(ctx, a.Key("a")).Int64(); err != nil || got != r.Last {
+		if got, err := rr.HGet(ctx, a.Key("a"), "cur").Int64(); err != nil || got != r.Last {
 			t.Fatalf("replica holds %d, %v right after Allocate returned %v", got, err, r)
 		}
 	}
@@ -55,7 +55,7 @@ func TestReplicasWait(t *testing.T) {
 	}
 
 	// Two replicas asked for, one there: nothing is returned.
-	a2 := redisseq.NewAllocator(rdb, &redisseq.AllocatorOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond})
+	a2 := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond})
 	_, err := a2.Allocate(ctx, "a", 10)
 	checkErr(t, "Allocate with too few replicas", err, []error{sequence.ErrUnavailable}, "sn:{a}", "1 of the 2 replicas")
 	c2 := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond})
@@ -73,7 +73,7 @@ func TestReplicasCluster(t *testing.T) {
 		_, err := c.Next(ctx, key)
 		checkErr(t, "Next on a cluster without replicas", err, []error{sequence.ErrUnavailable}, "0 of the 1 replicas")
 	}
-	a := redisseq.NewAllocator(rdb, &redisseq.AllocatorOptions{Prefix: "repl:", Replicas: 1, ReplicaTimeout: 10 * time.Millisecond})
+	a := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "repl:", Replicas: 1, ReplicaTimeout: 10 * time.Millisecond})
 	_, err := a.Allocate(ctx, "a", 1)
 	checkErr(t, "Allocate on a cluster without replicas", err, []error{sequence.ErrUnavailable}, "0 of the 1 replicas")
 }
