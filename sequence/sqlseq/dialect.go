@@ -10,6 +10,13 @@ import (
 	"github.com/sngen/sn/sequence"
 )
 
+// execer is what runs a statement: the Store's *sql.DB, or a caller's
+// *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // queries are the statements of one dialect over one table.
 type queries struct {
 	create string
@@ -17,7 +24,13 @@ type queries struct {
 	// allocate raises key's mark by n, creating its row, and returns the
 	// new mark; found is false when no row changed (another key's row, or
 	// no room).
-	allocate func(ctx context.Context, db *sql.DB, id [32]byte, key string, n int64) (last int64, found bool, err error)
+	allocate func(ctx context.Context, db execer, id [32]byte, key string, n int64) (last int64, found bool, err error)
+	// draw is allocate inside a caller's transaction, for Gapless: it
+	// must take the row's exclusive lock at once, so that callers queue on
+	// it and never deadlock. ensure, when not nil, makes the row exist
+	// beforehand, outside the transaction.
+	draw   func(ctx context.Context, tx execer, id [32]byte, key string, n int64) (last int64, found bool, err error)
+	ensure string
 	// floor raises key's mark to at least floor; found is false when no
 	// row changed (another key's row).
 	floor func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (found bool, err error)
@@ -51,10 +64,10 @@ RETURNING last`)
 ON CONFLICT (id) DO UPDATE SET last = GREATEST(l.last, EXCLUDED.last)
 WHERE l.k = EXCLUDED.k
 RETURNING last`)
-	return queries{
+	q := queries{
 		create: create,
 		read:   r.Replace(`SELECT k, last FROM {table} WHERE id = $1`),
-		allocate: func(ctx context.Context, db *sql.DB, id [32]byte, key string, n int64) (int64, bool, error) {
+		allocate: func(ctx context.Context, db execer, id [32]byte, key string, n int64) (int64, bool, error) {
 			var last int64
 			err := db.QueryRowContext(ctx, allocSQL, id[:], []byte(key), n, math.MaxInt64-n).Scan(&last)
 			if err == sql.ErrNoRows {
@@ -71,6 +84,10 @@ RETURNING last`)
 			return err == nil, err
 		},
 	}
+	// ON CONFLICT DO UPDATE locks the row it updates, without an upgrade
+	// from a shared lock: concurrent transactions queue on it.
+	q.draw = q.allocate
+	return q
 }
 
 // mysql: one INSERT ... ON DUPLICATE KEY UPDATE per call, which hands the
@@ -89,10 +106,27 @@ func mysql(table string) queries {
 ON DUPLICATE KEY UPDATE last = IF(k = ? AND last <= ?, LAST_INSERT_ID(last + ?), last + 0 * LAST_INSERT_ID(0))`)
 	floorSQL := r.Replace(`INSERT INTO {table} (id, k, last) VALUES (?, ?, LAST_INSERT_ID(?))
 ON DUPLICATE KEY UPDATE last = IF(k = ?, LAST_INSERT_ID(GREATEST(last, ?)), last + 0 * LAST_INSERT_ID(0))`)
+	drawSQL := r.Replace(`UPDATE {table} SET last = LAST_INSERT_ID(last + ?) WHERE id = ? AND k = ? AND last <= ?`)
 	return queries{
 		create: create,
 		read:   r.Replace(`SELECT k, last FROM {table} WHERE id = ?`),
-		allocate: func(ctx context.Context, db *sql.DB, id [32]byte, key string, n int64) (int64, bool, error) {
+		// InnoDB's INSERT ... ON DUPLICATE KEY UPDATE takes a shared lock
+		// on the row before the exclusive one: two transactions doing it
+		// deadlock. In a transaction, an UPDATE of a row that exists
+		// takes the exclusive lock at once.
+		ensure: r.Replace(`INSERT IGNORE INTO {table} (id, k, last) VALUES (?, ?, 0)`),
+		draw: func(ctx context.Context, tx execer, id [32]byte, key string, n int64) (int64, bool, error) {
+			res, err := tx.ExecContext(ctx, drawSQL, n, id[:], []byte(key), math.MaxInt64-n)
+			if err != nil {
+				return 0, false, err
+			}
+			if rows, err := res.RowsAffected(); err != nil || rows == 0 {
+				return 0, false, err
+			}
+			last, err := res.LastInsertId()
+			return last, err == nil && last > 0, err
+		},
+		allocate: func(ctx context.Context, db execer, id [32]byte, key string, n int64) (int64, bool, error) {
 			res, err := db.ExecContext(ctx, allocSQL, id[:], []byte(key), n, []byte(key), math.MaxInt64-n, n)
 			if err != nil {
 				return 0, false, err

@@ -20,21 +20,44 @@ import (
 type backend struct {
 	name    string
 	dialect sqlseq.Dialect
-	open    func(tb testing.TB) *sql.DB // a fresh, empty database
+	driver  string                     // database/sql driver name
+	dsn     func(tb testing.TB) string // a fresh, empty database
+}
+
+// open opens a fresh, empty database, closed when the test ends.
+func (b backend) open(tb testing.TB) *sql.DB {
+	db, _ := b.openDSN(tb)
+	return db
+}
+
+func (b backend) openDSN(tb testing.TB) (*sql.DB, string) {
+	dsn := b.dsn(tb)
+	db, err := sql.Open(b.driver, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	dsns.Store(db, dsn)
+	return db, dsn
+}
+
+// dsns remembers the DSN of each database the tests opened.
+var dsns sync.Map
+
+func dsnOf(t *testing.T, _ backend, db *sql.DB) string {
+	v, ok := dsns.Load(db)
+	if !ok {
+		t.Fatal("no DSN for this database")
+	}
+	return v.(string)
 }
 
 func postgresBackend() backend {
-	return backend{"postgres", sqlseq.Postgres, func(tb testing.TB) *sql.DB {
-		srv := pgtest.Shared(tb)
-		return srv.DB(tb, srv.NewDatabase(tb))
-	}}
+	return backend{"postgres", sqlseq.Postgres, "pgx", func(tb testing.TB) string { return pgtest.Shared(tb).NewDatabase(tb) }}
 }
 
 func mysqlBackend() backend {
-	return backend{"mariadb", sqlseq.MySQL, func(tb testing.TB) *sql.DB {
-		srv := mysqltest.Shared(tb)
-		return srv.DB(tb, srv.NewDatabase(tb))
-	}}
+	return backend{"mariadb", sqlseq.MySQL, "mysql", func(tb testing.TB) string { return mysqltest.Shared(tb).NewDatabase(tb) }}
 }
 
 // backends are the databases every test runs on.

@@ -1,0 +1,108 @@
+package sqlseq
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// Gapless is a [sequence.Gen] for series that must have no gaps, such as
+// the invoice numbers many tax laws demand: it draws each number inside the
+// caller's own transaction, which the context carries ([WithTx]). The
+// key's row is raised in that transaction and rolled back with it, so the
+// numbers of committed transactions are exactly 1, 2, 3... with no gap and
+// no repeat. Concurrent callers for one key queue on the row's lock until
+// the transaction that holds it ends, as long as their context allows;
+// none fails for want of the lock (no NOWAIT).
+//
+// The price is that the key is serialized: one transaction at a time
+// draws from it, for as long as the transaction lasts. Keep such
+// transactions short, and use a [sequence.Segment] over a [Store] for
+// everything that may have gaps.
+//
+// A key drawn by Gapless must be drawn by nothing else: a block reserved
+// for it with [Store.Allocate] would be a gap. Gapless implements
+// [sequence.Batcher] (n consecutive numbers in one statement) and nothing
+// that would hold numbers outside a transaction.
+type Gapless struct {
+	s    *Store
+	rows sync.Map // keys whose row is known to exist
+}
+
+// Gapless returns the gapless Gen over the Store's ledger.
+func (s *Store) Gapless() *Gapless { return &Gapless{s: s} }
+
+type txKey struct{}
+
+// WithTx returns a context that carries tx, for [Gapless] to draw in. sn
+// renders a template with such a context like any other
+// (g.Next(sqlseq.WithTx(ctx, tx))): the transaction travels with the call,
+// not through sn's API, so that sn knows nothing of SQL and every
+// Generator, template and option works in a transaction unchanged. The
+// transaction must belong to the database of the Store.
+func WithTx(ctx context.Context, tx *sql.Tx) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
+// ErrNoTx means Gapless was called without a transaction in its context.
+var ErrNoTx = fmt.Errorf("sqlseq: gapless numbers need a transaction (sqlseq.WithTx): %w", sequence.ErrInvalidArgument)
+
+// Next draws key's next number in the context's transaction.
+func (g *Gapless) Next(ctx context.Context, key string) (int64, error) {
+	last, err := g.draw(ctx, key, 1)
+	return last, err
+}
+
+// NextN appends n consecutive numbers of key to dst, drawn in the
+// context's transaction with one statement.
+func (g *Gapless) NextN(ctx context.Context, key string, dst []int64, n int) ([]int64, error) {
+	if n < 0 {
+		return dst, fmt.Errorf("sqlseq: NextN(%d): %w", n, sequence.ErrInvalidArgument)
+	}
+	if n == 0 {
+		return dst, nil
+	}
+	last, err := g.draw(ctx, key, int64(n))
+	if err != nil {
+		return dst, err
+	}
+	for v := last - int64(n) + 1; v <= last; v++ {
+		dst = append(dst, v)
+	}
+	return dst, nil
+}
+
+// draw raises key's mark by n in the context's transaction. It does not
+// retry: a failed statement may have aborted the transaction, which is the
+// caller's to retry as a whole.
+func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) {
+	tx, _ := ctx.Value(txKey{}).(*sql.Tx)
+	if tx == nil {
+		return 0, ErrNoTx
+	}
+	s := g.s
+	id := hash(key)
+	if s.q.ensure != "" {
+		if _, ok := g.rows.Load(key); !ok {
+			err := s.retry(ctx, "gapless row", func() error {
+				_, err := s.db.ExecContext(ctx, s.q.ensure, id[:], []byte(key))
+				return err
+			})
+			if err != nil {
+				return 0, err
+			}
+			g.rows.Store(key, true)
+		}
+	}
+	last, found, err := s.q.draw(ctx, tx, id, key, n)
+	if err != nil {
+		return 0, classify("gapless draw", s.table, err, ctx)
+	}
+	if !found {
+		return 0, s.refused(ctx, key, fmt.Sprintf("%d more numbers", n))
+	}
+	return last, nil
+}
