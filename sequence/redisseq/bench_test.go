@@ -2,6 +2,8 @@ package redisseq_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,4 +96,33 @@ func BenchmarkRedis(b *testing.B) {
 		b.ReportMetric(float64(counterNs.Load())/float64(b.N), "latency-ns/Counter")
 		b.ReportMetric(float64(incrNs.Load())/float64(counterNs.Load()), "throughput-ratio")
 	})
+}
+
+// BenchmarkStrictVsINCR compares the strict Counter, whose concurrent
+// calls are coalesced into one round trip, with one INCR per number, at 1,
+// 16 and 64 concurrent callers on one server, side by side in one run.
+func BenchmarkStrictVsINCR(b *testing.B) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(b).Client(b)
+	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "strict:"})
+	for _, callers := range []int{1, 16, 64} {
+		per := max(1, callers/runtime.GOMAXPROCS(0))
+		run := func(b *testing.B, next func() error) {
+			b.SetParallelism(per)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := next(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("callers=%d/INCR", callers), func(b *testing.B) {
+			run(b, func() error { return rdb.Incr(ctx, "strict:incr").Err() })
+		})
+		b.Run(fmt.Sprintf("callers=%d/Counter", callers), func(b *testing.B) {
+			run(b, func() error { _, err := c.Next(ctx, "k"); return err })
+		})
+	}
 }

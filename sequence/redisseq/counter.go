@@ -117,6 +117,7 @@ type Counter struct {
 
 	mu      sync.Mutex
 	refills map[string]*refill // range key -> the refill in flight in this process
+	groups  sync.Map           // range key -> *group: the calls of Next queued in this process
 }
 
 // refill is one refill in flight; done closes when it ends, after err is set.
@@ -189,19 +190,89 @@ func (c *Counter) Next(ctx context.Context, key string) (int64, error) {
 func (c *Counter) Bind(key string) sequence.Handle { return c.bind(key) }
 
 // Next returns the next number for the Handle's key.
+//
+// Concurrent calls for one key in one process are coalesced (group
+// commit): while one round trip is under way, the calls that arrive queue,
+// and the next round trip takes numbers for all of them at once, handed
+// out in the order the calls arrived. So a call that started after another
+// returned still gets a larger number, in this process and in every other,
+// and many callers cost one round trip instead of one each.
 func (k *counterKey) Next(ctx context.Context) (int64, error) {
-	attempt := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return 0, classify("Next", k.rangeKey, err)
+	if err := ctx.Err(); err != nil {
+		return 0, classify("Next", k.rangeKey, err)
+	}
+	g := k.c.group(k.rangeKey)
+	w := &waiter{done: make(chan struct{})}
+	g.mu.Lock()
+	g.waiting = append(g.waiting, w)
+	lead := !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	if lead {
+		k.flush(ctx, g)
+	}
+	select {
+	case <-w.done:
+		return w.n, w.err
+	case <-ctx.Done():
+		// The number drawn for this call, if any, becomes a gap.
+		return 0, classify("Next", k.rangeKey, ctx.Err())
+	}
+}
+
+// group is the queue of one key's calls in one process.
+type group struct {
+	mu      sync.Mutex
+	waiting []*waiter
+	busy    bool // a flush is under way or about to be
+}
+
+// waiter is one queued call; done closes when n or err is set.
+type waiter struct {
+	n    int64
+	err  error
+	done chan struct{}
+}
+
+func (c *Counter) group(rangeKey string) *group {
+	if g, ok := c.groups.Load(rangeKey); ok {
+		return g.(*group)
+	}
+	g, _ := c.groups.LoadOrStore(rangeKey, &group{})
+	return g.(*group)
+}
+
+// flushTimeout bounds one round of a flush, which serves callers other
+// than the one whose context it started with.
+const flushTimeout = 10 * time.Second
+
+// flush takes numbers for the queued calls and hands them out in order. The
+// caller that starts it serves one batch (its own call is in it) and hands
+// what queued meanwhile to a goroutine.
+func (k *counterKey) flush(ctx context.Context, g *group) {
+	g.mu.Lock()
+	batch := g.waiting
+	g.waiting = nil
+	g.mu.Unlock()
+	if len(batch) > 0 {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+		nums, err := k.issue(fctx, make([]int64, 0, len(batch)), len(batch))
+		cancel()
+		for i, w := range batch {
+			if i < len(nums) {
+				w.n = nums[i]
+			} else {
+				w.err = err
+			}
+			close(w.done)
 		}
-		take, last, err := k.take(ctx, 1)
-		if err == nil && take == 0 {
-			take, last, err = k.refill(ctx, 1, &attempt)
-		}
-		if err != nil || take == 1 {
-			return last, err
-		}
+	}
+	g.mu.Lock()
+	more := len(g.waiting) > 0
+	g.busy = more
+	g.mu.Unlock()
+	if more {
+		go k.flush(context.WithoutCancel(ctx), g)
 	}
 }
 
