@@ -177,16 +177,21 @@ func SharedCluster(tb testing.TB) *Cluster {
 // [SharedCluster], and exits with the tests' status. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { redistest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m.Run)) }
+
+// Run runs tests (m.Run, or another harness's Run around it) and then stops
+// the servers started by [SharedCluster], as [Main] does, and returns the
+// tests' code.
+func Run(tests func() int) int {
 	shared.Lock()
 	shared.main = true
 	shared.Unlock()
-	code := m.Run()
+	code := tests()
 	shared.Lock()
 	if shared.cluster != nil {
 		shared.cluster.stop()
 		shared.cluster = nil
 	}
 	shared.Unlock()
-	os.Exit(code)
+	return code
 }

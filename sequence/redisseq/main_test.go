@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
 )
 
@@ -14,5 +15,8 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(runChild(spec))
 	}
-	redistest.Main(m)
+	if spec := os.Getenv(ledgerEnv); spec != "" {
+		os.Exit(runLedgerChild(spec))
+	}
+	os.Exit(pgtest.Run(func() int { return redistest.Run(m.Run) }))
 }
