@@ -120,3 +120,55 @@ func TestReplicasFailover(t *testing.T) {
 		t.Fatal("numbers repeated across the failover")
 	}
 }
+
+// A failover to the replica loses no block the Allocator over a ledger
+// returned (with Replicas, every block waits for the replica): blocks after
+// it are above all of them.
+func TestReplicasFailoverAllocator(t *testing.T) {
+	ctx := context.Background()
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master)
+	ledger := sequence.NewMemoryAllocator()
+	a := redisseq.NewAllocator(master.Client(t), ledger, &redisseq.AllocatorOptions{Chunk: 100, Replicas: 1, ReplicaTimeout: 2 * time.Second})
+	var mu sync.Mutex
+	var got []int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				r, err := a.Allocate(ctx, "k", 3)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for v := r.First; v <= r.Last; v++ {
+					got = append(got, v)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	master.Kill()
+	rr := replica.Client(t)
+	if err := rr.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	promoted := redisseq.NewAllocator(rr, ledger, &redisseq.AllocatorOptions{Chunk: 100})
+	var after []int64
+	for range 100 {
+		r, err := promoted.Allocate(ctx, "k", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v := r.First; v <= r.Last; v++ {
+			after = append(after, v)
+		}
+	}
+	all := append(slices.Clone(got), after...)
+	slices.Sort(all)
+	if d := len(all) - len(slices.Compact(all)); d != 0 {
+		t.Fatalf("%d numbers repeated across the failover", d)
+	}
+}
