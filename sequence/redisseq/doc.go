@@ -1,14 +1,28 @@
 // Package redisseq is the Redis backend of package sequence, built on
-// github.com/redis/go-redis/v9. It offers two ways to issue numbers:
+// github.com/redis/go-redis/v9. Redis is a cache in front of a ledger: a
+// durable allocator shared by every machine (package sqlseq's Store on
+// PostgreSQL or MySQL). Redis holds each key's current range, reserved from
+// the ledger in chunks; a range is refilled from the ledger above
+// everything it ever handed out, and only ever installed above the one in
+// Redis, so Redis losing its data (an empty restart, FLUSHALL) costs a gap,
+// never a repeat, in any process on any machine. It offers two ways to
+// issue numbers:
 //
-//   - [Allocator], a [sequence.Allocator] that reserves blocks with one
-//     INCRBY. Put a [sequence.Segment] in front of it and almost every
-//     number comes from memory: the fastest choice, with numbers unique but
-//     only roughly in order across processes.
+//   - [Allocator] ([NewAllocator]), a [sequence.Allocator] that takes a
+//     block from the range with one script call. Put a [sequence.Segment]
+//     in front of it and almost every number comes from memory: the
+//     fastest choice, with numbers unique but only roughly in order across
+//     processes.
 //   - [Counter], a strict [sequence.Gen]: "first come, first served" across
-//     every process, one round trip per number. Redis holds each key's
-//     current range; ranges come from a durable allocator (package boltseq,
-//     or a database), so losing Redis's data costs a gap, never a repeat.
+//     every process. Concurrent calls in one process are coalesced into one
+//     round trip (group commit), in the order they arrived.
+//
+// The ledger must be one that every machine shares: a store per machine (a
+// bbolt file) behind a shared Redis repeats numbers once Redis loses its
+// data, since each machine's store knows only its own ranges.
+// [NewRedisOnlyAllocator] keeps counters in Redis alone, as an explicit
+// choice that needs a Redis with appendonly yes and appendfsync always,
+// which it checks.
 //
 // [Lock], the distributed lock Counter refills under, is usable on its own.
 //
@@ -42,11 +56,14 @@
 // including NUL and non-UTF-8 bytes). The escaped prefix is P with the same
 // escaping. Then:
 //
-//	P{E}        string  Allocator: the last number reserved for K ("0" or
-//	                    absent before the first Allocate).
-//	P{E}:range  hash    Counter: cur, the last number issued; max, the last
-//	                    number of the current range (spent when cur >= max).
-//	P{E}:lock   string  Counter: the refill lock's random token, with a TTL.
+//	P{E}        string  Redis-only Allocator: the last number reserved for K
+//	                    ("0" or absent before the first Allocate).
+//	P{E}:range  hash    Allocator and Counter over a ledger: cur, the last
+//	                    number issued; max, the last number of the current
+//	                    range (spent when cur >= max).
+//	P{E}:lock   string  the refill lock's random token, with a TTL.
+//	P{}:epoch   string  Redis-only Allocator: a random marker; its loss means
+//	                    Redis lost its data.
 //
 // The escaping is injective and leaves no brace in E, so two different
 // keys never share a Redis key, and "{E}" is the key's Redis Cluster hash
