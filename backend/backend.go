@@ -1,9 +1,10 @@
 // Package backend registers the durable backends of package
-// github.com/sngen/sn/config: "bolt", an embedded bbolt file; "redis",
-// blocks of numbers reserved from Redis; and "redis-strict", every number
-// from one Redis counter, refilled from a bolt file. They live here, and
-// not in package config, so that a program using only memory sequences
-// never links a database client. Import the package for its side effect:
+// github.com/sngen/sn/config: "bolt", an embedded bbolt file; "sql", a
+// ledger table in PostgreSQL or MySQL; "redis", blocks of numbers reserved
+// from Redis; and "redis-strict", every number from one Redis counter. They
+// live here, and not in package config, so that a program using only
+// memory sequences never links a database client. Import the package for
+// its side effect:
 //
 //	import _ "github.com/sngen/sn/backend"
 //
@@ -14,13 +15,44 @@
 //	defer set.Close()
 //	orders, _ := set.Get("orders")
 //
-// A Build opens each bolt file once and connects to each Redis URL once,
-// however many templates use them (a bolt file named by bolt and by
-// redis-strict templates is one store), and the Set closes them when it is
-// closed. The bolt and redis backends wrap each template's allocator in a
+// A Build opens each bolt file once, each ledger database once (one
+// *sql.DB per URL) and connects to each Redis URL once, however many
+// templates use them (a bolt file named by bolt and by redis-strict
+// templates is one store), and the Set closes them when it is closed. The
+// bolt, sql and redis backends wrap each template's allocator in a
 // sequence.Segment with the template's steps or, under config.WithExact,
 // reserve exactly what each call asks for. A redis-strict sequence is
-// redisseq's strict Counter, refilled from the bolt file at its path.
+// redisseq's strict Counter.
+//
+// # Ledgers
+//
+// A ledger is a table in PostgreSQL or MySQL (sqlseq) that records every
+// number handed out, shared by every machine that issues numbers. Its
+// ledger field is a URL:
+//
+//	postgres://user:password@host:5432/db?sslmode=disable   PostgreSQL, through pgx (or postgresql://)
+//	mysql://user:password@host:3306/db                      MySQL 8 or MariaDB 10.5+, through go-sql-driver/mysql
+//
+// A mysql URL becomes the driver's DSN, user:password@tcp(host:3306)/db?parseTime=true,
+// its query the DSN's parameters. The table (table, default "sn_ledger")
+// is created when a Build first opens the ledger, within fetch_timeout.
+//
+// The sql backend issues from the ledger alone: one statement per block.
+// The redis backend with a ledger serves blocks from ranges in Redis
+// reserved from the ledger (redisseq.NewAllocator), and redis-strict with
+// a ledger refills its counter from it (redisseq.NewCounter): if Redis
+// loses its data, the next range comes from the ledger, above everything
+// issued on any machine, a gap and never a repeat.
+//
+// Redis is never paired silently with a store of one machine's:
+//
+//   - redis without a ledger keeps its counters in Redis alone
+//     (redisseq.NewRedisOnlyAllocator), and its first call refuses, with an
+//     error wrapping redisseq.ErrUnsafe, a Redis that does not run with
+//     appendonly yes and appendfsync always;
+//   - redis-strict without a ledger is refused, unless single_host: true
+//     says that one host alone uses the Redis: then the bolt file at its
+//     path backs the counter.
 //
 // A relative path is resolved against the directory of config.WithDir;
 // config.WithLockWait bounds the wait for a bolt file that another
@@ -29,8 +61,10 @@
 // The fields each backend reads, besides backend:
 //
 //	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout
-//	redis          url (required), prefix, step, min_step, max_step, prefetch, target, fetch_timeout
-//	redis-strict   url and path (required), prefix, step, fetch_timeout (bounds the first PING)
+//	sql            ledger (required), table, step, min_step, max_step, prefetch, target, fetch_timeout
+//	redis          url (required), prefix, ledger, table, step, min_step, max_step, prefetch, target, fetch_timeout
+//	redis-strict   url (required), prefix, ledger, table, and without a ledger path and single_host (required),
+//	               step, fetch_timeout (bounds the first PING and the ledger's set-up)
 //
 // # Redis URLs
 //
@@ -59,6 +93,7 @@ import (
 
 func init() {
 	config.Register("bolt", boltDriver{})
+	config.Register("sql", sqlDriver{})
 	config.Register("redis", redisDriver{})
 	config.Register("redis-strict", strictDriver{})
 }

@@ -15,11 +15,17 @@ import (
 
 	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn/config"
-	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/internal/mysqltest"
+	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/sequence/boltseq"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain runs the tests with the PostgreSQL and MariaDB servers of
+// pgtest and mysqltest, stopped when the tests end. (The Redis servers and
+// clusters are each a test's own.)
+func TestMain(m *testing.M) {
+	os.Exit(pgtest.Run(func() int { return mysqltest.Run(m.Run) }))
+}
 
 // issue returns n numbers of template name.
 func issue(t *testing.T, set *config.Set, name string, n int) []string {
@@ -187,6 +193,12 @@ func TestFailedBuildReleases(t *testing.T) {
 	last(t, filepath.Join(dir, "free.db"), "") // released
 }
 
+// strictNeedsLedger is the error of a redis-strict template "a" without a
+// ledger, nor a path on a single host.
+const strictNeedsLedger = `config: template "a": sequence.ledger: the redis-strict backend needs a ledger that every machine using its Redis shares, ` +
+	`a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db ` +
+	`(set ledger here or in store; or, when one host alone uses the Redis, path and single_host: true)`
+
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	held, err := boltseq.Open(filepath.Join(dir, "held.db"), nil)
@@ -206,7 +218,9 @@ func TestOpenErrors(t *testing.T) {
 		{name: "no path", s: config.Sequence{Backend: "bolt"},
 			want: `config: template "a": sequence.path: the bolt backend needs a file (set path here or in store)`},
 		{name: "unknown backend", s: config.Sequence{Backend: "etcd"},
-			want: `config: template "a": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict)`},
+			want: `config: template "a": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict, sql)`},
+		{name: "a database for a backend", s: config.Sequence{Backend: "postgres"},
+			want: `config: template "a": sequence.backend "postgres": unknown (want bolt, memory, redis, redis-strict, sql; for postgres, set backend: sql and ledger: postgres://user:password@host:5432/db)`},
 		{name: "bad step", s: config.Sequence{Backend: "bolt", Path: "x.db", Step: -1},
 			want: "config: template \"a\": sequence.step -1: want 1 or more (or 0 for the default)"},
 		{name: "no url", s: config.Sequence{Backend: "redis"},
@@ -217,14 +231,45 @@ func TestOpenErrors(t *testing.T) {
 			want: `config: template "a": sequence.url: redis URL "localhost:6379": want redis://host:port, rediss://, unix:// or redis+cluster://host:port,host:port`},
 		{name: "password hidden", s: config.Sequence{Backend: "redis", URL: "redis://u:secret@localhost:6379/x"},
 			want: `config: template "a": sequence.url: redis URL "redis://u:xxxxx@localhost:6379/x": redis: invalid database number: "x"`},
-		{name: "strict with bad url", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", URL: "nope://"},
+		{name: "strict with bad url", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", SingleHost: true, URL: "nope://"},
 			want: `config: template "a": sequence.url: redis URL "nope://": unknown scheme "nope" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
-		{name: "strict without url and path", s: config.Sequence{Backend: "redis-strict"},
-			want: `config: template "a": sequence.path: the redis-strict backend needs a file (set path here or in store)` + "\n" +
+		{name: "strict without url and ledger", s: config.Sequence{Backend: "redis-strict"},
+			want: strictNeedsLedger + "\n" +
 				`config: template "a": sequence.url: the redis-strict backend needs a Redis URL (set url here or in store)`},
-		{name: "fields the backend does not read", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", URL: "redis://x", Target: "1m", MaxStep: 5},
+		// A file per machine behind a shared Redis repeats numbers once
+		// Redis loses its data: only a single host may pair them.
+		{name: "strict with a file and no ledger", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", URL: "redis://x"},
+			want: `config: template "a": sequence.path: path "strict.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis`},
+		{name: "strict on a single host without a file", s: config.Sequence{Backend: "redis-strict", URL: "redis://x", SingleHost: true},
+			want: strictNeedsLedger},
+		{name: "fields the backend does not read", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", SingleHost: true, URL: "redis://x", Target: "1m", MaxStep: 5},
 			want: `config: template "a": sequence.max_step: not used by the redis-strict backend` + "\n" +
 				`config: template "a": sequence.target: not used by the redis-strict backend`},
+		{name: "bolt reads no ledger", s: config.Sequence{Backend: "bolt", Path: "x.db", Ledger: "postgres://h/db", SingleHost: true},
+			want: `config: template "a": sequence.ledger: not used by the bolt backend` + "\n" +
+				`config: template "a": sequence.single_host: not used by the bolt backend`},
+		{name: "redis reads no single_host", s: config.Sequence{Backend: "redis", URL: "redis://x", SingleHost: true},
+			want: `config: template "a": sequence.single_host: not used by the redis backend`},
+		{name: "sql without ledger", s: config.Sequence{Backend: "sql"},
+			want: `config: template "a": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db (set ledger here or in store)`},
+		{name: "ledger not a URL", s: config.Sequence{Backend: "sql", Ledger: "host=db dbname=orders password=secret"},
+			want: `config: template "a": sequence.ledger: ledger "host=db dbname=orders password=xxxxx": want a URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db`},
+		{name: "ledger scheme", s: config.Sequence{Backend: "redis", URL: "redis://x", Ledger: "sqlite://u:secret@/x.db"},
+			want: `config: template "a": sequence.ledger: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql or mysql: postgres://user:password@host:5432/db or mysql://user:password@host:3306/db)`},
+		{name: "ledger password hidden", s: config.Sequence{Backend: "sql", Ledger: "postgres://u:secret@h:port/db"},
+			want: `config: template "a": sequence.ledger: ledger "postgres://u:xxxxx@h:port/db": invalid port ":port" after host`},
+		{name: "mysql ledger without a database", s: config.Sequence{Backend: "sql", Ledger: "mysql://u:secret@h:3306"},
+			want: `config: template "a": sequence.ledger: ledger "mysql://u:xxxxx@h:3306": want a database name, as in mysql://user:password@host:3306/db`},
+		{name: "mysql ledger without a host", s: config.Sequence{Backend: "sql", Ledger: "mysql:///db"},
+			want: `config: template "a": sequence.ledger: ledger "mysql:///db": want a host, as in mysql://user:password@host:3306/db`},
+		{name: "mysql ledger with a bad parameter", s: config.Sequence{Backend: "sql", Ledger: "mysql://h/db?parseTime=maybe"},
+			want: `config: template "a": sequence.ledger: ledger "mysql://h/db?parseTime=maybe": invalid bool value: maybe`},
+		{name: "bad table", s: config.Sequence{Backend: "sql", Ledger: "postgres://h/db", Table: "sn-ledger"},
+			want: `config: template "a": sequence.table: table "sn-ledger": want a name such as sn_ledger or billing.sn_ledger (letters, digits and "_")`},
+		{name: "table without ledger", s: config.Sequence{Backend: "redis", URL: "redis://x", Table: "numbers"},
+			want: `config: template "a": sequence.table: table "numbers" names the ledger's table: set ledger too`},
+		{name: "strict on a single host with a table", s: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "strict.db", SingleHost: true, Table: "numbers"},
+			want: `config: template "a": sequence.table: table "numbers" names the ledger's table: set ledger too`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,6 +301,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	segment := []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout"}
+	strictFields := []string{"url", "prefix", "ledger", "table", "path", "single_host", "step", "fetch_timeout"}
 	tests := []struct {
 		name string
 		dir  string
@@ -268,12 +314,23 @@ func TestCheck(t *testing.T) {
 			config.Store{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
 		{"bolt in the current directory", "", config.Sequence{Backend: "bolt", Path: "sn.db"},
 			config.Store{ID: "bolt " + filepath.Join(wd, "sn.db"), Durable: true, Fields: append([]string{"path"}, segment...)}},
+		{"sql", "", config.Sequence{Backend: "sql", Ledger: "postgres://u:pw@db:5432/orders?sslmode=disable"},
+			config.Store{ID: `sql ledger postgres://u:xxxxx@db:5432/orders?sslmode=disable table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
+		{"sql on mysql with a table", "", config.Sequence{Backend: "sql", Ledger: "mysql://u:pw@db/orders", Table: "billing.numbers"},
+			config.Store{ID: `sql ledger mysql://u:xxxxx@db/orders table billing.numbers`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
+		{"sql with a password parameter", "", config.Sequence{Backend: "sql", Ledger: "postgresql://db/orders?user=u&password=pw"},
+			config.Store{ID: `sql ledger postgresql://db/orders?password=xxxxx&user=u table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
 		{"redis", "", config.Sequence{Backend: "redis", URL: "redis://u:pw@h:6379/1"},
-			config.Store{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append([]string{"url", "prefix"}, segment...)}},
+			config.Store{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append([]string{"url", "prefix", "ledger", "table"}, segment...)}},
 		{"redis with a prefix", "", config.Sequence{Backend: "redis", URL: "redis://h:6379/1", Prefix: "t:"},
-			config.Store{ID: `redis redis://h:6379/1 prefix "t:"`, Durable: true, Fields: append([]string{"url", "prefix"}, segment...)}},
-		{"redis-strict", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db"},
-			config.Store{ID: `redis-strict redis://h prefix "sn:" /srv/s.db`, Durable: true, Fields: []string{"url", "prefix", "path", "step", "fetch_timeout"}}},
+			config.Store{ID: `redis redis://h:6379/1 prefix "t:"`, Durable: true, Fields: append([]string{"url", "prefix", "ledger", "table"}, segment...)}},
+		{"redis with a ledger", "", config.Sequence{Backend: "redis", URL: "redis://h:6379/1", Ledger: "mysql://u:pw@db/orders"},
+			config.Store{ID: `redis redis://h:6379/1 prefix "sn:" ledger mysql://u:xxxxx@db/orders table sn_ledger`, Durable: true, Fields: append([]string{"url", "prefix", "ledger", "table"}, segment...)}},
+		{"redis-strict on a single host", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db", SingleHost: true},
+			config.Store{ID: `redis-strict redis://h prefix "sn:" /srv/s.db`, Durable: true, Fields: strictFields}},
+		// The ledger wins over a path (inherited from a store, say).
+		{"redis-strict with a ledger", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db", Ledger: "postgres://db/orders", Table: "t"},
+			config.Store{ID: `redis-strict redis://h prefix "sn:" ledger postgres://db/orders table t`, Durable: true, Fields: strictFields}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,77 +4,128 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/sqlseq"
 )
 
 // redisDriver is the redis backend: blocks of numbers reserved from Redis
-// (redisseq's Allocator), served through a sequence.Segment.
+// (redisseq's Allocator), served through a sequence.Segment. With a
+// ledger, Redis serves ranges reserved from it (redisseq.NewAllocator);
+// without one, Redis keeps the counters alone
+// (redisseq.NewRedisOnlyAllocator), and the first call refuses a Redis
+// that does not run with appendonly yes and appendfsync always.
 type redisDriver struct{}
 
-// Check requires a URL of a form NewRedisClient takes; the store is the
-// URL and the key prefix.
+// Check requires a URL of a form NewRedisClient takes, and checks the
+// ledger, when there is one; the store is the URL, the key prefix and the
+// ledger.
 func (redisDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: append([]string{"url", "prefix"}, segmentFields...)}
-	if err := checkURL(t.Sequence.URL, "redis"); err != nil {
+	st := config.Store{Durable: true, Fields: slices.Concat([]string{"url", "prefix"}, ledgerFields, segmentFields)}
+	errs := []error{checkURL(t.Sequence.URL, "redis"), checkLedger(t.Sequence, "redis", false)}
+	if err := errors.Join(errs...); err != nil {
 		return st, err
 	}
 	st.ID = redisID("redis", t.Sequence)
+	if t.Sequence.Ledger != "" {
+		st.ID += " " + ledgerID(t.Sequence)
+	}
 	return st, nil
 }
 
-// Open connects to the URL, or shares the client the Build has.
+// Open connects to the URL and opens the ledger, or shares those the
+// Build has.
 func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	var ledger *sqlseq.Store
+	if t.Sequence.Ledger != "" {
+		var err error
+		if ledger, err = openLedger(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	c, err := connect(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	return serve(t, redisseq.NewRedisOnlyAllocator(c, &redisseq.AllocatorOptions{Prefix: t.Sequence.Prefix}))
+	opts := &redisseq.AllocatorOptions{Prefix: t.Sequence.Prefix}
+	if ledger == nil {
+		return serve(t, redisseq.NewRedisOnlyAllocator(c, opts))
+	}
+	return serve(t, redisseq.NewAllocator(c, ledger, opts))
 }
 
 // strictDriver is the redis-strict backend: every number from a Redis
 // counter, in the order of the calls across all processes (redisseq's
-// Counter), refilled from the bolt file at the sequence's path.
+// Counter), refilled from the ledger or, on a single host, from the bolt
+// file at the sequence's path.
 type strictDriver struct{}
 
-// Check requires a path and a URL; the store is the URL, the key prefix
-// and the file behind them.
+// Check requires a URL, and a ledger or a path with single_host; the store
+// is the URL, the key prefix and the ledger or file behind them.
 func (strictDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: []string{"url", "prefix", "path", "step", "fetch_timeout"}}
-	var abs string
+	s := t.Sequence
+	st := config.Store{Durable: true, Fields: slices.Concat([]string{"url", "prefix"}, ledgerFields, []string{"path", "single_host", "step", "fetch_timeout"})}
+	var behind string
 	var errs []error
-	if t.Sequence.Path == "" {
-		errs = append(errs, missing("path", "redis-strict", "a file"))
-	} else if a, err := t.Abs(t.Sequence.Path); err != nil {
-		errs = append(errs, &config.Error{Field: "path", Err: err})
-	} else {
-		abs = a
+	switch {
+	case s.Ledger != "":
+		if err := checkLedger(s, "redis-strict", true); err != nil {
+			errs = append(errs, err)
+		} else {
+			behind = ledgerID(s)
+		}
+	case s.Path == "":
+		errs = append(errs, &config.Error{Field: "ledger", Err: fmt.Errorf("the redis-strict backend needs a ledger that every machine using its Redis shares, "+
+			"a database URL such as %s (set ledger here or in store; or, when one host alone uses the Redis, path and single_host: true)", ledgerForms)})
+	case !s.SingleHost:
+		errs = append(errs, &config.Error{Field: "path", Err: fmt.Errorf("path %q: a file is one machine's, and behind a Redis that several machines share "+
+			"it repeats numbers once Redis loses its data: set ledger to a database every machine shares (%s), "+
+			"or single_host: true if one host alone uses this Redis", s.Path, ledgerForms)})
+	default:
+		if err := checkLedger(s, "redis-strict", false); err != nil {
+			errs = append(errs, err)
+		} else if abs, err := t.Abs(s.Path); err != nil {
+			errs = append(errs, &config.Error{Field: "path", Err: err})
+		} else {
+			behind = abs
+		}
 	}
-	if err := checkURL(t.Sequence.URL, "redis-strict"); err != nil {
+	if err := checkURL(s.URL, "redis-strict"); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return st, errors.Join(errs...)
 	}
-	st.ID = redisID("redis-strict", t.Sequence) + " " + abs
+	st.ID = redisID("redis-strict", s) + " " + behind
 	return st, nil
 }
 
-// Open shares the Build's bolt file and Redis client.
+// Open shares the Build's Redis client, and its ledger or bolt file.
 func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
-	store, err := openBolt(ctx, t)
-	if err != nil {
-		return nil, err
+	var durable sequence.Allocator
+	if t.Sequence.Ledger != "" {
+		store, err := openLedger(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		durable = store
+	} else {
+		store, err := openBolt(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		durable = store
 	}
 	c, err := connect(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	return redisseq.NewCounter(c, store, &redisseq.CounterOptions{Prefix: t.Sequence.Prefix, Step: t.Sequence.Step}), nil
+	return redisseq.NewCounter(c, durable, &redisseq.CounterOptions{Prefix: t.Sequence.Prefix, Step: t.Sequence.Step}), nil
 }
 
 // checkURL checks the url of a backend that needs one.

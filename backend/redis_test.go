@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +14,15 @@ import (
 
 	"github.com/sngen/sn/backend"
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence/redisseq"
 )
 
+// Without a ledger, the counters live in Redis alone: a Redis that fsyncs
+// every write.
 func TestRedisSegments(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.StartServer(t, redistest.Persistent())
 	url := "redis://" + srv.Addr() + "/0"
 	cfg := &config.Config{
 		Store: config.Sequence{Backend: "redis", URL: url, Prefix: "test:", Step: 10},
@@ -44,21 +49,24 @@ func TestRedisSegments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The counters are under the prefix.
+	// The counters are under the prefix, with the epoch marker that tells
+	// a Redis that lost them.
 	keys, err := srv.Client(t).Keys(t.Context(), "test:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 2 {
-		t.Errorf("keys under test: = %q, want the two templates' counters", keys)
+	slices.Sort(keys)
+	if want := []string{"test:{A@<seq>}", "test:{B@<seq>}", "test:{}:epoch"}; !cmp.Equal(keys, want) {
+		t.Errorf("keys under test: = %q, want %q", keys, want)
 	}
 }
 
-func TestRedisStrict(t *testing.T) {
+// On a single host, a bolt file may back the strict counter.
+func TestRedisStrictSingleHost(t *testing.T) {
 	srv := redistest.StartServer(t)
 	dir := t.TempDir()
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "redis-strict", URL: "redis://" + srv.Addr(), Path: "strict.db", Step: 4},
+		Store: config.Sequence{Backend: "redis-strict", URL: "redis://" + srv.Addr(), Path: "strict.db", SingleHost: true, Step: 4},
 		Templates: map[string]config.Template{
 			"a": {Template: "@<ownerKey, value=K>A@<seq>"},
 			"b": {Template: "@<ownerKey, value=K>B@<seq>"}, // the same counter
@@ -114,7 +122,7 @@ func TestRedisNoAnswer(t *testing.T) {
 		if b == "redis-strict" {
 			path = filepath.Join(t.TempDir(), "strict.db")
 		}
-		_, err := one("A@<seq>", config.Sequence{Backend: b, URL: url, Path: path, FetchTimeout: "50ms"}).Build(t.Context())
+		_, err := one("A@<seq>", config.Sequence{Backend: b, URL: url, Path: path, SingleHost: path != "", FetchTimeout: "50ms"}).Build(t.Context())
 		if want := `config: template "a": ` + b + " sequence: backend: redis " + url + ": no answer within 50ms: context deadline exceeded"; err == nil || err.Error() != want {
 			t.Errorf("%s: Build = %v, want %s", b, err, want)
 		}
@@ -127,27 +135,72 @@ func TestRedisNoAnswer(t *testing.T) {
 	}
 }
 
+// A Redis Cluster serves blocks and strict counters, each refilled from
+// the ledger.
 func TestRedisCluster(t *testing.T) {
-	cl := redistest.SharedCluster(t)
+	cl := redistest.StartCluster(t)
 	url := "redis+cluster://" + strings.Join(cl.Addrs(), ",")
+	ledger := pgtest.Shared(t).NewDatabase(t)
 	cfg := &config.Config{
-		Store:     config.Sequence{Backend: "redis", URL: url, Prefix: "backend-test:", Step: 3},
-		Templates: map[string]config.Template{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"}},
+		Store: config.Sequence{Backend: "redis", URL: url, Ledger: ledger, Prefix: "backend-test:", Step: 3},
+		Templates: map[string]config.Template{
+			"a": {Template: "A@<seq>"},
+			"b": {Template: "B@<seq>"},
+			"s": {Template: "S@<seq>", Sequence: config.Sequence{Backend: "redis-strict", Step: 5}},
+		},
 	}
-	set, err := cfg.Build(t.Context())
+	seen := map[string]bool{}
+	for run := range 2 {
+		set, err := cfg.Build(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			for _, name := range []string{"a", "b", "s"} {
+				s := issue(t, set, name, 1)[0]
+				if seen[s] {
+					t.Errorf("run %d: %s issued twice", run, s)
+				}
+				seen[s] = true
+			}
+		}
+		if err := set.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// The cluster loses its data: the next ranges come from the ledger.
+		err = cl.Client(t).ForEachMaster(t.Context(), func(ctx context.Context, c *redis.Client) error {
+			return c.FlushAll(ctx).Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := issueOne(t, cfg, "s"); seen[got] {
+		t.Errorf("after the flush: %s issued again", got)
+	}
+}
+
+// A Redis that does not fsync every write is refused as the only keeper of
+// the counters, at the first call; a floor refuses it at Build.
+func TestRedisOnlyUnsafe(t *testing.T) {
+	srv := redistest.StartServer(t)
+	url := "redis://" + srv.Addr()
+	set, err := one("A@<seq>", config.Sequence{Backend: "redis", URL: url}).Build(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer set.Close()
-	seen := map[string]bool{}
-	for range 10 {
-		for _, name := range []string{"a", "b"} {
-			s := issue(t, set, name, 1)[0]
-			if seen[s] {
-				t.Errorf("%s issued twice", s)
-			}
-			seen[s] = true
-		}
+	g, _ := set.Get("a")
+	if _, err := g.Next(t.Context()); !errors.Is(err, redisseq.ErrUnsafe) {
+		t.Errorf("Next = %v, want redisseq.ErrUnsafe", err)
+	}
+	cfg := one("A@<seq>", config.Sequence{Backend: "redis", URL: url})
+	cfg.Templates["a"] = config.Template{Template: "A@<seq>", Sequence: cfg.Templates["a"].Sequence, Floor: 10}
+	if _, err := cfg.Build(t.Context(), config.WithExact()); !errors.Is(err, redisseq.ErrUnsafe) {
+		t.Errorf("Build with a floor = %v, want redisseq.ErrUnsafe", err)
+	}
+	if n, err := srv.Client(t).DBSize(t.Context()).Result(); err != nil || n != 0 {
+		t.Errorf("the unsafe Redis holds %d keys (%v), want none written", n, err)
 	}
 }
 

@@ -30,7 +30,7 @@ func WithDir(dir string) BuildOption {
 	return func(o *buildOptions) { o.env.Dir = dir }
 }
 
-// WithExact makes the backends that reserve numbers in blocks (bolt,
+// WithExact makes the backends that reserve numbers in blocks (bolt, sql,
 // redis) reserve exactly the numbers each call asks for: one store call
 // per Next, one per NextN. A program that issues a few numbers and exits
 // leaves no gap that way, at the cost of a store call per request; the sn

@@ -33,11 +33,24 @@
 // A sequence's backend names a [Driver], registered with [Register] in the
 // manner of database/sql. Package config registers "memory", which counts
 // in process memory (numbers restart with the process). The durable
-// backends "bolt", "redis" and "redis-strict" are in package
+// backends "bolt", "sql", "redis" and "redis-strict" are in package
 // github.com/sngen/sn/backend, which registers them when imported, so a
 // program that uses only memory sequences links no database client:
 //
 //	import _ "github.com/sngen/sn/backend"
+//
+// Several machines share their numbers through a ledger, a PostgreSQL or
+// MySQL table that records every number handed out: the sql backend
+// issues from it alone, redis and redis-strict serve from Redis ranges
+// reserved from it:
+//
+//	store:
+//	  backend: redis
+//	  url: redis://cache.internal:6379/0
+//	  ledger: postgres://sn:secret@db.internal/orders
+//	templates:
+//	  orders:
+//	    template: "SN-@<seq, width=8>"
 package config
 
 import (
@@ -61,7 +74,7 @@ var ErrInvalid = errors.New("config: invalid")
 // Error reports a problem in a [Config]. Its message names the file and
 // the line, when the Config was read from one, the template and the field:
 //
-//	config: sn.yaml: line 9: template "orders": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict)
+//	config: sn.yaml: line 9: template "orders": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict, sql)
 //
 // A [Driver]'s Check returns an Error whose Field is the field of the
 // [Sequence] at fault ("path"); Build then names the template and the
@@ -161,15 +174,18 @@ type Template struct {
 // Sequence.
 type Sequence struct {
 	// Backend names a registered [Driver]: memory, or, with package
-	// github.com/sngen/sn/backend imported, bolt, redis or redis-strict.
+	// github.com/sngen/sn/backend imported, bolt, sql, redis or
+	// redis-strict.
 	// default: "memory".
 	Backend string `json:"backend,omitempty" yaml:"backend,omitempty"`
 
 	// Path is the file of a backend that keeps its numbers in one: the
 	// bbolt file of the bolt backend, and the durable store behind the
-	// redis-strict backend's counter. A relative path is resolved against
-	// the directory given to [WithDir].
-	// default: none; required by bolt and redis-strict.
+	// redis-strict backend's counter when it has no Ledger (see
+	// SingleHost). A relative path is resolved against the directory given
+	// to [WithDir].
+	// default: none; required by bolt, and by redis-strict without a
+	// Ledger.
 	Path string `json:"path,omitempty" yaml:"path,omitempty"`
 
 	// URL is the server of a backend that has one, such as
@@ -178,13 +194,42 @@ type Sequence struct {
 	// default: none; required by redis and redis-strict.
 	URL string `json:"url,omitempty" yaml:"url,omitempty"`
 
+	// Ledger is the database that keeps the record of every number
+	// handed out, shared by every machine that issues numbers: the store
+	// of the sql backend, and the store that the redis and redis-strict
+	// backends reserve their ranges from, so that a Redis that loses its
+	// data costs a gap, never a repeat. It is a URL:
+	//
+	//	postgres://user:password@host:5432/db?sslmode=disable   PostgreSQL (or postgresql://)
+	//	mysql://user:password@host:3306/db                      MySQL 8, MariaDB 10.5 or later
+	//
+	// The ledger's table is created when a Build first opens it.
+	// default: none; required by sql. Without a ledger, redis keeps its
+	// counters in Redis alone, which must then run with appendonly yes and
+	// appendfsync always, and redis-strict needs a path and SingleHost.
+	Ledger string `json:"ledger,omitempty" yaml:"ledger,omitempty"`
+
+	// Table is the ledger's table, optionally qualified by a schema
+	// ("billing.sn_ledger"): letters, digits and "_".
+	// default: "sn_ledger" (sqlseq.DefaultTable).
+	Table string `json:"table,omitempty" yaml:"table,omitempty"`
+
+	// SingleHost declares that one host alone uses the Redis of a
+	// redis-strict sequence, so that the bbolt file at Path, which only
+	// that host sees, may back its counter. A file per machine behind a
+	// Redis that several machines share repeats numbers once Redis loses
+	// its data: without a Ledger, redis-strict is refused unless
+	// SingleHost is set. It is not read with a Ledger.
+	// default: false.
+	SingleHost bool `json:"single_host,omitempty" yaml:"single_host,omitempty"`
+
 	// Prefix is put before every key the backend writes (the Redis keys of
 	// redis and redis-strict).
 	// default: the backend's own default.
 	Prefix string `json:"prefix,omitempty" yaml:"prefix,omitempty"`
 
 	// Step is the size of the first block a segment reserves for a
-	// counter key (bolt and redis), or of each refill of the strict
+	// counter key (bolt, sql and redis), or of each refill of the strict
 	// counter (redis-strict).
 	// default: sequence.DefaultStep (1000).
 	Step int64 `json:"step,omitempty" yaml:"step,omitempty"`

@@ -30,6 +30,7 @@ func TestParse(t *testing.T) {
 		Templates: map[string]config.Template{
 			"orders":  {Template: "SN-@<seq, width=8>", Floor: 500},
 			"tickets": {Template: "QJ@<seq, width=6>", Sequence: config.Sequence{Backend: "redis", URL: "redis://localhost:6379/0", Prefix: "t:"}},
+			"refunds": {Template: "RF@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://localhost:6379/0", Ledger: "postgres://sn@db/shop", Table: "numbers", SingleHost: true}},
 		},
 	}
 	tests := []struct {
@@ -55,12 +56,21 @@ templates:
       backend: redis
       url: redis://localhost:6379/0
       prefix: "t:"
+  refunds:
+    template: RF@<seq>
+    sequence:
+      backend: redis-strict
+      url: redis://localhost:6379/0
+      ledger: postgres://sn@db/shop
+      table: numbers
+      single_host: true
 `},
 		{"yml upper case", "YML", `
 store: {backend: bolt, path: sn.db, step: 100, min_step: 10, max_step: 1000, prefetch: 0.5, target: 30s, fetch_timeout: 2s}
 templates:
   orders: {template: "SN-@<seq, width=8>", floor: 500}
   tickets: {template: "QJ@<seq, width=6>", sequence: {backend: redis, url: "redis://localhost:6379/0", prefix: "t:"}}
+  refunds: {template: "RF@<seq>", sequence: {backend: redis-strict, url: "redis://localhost:6379/0", ledger: "postgres://sn@db/shop", table: numbers, single_host: yes}}
 `},
 		{"json", "json", `{
   "store": {"backend": "bolt", "path": "sn.db", "step": 100, "min_step": 10, "max_step": 1000,
@@ -68,7 +78,9 @@ templates:
   "templates": {
     "orders": {"template": "SN-@<seq, width=8>", "floor": 500},
     "tickets": {"template": "QJ@<seq, width=6>",
-                "sequence": {"backend": "redis", "url": "redis://localhost:6379/0", "prefix": "t:"}}
+                "sequence": {"backend": "redis", "url": "redis://localhost:6379/0", "prefix": "t:"}},
+    "refunds": {"template": "RF@<seq>", "sequence": {"backend": "redis-strict", "url": "redis://localhost:6379/0",
+                "ledger": "postgres://sn@db/shop", "table": "numbers", "single_host": true}}
   }
 }`},
 	}
@@ -94,9 +106,13 @@ func TestParseErrors(t *testing.T) {
 		{"json unknown top-level field", "json", `{"template": {}}`,
 			`config: line 1: unknown field "template" (known: store, templates)`},
 		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
-			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)`},
+			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, single_host, step, table, target, url)`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
 			`config: line 2: template "a": floor: want a whole number, found "ten"`},
+		{"json string for a bool", "json", "{\"store\": {\"single_host\": \"yes\"}}",
+			`config: line 1: store.single_host: want true or false, found "yes"`},
+		{"yaml word for a bool", "yaml", "store:\n  single_host: maybe\n",
+			`config: line 2: store.single_host: want true or false, found "maybe"`},
 		{"json fraction", "json", "{\"store\": {\"step\": 1.5}}",
 			`config: line 1: store.step: want a whole number, found 1.5`},
 		{"json object for a string", "json", "{\"templates\": {\"a\": {\"template\": {\"x\": 1}}}}",
@@ -116,8 +132,8 @@ func TestParseErrors(t *testing.T) {
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
 			`config: line 4: template "a": unknown field "flor" (known: floor, sequence, template)`},
 		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\n",
-			"config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)\n" +
-				`config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, max_step, min_step, path, prefetch, prefix, step, target, url)`},
+			"config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, single_host, step, table, target, url)\n" +
+				`config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, single_host, step, table, target, url)`},
 		{"yaml wrong type", "yaml", "templates:\n  a:\n    floor: ten\n",
 			`config: line 3: template "a": floor: want a whole number, found "ten"`},
 		{"yaml wrong types in a flow mapping", "yaml", "templates:\n  a: {template: A@<seq>, floor: tenthousand, sequence: {step: [1]}}\n",
@@ -237,8 +253,22 @@ func TestValidate(t *testing.T) {
 			Store:     config.Sequence{Path: "sn.db", URL: "redis://x", Step: 10},
 			Templates: tpl("A@<seq>"),
 		}},
-		{name: "valid redis-strict", cfg: config.Config{
-			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "sn.db", Step: 5, Prefix: "p:"}}},
+		{name: "valid redis-strict on a single host", cfg: config.Config{
+			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "sn.db", SingleHost: true, Step: 5, Prefix: "p:"}}},
+		}},
+		{name: "valid ledgers", cfg: config.Config{
+			Store: config.Sequence{Backend: "redis", URL: "redis://x", Ledger: "postgres://sn@db/orders", Table: "numbers", Step: 10},
+			Templates: map[string]config.Template{
+				"a": {Template: "A@<seq>", Floor: 100},
+				"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "sql", Ledger: "mysql://sn:pw@db/orders"}},
+				"c": {Template: "C@<seq>", Sequence: config.Sequence{Backend: "redis-strict", Step: 100}},
+			},
+		}},
+		// A store's path does not pair a Redis with a file: each template
+		// has the ledger of the store.
+		{name: "redis-strict over the store's ledger, not its file", cfg: config.Config{
+			Store:     config.Sequence{Backend: "bolt", Path: "sn.db", URL: "redis://x", Ledger: "postgres://sn@db/orders"},
+			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict"}}},
 		}},
 		{name: "no templates", want: []string{`config: no templates`}},
 		{name: "bad template", cfg: config.Config{Templates: tpl("SN-@<seq, widht=8>")}, want: []string{
@@ -252,13 +282,13 @@ func TestValidate(t *testing.T) {
 			`config: template "my orders": bad name: want letters, digits, "_", "-" and "."`,
 		}},
 		{name: "unknown backend", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "mysql"}}}}, want: []string{
-			`config: template "orders": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict)`,
+			`config: template "orders": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
 		}},
 		{name: "backend close to a known one", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "rdis"}}}}, want: []string{
-			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict)`,
+			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, sql)`,
 		}},
-		{name: "unknown store backend", cfg: config.Config{Store: config.Sequence{Backend: "sql"}, Templates: tpl("A@<seq>")}, want: []string{
-			`config: store.backend "sql": unknown (want bolt, memory, redis, redis-strict)`,
+		{name: "unknown store backend", cfg: config.Config{Store: config.Sequence{Backend: "etcd"}, Templates: tpl("A@<seq>")}, want: []string{
+			`config: store.backend "etcd": unknown (want bolt, memory, redis, redis-strict, sql)`,
 		}},
 		{name: "bad numbers", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Floor: -1,
 			Sequence: config.Sequence{Backend: "bolt", Path: "x", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s"}}}}, want: []string{
@@ -280,17 +310,35 @@ func TestValidate(t *testing.T) {
 		{name: "bolt without path", cfg: config.Config{Store: config.Sequence{Backend: "bolt"}, Templates: tpl("A@<seq>")}, want: []string{
 			`config: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
 		}},
-		{name: "redis-strict without url and path", cfg: config.Config{Store: config.Sequence{Backend: "redis-strict"}, Templates: tpl("A@<seq>")}, want: []string{
-			`config: template "orders": sequence.path: the redis-strict backend needs a file (set path here or in store)`,
+		{name: "redis-strict without url and ledger", cfg: config.Config{Store: config.Sequence{Backend: "redis-strict"}, Templates: tpl("A@<seq>")}, want: []string{
+			`config: template "orders": sequence.ledger: the redis-strict backend needs a ledger that every machine using its Redis shares, ` +
+				`a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db ` +
+				`(set ledger here or in store; or, when one host alone uses the Redis, path and single_host: true)`,
 			`config: template "orders": sequence.url: the redis-strict backend needs a Redis URL (set url here or in store)`,
+		}},
+		// A file per machine behind a shared Redis repeats numbers once
+		// Redis loses its data.
+		{name: "redis-strict with a file of the store's", cfg: config.Config{
+			Store:     config.Sequence{Backend: "bolt", Path: "sn.db", URL: "redis://x"},
+			Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict"}}},
+		}, want: []string{
+			`config: template "orders": sequence.path: path "sn.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: ` +
+				`set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis`,
+		}},
+		{name: "sql without a ledger", cfg: config.Config{Store: config.Sequence{Backend: "sql", Table: "numbers"}, Templates: tpl("A@<seq>")}, want: []string{
+			`config: template "orders": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db (set ledger here or in store)`,
 		}},
 		{name: "fields the backend does not use", cfg: config.Config{Templates: map[string]config.Template{
 			"m": {Template: "M@<seq>", Sequence: config.Sequence{Step: 5, Path: "x"}},
 			"r": {Template: "R@<seq>", Sequence: config.Sequence{Backend: "redis", URL: "redis://x", Path: "x"}},
-			"s": {Template: "S@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "x", Target: "1m"}},
+			"s": {Template: "S@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "x", SingleHost: true, Target: "1m"}},
+			"q": {Template: "Q@<seq>", Sequence: config.Sequence{Backend: "sql", Ledger: "postgres://db/x", URL: "redis://x", Path: "x", SingleHost: true}},
 		}}, want: []string{
 			`config: template "m": sequence.path: not used by the memory backend`,
 			`config: template "m": sequence.step: not used by the memory backend`,
+			`config: template "q": sequence.path: not used by the sql backend`,
+			`config: template "q": sequence.url: not used by the sql backend`,
+			`config: template "q": sequence.single_host: not used by the sql backend`,
 			`config: template "r": sequence.path: not used by the redis backend`,
 			`config: template "s": sequence.target: not used by the redis-strict backend`,
 		}},
@@ -386,7 +434,7 @@ templates:
 			`config: sn.yaml: line 13: template "daily": floor: ` + floorError(t, "@<date>@<seq, reset=day>"),
 			`config: sn.yaml: line 5: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
 			`config: sn.yaml: line 6: template "orders": ` + newError(t, "SN-@<seq, widht=8>"),
-			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict)`,
+			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
 		}},
 		{"json", "sn.json", `{
   "templates": {

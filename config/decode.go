@@ -185,7 +185,7 @@ func fieldByName(t reflect.Type, name string) (reflect.StructField, bool) {
 // configTypes are the types that the values of a config file decode into.
 var configTypes = []reflect.Type{
 	reflect.TypeFor[Config](), reflect.TypeFor[Sequence](), reflect.TypeFor[Template](),
-	reflect.TypeFor[map[string]Template](), reflect.TypeFor[string](), reflect.TypeFor[int64](), reflect.TypeFor[float64](),
+	reflect.TypeFor[map[string]Template](), reflect.TypeFor[string](), reflect.TypeFor[int64](), reflect.TypeFor[float64](), reflect.TypeFor[bool](),
 }
 
 // want says how a value of the type named typ is written in a file; a
@@ -202,6 +202,8 @@ func want(typ, mapping string) string {
 		return "a number"
 	case reflect.String:
 		return "a string"
+	case reflect.Bool:
+		return "true or false"
 	case reflect.Map:
 		return mapping + " of templates by name"
 	default:

@@ -47,8 +47,11 @@ type Store struct {
 	// IDs are equal share their counters (a counter key names one counter
 	// in it), two whose IDs differ never do. It is written from the fields
 	// that locate the store, resolved (an absolute path, the URL and the
-	// key prefix), such as "bolt /var/lib/sn/sn.db". An empty ID stands
-	// for a store of the template's own, shared with no other template.
+	// key prefix, the ledger and its table), such as
+	// "bolt /var/lib/sn/sn.db". An empty ID stands for a store of the
+	// template's own, shared with no other template. When unsure, tell
+	// two stores apart: templates in different stores must never print
+	// one string, which [Config.Validate] proves.
 	ID string
 
 	// Durable is true when the numbers outlive the process: a new process
@@ -212,17 +215,36 @@ func validBackend(name string) bool {
 // elsewhere names the packages whose drivers are well known, by backend.
 var elsewhere = map[string]string{
 	"bolt":         "github.com/sngen/sn/backend",
+	"sql":          "github.com/sngen/sn/backend",
 	"redis":        "github.com/sngen/sn/backend",
 	"redis-strict": "github.com/sngen/sn/backend",
 }
 
+// databases are backend names that people write for a database that is
+// the sql backend's ledger, with the form of its ledger URL.
+var databases = map[string]string{
+	"postgres":   "postgres://user:password@host:5432/db",
+	"postgresql": "postgres://user:password@host:5432/db",
+	"pg":         "postgres://user:password@host:5432/db",
+	"mysql":      "mysql://user:password@host:3306/db",
+	"mariadb":    "mysql://user:password@host:3306/db",
+}
+
 // unknown says that no driver is registered under name: which are, the
-// package to import for a well-known backend, or the closest name.
+// package to import for a well-known backend, how to name a database, or
+// the closest name.
 func unknown(name string) string {
 	names := Drivers()
 	list := strings.Join(names, ", ")
 	if pkg, ok := elsewhere[name]; ok {
 		return fmt.Sprintf("unknown (want %s; import _ %q for %s)", list, pkg, name)
+	}
+	if ledger, ok := databases[strings.ToLower(name)]; ok {
+		sql := "backend: sql"
+		if !slices.Contains(names, "sql") {
+			sql = fmt.Sprintf("backend: sql (import _ %q)", elsewhere["sql"])
+		}
+		return fmt.Sprintf("unknown (want %s; for %s, set %s and ledger: %s)", list, name, sql, ledger)
 	}
 	best := parser.Closest(strings.ToLower(name), names)
 	if slices.Contains(names, strings.ToLower(name)) {

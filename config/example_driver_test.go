@@ -9,25 +9,25 @@ import (
 	"github.com/sngen/sn/sequence"
 )
 
-// ledgerDriver is a backend whose counters are kept by a server at the
+// remoteDriver is a backend whose counters are kept by a server at the
 // sequence's url; a sequence.MemoryAllocator stands for its client here.
-type ledgerDriver struct{}
+type remoteDriver struct{}
 
 // Check says which fields the backend reads and requires, and where its
 // counters live, without connecting.
-func (ledgerDriver) Check(t *config.Target) (config.Store, error) {
+func (remoteDriver) Check(t *config.Target) (config.Store, error) {
 	st := config.Store{Durable: true, Fields: []string{"url", "step"}}
 	if t.Sequence.URL == "" {
-		return st, &config.Error{Field: "url", Err: errors.New("the ledger backend needs a URL (set url here or in store)")}
+		return st, &config.Error{Field: "url", Err: errors.New("the remote backend needs a URL (set url here or in store)")}
 	}
-	st.ID = "ledger " + t.Sequence.URL
+	st.ID = "remote " + t.Sequence.URL
 	return st, nil
 }
 
 // Open connects once per Build, however many templates use the server,
 // and serves each template from blocks of numbers.
-func (ledgerDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
-	client, err := config.Share(t, "ledger "+t.Sequence.URL, func() (*sequence.MemoryAllocator, error) {
+func (remoteDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	client, err := config.Share(t, "remote "+t.Sequence.URL, func() (*sequence.MemoryAllocator, error) {
 		return sequence.NewMemoryAllocator(), nil // connect to t.Sequence.URL
 	})
 	if err != nil {
@@ -39,10 +39,10 @@ func (ledgerDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 // A package that implements a backend registers its driver in its init
 // function; a program imports it for that side effect.
 func ExampleRegister() {
-	config.Register("ledger", ledgerDriver{}) // in func init
+	config.Register("remote", remoteDriver{}) // in func init
 
 	cfg, err := config.Parse([]byte(`
-store: {backend: ledger, url: "ledger://numbers.internal", step: 100}
+store: {backend: remote, url: "remote://numbers.internal", step: 100}
 templates:
   orders: {template: "SN-@<seq, width=8>"}
 `), "yaml")

@@ -71,7 +71,7 @@ func ExampleConfig_Build() {
 		"tickets": {Template: "QJ@<date, format=yyyyMMdd>@<seq, width=5, reset=day>"},
 	}}
 	// Every template here counts in memory; import package
-	// github.com/sngen/sn/backend for bolt and redis.
+	// github.com/sngen/sn/backend for bolt, sql and redis.
 	at := time.Date(2017, 3, 4, 10, 0, 0, 0, time.UTC)
 	set, err := cfg.Build(context.Background(), config.WithOptions(sn.WithClock(func() time.Time { return at })))
 	if err != nil {
@@ -108,7 +108,7 @@ func ExampleConfig_Validate() {
 	// 	SN-@<seq, widht=8>
 	// 	          ^
 	// config: template "refunds": sequence.path: the bolt backend needs a file (set path here or in store)
-	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict)
+	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
 }
 
 func ExampleDrivers() {
@@ -116,6 +116,26 @@ func ExampleDrivers() {
 	_, err := config.Lookup("rdis")
 	fmt.Println(err)
 	// Output:
-	// [bolt memory redis redis-strict]
-	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict)
+	// [bolt memory redis redis-strict sql]
+	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, sql)
+}
+
+// Machines that share a Redis share a ledger too: a redis-strict counter
+// refilled from a file of one machine's is refused, unless single_host
+// says that one host alone uses the Redis.
+func ExampleConfig_Validate_ledger() {
+	cfg, err := config.Parse([]byte(`
+store: {backend: redis-strict, url: "redis://cache.internal:6379/0", path: sn.db}
+templates:
+  orders: {template: "SN-@<seq, width=8>"}
+  refunds: {template: "RF-@<seq, width=8>", sequence: {ledger: "postgres://sn:secret@db.internal/shop"}}
+  tickets: {template: "QJ@<seq, width=6>", sequence: {single_host: true}}
+`), "yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cfg.Validate())
+	// Output:
+	// config: line 4: template "orders": sequence.path: path "sn.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/redisseq"
 )
 
 // flags are the options of a command; each command registers those it
@@ -21,15 +22,17 @@ type flags struct {
 	cmd string
 	fs  *flag.FlagSet
 
-	template string        // -t
-	config   string        // --config
-	n        int           // -n
-	vars     sn.Vars       // --var
-	at       time.Time     // --at
-	store    string        // --store
-	redis    string        // --redis
-	strict   bool          // --strict
-	wait     time.Duration // --wait
+	template   string        // -t
+	config     string        // --config
+	n          int           // -n
+	vars       sn.Vars       // --var
+	at         time.Time     // --at
+	store      string        // --store
+	redis      string        // --redis
+	ledger     string        // --ledger
+	strict     bool          // --strict
+	singleHost bool          // --single-host
+	wait       time.Duration // --wait
 }
 
 // defaultWait is how long next waits for a store file another sn has open.
@@ -73,7 +76,9 @@ func (f *flags) call() {
 func (f *flags) stores() {
 	f.fs.StringVar(&f.store, "store", "", "")
 	f.fs.StringVar(&f.redis, "redis", "", "")
+	f.fs.StringVar(&f.ledger, "ledger", "", "")
 	f.fs.BoolVar(&f.strict, "strict", false, "")
+	f.fs.BoolVar(&f.singleHost, "single-host", false, "")
 	f.fs.DurationVar(&f.wait, "wait", defaultWait, "")
 }
 
@@ -121,6 +126,7 @@ var wantValue = map[string]string{
 	"config":   "--config: want a file name",
 	"store":    "--store: want a file path (leave --store out for the default store)",
 	"redis":    "--redis: want a URL such as redis://localhost:6379/0",
+	"ledger":   "--ledger: want a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db",
 }
 
 // checkEmpty refuses a flag given an empty value, as in --redis "$URL"
@@ -165,12 +171,12 @@ func (f *flags) target(pos []string, store config.Sequence) (*target, []string, 
 			return nil, nil, &inputError{err}
 		}
 		if cfg.Store.Backend == "" {
-			cfg.Store.Backend, cfg.Store.URL = store.Backend, store.URL
+			cfg.Store.Backend, cfg.Store.URL, cfg.Store.Ledger, cfg.Store.SingleHost = store.Backend, store.URL, store.Ledger, store.SingleHost
 			if cfg.Store.Path == "" || f.store != "" {
 				cfg.Store.Path = store.Path
 			}
-		} else if f.store != "" || f.redis != "" || f.strict {
-			return nil, nil, usagef(f.cmd, "%s sets its store (store.backend: %s): --store, --redis and --strict do not apply", f.config, cfg.Store.Backend)
+		} else if f.storeFlags() {
+			return nil, nil, usagef(f.cmd, "%s sets its store (store.backend: %s): --store, --ledger, --redis, --strict and --single-host do not apply", f.config, cfg.Store.Backend)
 		}
 		if err := cfg.Validate(); err != nil {
 			return nil, nil, &inputError{err}
@@ -209,17 +215,44 @@ func (t *target) generator() *sn.Generator {
 // placeholderStore stands for the store in commands that open none.
 var placeholderStore = config.Sequence{Backend: "bolt", Path: "sn.db"}
 
-// storeConfig returns the store that --store, --redis and --strict
-// describe.
+// storeFlags reports whether a flag that chooses the store was given.
+func (f *flags) storeFlags() bool {
+	return f.store != "" || f.redis != "" || f.ledger != "" || f.strict || f.singleHost
+}
+
+// storeConfig returns the store that --store, --ledger, --redis, --strict
+// and --single-host describe:
+//
+//	(none), --store PATH                   bolt, the file
+//	--ledger DSN                           sql, the ledger alone
+//	--redis URL --ledger DSN               redis, ranges reserved from the ledger
+//	--redis URL                            redis alone (refused at first use unless it fsyncs every write)
+//	--redis URL --strict --ledger DSN      redis-strict, refilled from the ledger
+//	--redis URL --strict --single-host     redis-strict, refilled from the --store file
+//
+// It never pairs a Redis with a file of this machine's unless
+// --single-host says that this host alone uses the Redis.
 func (f *flags) storeConfig() (config.Sequence, error) {
-	if f.strict && f.redis == "" {
+	switch {
+	case f.strict && f.redis == "":
 		return config.Sequence{}, usagef(f.cmd, "--strict needs --redis URL")
-	}
-	if f.redis != "" && !f.strict {
-		if f.store != "" {
-			return config.Sequence{}, usagef(f.cmd, "--store is not used with --redis (unless --strict)")
-		}
-		return config.Sequence{Backend: "redis", URL: f.redis}, nil
+	case f.singleHost && !f.strict:
+		return config.Sequence{}, usagef(f.cmd, "--single-host goes with --redis URL --strict: it says that this host alone uses the Redis, so that the --store file may back its counter")
+	case f.singleHost && f.ledger != "":
+		return config.Sequence{}, usagef(f.cmd, "give either --ledger or --single-host: a ledger is shared by every machine, --single-host backs the counter with the --store file of this one")
+	case f.ledger != "" && f.store != "":
+		return config.Sequence{}, usagef(f.cmd, "--store is not used with --ledger: the numbers are kept in the ledger")
+	case f.strict && f.ledger == "" && !f.singleHost:
+		return config.Sequence{}, usagef(f.cmd, "--strict needs --ledger DSN, a database that every machine using the Redis shares, "+
+			"or --single-host when this host alone uses it (the --store file then backs the counter)")
+	case f.redis != "" && !f.strict && f.store != "":
+		return config.Sequence{}, usagef(f.cmd, "--store is not used with --redis (unless --strict --single-host): give --ledger DSN to keep the numbers in a database")
+	case f.redis != "" && f.strict && f.ledger != "":
+		return config.Sequence{Backend: "redis-strict", URL: f.redis, Ledger: f.ledger}, nil
+	case f.redis != "" && !f.strict:
+		return config.Sequence{Backend: "redis", URL: f.redis, Ledger: f.ledger}, nil
+	case f.ledger != "":
+		return config.Sequence{Backend: "sql", Ledger: f.ledger}, nil
 	}
 	path := f.store
 	if path == "" {
@@ -231,9 +264,22 @@ func (f *flags) storeConfig() (config.Sequence, error) {
 		path = abs
 	}
 	if f.strict {
-		return config.Sequence{Backend: "redis-strict", URL: f.redis, Path: path}, nil
+		return config.Sequence{Backend: "redis-strict", URL: f.redis, Path: path, SingleHost: true}, nil
 	}
 	return config.Sequence{Backend: "bolt", Path: path}, nil
+}
+
+// explain adds to err what to do about it, when it is a Redis refused as
+// the only keeper of the numbers.
+func (f *flags) explain(err error) error {
+	if !errors.Is(err, redisseq.ErrUnsafe) {
+		return err
+	}
+	how := "give sn a ledger, a database every machine shares, with --ledger postgres://... or mysql://..."
+	if f.config != "" && f.redis == "" {
+		how = "give the template's sequence a ledger (ledger: postgres://... or mysql://...) in " + f.config
+	}
+	return errors.Join(err, fmt.Errorf("without a ledger, Redis keeps the numbers alone and may lose some it handed out: %s, or run Redis with appendonly yes and appendfsync always", how))
 }
 
 // defaultStorePath returns $XDG_STATE_HOME/sn/sn.db, or

@@ -69,14 +69,14 @@ func cmdFloor(e *env, args []string) error {
 		}
 		g, closeGen, err := t.open(ctx, config.WithDir(t.dir), config.WithExact(), config.WithLockWait(wait))
 		if err != nil {
-			return err
+			return f.explain(err)
 		}
 		err = g.FloorParsed(ctx, parsed...)
 		if cerr := closeGen(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return err
+			return f.explain(err)
 		}
 	}
 	for _, c := range plan {

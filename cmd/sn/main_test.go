@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sngen/sn/internal/mysqltest"
+	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence/boltseq"
 )
@@ -27,6 +29,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // snBin is the sn binary built by TestMain.
 var snBin string
 
+// TestMain builds the binary, and runs the tests with the PostgreSQL and
+// MariaDB servers of pgtest and mysqltest, stopped when the tests end.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "sn-cmd-test")
@@ -42,7 +46,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.Run(func() int { return mysqltest.Run(m.Run) })
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -161,7 +165,15 @@ func TestUsageErrors(t *testing.T) {
 		{"var twice", []string{"next", "-t", "x@<seq>", "--var", "a=1", "--var", "a=2"}, `sn next: invalid value "a=2" for flag -var: a given twice`, "next"},
 		{"bad at", []string{"preview", "-t", "x@<seq>", "--at", "yesterday"}, `sn preview: invalid value "yesterday" for flag -at: want a time such as 2017-03-04T10:00:00Z, 2017-03-04T18:00:00+08:00 or 2017-03-04, got "yesterday"`, "preview"},
 		{"strict without redis", []string{"next", "-t", "x@<seq>", "--strict"}, "sn next: --strict needs --redis URL", "next"},
-		{"store with redis", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--store", "a.db"}, "sn next: --store is not used with --redis (unless --strict)", "next"},
+		{"store with redis", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--store", "a.db"}, "sn next: --store is not used with --redis (unless --strict --single-host): give --ledger DSN to keep the numbers in a database", "next"},
+		{"store with ledger", []string{"next", "-t", "x@<seq>", "--ledger", "postgres://db/x", "--store", "a.db"}, "sn next: --store is not used with --ledger: the numbers are kept in the ledger", "next"},
+		// A file of this machine's never backs a Redis that others may
+		// share, unless --single-host says none does.
+		{"strict without ledger", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--strict"}, "sn next: --strict needs --ledger DSN, a database that every machine using the Redis shares, or --single-host when this host alone uses it (the --store file then backs the counter)", "next"},
+		{"strict with a store file", []string{"floor", "-t", "x@<seq>", "--redis", "redis://x", "--strict", "--store", "a.db", "x5"}, "sn floor: --strict needs --ledger DSN, a database that every machine using the Redis shares, or --single-host when this host alone uses it (the --store file then backs the counter)", "floor"},
+		{"single host without strict", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--single-host"}, "sn next: --single-host goes with --redis URL --strict: it says that this host alone uses the Redis, so that the --store file may back its counter", "next"},
+		{"single host with ledger", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--strict", "--single-host", "--ledger", "mysql://db/x"}, "sn next: give either --ledger or --single-host: a ledger is shared by every machine, --single-host backs the counter with the --store file of this one", "next"},
+		{"empty ledger", []string{"next", "-t", "x@<seq>", "--ledger="}, "sn next: empty value for --ledger: want a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db", "next"},
 		{"store flag for check", []string{"check", "-t", "x@<seq>", "--store", "a.db"}, "sn check: flag provided but not defined: -store", "check"},
 		{"extra argument", []string{"explain", "-t", "x@<seq>", "more"}, `sn explain: unexpected argument "more"`, "explain"},
 		{"huge count", []string{"next", "-t", "x@<seq>", "-n", "99999999999999999999"}, `sn next: invalid value "99999999999999999999" for flag -n: value out of range`, "next"},
@@ -504,7 +516,8 @@ templates:
 	}{
 		{"unknown template", []string{"next", "--config", cfg, "invoices"}, 2, fmt.Sprintf(`sn: %s has no template "invoices" (it has: orders, tickets)`, cfg)},
 		{"no template name", []string{"check", "--config", cfg}, 2, fmt.Sprintf("sn check: name a template of %s (one of: orders, tickets)", cfg)},
-		{"store flags", []string{"next", "--config", cfg, "orders", "--store", "x.db"}, 2, fmt.Sprintf("sn next: %s sets its store (store.backend: bolt): --store, --redis and --strict do not apply", cfg)},
+		{"store flags", []string{"next", "--config", cfg, "orders", "--store", "x.db"}, 2, fmt.Sprintf("sn next: %s sets its store (store.backend: bolt): --store, --ledger, --redis, --strict and --single-host do not apply", cfg)},
+		{"ledger flag", []string{"floor", "--config", cfg, "orders", "--ledger", "postgres://db/x", "SN-00000001-8"}, 2, fmt.Sprintf("sn floor: %s sets its store (store.backend: bolt): --store, --ledger, --redis, --strict and --single-host do not apply", cfg)},
 		{"missing file", []string{"next", "--config", filepath.Join(dir, "none.yaml"), "orders"}, 2, fmt.Sprintf("sn: config: open %s: no such file or directory", filepath.Join(dir, "none.yaml"))},
 	}
 	for _, tt := range tests {
@@ -532,7 +545,7 @@ func TestConfigFileErrors(t *testing.T) {
 	want := fmt.Sprintf("sn: config: %s: line 2: template \"orders\": sn: template: offset 10: seq: width=\"0\": want a whole number from 1 to 19\n", bad) +
 		"\tSN-@<seq, width=0>\n" +
 		"\t          ^\n" +
-		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want bolt, memory, redis, redis-strict)\n", bad)
+		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want bolt, memory, redis, redis-strict, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)\n", bad)
 	if r.code != 2 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stderr, want)
 	}
@@ -572,7 +585,7 @@ templates:
 `, []string{
 			`line 12: template "invoices": sequence.fetch_timeout "5": want a positive duration such as "1m" or "30s"`,
 			`line 10: template "invoices": floor -1: want 0 (none) or more`,
-			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict)`,
+			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, sql)`,
 			`line 7: template "orders": sequence.step 10: above max_step 5`,
 		}},
 		{"json key given twice", "twice.json", `{"templates": {
@@ -733,8 +746,10 @@ func TestBrokenPipe(t *testing.T) {
 	ok(t, "next", "-t", "I@<seq>", "--store", store, "--wait", "0")
 }
 
-func TestRedis(t *testing.T) {
-	srv := redistest.StartServer(t)
+// Without a ledger, Redis keeps the numbers alone: sn takes a Redis that
+// fsyncs every write, and refuses another with what to do.
+func TestRedisOnly(t *testing.T) {
+	srv := redistest.StartServer(t, redistest.Persistent())
 	url := "redis://" + srv.Addr() + "/0"
 	if got := ok(t, "next", "-t", "R@<seq>", "--redis", url, "-n", "3"); !cmp.Equal(got, []string{"R1", "R2", "R3"}) {
 		t.Errorf("first run: %q", got)
@@ -742,21 +757,61 @@ func TestRedis(t *testing.T) {
 	if got := ok(t, "next", "-t", "R@<seq>", "--redis", url, "-n", "2"); !cmp.Equal(got, []string{"R4", "R5"}) {
 		t.Errorf("second run: %q, want R4, R5", got)
 	}
-
-	store := filepath.Join(t.TempDir(), "strict.db")
-	for run, want := range [][]string{{"S1", "S2"}, {"S3", "S4"}} {
-		if got := ok(t, "next", "-t", "S@<seq>", "--redis", url, "--strict", "--store", store, "-n", "2"); !cmp.Equal(got, want) {
-			t.Errorf("strict run %d: %q, want %q", run, got, want)
-		}
-	}
-	if _, err := os.Stat(store); err != nil {
-		t.Errorf("the strict counter's store: %v", err)
+	ok(t, "floor", "-t", "R@<seq>", "--redis", url, "R40")
+	if got := ok(t, "next", "-t", "R@<seq>", "--redis", url); !cmp.Equal(got, []string{"R41"}) {
+		t.Errorf("after floor: %q, want R41", got)
 	}
 
 	srv.Stop()
 	r := runSN(t, "", nil, "next", "-t", "R@<seq>", "--redis", url)
 	if want := "sn: backend: redis " + url + ": dial tcp " + srv.Addr() + ": connect: connection refused\n"; r.code != 1 || r.stdout != "" || r.stderr != want {
 		t.Errorf("Redis down: exit %d, stderr %s", r.code, r.stderr)
+	}
+
+	unsafe := "redis://" + redistest.StartServer(t).Addr() + "/0" // appendonly no
+	cfg := writeConfig(t, t.TempDir(), "sn.yaml", "store: {backend: redis, url: \""+unsafe+"\"}\ntemplates:\n  orders: {template: \"R@<seq>\"}\n")
+	for _, args := range [][]string{
+		{"next", "-t", "R@<seq>", "--redis", unsafe},
+		{"floor", "-t", "R@<seq>", "--redis", unsafe, "R5"},
+		{"next", "--config", cfg, "orders"},
+	} {
+		r := runSN(t, "", nil, args...)
+		how := "give sn a ledger, a database every machine shares, with --ledger postgres://... or mysql://..."
+		if args[1] == "--config" {
+			how = "give the template's sequence a ledger (ledger: postgres://... or mysql://...) in " + cfg
+		}
+		hint := "sn: without a ledger, Redis keeps the numbers alone and may lose some it handed out: " + how + ", or run Redis with appendonly yes and appendfsync always\n"
+		if r.code != 1 || r.stdout != "" || !strings.HasSuffix(r.stderr, hint) || !strings.Contains(r.stderr, "appendonly no and appendfsync everysec") {
+			t.Errorf("sn %q on an unsafe Redis: exit %d, stdout %q, stderr:\n%s\nwant exit 1 and, last:\n%s", args, r.code, r.stdout, r.stderr, hint)
+		}
+	}
+}
+
+// On a single host, the strict counter may be refilled from a file.
+func TestRedisStrictSingleHost(t *testing.T) {
+	srv := redistest.StartServer(t)
+	url := "redis://" + srv.Addr() + "/0"
+	store := filepath.Join(t.TempDir(), "strict.db")
+	for run, want := range [][]string{{"S1", "S2"}, {"S3", "S4"}} {
+		if got := ok(t, "next", "-t", "S@<seq>", "--redis", url, "--strict", "--single-host", "--store", store, "-n", "2"); !cmp.Equal(got, want) {
+			t.Errorf("strict run %d: %q, want %q", run, got, want)
+		}
+	}
+	if _, err := os.Stat(store); err != nil {
+		t.Errorf("the strict counter's store: %v", err)
+	}
+	// A config file must say single_host too.
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "sn.yaml", "store: {backend: redis-strict, url: \""+url+"\", path: strict.db}\ntemplates:\n  orders: {template: \"S@<seq>\"}\n")
+	r := runSN(t, "", nil, "next", "--config", cfg, "orders")
+	want := fmt.Sprintf(`sn: config: %s: line 3: template "orders": sequence.path: path "strict.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: `+
+		`set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis`+"\n", cfg)
+	if r.code != 2 || r.stdout != "" || r.stderr != want {
+		t.Errorf("no single_host: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stdout, r.stderr, want)
+	}
+	cfg = writeConfig(t, dir, "sn.yaml", "store: {backend: redis-strict, url: \""+url+"\", path: strict.db, single_host: true}\ntemplates:\n  orders: {template: \"C@<seq>\"}\n")
+	if got := ok(t, "next", "--config", cfg, "orders"); !cmp.Equal(got, []string{"C1"}) {
+		t.Errorf("single_host: %q, want C1", got)
 	}
 }
 

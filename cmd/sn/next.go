@@ -69,7 +69,7 @@ func cmdNext(e *env, args []string) error {
 	}
 	g, closeGen, err := t.open(ctx, config.WithDir(t.dir), config.WithExact(), config.WithLockWait(wait))
 	if err != nil {
-		return err
+		return f.explain(err)
 	}
 
 	p := progress{e: e, total: f.n, show: e.tty && f.n >= progressFrom}
@@ -96,6 +96,7 @@ func cmdNext(e *env, args []string) error {
 	if cerr := closeGen(); runErr == nil {
 		runErr = cerr
 	}
+	runErr = f.explain(runErr)
 	if ctx.Err() != nil && (runErr == nil || errors.Is(runErr, context.Canceled)) && issued < f.n {
 		fmt.Fprintf(e.stderr, "sn: interrupted after %d of %d numbers\n", issued, f.n)
 		return errInterrupted

@@ -18,14 +18,39 @@ var flagHelp = map[string]string{
                            2017-03-04T10:00:00Z or 2017-03-04 (UTC)`,
 	"store": `--store PATH             the embedded store file (default
                            $XDG_STATE_HOME/sn/sn.db, else ~/.local/state/sn/sn.db)`,
-	"redis": `--redis URL              take numbers from Redis instead: redis://host:6379/0,
-                           rediss://..., redis+cluster://host1:7000,host2:7001`,
+	"ledger": `--ledger DSN             the ledger, a database every machine shares:
+                           postgres://user:password@host:5432/db or
+                           mysql://user:password@host:3306/db; its table,
+                           sn_ledger, is created on first use`,
+	"redis": `--redis URL              take numbers from Redis: redis://host:6379/0,
+                           rediss://..., redis+cluster://host1:7000,host2:7001;
+                           with --ledger, from ranges reserved from the ledger`,
 	"strict": `--strict                 with --redis: one counter in Redis, first come first
-                           served across machines, refilled from the --store file`,
+                           served across machines, refilled from the --ledger`,
+	"single-host": `--single-host            with --redis --strict and no --ledger: this host
+                           alone uses the Redis, so the --store file may refill
+                           its counter`,
 	"wait": `--wait DURATION          how long to wait for a store file another sn has
                            open (default 5s)`,
 	"dry-run": `--dry-run                print what would be done, change nothing`,
 }
+
+// storeHelp says which flags choose which store.
+const storeHelp = `STORE says where the numbers are kept (a config file's store says it instead):
+  (none), --store PATH     a file of this machine's
+  --ledger DSN             a table in PostgreSQL or MySQL that every machine
+                           shares, the ledger
+  --redis URL --ledger DSN
+                           blocks served by Redis from ranges reserved from the
+                           ledger: if Redis loses its data, a gap, never a repeat
+  --redis URL              Redis alone, with no ledger: refused unless Redis runs
+                           with appendonly yes and appendfsync always
+  --redis URL --strict --ledger DSN
+                           one counter in Redis, first come first served across
+                           machines, refilled from the ledger
+  --redis URL --strict --single-host [--store PATH]
+                           the same, refilled from the file: only when this host
+                           alone uses the Redis`
 
 type command struct {
 	synopsis string
@@ -38,20 +63,23 @@ type command struct {
 var help = map[string]command{
 	"next": {
 		synopsis: "sn next (-t TEMPLATE | --config FILE NAME) [-n COUNT] [--var NAME=VALUE]... [--at TIME]\n" +
-			"         [--store PATH | --redis URL [--strict]] [--wait DURATION]",
+			"         [STORE] [--wait DURATION]",
 		summary: "issue numbers, one per line, continuing across runs",
-		flags:   []string{"t", "config", "n", "var", "at", "store", "redis", "strict", "wait"},
+		flags:   []string{"t", "config", "n", "var", "at", "store", "ledger", "redis", "strict", "single-host", "wait"},
 		more: `-n defaults to 1. Each run reserves in the store exactly the numbers it
 prints, so the next run continues after them and no number is skipped,
 unless a run dies between reserving and printing (a gap, never a repeat).
 Progress goes to stderr for long runs when it is a terminal. Ctrl-C stops
-after printing the numbers issued so far (exit status 130).`,
+after printing the numbers issued so far (exit status 130).
+
+` + storeHelp,
 		examples: []string{
 			`sn next -t 'SN-@<seq, width=8>-@<checksum, algo=luhn>' -n 5`,
 			`sn next -t 'QJ@<date, format=yyyyMMdd>@<seq, width=5, reset=day>' --at 2017-03-04`,
 			`sn next -t '@<area>-@<seq, width=5, key=area>' --var area=010 -n 3`,
 			`sn next --config sn.yaml orders -n 3`,
-			`sn next -t 'SN@<seq, width=8>' --redis redis://localhost:6379/0`,
+			`sn next -t 'SN@<seq, width=8>' --ledger postgres://sn@db.internal/shop`,
+			`sn next -t 'SN@<seq, width=8>' --redis redis://cache:6379/0 --ledger mysql://sn:secret@db:3306/shop`,
 		},
 	},
 	"check": {
@@ -80,18 +108,20 @@ one does not.`,
 		},
 	},
 	"floor": {
-		synopsis: "sn floor (-t TEMPLATE | --config FILE NAME) [--dry-run] [--store PATH | --redis URL [--strict]] [NUMBER...]",
+		synopsis: "sn floor (-t TEMPLATE | --config FILE NAME) [--dry-run] [STORE] [--wait DURATION] [NUMBER...]",
 		summary:  "raise counters above existing numbers, for migrating from another system",
-		flags:    []string{"t", "config", "dry-run", "store", "redis", "strict", "wait"},
+		flags:    []string{"t", "config", "dry-run", "store", "ledger", "redis", "strict", "single-host", "wait"},
 		more: `Reads the numbers given, or else those on stdin, one per line: numbers
 another system printed with the same template. Each is read back with the
 template; then every counter they were drawn from is raised so that the next
 number is above the largest of them. A counter is never lowered. If one
 number does not fit the template, nothing is changed (exit status 1).
---dry-run prints what would be done and opens no store.`,
+--dry-run prints what would be done and opens no store. STORE chooses the
+store as for sn next (see sn help next).`,
 		examples: []string{
 			`sn floor -t 'SN-@<seq, width=8>-@<checksum, algo=luhn>' SN-00004711-9`,
 			`sn floor --config sn.yaml invoices --dry-run < old-invoice-numbers.txt`,
+			`sn floor -t 'INV@<seq, width=6>' --ledger postgres://sn@db.internal/shop INV004711`,
 		},
 	},
 	"explain": {
@@ -150,12 +180,16 @@ Each template counts on its own: numbers never repeat for it, across runs.
 
 Flags:
 `)
-	for _, f := range []string{"t", "config", "n", "var", "at", "store", "redis", "strict", "wait"} {
+	for _, f := range []string{"t", "config", "n", "var", "at", "store", "ledger", "redis", "strict", "single-host", "wait"} {
 		b.WriteString("  " + flagHelp[f] + "\n")
 	}
 	b.WriteString(`
+` + storeHelp + `
+
 Config file (YAML or JSON; a relative path is relative to the file):
-  store: {backend: bolt, path: sn.db}    # default: the embedded store of --store
+  store: {backend: bolt, path: sn.db}    # default: the store of the flags
+  # shared by every machine: {backend: sql, ledger: "postgres://sn@db/shop"}
+  # or Redis over it: {backend: redis, url: "redis://cache:6379/0", ledger: ...}
   templates:
     orders:  {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>", floor: 20000}
     tickets: {template: "QJ@<seq, width=6>", sequence: {path: tickets.db}}

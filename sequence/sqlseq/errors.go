@@ -20,6 +20,9 @@ import (
 
 // sqlState returns the SQLSTATE code of a database error, or "".
 func sqlState(err error) string {
+	if err == nil {
+		return ""
+	}
 	var pg interface{ SQLState() string }
 	if errors.As(err, &pg) {
 		return pg.SQLState()
@@ -32,6 +35,9 @@ func sqlState(err error) string {
 
 // mysqlNumber returns the number of a MySQL error, or "".
 func mysqlNumber(err error) string {
+	if err == nil {
+		return ""
+	}
 	if m := mysqlError.FindStringSubmatch(err.Error()); m != nil {
 		return m[1]
 	}

@@ -138,12 +138,21 @@ func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
 func (s *Store) Table() string { return s.table }
 
 // Migrate creates the ledger table if it does not exist. It changes
-// nothing in a table that does.
+// nothing in a table that does. Processes may call it at once.
 func (s *Store) Migrate(ctx context.Context) error {
-	return s.retry(ctx, "migrate", func() error {
-		_, err := s.db.ExecContext(ctx, s.q.create)
+	for try := 0; ; try++ {
+		err := s.retry(ctx, "migrate", func() error {
+			_, err := s.db.ExecContext(ctx, s.q.create)
+			return err
+		})
+		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
+		// at once, when the other commits (a duplicate table, type or
+		// catalog row): once it has, the statement finds the table.
+		if st := sqlState(err); try < 3 && (st == "23505" || st == "42P07" || st == "42710") {
+			continue
+		}
 		return err
-	})
+	}
 }
 
 // Allocate reserves the n numbers after key's high-water mark and raises

@@ -261,3 +261,32 @@ func TestCorruptRow(t *testing.T) {
 		})
 	}
 }
+
+// Processes that create the table at once all succeed.
+func TestMigrateConcurrently(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			var dbs []*sql.DB
+			db, dsn := b.openDSN(t)
+			dbs = append(dbs, db)
+			for range 7 {
+				other, err := sql.Open(b.driver, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { other.Close() })
+				dbs = append(dbs, other)
+			}
+			var wg sync.WaitGroup
+			for _, db := range dbs {
+				wg.Go(func() {
+					s, _ := sqlseq.New(db, b.dialect, nil)
+					if err := s.Migrate(context.Background()); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}

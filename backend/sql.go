@@ -1,0 +1,32 @@
+package backend
+
+import (
+	"context"
+
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/sequence"
+)
+
+// sqlDriver is the sql backend: blocks of numbers reserved from a ledger
+// table in PostgreSQL or MySQL (sqlseq), served through a
+// sequence.Segment.
+type sqlDriver struct{}
+
+// Check requires a ledger; the store is the ledger and its table.
+func (sqlDriver) Check(t *config.Target) (config.Store, error) {
+	st := config.Store{Durable: true, Fields: append(append([]string(nil), ledgerFields...), segmentFields...)}
+	if err := checkLedger(t.Sequence, "sql", true); err != nil {
+		return st, err
+	}
+	st.ID = "sql " + ledgerID(t.Sequence)
+	return st, nil
+}
+
+// Open opens the ledger, or shares the one the Build has open.
+func (sqlDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	store, err := openLedger(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return serve(t, store)
+}
