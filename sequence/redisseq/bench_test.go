@@ -124,5 +124,8 @@ func BenchmarkStrictVsINCR(b *testing.B) {
 		b.Run(fmt.Sprintf("callers=%d/Counter", callers), func(b *testing.B) {
 			run(b, func() error { _, err := c.Next(ctx, "k"); return err })
 		})
+		b.Run(fmt.Sprintf("callers=%d/Counter-uncoalesced", callers), func(b *testing.B) {
+			run(b, func() error { _, err := c.NextN(ctx, "u", nil, 1); return err })
+		})
 	}
 }

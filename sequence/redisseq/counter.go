@@ -192,21 +192,34 @@ func (c *Counter) Bind(key string) sequence.Handle { return c.bind(key) }
 // Next returns the next number for the Handle's key.
 //
 // Concurrent calls for one key in one process are coalesced (group
-// commit): while one round trip is under way, the calls that arrive queue,
-// and the next round trip takes numbers for all of them at once, handed
-// out in the order the calls arrived. So a call that started after another
-// returned still gets a larger number, in this process and in every other,
-// and many callers cost one round trip instead of one each.
+// commit): up to [maxFlushes] round trips for the key are under way at
+// once, and the calls that arrive meanwhile queue; the next round trip
+// takes numbers for all of them at once, handed out in the order the
+// calls arrived. So a call that started after another returned still gets
+// a larger number, in this process and in every other, and many callers
+// cost a few round trips instead of one each, while a few callers wait for
+// no one.
 func (k *counterKey) Next(ctx context.Context) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, classify("Next", k.rangeKey, err)
 	}
 	g := k.c.group(k.rangeKey)
-	w := &waiter{done: make(chan struct{})}
 	g.mu.Lock()
+	if g.active < maxFlushes && len(g.waiting) == 0 {
+		// No one to wait for: a round trip of the caller's own, and what
+		// queued meanwhile goes to a flush.
+		g.active++
+		g.mu.Unlock()
+		n, err := k.one(ctx)
+		k.done(ctx, g)
+		return n, err
+	}
+	w := &waiter{done: make(chan struct{})}
 	g.waiting = append(g.waiting, w)
-	lead := !g.busy
-	g.busy = true
+	lead := g.active < maxFlushes
+	if lead {
+		g.active++
+	}
 	g.mu.Unlock()
 	if lead {
 		k.flush(ctx, g)
@@ -220,11 +233,15 @@ func (k *counterKey) Next(ctx context.Context) (int64, error) {
 	}
 }
 
+// maxFlushes is how many round trips for one key a process has under way
+// at once before further calls queue for the next.
+const maxFlushes = 2
+
 // group is the queue of one key's calls in one process.
 type group struct {
 	mu      sync.Mutex
 	waiting []*waiter
-	busy    bool // a flush is under way or about to be
+	active  int // flushes under way or about to be
 }
 
 // waiter is one queued call; done closes when n or err is set.
@@ -247,8 +264,8 @@ func (c *Counter) group(rangeKey string) *group {
 const flushTimeout = 10 * time.Second
 
 // flush takes numbers for the queued calls and hands them out in order. The
-// caller that starts it serves one batch (its own call is in it) and hands
-// what queued meanwhile to a goroutine.
+// caller that starts it serves one batch (its own call is in it, unless
+// another flush took it) and hands what queued meanwhile to a goroutine.
 func (k *counterKey) flush(ctx context.Context, g *group) {
 	g.mu.Lock()
 	batch := g.waiting
@@ -267,12 +284,37 @@ func (k *counterKey) flush(ctx context.Context, g *group) {
 			close(w.done)
 		}
 	}
+	k.done(ctx, g)
+}
+
+// done ends a round trip: one less under way, or, when calls queued
+// meanwhile, a flush for them.
+func (k *counterKey) done(ctx context.Context, g *group) {
 	g.mu.Lock()
 	more := len(g.waiting) > 0
-	g.busy = more
+	if !more {
+		g.active--
+	}
 	g.mu.Unlock()
 	if more {
 		go k.flush(context.WithoutCancel(ctx), g)
+	}
+}
+
+// one issues one number with the caller's own context.
+func (k *counterKey) one(ctx context.Context) (int64, error) {
+	attempt := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, classify("Next", k.rangeKey, err)
+		}
+		take, last, err := k.take(ctx, 1)
+		if err == nil && take == 0 {
+			take, last, err = k.refill(ctx, 1, &attempt)
+		}
+		if err != nil || take == 1 {
+			return last, err
+		}
 	}
 }
 
