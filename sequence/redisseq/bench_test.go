@@ -42,6 +42,12 @@ func BenchmarkRedis(b *testing.B) {
 		defer seg.Close()
 		parallel(b, func() error { _, err := seg.Next(ctx, "segment"); return err })
 	})
+	b.Run("Segment(adaptive)+Allocator", func(b *testing.B) {
+		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "bench:"}),
+			sequence.SegmentOptions{})
+		defer seg.Close()
+		parallel(b, func() error { _, err := seg.Next(ctx, "adaptive"); return err })
+	})
 	b.Run("Counter", func(b *testing.B) {
 		c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "bench:"})
 		parallel(b, func() error { _, err := c.Next(ctx, "counter"); return err })
