@@ -20,6 +20,7 @@ import (
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -318,5 +319,35 @@ func BenchmarkGapless(b *testing.B) {
 				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "commits/s")
 			})
 		}
+	}
+}
+
+// txGen draws each number from Gapless in a transaction of its own, so
+// that the conformance suite, which knows no transactions, can run on it.
+type txGen struct {
+	db *sql.DB
+	g  *sqlseq.Gapless
+}
+
+func (t txGen) Next(ctx context.Context, key string) (int64, error) {
+	tx, err := t.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.g.Next(sqlseq.WithTx(ctx, tx), key)
+	if err != nil {
+		tx.Rollback()
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+func TestGaplessConformance(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			store := newStore(t, b, db, nil)
+			sequencetest.Run(t, func(t *testing.T) sequence.Gen { return txGen{db, store.Gapless()} })
+		})
 	}
 }
