@@ -108,11 +108,14 @@ func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, opts *Allo
 // The Allocator checks what it can. At its first call it asks the server
 // for its persistence (CONFIG GET) and refuses, with an error wrapping
 // [ErrUnsafe], a server that does not fsync every write; a server that
-// hides CONFIG is trusted. It writes an epoch marker next to its counters
-// and refuses, with an error wrapping [sequence.ErrRegressed], to go on
-// once the marker it saw has gone or changed: the server restarted empty
-// or was flushed. A process that starts after the data was lost cannot
-// tell; only a ledger ([NewAllocator]) covers that.
+// hides CONFIG is trusted (on a cluster, every master is asked). Next to
+// each counter, in its hash slot, it writes an epoch marker, and each
+// allocation checks in the same script that the marker this process saw is
+// still there: once it has gone or changed (the server, or the shard
+// holding the counter, restarted empty or was flushed), Allocate refuses
+// with an error wrapping [sequence.ErrRegressed] and changes nothing. A
+// process that first sees a counter after the data was lost cannot tell;
+// only a ledger ([NewAllocator]) covers that.
 func NewRedisOnlyAllocator(c redis.UniversalClient, opts *AllocatorOptions) *Allocator {
 	if c == nil {
 		panic("redisseq: NewRedisOnlyAllocator with a nil client")
@@ -159,9 +162,9 @@ func (a *Allocator) Allocate(ctx context.Context, key string, n int64) (sequence
 	if err := a.only.check(ctx, a, "Allocate", rkey); err != nil {
 		return sequence.Range{}, err
 	}
-	last, err := a.replicas.incrBy(ctx, a.rdb, rkey, n).Result()
+	last, err := a.only.allocate(ctx, a, rkey, n)
 	if err != nil {
-		return sequence.Range{}, classify("Allocate", rkey, err)
+		return sequence.Range{}, err
 	}
 	r := sequence.Range{First: last - n + 1, Last: last}
 	if r.First < 1 {

@@ -374,7 +374,12 @@ func (k *counterKey) take(ctx context.Context, want int64) (take, last int64, er
 		take, last = 1, v
 	case []any:
 		if len(v) == 2 {
-			take, _ = v[0].(int64)
+			switch t := v[0].(type) {
+			case int64:
+				take = t
+			case string:
+				take, _ = strconv.ParseInt(t, 10, 64)
+			}
 			switch l := v[1].(type) {
 			case int64:
 				last = l
@@ -652,8 +657,9 @@ return {take, redis.call('HGET', KEYS[1], 'cur')}
 // takeExactScript issues exactly ARGV[1] numbers from the range KEYS[1],
 // or none: it returns 0 when the range is missing or has fewer left, and
 // then marks a range with some left as spent (the rest is a gap), so that
-// a refill may install the next. Otherwise it returns as takeScript does.
-// The arithmetic is done by Redis, so it is exact over int64.
+// a refill may install the next. Otherwise it returns {ARGV[1], last} as
+// strings. Every comparison and sum is done by Redis in int64, so it is
+// exact up to math.MaxInt64: Lua's doubles are not above 2^53.
 var takeExactScript = redis.NewScript(luaInt + `
 local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
 if not v[1] or not v[2] then
@@ -665,27 +671,19 @@ end
 if cmp(v[1], v[2]) >= 0 then
 	return 0
 end
--- left = max - cur, by Redis in int64 (Redis reads no "-0": cur 0 is
--- the first range, whose max is a chunk, small and exact in Lua).
-local left
-if v[1] == '0' then
-	left = tonumber(v[2])
-else
-	redis.call('HSET', KEYS[1], 'tmp', v[2])
-	left = redis.call('HINCRBY', KEYS[1], 'tmp', '-' .. v[1])
-	redis.call('HDEL', KEYS[1], 'tmp')
+-- rest = max - cur - want; Redis reads no "-0", so cur 0 is left out.
+redis.call('HSET', KEYS[1], 'tmp', v[2])
+if v[1] ~= '0' then
+	redis.call('HINCRBY', KEYS[1], 'tmp', '-' .. v[1])
 end
-local want = tonumber(ARGV[1])
-if left < want then
+local rest = redis.call('HINCRBY', KEYS[1], 'tmp', '-' .. ARGV[1])
+redis.call('HDEL', KEYS[1], 'tmp')
+if rest < 0 then
 	redis.call('HSET', KEYS[1], 'cur', v[2])
 	return 0
 end
 redis.call('HINCRBY', KEYS[1], 'cur', ARGV[1])
-local last = redis.call('HGET', KEYS[1], 'cur')
-if want == 1 and #last <= 15 then
-	return tonumber(last)
-end
-return {want, last}
+return {ARGV[1], redis.call('HGET', KEYS[1], 'cur')}
 `)
 
 // installScript installs the range cur=ARGV[1], max=ARGV[2] in KEYS[1] if

@@ -62,8 +62,9 @@
 //	                    number issued; max, the last number of the current
 //	                    range (spent when cur >= max).
 //	P{E}:lock   string  the refill lock's random token, with a TTL.
-//	P{}:epoch   string  Redis-only Allocator: a random marker; its loss means
-//	                    Redis lost its data.
+//	P{E}:epoch  string  Redis-only Allocator: a random marker written with the
+//	                    counter, in its slot; its loss means the server (or
+//	                    the shard holding K) lost its data.
 //
 // The escaping is injective and leaves no brace in E, so two different
 // keys never share a Redis key, and "{E}" is the key's Redis Cluster hash

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -19,53 +20,86 @@ import (
 // write to an append-only file. Numbers would repeat after a crash.
 var ErrUnsafe = errors.New("redisseq: Redis may lose counters")
 
-// onlyRedis is what an Allocator without a ledger checks: the server's
-// persistence, once, and the epoch marker it saw.
+// onlyRedis is what an Allocator without a ledger checks: the servers'
+// persistence, once, and, per counter, the epoch marker it saw.
 type onlyRedis struct {
 	mu      sync.Mutex
 	checked bool
-	epoch   string
+	epochs  sync.Map // Redis key of a counter -> the epoch seen with it
 }
 
-// check refuses a server that may lose writes, and one that has lost the
-// epoch this Allocator saw before.
+// check refuses servers that may lose writes.
 func (o *onlyRedis) check(ctx context.Context, a *Allocator, op, rkey string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if !o.checked {
-		if err := persistence(ctx, a.rdb, op, rkey); err != nil {
-			return err
-		}
-		o.checked = true
-	}
-	key := redisKey(a.prefix, "", ":epoch")
-	if o.epoch == "" {
-		var b [16]byte
-		rand.Read(b[:])
-		fresh := hex.EncodeToString(b[:])
-		if err := a.rdb.SetNX(ctx, key, fresh, 0).Err(); err != nil {
-			return classify(op, rkey, err)
-		}
-		got, err := a.rdb.Get(ctx, key).Result()
-		if err != nil {
-			return classify(op, rkey, err)
-		}
-		o.epoch = got
+	if o.checked {
 		return nil
 	}
-	got, err := a.rdb.Get(ctx, key).Result()
-	if errors.Is(err, redis.Nil) || err == nil && got != o.epoch {
-		return newError(sequence.ErrRegressed, nil, "Redis lost the epoch marker %s (it restarted empty or was flushed): its counters may be behind numbers already issued; raise their floors, then start a new Allocator", key)
+	if err := persistence(ctx, a.rdb, op, rkey); err != nil {
+		return err
 	}
-	if err != nil {
-		return classify(op, rkey, err)
-	}
+	o.checked = true
 	return nil
 }
 
-// persistence asks the server whether it fsyncs every write. A server that
-// refuses CONFIG (managed services often rename it) is trusted.
+// allocOnlyScript raises the counter KEYS[1] by ARGV[1] and returns {last,
+// epoch}, last as a string (exact in int64). Next to the counter, in its
+// hash slot, KEYS[1]..":epoch" holds a random marker, set with the first
+// increment. When ARGV[2] is not empty it is the marker this process saw
+// before: a marker gone or changed means the server (or the shard holding
+// the counter) lost its data, and the script refuses before incrementing,
+// in the same atomic step.
+var allocOnlyScript = redis.NewScript(`
+local ek = KEYS[1] .. ':epoch'
+local e = redis.call('GET', ek)
+if ARGV[2] ~= '' and e ~= ARGV[2] then
+	return redis.error_reply('EPOCH the epoch marker ' .. ek .. ' is gone or changed')
+end
+if not e then
+	e = ARGV[3]
+	redis.call('SET', ek, e)
+end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+return {redis.call('GET', KEYS[1]), e}
+`)
+
+// allocate increments key's counter, checking and remembering its epoch.
+func (o *onlyRedis) allocate(ctx context.Context, a *Allocator, rkey string, n int64) (int64, error) {
+	want := ""
+	if e, ok := o.epochs.Load(rkey); ok {
+		want = e.(string)
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	res, err := a.replicas.script(ctx, a.rdb, allocOnlyScript, rkey, n, want, hex.EncodeToString(b[:])).Slice()
+	if err != nil {
+		if strings.Contains(err.Error(), "EPOCH") {
+			return 0, newError(sequence.ErrRegressed, err, "Allocate key %s: Redis lost its data (it restarted empty or was flushed): its counter may be behind numbers already issued; raise its floor, then start a new Allocator", rkey)
+		}
+		return 0, classify("Allocate", rkey, err)
+	}
+	if len(res) != 2 {
+		return 0, newError(ErrCorrupt, nil, "key %s: the allocation script returned %v", rkey, res)
+	}
+	last, _ := res[0].(string)
+	epoch, _ := res[1].(string)
+	v, perr := strconv.ParseInt(last, 10, 64)
+	if perr != nil || epoch == "" {
+		return 0, newError(ErrCorrupt, nil, "key %s holds a corrupt value: the allocation script returned %v", rkey, res)
+	}
+	o.epochs.Store(rkey, epoch)
+	return v, nil
+}
+
+// persistence asks the server, or every master of a cluster, whether it
+// fsyncs every write. A server that refuses CONFIG (managed services often
+// rename it) is trusted.
 func persistence(ctx context.Context, rdb redis.UniversalClient, op, rkey string) error {
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			return persistence(ctx, c, op, rkey)
+		})
+	}
 	cfg, err := rdb.ConfigGet(ctx, "append*").Result()
 	if err != nil {
 		if strings.Contains(strings.ToLower(err.Error()), "unknown command") || strings.Contains(err.Error(), "NOPERM") {

@@ -155,24 +155,3 @@ func (r replicas) scriptOnce(ctx context.Context, rdb redis.UniversalClient, s *
 type sendOnce struct{ *redis.Cmd }
 
 func (sendOnce) NoRetry() bool { return true }
-
-// incrBy runs INCRBY key n and then, if replicas are asked for, waits for
-// them in the same round trip.
-func (r replicas) incrBy(ctx context.Context, rdb redis.UniversalClient, key string, n int64) *redis.IntCmd {
-	if r.n == 0 {
-		return rdb.IncrBy(ctx, key, n)
-	}
-	p, err := r.pipeline(ctx, rdb, key)
-	if err != nil {
-		cmd := redis.NewIntCmd(ctx)
-		cmd.SetErr(err)
-		return cmd
-	}
-	cmd := p.IncrBy(ctx, key, n)
-	wait := r.wait(ctx, p)
-	p.Exec(ctx)
-	if cmd.Err() == nil {
-		r.check(cmd, wait)
-	}
-	return cmd
-}

@@ -31,6 +31,7 @@ type queries struct {
 	// beforehand, outside the transaction.
 	draw   func(ctx context.Context, tx execer, id [32]byte, key string, n int64) (last int64, found bool, err error)
 	ensure string
+	exists string // a plain read of whether the key has a row
 	// floor raises key's mark to at least floor; found is false when no
 	// row changed (another key's row).
 	floor func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (found bool, err error)
@@ -115,6 +116,7 @@ ON DUPLICATE KEY UPDATE last = IF(k = ?, LAST_INSERT_ID(GREATEST(last, ?)), last
 		// deadlock. In a transaction, an UPDATE of a row that exists
 		// takes the exclusive lock at once.
 		ensure: r.Replace(`INSERT IGNORE INTO {table} (id, k, last) VALUES (?, ?, 0)`),
+		exists: r.Replace(`SELECT 1 FROM {table} WHERE id = ?`),
 		draw: func(ctx context.Context, tx execer, id [32]byte, key string, n int64) (int64, bool, error) {
 			res, err := tx.ExecContext(ctx, drawSQL, n, id[:], []byte(key), math.MaxInt64-n)
 			if err != nil {

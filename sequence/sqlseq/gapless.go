@@ -3,8 +3,8 @@ package sqlseq
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -16,7 +16,12 @@ import (
 // numbers of committed transactions are exactly 1, 2, 3... with no gap and
 // no repeat. Concurrent callers for one key queue on the row's lock until
 // the transaction that holds it ends, as long as their context allows;
-// none fails for want of the lock (no NOWAIT).
+// none fails for want of the lock (no NOWAIT). That holds at READ
+// COMMITTED, the default of PostgreSQL, and at MySQL's REPEATABLE READ. At
+// PostgreSQL's REPEATABLE READ or SERIALIZABLE, a caller that waited for
+// the row gets a serialization failure (an error wrapping
+// [sequence.ErrUnavailable]) when the holder commits, and must retry its
+// whole transaction: draw gapless numbers at READ COMMITTED.
 //
 // The price is that the key is serialized: one transaction at a time
 // draws from it, for as long as the transaction lasts. Keep such
@@ -28,8 +33,7 @@ import (
 // [sequence.Batcher] (n consecutive numbers in one statement) and nothing
 // that would hold numbers outside a transaction.
 type Gapless struct {
-	s    *Store
-	rows sync.Map // keys whose row is known to exist
+	s *Store
 }
 
 // Gapless returns the gapless Gen over the Store's ledger.
@@ -86,15 +90,21 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 	s := g.s
 	id := hash(key)
 	if s.q.ensure != "" {
-		if _, ok := g.rows.Load(key); !ok {
-			err := s.retry(ctx, "gapless row", func() error {
+		// MySQL: the row must exist before the transaction locks it, or
+		// the UPDATE would lock the gap where it belongs, and making the
+		// row would then wait for the caller's own transaction. A plain
+		// read in the transaction locks nothing; a missing row is made
+		// outside it, where the transaction holds no lock yet.
+		var one int
+		err := tx.QueryRowContext(ctx, s.q.exists, id[:]).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = s.retry(ctx, "gapless row", func() error {
 				_, err := s.db.ExecContext(ctx, s.q.ensure, id[:], []byte(key))
 				return err
 			})
-			if err != nil {
-				return 0, err
-			}
-			g.rows.Store(key, true)
+		}
+		if err != nil {
+			return 0, classify("gapless draw", s.table, err, ctx)
 		}
 	}
 	last, found, err := s.q.draw(ctx, tx, id, key, n)
