@@ -1,6 +1,5 @@
 package redisseq_test
 
-
 // Regression tests from an adversarial review of the ledger: each test
 // below reproduced a repeat, a hang or a misreported error before its fix,
 // as its comment describes.
