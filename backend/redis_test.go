@@ -56,7 +56,7 @@ func TestRedisSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(keys)
-	if want := []string{"test:{A@<seq>}", "test:{B@<seq>}", "test:{}:epoch"}; !cmp.Equal(keys, want) {
+	if want := []string{"test:{A@<seq>}", "test:{A@<seq>}:epoch", "test:{B@<seq>}", "test:{B@<seq>}:epoch"}; !cmp.Equal(keys, want) {
 		t.Errorf("keys under test: = %q, want %q", keys, want)
 	}
 }
