@@ -9,10 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,12 +35,38 @@ import (
 // ledger with the others.
 const ledgerEnv = "REDISSEQ_LEDGER_CHILD"
 
+// regressedExit is a ledger child's exit status when its generator refused
+// to go on because the store went backwards (sequence.ErrRegressed).
+const regressedExit = 3
+
 type ledgerSpec struct {
 	Mode   string // "segment": Segment over the Allocator; "counter": the strict Counter
 	Redis  string
 	Ledger string // PostgreSQL DSN
 	Stop   string // the child stops when this file exists
 	Out    string
+
+	// Failover modes: the child issues from Redis (a master whose every
+	// block waits for Replicas replicas) until the file Switch exists, and
+	// from Replica (promoted by then) after.
+	Replica  string
+	Switch   string
+	Replicas int
+}
+
+// switchAllocator is what a client following a failover amounts to: it
+// takes blocks from the master until the switch file appears, and from the
+// promoted replica after.
+type switchAllocator struct {
+	before, after sequence.Allocator
+	file          string
+}
+
+func (a *switchAllocator) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	if _, err := os.Stat(a.file); err == nil {
+		return a.after.Allocate(ctx, key, n)
+	}
+	return a.before.Allocate(ctx, key, n)
 }
 
 // runLedgerChild issues numbers with 4 goroutines until the stop file
@@ -70,6 +99,17 @@ func runLedgerChild(js string) int {
 		g = seg
 	case "counter":
 		g = redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 50})
+	case "failover":
+		rr := redis.NewClient(&redis.Options{Addr: s.Replica, MaxRetries: -1})
+		defer rr.Close()
+		sw := &switchAllocator{
+			before: redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond}),
+			after:  redisseq.NewAllocator(rr, ledger, &redisseq.AllocatorOptions{Chunk: 500}),
+			file:   s.Switch,
+		}
+		seg := sequence.NewSegment(sw, sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50})
+		defer seg.Close()
+		g = seg
 	case "local":
 		// What a bbolt file per machine behind a shared Redis amounts to:
 		// a ledger each process has to itself.
@@ -113,6 +153,9 @@ func runLedgerChild(js string) int {
 	}
 	if err, _ := fatal.Load().(error); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
+		if errors.Is(err, sequence.ErrRegressed) {
+			return regressedExit
+		}
 		return 1
 	}
 	return 0
@@ -195,18 +238,7 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 			if err := errors.Join(errs...); err != nil {
 				t.Fatal(err)
 			}
-			var all []int64
-			for _, out := range outs {
-				b, err := os.ReadFile(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i := 0; i+8 <= len(b); i += 8 {
-					all = append(all, int64(binary.LittleEndian.Uint64(b[i:])))
-				}
-			}
-			slices.Sort(all)
-			repeats := len(all) - len(slices.Compact(slices.Clone(all)))
+			all, repeats := readNumbers(t, outs)
 			if mode == "local" {
 				if repeats == 0 {
 					t.Fatalf("a ledger per process gave no repeat in %d numbers; the test cannot tell", len(all))
@@ -218,6 +250,173 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 				t.Fatalf("%d repeats in %d numbers", repeats, len(all))
 			}
 			t.Logf("%s: %d processes, %d numbers through an empty restart and a FLUSHALL, 0 repeats", mode, procs, len(all))
+		})
+	}
+}
+
+// readNumbers reads the numbers the children wrote and counts repeats.
+func readNumbers(t *testing.T, outs []string) (all []int64, repeats int) {
+	t.Helper()
+	for _, out := range outs {
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+8 <= len(b); i += 8 {
+			all = append(all, int64(binary.LittleEndian.Uint64(b[i:])))
+		}
+	}
+	slices.Sort(all)
+	return all, len(all) - len(slices.Compact(slices.Clone(all)))
+}
+
+// Four OS processes issue numbers from a Redis master in front of one
+// PostgreSQL ledger. The master's replica loses its link and falls
+// behind; the master is killed; the stale replica takes over and every
+// process follows it. With Replicas: 1 every block waits for the replica,
+// so the blocks issued while it lagged fail instead of being used, and no
+// number repeats. Without it ("async", the control), the promoted replica
+// hands out again what the master issued while it lagged: repeats, which
+// shows the test can see them.
+func TestLedgerMultiProcessFailover(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		replicas int
+	}{{"replicas=1", 1}, {"async", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			master := redistest.StartServer(t)
+			replica := redistest.StartReplica(t, master)
+			pg := pgtest.Shared(t)
+			dsn := pg.NewDatabase(t)
+			ledger, err := sqlseq.New(pg.DB(t, dsn), sqlseq.Postgres, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ledger.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			stop, sw := filepath.Join(dir, "stop"), filepath.Join(dir, "switch")
+			const procs = 4
+			outs := make([]string, procs)
+			errs := make([]error, procs)
+			regressed := make([]bool, procs)
+			var wg sync.WaitGroup
+			for p := range procs {
+				outs[p] = filepath.Join(dir, fmt.Sprintf("child%d.bin", p))
+				js, _ := json.Marshal(ledgerSpec{
+					Mode: "failover", Redis: master.Addr(), Ledger: dsn, Stop: stop, Out: outs[p],
+					Replica: replica.Addr(), Switch: sw, Replicas: tc.replicas,
+				})
+				cmd := exec.Command(os.Args[0], "-test.run=^$")
+				cmd.Env = append(os.Environ(), ledgerEnv+"="+string(js))
+				wg.Go(func() {
+					out, err := cmd.CombinedOutput()
+					if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == regressedExit {
+						regressed[p] = true
+					} else if err != nil {
+						errs[p] = fmt.Errorf("child %d: %v\n%s", p, err, out)
+					}
+				})
+			}
+			exited := make(chan struct{})
+			go func() { wg.Wait(); close(exited) }()
+			// progress waits until the ledger has moved min numbers on, or
+			// every child has stopped.
+			progress := func(min int64) {
+				start, _ := ledger.Last(ctx, "orders")
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					last, err := ledger.Last(ctx, "orders")
+					if err == nil && last >= start+min {
+						return
+					}
+					select {
+					case <-exited:
+						return
+					default:
+					}
+					if time.Now().After(deadline) {
+						os.WriteFile(stop, nil, 0o644)
+						wg.Wait()
+						t.Fatalf("the ledger did not pass %d (at %d, %v); children: %v", start+min, last, err, errors.Join(errs...))
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			progress(20000)
+			// The replica stops following (REPLICAOF NO ONE): it holds what
+			// it had received at that moment and nothing after, a replica
+			// whose link to the master broke. Its range must have numbers
+			// left, or it would refill from the ledger and the test would
+			// show only that an exhausted range is safe; try again until it
+			// has.
+			rr := replica.Client(t)
+			mhost, mport, _ := net.SplitHostPort(master.Addr())
+			for try := 0; ; try++ {
+				if try == 50 {
+					t.Fatal("the replica never held a range with numbers left")
+				}
+				if err := rr.SlaveOf(ctx, mhost, mport).Err(); err != nil {
+					t.Fatal(err)
+				}
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+					info, _ := rr.Info(ctx, "replication").Result()
+					if n, _ := rr.Exists(ctx, "sn:{orders}:range").Result(); n == 1 && strings.Contains(info, "master_link_status:up") {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the replica never received the range")
+					}
+				}
+				if err := rr.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+					t.Fatal(err)
+				}
+				r, err := rr.HMGet(ctx, "sn:{orders}:range", "cur", "max").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cur, _ := strconv.ParseInt(fmt.Sprint(r[0]), 10, 64)
+				hi, _ := strconv.ParseInt(fmt.Sprint(r[1]), 10, 64)
+				if cur < hi {
+					t.Logf("the replica lags with numbers %d..%d left in its range", cur+1, hi)
+					break
+				}
+			}
+			time.Sleep(700 * time.Millisecond)
+			master.Kill()
+			os.WriteFile(sw, nil, 0o644)
+			progress(20000)
+			os.WriteFile(stop, nil, 0o644)
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			all, repeats := readNumbers(t, outs)
+			stopped := 0
+			for _, r := range regressed {
+				if r {
+					stopped++
+				}
+			}
+			if tc.replicas == 0 {
+				// Each process's Segment refuses numbers below the highest
+				// it issued (ErrRegressed); what it cannot see, numbers
+				// another process issued, repeats.
+				if repeats == 0 && stopped == 0 {
+					t.Fatalf("a failover to a lagging replica without Replicas went unseen in %d numbers; the test cannot tell", len(all))
+				}
+				t.Logf("async: the lagging replica repeated %d of %d numbers; %d of %d processes stopped with ErrRegressed", repeats, len(all), stopped, procs)
+				return
+			}
+			if stopped != 0 {
+				t.Errorf("%d processes saw the store go backwards", stopped)
+			}
+			if repeats != 0 {
+				t.Fatalf("%d repeats in %d numbers", repeats, len(all))
+			}
+			t.Logf("%s: %d processes, %d numbers through a failover to a replica that lagged, 0 repeats", tc.name, procs, len(all))
 		})
 	}
 }
