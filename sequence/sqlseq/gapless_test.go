@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -298,24 +299,31 @@ func BenchmarkGapless(b *testing.B) {
 		g := store.Gapless()
 		for _, callers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
-				b.SetParallelism(callers)
+				// Exactly callers goroutines (RunParallel would start a
+				// multiple of GOMAXPROCS), sharing b.N transactions.
+				var left atomic.Int64
+				left.Store(int64(b.N))
 				start := time.Now()
-				b.RunParallel(func(pb *testing.PB) {
-					ctx := context.Background()
-					for pb.Next() {
-						tx, err := db.BeginTx(ctx, nil)
-						if err == nil {
-							_, err = g.Next(sqlseq.WithTx(ctx, tx), "bench")
+				var wg sync.WaitGroup
+				for range callers {
+					wg.Go(func() {
+						ctx := context.Background()
+						for left.Add(-1) >= 0 {
+							tx, err := db.BeginTx(ctx, nil)
+							if err == nil {
+								_, err = g.Next(sqlseq.WithTx(ctx, tx), "bench")
+							}
+							if err == nil {
+								err = tx.Commit()
+							}
+							if err != nil {
+								b.Error(err)
+								return
+							}
 						}
-						if err == nil {
-							err = tx.Commit()
-						}
-						if err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
+					})
+				}
+				wg.Wait()
 				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "commits/s")
 			})
 		}
