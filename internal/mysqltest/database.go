@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/sngen/sn/internal/dbtest"
 )
 
 // dbSeq numbers the databases made by NewDatabase in this test binary.
@@ -35,7 +37,7 @@ func (s *Server) config(database string) *mysql.Config {
 // by then. NewDatabase calls tb.Fatalf when the database cannot be created.
 func (s *Server) NewDatabase(tb testing.TB) string {
 	tb.Helper()
-	name := databaseName(tb.Name(), dbSeq.Add(1))
+	name := dbtest.DatabaseName(tb.Name(), dbSeq.Add(1), 64) // MariaDB's 64 characters
 	if err := s.admin(func(ctx context.Context, db *sql.DB) error {
 		_, err := db.ExecContext(ctx, "CREATE DATABASE "+quote(name))
 		return err
@@ -96,31 +98,6 @@ func (s *Server) admin(f func(context.Context, *sql.DB) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return f(ctx, db)
-}
-
-// databaseName makes a database name from a test's name and a number that
-// keeps it unique: "t_" and the lower-case name with runs of other
-// characters than letters and digits made "_", cut to fit MariaDB's 64
-// characters, then "_" and the number.
-func databaseName(test string, n int64) string {
-	var b strings.Builder
-	b.WriteString("t_")
-	under := true
-	for _, r := range strings.ToLower(test) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			under = false
-		} else if !under {
-			b.WriteByte('_')
-			under = true
-		}
-	}
-	suffix := strconv.FormatInt(n, 10)
-	name := strings.TrimSuffix(b.String(), "_")
-	if max := 64 - len(suffix) - 1; len(name) > max {
-		name = name[:max]
-	}
-	return name + "_" + suffix
 }
 
 // quote quotes an SQL identifier.

@@ -59,10 +59,10 @@ func (e *env) newServer() (_ *Server, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	if err := e.chown(dir); err != nil {
-		return nil, err
+	if err := e.owner.Chown(dir); err != nil {
+		return nil, fmt.Errorf("mysqltest: %w", err)
 	}
-	if err := e.copyTree(e.template, filepath.Join(dir, "data")); err != nil {
+	if err := e.owner.CopyTree(e.template, filepath.Join(dir, "data")); err != nil {
 		return nil, fmt.Errorf("mysqltest: copying the template data directory: %w", err)
 	}
 	var lastErr error
@@ -139,7 +139,7 @@ func (s *Server) start() error {
 	cmd := exec.Command(s.env.mariadbd, s.argv()...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = sysProcAttr(s.env.cred)
+	cmd.SysProcAttr = sysProcAttr(s.env.owner.Cred)
 	err = cmd.Start()
 	log.Close()
 	if err != nil {

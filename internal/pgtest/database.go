@@ -5,11 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sngen/sn/internal/dbtest"
 )
 
 // dbSeq numbers the databases made by NewDatabase in this test binary.
@@ -37,7 +38,7 @@ func (s *Server) dsn(database string) string {
 // NewDatabase calls tb.Fatalf when the database cannot be created.
 func (s *Server) NewDatabase(tb testing.TB) string {
 	tb.Helper()
-	name := databaseName(tb.Name(), dbSeq.Add(1))
+	name := dbtest.DatabaseName(tb.Name(), dbSeq.Add(1), 63) // PostgreSQL's 63 bytes
 	if err := s.exec("CREATE DATABASE " + quote(name)); err != nil {
 		tb.Fatalf("pgtest: creating database %s on %s: %v", name, s.Addr(), err)
 	}
@@ -63,31 +64,6 @@ func (s *Server) exec(stmt string) error {
 	defer cancel()
 	_, err = db.ExecContext(ctx, stmt)
 	return err
-}
-
-// databaseName makes a database name from a test's name and a number that
-// keeps it unique: "t_" and the lower-case name with runs of other
-// characters than letters and digits made "_", cut to fit PostgreSQL's 63
-// bytes, then "_" and the number.
-func databaseName(test string, n int64) string {
-	var b strings.Builder
-	b.WriteString("t_")
-	under := true
-	for _, r := range strings.ToLower(test) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			under = false
-		} else if !under {
-			b.WriteByte('_')
-			under = true
-		}
-	}
-	suffix := strconv.FormatInt(n, 10)
-	name := strings.TrimSuffix(b.String(), "_")
-	if max := 63 - len(suffix) - 1; len(name) > max {
-		name = name[:max]
-	}
-	return name + "_" + suffix
 }
 
 // quote quotes an SQL identifier.

@@ -1,19 +1,15 @@
 package pgtest
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
+
+	"github.com/sngen/sn/internal/dbtest"
 )
 
 const (
@@ -30,10 +26,10 @@ const (
 
 // env is what the servers of one test binary share.
 type env struct {
-	initdb, postgres string              // binaries
-	cred             *syscall.Credential // nil unless the tests run as root
-	root             string              // directory of the template and the servers
-	template         string              // initdb's data directory
+	initdb, postgres string       // binaries
+	owner            dbtest.Owner // the tests' own user unless they run as root
+	root             string       // directory of the template and the servers
+	template         string       // initdb's data directory
 }
 
 // newEnv finds the binaries, the OS user, and runs initdb into a template
@@ -43,11 +39,16 @@ func newEnv() (_ *env, err error) {
 	if e.initdb, e.postgres, err = findBinaries(binDirGlob); err != nil {
 		return nil, err
 	}
-	if e.cred, err = credential(osUser); err != nil {
-		return nil, err
+	if e.owner, err = dbtest.User(osUser, "PostgreSQL", "postgresql"); err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	base := baseDir()
-	removeStale(base)
+	dbtest.RemoveStale(base, dirPrefix, func(d string) {
+		datas, _ := filepath.Glob(filepath.Join(d, "server-*", "data"))
+		for _, data := range datas {
+			removeShm(data)
+		}
+	})
 	if e.root, err = os.MkdirTemp(base, dirPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
@@ -60,13 +61,13 @@ func newEnv() (_ *env, err error) {
 	if err := os.Chmod(e.root, 0o711); err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	dir, err := e.mkdir("template")
-	if err != nil {
-		return nil, err
+	dir := filepath.Join(e.root, "template")
+	if err := e.owner.Mkdir(dir); err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	pwfile := filepath.Join(dir, "pwfile")
-	if err := e.writeFile(pwfile, password+"\n"); err != nil {
-		return nil, err
+	if err := e.owner.WriteFile(pwfile, password+"\n"); err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	e.template = filepath.Join(dir, "data")
 	cmd := exec.Command(e.initdb,
@@ -81,7 +82,7 @@ func newEnv() (_ *env, err error) {
 		"--no-sync",
 		"--no-instructions")
 	cmd.Dir = dir
-	cmd.SysProcAttr = sysProcAttr(e.cred)
+	cmd.SysProcAttr = sysProcAttr(e.owner.Cred)
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("pgtest: %s failed after %v: %v\n%s\nRun `make test`, which installs a working PostgreSQL",
@@ -126,135 +127,4 @@ func versionOf(binDir string) int {
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
-}
-
-// credential returns nil when the tests do not run as root, and otherwise
-// the credential of the system user name, which is created when missing.
-func credential(name string) (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		var unknown user.UnknownUserError
-		if !errors.As(err, &unknown) {
-			return nil, fmt.Errorf("pgtest: looking up user %s: %w", name, err)
-		}
-		useradd, lerr := exec.LookPath("useradd")
-		if lerr != nil {
-			useradd = "/usr/sbin/useradd"
-		}
-		out, aerr := exec.Command(useradd, "--system", "--user-group", "--no-create-home",
-			"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
-		// Another test binary may have created it in the meantime.
-		if u, err = user.Lookup(name); err != nil {
-			return nil, fmt.Errorf("pgtest: PostgreSQL refuses to run as root and there is no user %s to run it as; "+
-				"creating one failed: %v\n%s\nRun `make test`, which installs postgresql and so creates the user", name, aerr, out)
-		}
-	}
-	uid, err := strconv.ParseUint(u.Uid, 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("pgtest: user %s: uid %q: %w", name, u.Uid, err)
-	}
-	gid, err := strconv.ParseUint(u.Gid, 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("pgtest: user %s: gid %q: %w", name, u.Gid, err)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// removeStale removes the directories left in base by test binaries that
-// died without cleaning up (killed, or timed out).
-func removeStale(base string) {
-	dirs, _ := filepath.Glob(filepath.Join(base, dirPrefix+"*-*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), dirPrefix), "-", 2)[0])
-		if err != nil || pid <= 0 || pid == os.Getpid() {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			datas, _ := filepath.Glob(filepath.Join(d, "server-*", "data"))
-			for _, data := range datas {
-				removeShm(data)
-			}
-			os.RemoveAll(d)
-		}
-	}
-}
-
-// mkdir makes a directory under root owned by the OS user.
-func (e *env) mkdir(name string) (string, error) {
-	dir := filepath.Join(e.root, name)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", fmt.Errorf("pgtest: %w", err)
-	}
-	return dir, e.chown(dir)
-}
-
-func (e *env) writeFile(path, content string) error {
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		return fmt.Errorf("pgtest: %w", err)
-	}
-	return e.chown(path)
-}
-
-func (e *env) chown(path string) error {
-	if e.cred == nil {
-		return nil
-	}
-	if err := os.Lchown(path, int(e.cred.Uid), int(e.cred.Gid)); err != nil {
-		return fmt.Errorf("pgtest: %w", err)
-	}
-	return nil
-}
-
-// copyTree copies the directory src to dst, which must not exist, keeping
-// the permissions and giving everything to the OS user.
-func (e *env) copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			err = os.Mkdir(target, 0o700)
-		case info.Mode().IsRegular():
-			err = copyFile(path, target)
-		default:
-			err = fmt.Errorf("pgtest: cannot copy %s: not a file or directory", path)
-		}
-		if err == nil {
-			err = os.Chmod(target, info.Mode().Perm())
-		}
-		if err == nil {
-			err = e.chown(target)
-		}
-		return err
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

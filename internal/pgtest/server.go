@@ -59,10 +59,10 @@ func (e *env) newServer() (_ *Server, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	if err := e.chown(dir); err != nil {
-		return nil, err
+	if err := e.owner.Chown(dir); err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	if err := e.copyTree(e.template, filepath.Join(dir, "data")); err != nil {
+	if err := e.owner.CopyTree(e.template, filepath.Join(dir, "data")); err != nil {
 		return nil, fmt.Errorf("pgtest: copying the template data directory: %w", err)
 	}
 	var lastErr error
@@ -159,7 +159,7 @@ func (s *Server) startOnce(deadline time.Time) error {
 	// A file, not a pipe: Wait must not wait for the backends that
 	// inherit it.
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = sysProcAttr(s.env.cred)
+	cmd.SysProcAttr = sysProcAttr(s.env.owner.Cred)
 	err = cmd.Start()
 	log.Close()
 	if err != nil {
