@@ -64,7 +64,7 @@ func newEnv() (_ *env, err error) {
 	if e.owner, err = dbtest.User(osUser, "MariaDB", "mariadb-server"); err != nil {
 		return nil, fmt.Errorf("mysqltest: %w", err)
 	}
-	base := baseDir()
+	base := dbtest.BaseDir()
 	dbtest.RemoveStale(base, dirPrefix, nil)
 	if e.root, err = os.MkdirTemp(base, dirPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
 		return nil, fmt.Errorf("mysqltest: %w", err)
@@ -99,7 +99,7 @@ func newEnv() (_ *env, err error) {
 		// Passed on to mariadbd --bootstrap.
 		logFileSize)
 	cmd.Dir = dir
-	cmd.SysProcAttr = sysProcAttr(e.owner.Cred)
+	cmd.SysProcAttr = e.owner.SysProcAttr()
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("mysqltest: %s failed after %v: %v\n%s\nRun `make test`, which installs a working MariaDB",

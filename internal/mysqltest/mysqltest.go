@@ -30,21 +30,26 @@
 package mysqltest
 
 import (
-	"fmt"
 	"os"
-	"sync"
 	"testing"
+
+	"github.com/sngen/sn/internal/dbtest"
 )
 
-// state holds what a test binary shares: the directory of its servers, the
-// template data directory, and the shared server.
-var state struct {
-	sync.Mutex
-	main   bool  // Main is running the tests
-	env    *env  // set up on first use
-	envErr error // why the set-up failed
-	shared *Server
-	err    error // why the shared server could not be started
+// harness holds what a test binary shares: the directory of its servers,
+// the template data directory, and the shared server.
+var harness = &dbtest.Harness[*env, *Server]{
+	Pkg:       "mysqltest",
+	NewEnv:    newEnv,
+	RemoveEnv: func(e *env) { os.RemoveAll(e.root) },
+	NewServer: func(e *env, shared bool) (*Server, error) {
+		s, err := e.newServer()
+		if s != nil {
+			s.shared = shared
+		}
+		return s, err
+	},
+	StopServer: (*Server).stop,
 }
 
 // Main runs the tests of a package, then stops the server started by
@@ -61,23 +66,7 @@ func Main(m *testing.M) { os.Exit(Run(m.Run)) }
 //	func TestMain(m *testing.M) {
 //		os.Exit(pgtest.Run(func() int { return mysqltest.Run(m.Run) }))
 //	}
-func Run(tests func() int) int {
-	state.Lock()
-	state.main = true
-	state.Unlock()
-	code := tests()
-	state.Lock()
-	if state.shared != nil {
-		state.shared.stop()
-		state.shared = nil
-	}
-	if state.env != nil {
-		os.RemoveAll(state.env.root)
-		state.env = nil
-	}
-	state.Unlock()
-	return code
-}
+func Run(tests func() int) int { return harness.Run(tests) }
 
 // Shared returns a server started on first use and shared by all the tests
 // of the package; [Main] stops it after the last test. Tests sharing it
@@ -86,22 +75,7 @@ func Run(tests func() int) int {
 // cannot be started, and when the package's TestMain does not call [Main].
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
-	state.Lock()
-	defer state.Unlock()
-	e, err := setUp()
-	if err != nil {
-		tb.Fatalf("%v", err)
-	}
-	if state.shared == nil && state.err == nil {
-		state.shared, state.err = e.newServer()
-		if state.shared != nil {
-			state.shared.shared = true
-		}
-	}
-	if state.err != nil {
-		tb.Fatalf("%v", state.err)
-	}
-	return state.shared
+	return harness.Shared(tb)
 }
 
 // Start starts a server of the test's own and stops it, removing its data,
@@ -110,30 +84,5 @@ func Shared(tb testing.TB) *Server {
 // when the package's TestMain does not call [Main]; it never skips.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	state.Lock()
-	e, err := setUp()
-	state.Unlock()
-	if err != nil {
-		tb.Fatalf("%v", err)
-	}
-	s, err := e.newServer()
-	if err != nil {
-		tb.Fatalf("%v", err)
-	}
-	tb.Cleanup(s.stop)
-	return s
-}
-
-// setUp returns the test binary's environment, making it on first use. The
-// caller holds state's lock.
-func setUp() (*env, error) {
-	if !state.main {
-		return nil, fmt.Errorf("mysqltest: the package's TestMain must be\n" +
-			"\tfunc TestMain(m *testing.M) { mysqltest.Main(m) }\n" +
-			"so that the servers and their data are removed when the tests end")
-	}
-	if state.env == nil && state.envErr == nil {
-		state.env, state.envErr = newEnv()
-	}
-	return state.env, state.envErr
+	return harness.Start(tb)
 }

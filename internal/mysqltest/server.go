@@ -139,7 +139,7 @@ func (s *Server) start() error {
 	cmd := exec.Command(s.env.mariadbd, s.argv()...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = sysProcAttr(s.env.owner.Cred)
+	cmd.SysProcAttr = s.env.owner.SysProcAttr()
 	err = cmd.Start()
 	log.Close()
 	if err != nil {

@@ -42,7 +42,7 @@ func newEnv() (_ *env, err error) {
 	if e.owner, err = dbtest.User(osUser, "PostgreSQL", "postgresql"); err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	base := baseDir()
+	base := dbtest.BaseDir()
 	dbtest.RemoveStale(base, dirPrefix, func(d string) {
 		datas, _ := filepath.Glob(filepath.Join(d, "server-*", "data"))
 		for _, data := range datas {
@@ -82,7 +82,7 @@ func newEnv() (_ *env, err error) {
 		"--no-sync",
 		"--no-instructions")
 	cmd.Dir = dir
-	cmd.SysProcAttr = sysProcAttr(e.owner.Cred)
+	cmd.SysProcAttr = e.owner.SysProcAttr()
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("pgtest: %s failed after %v: %v\n%s\nRun `make test`, which installs a working PostgreSQL",

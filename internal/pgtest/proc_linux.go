@@ -11,16 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysProcAttr runs a process as cred (nil: as the tests' own user) in a
-// process group of its own, out of reach of a terminal's Ctrl-C, and makes
-// the kernel kill it when the test process dies, so that a crashed or
-// timed-out test binary leaves no postmaster behind (its backends then
-// exit by themselves). Go sets the parent-death signal after changing the
-// credential, which would otherwise clear it.
-func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
 // killTree kills the postmaster pid and every process it started with
 // SIGKILL, as a crash of the whole server would. Killing the postmaster
 // alone is no crash: its backends live on for a while, and may commit.
@@ -123,25 +113,4 @@ func children(pid int) []int {
 		}
 	}
 	return pids
-}
-
-// shm is where Linux mounts a tmpfs for everyone.
-const shm = "/dev/shm"
-
-// minShmFree is the free space shm needs to hold the servers' directories.
-const minShmFree = 2 << 30
-
-// baseDir returns the directory under which the servers' directories go:
-// /dev/shm when it is a tmpfs with 2 GiB free, else os.TempDir. On ext4 a
-// server's thousand files take up to a second to copy and CREATE DATABASE
-// as long to create; on tmpfs a tenth of that. Data in a tmpfs survives
-// SIGKILL like data on disk: fsync only matters when the machine crashes.
-func baseDir() string {
-	var st syscall.Statfs_t
-	const tmpfsMagic = 0x01021994
-	if err := syscall.Statfs(shm, &st); err == nil && st.Type == tmpfsMagic &&
-		st.Bavail*uint64(st.Bsize) >= minShmFree && syscall.Access(shm, 2 /* W_OK */) == nil {
-		return shm
-	}
-	return os.TempDir()
 }

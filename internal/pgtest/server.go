@@ -159,7 +159,7 @@ func (s *Server) startOnce(deadline time.Time) error {
 	// A file, not a pipe: Wait must not wait for the backends that
 	// inherit it.
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = sysProcAttr(s.env.owner.Cred)
+	cmd.SysProcAttr = s.env.owner.SysProcAttr()
 	err = cmd.Start()
 	log.Close()
 	if err != nil {

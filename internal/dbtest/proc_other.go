@@ -1,0 +1,17 @@
+//go:build unix && !linux
+
+package dbtest
+
+import (
+	"os"
+	"syscall"
+)
+
+// SysProcAttr runs a server as o in a process group of its own. Only Linux
+// can tie a child's life to its parent.
+func (o Owner) SysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: o.Cred, Setpgid: true}
+}
+
+// BaseDir returns the directory under which the servers' directories go.
+func BaseDir() string { return os.TempDir() }
