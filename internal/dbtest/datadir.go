@@ -150,3 +150,24 @@ func copyFile(src, dst string) error {
 	}
 	return out.Close()
 }
+
+// NewServerDir makes a directory server-* under root for a new server,
+// owned by o, with a copy of the template data directory as its data/.
+func (o Owner) NewServerDir(root, template string) (_ string, err error) {
+	dir, err := os.MkdirTemp(root, "server-")
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	if err := o.Chown(dir); err != nil {
+		return "", err
+	}
+	if err := o.CopyTree(template, filepath.Join(dir, "data")); err != nil {
+		return "", fmt.Errorf("copying the template data directory: %w", err)
+	}
+	return dir, nil
+}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/sngen/sn/internal/dbtest"
 )
 
 const (
@@ -26,8 +28,6 @@ const (
 	startTimeout = 30 * time.Second
 	// stopTimeout bounds a clean shutdown, after which the server is killed.
 	stopTimeout = 30 * time.Second
-	// bindAttempts is how many free ports are tried before giving up.
-	bindAttempts = 5
 )
 
 // Server is a MariaDB server (one mariadbd process) listening on 127.0.0.1,
@@ -45,12 +45,10 @@ type Server struct {
 	exited chan struct{} // closed when cmd has been waited for
 }
 
-var errPortTaken = errors.New("port already in use")
-
 // newServer copies the template into a directory of the new server's own
 // and starts it on a free port.
 func (e *env) newServer() (_ *Server, err error) {
-	dir, err := os.MkdirTemp(e.root, "server-")
+	dir, err := e.owner.NewServerDir(e.root, e.template)
 	if err != nil {
 		return nil, fmt.Errorf("mysqltest: %w", err)
 	}
@@ -59,15 +57,9 @@ func (e *env) newServer() (_ *Server, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	if err := e.owner.Chown(dir); err != nil {
-		return nil, fmt.Errorf("mysqltest: %w", err)
-	}
-	if err := e.owner.CopyTree(e.template, filepath.Join(dir, "data")); err != nil {
-		return nil, fmt.Errorf("mysqltest: copying the template data directory: %w", err)
-	}
 	var lastErr error
-	for range bindAttempts {
-		port, err := freePort()
+	for range dbtest.BindAttempts {
+		port, err := dbtest.FreePort()
 		if err != nil {
 			return nil, fmt.Errorf("mysqltest: no free port on 127.0.0.1: %w", err)
 		}
@@ -75,21 +67,11 @@ func (e *env) newServer() (_ *Server, err error) {
 		if lastErr = s.start(); lastErr == nil {
 			return s, nil
 		}
-		if !errors.Is(lastErr, errPortTaken) {
+		if !errors.Is(lastErr, dbtest.ErrPortTaken) {
 			break
 		}
 	}
 	return nil, lastErr
-}
-
-// freePort returns a 127.0.0.1 TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Addr returns the server's address, "127.0.0.1:port".
@@ -155,7 +137,7 @@ func (s *Server) start() error {
 		<-exited
 		out := s.logSince(logStart)
 		if strings.Contains(out, "Address already in use") {
-			return fmt.Errorf("mysqltest: %s: %w", s.Addr(), errPortTaken)
+			return fmt.Errorf("mysqltest: %s: %w", s.Addr(), dbtest.ErrPortTaken)
 		}
 		return fmt.Errorf("mysqltest: server on %s did not start: %v\nlog (%s):\n%s\n"+
 			"Run `make test`, which installs a working MariaDB", s.Addr(), err, s.logPath(), out)
@@ -284,8 +266,8 @@ func (s *Server) Restart(tb testing.TB) {
 	tb.Helper()
 	s.mustOwn(tb, "Restart")
 	var err error
-	for range bindAttempts {
-		if err = s.start(); !errors.Is(err, errPortTaken) {
+	for range dbtest.BindAttempts {
+		if err = s.start(); !errors.Is(err, dbtest.ErrPortTaken) {
 			break
 		}
 		// Someone else took the port; it may be released soon.

@@ -36,13 +36,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn/internal/dbtest"
 )
 
 // startTimeout bounds how long a redis-server may take to answer PING.
 const startTimeout = 15 * time.Second
-
-// bindAttempts is how many free ports StartServer tries before giving up.
-const bindAttempts = 5
 
 // Option configures a [Server] started by [StartServer].
 type Option func(*config)
@@ -118,8 +117,8 @@ func startServer(cfg config, dir string) (*Server, error) {
 		cfg.bin = bin
 	}
 	var lastErr error
-	for range bindAttempts {
-		port, err := freePort()
+	for range dbtest.BindAttempts {
+		port, err := dbtest.FreePort()
 		if err != nil {
 			return nil, fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
 		}
@@ -127,14 +126,14 @@ func startServer(cfg config, dir string) (*Server, error) {
 		if cfg.cluster {
 			// The bus port defaults to port+10000, which may be taken or
 			// above 65535.
-			if s.busPort, err = freePort(); err != nil {
+			if s.busPort, err = dbtest.FreePort(); err != nil {
 				return nil, fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
 			}
 		}
 		if lastErr = s.start(); lastErr == nil {
 			return s, nil
 		}
-		if !errors.Is(lastErr, errPortTaken) {
+		if !errors.Is(lastErr, dbtest.ErrPortTaken) {
 			break
 		}
 	}
@@ -145,18 +144,6 @@ func notInstalled(name string, err error) error {
 	return fmt.Errorf("redistest: %s not found (%v).\n"+
 		"!!! The tests need a real Redis 7 server on this machine. Run `make test` at the repository root:\n"+
 		"!!! it installs redis-server (apt-get install redis-server) and then runs go test -race ./...", name, err)
-}
-
-var errPortTaken = errors.New("port already in use")
-
-// freePort returns a 127.0.0.1 TCP port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // StartReplica starts a server like [StartServer] that replicates master
@@ -255,7 +242,7 @@ func (s *Server) start() error {
 		<-exited
 		log := s.logTail()
 		if strings.Contains(log, "Address already in use") || strings.Contains(out.String(), "Address already in use") {
-			return fmt.Errorf("redistest: %s: %w", s.Addr(), errPortTaken)
+			return fmt.Errorf("redistest: %s: %w", s.Addr(), dbtest.ErrPortTaken)
 		}
 		return fmt.Errorf("redistest: redis-server on %s did not start: %v\noutput: %s\nlog tail:\n%s\n"+
 			"Run `make test`, which installs a working redis-server", s.Addr(), err, out.String(), log)
@@ -347,8 +334,8 @@ func (s *Server) Stop() { s.signal(syscall.SIGTERM) }
 // goroutine.
 func (s *Server) Restart() {
 	var err error
-	for range bindAttempts {
-		if err = s.start(); !errors.Is(err, errPortTaken) {
+	for range dbtest.BindAttempts {
+		if err = s.start(); !errors.Is(err, dbtest.ErrPortTaken) {
 			break
 		}
 		// The port is in use by someone else; it may be released soon.
