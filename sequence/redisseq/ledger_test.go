@@ -215,14 +215,23 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 				}
 			}
 			progress := func(min int) {
-				// The shared ledger shows progress in segment and counter
-				// modes; local mode leaves it alone, so wait a little.
-				if mode == "local" {
-					time.Sleep(400 * time.Millisecond)
+				if mode != "local" {
+					last, _ := ledger.Last(context.Background(), "orders")
+					waitMark(last + int64(min))
 					return
 				}
-				last, _ := ledger.Last(context.Background(), "orders")
-				waitMark(last + int64(min))
+				// Local mode leaves the shared ledger alone: follow the
+				// range in Redis instead (absent after an empty restart).
+				cur := func() int64 {
+					n, _ := rdb.HGet(context.Background(), "sn:{orders}:range", "cur").Int64()
+					return n
+				}
+				start := cur()
+				for deadline := time.Now().Add(30 * time.Second); cur() < start+int64(min); time.Sleep(20 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("the range in Redis did not pass %d (at %d)", start+int64(min), cur())
+					}
+				}
 			}
 			progress(20000)
 			srv.Kill()
