@@ -62,8 +62,10 @@
 //
 //	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout
 //	sql            ledger (required), table, step, min_step, max_step, prefetch, target, fetch_timeout
-//	redis          url (required), prefix, ledger, table, step, min_step, max_step, prefetch, target, fetch_timeout
-//	redis-strict   url (required), prefix, ledger, table, and without a ledger path and single_host (required),
+//	redis          url (required), prefix, replicas, replica_timeout, ledger, table,
+//	               step, min_step, max_step, prefetch, target, fetch_timeout
+//	redis-strict   url (required), prefix, replicas, replica_timeout, ledger, table,
+//	               and without a ledger path and single_host (required),
 //	               step, fetch_timeout (bounds the first PING and the ledger's set-up)
 //
 // # Redis URLs

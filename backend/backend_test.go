@@ -301,7 +301,8 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	segment := []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout"}
-	strictFields := []string{"url", "prefix", "ledger", "table", "path", "single_host", "step", "fetch_timeout"}
+	strictFields := []string{"url", "prefix", "replicas", "replica_timeout", "ledger", "table", "path", "single_host", "step", "fetch_timeout"}
+	redisFields := []string{"url", "prefix", "replicas", "replica_timeout", "ledger", "table"}
 	tests := []struct {
 		name string
 		dir  string
@@ -321,11 +322,11 @@ func TestCheck(t *testing.T) {
 		{"sql with a password parameter", "", config.Sequence{Backend: "sql", Ledger: "postgresql://db/orders?user=u&password=pw"},
 			config.Store{ID: `sql ledger postgresql://db/orders?password=xxxxx&user=u table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
 		{"redis", "", config.Sequence{Backend: "redis", URL: "redis://u:pw@h:6379/1"},
-			config.Store{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append([]string{"url", "prefix", "ledger", "table"}, segment...)}},
+			config.Store{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append(redisFields, segment...)}},
 		{"redis with a prefix", "", config.Sequence{Backend: "redis", URL: "redis://h:6379/1", Prefix: "t:"},
-			config.Store{ID: `redis redis://h:6379/1 prefix "t:"`, Durable: true, Fields: append([]string{"url", "prefix", "ledger", "table"}, segment...)}},
+			config.Store{ID: `redis redis://h:6379/1 prefix "t:"`, Durable: true, Fields: append(redisFields, segment...)}},
 		{"redis with a ledger", "", config.Sequence{Backend: "redis", URL: "redis://h:6379/1", Ledger: "mysql://u:pw@db/orders"},
-			config.Store{ID: `redis redis://h:6379/1 prefix "sn:" ledger mysql://u:xxxxx@db/orders table sn_ledger`, Durable: true, Fields: append([]string{"url", "prefix", "ledger", "table"}, segment...)}},
+			config.Store{ID: `redis redis://h:6379/1 prefix "sn:" ledger mysql://u:xxxxx@db/orders table sn_ledger`, Durable: true, Fields: append(redisFields, segment...)}},
 		{"redis-strict on a single host", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db", SingleHost: true},
 			config.Store{ID: `redis-strict redis://h prefix "sn:" /srv/s.db`, Durable: true, Fields: strictFields}},
 		// The ledger wins over a path (inherited from a store, say).

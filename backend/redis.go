@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,7 +27,7 @@ type redisDriver struct{}
 // ledger, when there is one; the store is the URL, the key prefix and the
 // ledger.
 func (redisDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: slices.Concat([]string{"url", "prefix"}, ledgerFields, segmentFields)}
+	st := config.Store{Durable: true, Fields: slices.Concat(redisFields, ledgerFields, segmentFields)}
 	errs := []error{checkURL(t.Sequence.URL, "redis"), checkLedger(t.Sequence, "redis", false)}
 	if err := errors.Join(errs...); err != nil {
 		return st, err
@@ -52,7 +53,7 @@ func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, er
 	if err != nil {
 		return nil, err
 	}
-	opts := &redisseq.AllocatorOptions{Prefix: t.Sequence.Prefix}
+	opts := &redisseq.AllocatorOptions{Prefix: t.Sequence.Prefix, Replicas: t.Sequence.Replicas, ReplicaTimeout: replicaTimeout(t.Sequence)}
 	if ledger == nil {
 		return serve(t, redisseq.NewRedisOnlyAllocator(c, opts))
 	}
@@ -69,7 +70,7 @@ type strictDriver struct{}
 // is the URL, the key prefix and the ledger or file behind them.
 func (strictDriver) Check(t *config.Target) (config.Store, error) {
 	s := t.Sequence
-	st := config.Store{Durable: true, Fields: slices.Concat([]string{"url", "prefix"}, ledgerFields, []string{"path", "single_host", "step", "fetch_timeout"})}
+	st := config.Store{Durable: true, Fields: slices.Concat(redisFields, ledgerFields, []string{"path", "single_host", "step", "fetch_timeout"})}
 	var behind string
 	var errs []error
 	switch {
@@ -125,7 +126,21 @@ func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 	if err != nil {
 		return nil, err
 	}
-	return redisseq.NewCounter(c, durable, &redisseq.CounterOptions{Prefix: t.Sequence.Prefix, Step: t.Sequence.Step}), nil
+	return redisseq.NewCounter(c, durable, &redisseq.CounterOptions{
+		Prefix: t.Sequence.Prefix, Step: t.Sequence.Step,
+		Replicas: t.Sequence.Replicas, ReplicaTimeout: replicaTimeout(t.Sequence),
+	}), nil
+}
+
+// redisFields are the fields of a config.Sequence that both Redis
+// backends read.
+var redisFields = []string{"url", "prefix", "replicas", "replica_timeout"}
+
+// replicaTimeout returns the replica timeout of s, zero for redisseq's
+// default.
+func replicaTimeout(s config.Sequence) time.Duration {
+	d, _ := time.ParseDuration(s.ReplicaTimeout)
+	return d
 }
 
 // checkURL checks the url of a backend that needs one.

@@ -16,6 +16,7 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
 )
 
@@ -258,6 +259,46 @@ func TestNewRedisClient(t *testing.T) {
 				}
 			default:
 				t.Errorf("client is a %T", c)
+			}
+		})
+	}
+}
+
+// replicas reaches both Redis backends: with a replica every number
+// waits for it and is issued; with none to acknowledge, no number is
+// issued and the call fails with sequence.ErrUnavailable after
+// replica_timeout.
+func TestRedisReplicas(t *testing.T) {
+	master := redistest.StartServer(t)
+	redistest.StartReplica(t, master)
+	alone := redistest.StartServer(t)
+	ledger := pgtest.Shared(t).NewDatabase(t)
+	for _, backendName := range []string{"redis", "redis-strict"} {
+		t.Run(backendName, func(t *testing.T) {
+			for _, tc := range []struct {
+				name     string
+				srv      *redistest.Server
+				replicas int
+				ok       bool
+			}{{"with a replica", master, 1, true}, {"without one", alone, 1, false}, {"not waiting", alone, 0, true}} {
+				cfg := &config.Config{
+					Store: config.Sequence{Backend: backendName, URL: "redis://" + tc.srv.Addr() + "/0", Ledger: ledger,
+						Prefix: backendName + ":", Replicas: tc.replicas, ReplicaTimeout: "100ms", FetchTimeout: "2s"},
+					Templates: map[string]config.Template{"a": {Template: "A@<seq>"}},
+				}
+				set, err := cfg.Build(t.Context(), config.WithExact())
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, _ := set.Get("a")
+				s, err := g.Next(t.Context())
+				set.Close()
+				switch {
+				case tc.ok && err != nil:
+					t.Errorf("%s: %v", tc.name, err)
+				case !tc.ok && (err == nil || !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "replica")):
+					t.Errorf("%s: Next = %q, %v; want an error wrapping sequence.ErrUnavailable that names the replicas", tc.name, s, err)
+				}
 			}
 		})
 	}

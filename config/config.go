@@ -223,6 +223,21 @@ type Sequence struct {
 	// default: false.
 	SingleHost bool `json:"single_host,omitempty" yaml:"single_host,omitempty"`
 
+	// Replicas is how many Redis replicas must have each range a redis or
+	// redis-strict sequence writes before a number from it is used
+	// (Redis's WAIT, in the same round trip). Redis replicates
+	// asynchronously: after a failover (Sentinel, Cluster) to a replica
+	// that lagged, the numbers issued just before it would be issued
+	// again. Set it to the number of replicas a failover may promote.
+	// Numbers that too few replicas acknowledged in time are not used (a
+	// gap), and the call fails.
+	// default: 0, do not wait.
+	Replicas int `json:"replicas,omitempty" yaml:"replicas,omitempty"`
+
+	// ReplicaTimeout bounds the wait for Replicas, as a Go duration.
+	// default: "1s" (redisseq.DefaultReplicaTimeout).
+	ReplicaTimeout string `json:"replica_timeout,omitempty" yaml:"replica_timeout,omitempty"`
+
 	// Prefix is put before every key the backend writes (the Redis keys of
 	// redis and redis-strict).
 	// default: the backend's own default.
@@ -301,7 +316,10 @@ func (s Sequence) problems(prefix string) []*Error {
 	if s.Prefetch != 0 && !(s.Prefetch > 0 && s.Prefetch < 1) {
 		bad("prefetch", "%v: want a share between 0 and 1, such as 0.2", s.Prefetch)
 	}
-	for _, d := range []struct{ field, text string }{{"target", s.Target}, {"fetch_timeout", s.FetchTimeout}} {
+	if s.Replicas < 0 {
+		bad("replicas", "%d: want 0 or more", s.Replicas)
+	}
+	for _, d := range []struct{ field, text string }{{"target", s.Target}, {"fetch_timeout", s.FetchTimeout}, {"replica_timeout", s.ReplicaTimeout}} {
 		if d.text == "" {
 			continue
 		}

@@ -106,7 +106,7 @@ func TestParseErrors(t *testing.T) {
 		{"json unknown top-level field", "json", `{"template": {}}`,
 			`config: line 1: unknown field "template" (known: store, templates)`},
 		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
-			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, single_host, step, table, target, url)`},
+			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
 			`config: line 2: template "a": floor: want a whole number, found "ten"`},
 		{"json string for a bool", "json", "{\"store\": {\"single_host\": \"yes\"}}",
@@ -132,8 +132,8 @@ func TestParseErrors(t *testing.T) {
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
 			`config: line 4: template "a": unknown field "flor" (known: floor, sequence, template)`},
 		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\n",
-			"config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, single_host, step, table, target, url)\n" +
-				`config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, single_host, step, table, target, url)`},
+			"config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)\n" +
+				`config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)`},
 		{"yaml wrong type", "yaml", "templates:\n  a:\n    floor: ten\n",
 			`config: line 3: template "a": floor: want a whole number, found "ten"`},
 		{"yaml wrong types in a flow mapping", "yaml", "templates:\n  a: {template: A@<seq>, floor: tenthousand, sequence: {step: [1]}}\n",
@@ -291,12 +291,16 @@ func TestValidate(t *testing.T) {
 			`config: store.backend "etcd": unknown (want bolt, memory, redis, redis-strict, sql)`,
 		}},
 		{name: "bad numbers", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Floor: -1,
-			Sequence: config.Sequence{Backend: "bolt", Path: "x", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s"}}}}, want: []string{
+			Sequence: config.Sequence{Backend: "bolt", Path: "x", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s", Replicas: -1, ReplicaTimeout: "0s"}}}}, want: []string{
 			`config: template "orders": sequence.step -5: want 1 or more (or 0 for the default)`,
 			`config: template "orders": sequence.min_step 20: above max_step 10`,
 			`config: template "orders": sequence.prefetch 1: want a share between 0 and 1, such as 0.2`,
+			`config: template "orders": sequence.replicas -1: want 0 or more`,
 			`config: template "orders": sequence.target "soon": want a positive duration such as "1m" or "30s"`,
 			`config: template "orders": sequence.fetch_timeout "-1s": want a positive duration such as "1m" or "30s"`,
+			`config: template "orders": sequence.replica_timeout "0s": want a positive duration such as "1m" or "30s"`,
+			`config: template "orders": sequence.replicas: not used by the bolt backend`,
+			`config: template "orders": sequence.replica_timeout: not used by the bolt backend`,
 			`config: template "orders": floor -1: want 0 (none) or more`,
 		}},
 		{name: "template step against store max_step", cfg: config.Config{
