@@ -46,9 +46,11 @@ type ledgerSpec struct {
 	Stop   string // the child stops when this file exists
 	Out    string
 
-	// Failover modes: the child issues from Redis (a master whose every
-	// block waits for Replicas replicas) until the file Switch exists, and
-	// from Replica (promoted by then) after.
+	// Failover mode: the child issues from Redis (a master whose every
+	// write waits for Replicas replicas) until the file Switch exists, and
+	// from Replica (promoted by then) after, with Gen: "segment" or
+	// "counter".
+	Gen      string
 	Replica  string
 	Switch   string
 	Replicas int
@@ -67,6 +69,20 @@ func (a *switchAllocator) Allocate(ctx context.Context, key string, n int64) (se
 		return a.after.Allocate(ctx, key, n)
 	}
 	return a.before.Allocate(ctx, key, n)
+}
+
+// switchGen is the same for the strict Counter, which has no allocator to
+// switch: one Counter on the master, one on the promoted replica.
+type switchGen struct {
+	before, after sequence.Gen
+	file          string
+}
+
+func (g *switchGen) Next(ctx context.Context, key string) (int64, error) {
+	if _, err := os.Stat(g.file); err == nil {
+		return g.after.Next(ctx, key)
+	}
+	return g.before.Next(ctx, key)
 }
 
 // runLedgerChild issues numbers with 4 goroutines until the stop file
@@ -102,6 +118,14 @@ func runLedgerChild(js string) int {
 	case "failover":
 		rr := redis.NewClient(&redis.Options{Addr: s.Replica, MaxRetries: -1})
 		defer rr.Close()
+		if s.Gen == "counter" {
+			g = &switchGen{
+				before: redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond}),
+				after:  redisseq.NewCounter(rr, ledger, &redisseq.CounterOptions{Step: 500}),
+				file:   s.Switch,
+			}
+			break
+		}
 		sw := &switchAllocator{
 			before: redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond}),
 			after:  redisseq.NewAllocator(rr, ledger, &redisseq.AllocatorOptions{Chunk: 500}),
@@ -280,18 +304,22 @@ func readNumbers(t *testing.T, outs []string) (all []int64, repeats int) {
 }
 
 // Four OS processes issue numbers from a Redis master in front of one
-// PostgreSQL ledger. The master's replica loses its link and falls
-// behind; the master is killed; the stale replica takes over and every
-// process follows it. With Replicas: 1 every block waits for the replica,
-// so the blocks issued while it lagged fail instead of being used, and no
-// number repeats. Without it ("async", the control), the promoted replica
+// PostgreSQL ledger, through Segments over the Allocator or through the
+// strict Counter. The master's replica loses its link and falls behind;
+// the master is killed; the stale replica takes over and every process
+// follows it. With Replicas: 1 every write of the range waits for the
+// replica, so the blocks (or numbers) issued while it lagged fail instead
+// of being used, and no number repeats. Without it ("async", the control), the promoted replica
 // hands out again what the master issued while it lagged: repeats, which
 // shows the test can see them.
 func TestLedgerMultiProcessFailover(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		replicas int
-	}{{"replicas=1", 1}, {"async", 0}} {
+		name, gen string
+		replicas  int
+	}{
+		{"segment/replicas=1", "segment", 1}, {"segment/async", "segment", 0},
+		{"counter/replicas=1", "counter", 1}, {"counter/async", "counter", 0},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			master := redistest.StartServer(t)
@@ -316,7 +344,7 @@ func TestLedgerMultiProcessFailover(t *testing.T) {
 				outs[p] = filepath.Join(dir, fmt.Sprintf("child%d.bin", p))
 				js, _ := json.Marshal(ledgerSpec{
 					Mode: "failover", Redis: master.Addr(), Ledger: dsn, Stop: stop, Out: outs[p],
-					Replica: replica.Addr(), Switch: sw, Replicas: tc.replicas,
+					Gen: tc.gen, Replica: replica.Addr(), Switch: sw, Replicas: tc.replicas,
 				})
 				cmd := exec.Command(os.Args[0], "-test.run=^$")
 				cmd.Env = append(os.Environ(), ledgerEnv+"="+string(js))
@@ -416,7 +444,7 @@ func TestLedgerMultiProcessFailover(t *testing.T) {
 				if repeats == 0 && stopped == 0 {
 					t.Fatalf("a failover to a lagging replica without Replicas went unseen in %d numbers; the test cannot tell", len(all))
 				}
-				t.Logf("async: the lagging replica repeated %d of %d numbers; %d of %d processes stopped with ErrRegressed", repeats, len(all), stopped, procs)
+				t.Logf("%s: the lagging replica repeated %d of %d numbers; %d of %d processes stopped with ErrRegressed", tc.name, repeats, len(all), stopped, procs)
 				return
 			}
 			if stopped != 0 {
