@@ -176,6 +176,40 @@ func StartReplica(tb testing.TB, master *Server, opts ...Option) *Server {
 	}
 }
 
+// Detach breaks the link of replica, a server started by [StartReplica],
+// to master at a moment when ready holds on its data: like a replica whose
+// link broke, it keeps what it had received and nothing after, and serves
+// as a master from then on (REPLICAOF NO ONE). Until ready holds, it
+// follows master again, waits for the sync and detaches again, at most 50
+// times; then Detach calls Fatalf.
+func Detach(tb testing.TB, replica, master *Server, ready func(context.Context, *redis.Client) bool) {
+	tb.Helper()
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: replica.Addr()})
+	defer rdb.Close()
+	for range 50 {
+		if err := rdb.SlaveOf(ctx, "127.0.0.1", strconv.Itoa(master.port)).Err(); err != nil {
+			tb.Fatalf("redistest: REPLICAOF on %s: %v", replica.Addr(), err)
+		}
+		for deadline := time.Now().Add(startTimeout); ; time.Sleep(10 * time.Millisecond) {
+			info, err := rdb.Info(ctx, "replication").Result()
+			if err == nil && strings.Contains(info, "master_link_status:up") && strings.Contains(info, "master_sync_in_progress:0") {
+				break
+			}
+			if time.Now().After(deadline) {
+				tb.Fatalf("redistest: replica %s of %s did not sync within %v: %v\n%s", replica.Addr(), master.Addr(), startTimeout, err, info)
+			}
+		}
+		if err := rdb.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+			tb.Fatalf("redistest: REPLICAOF NO ONE on %s: %v", replica.Addr(), err)
+		}
+		if ready(ctx, rdb) {
+			return
+		}
+	}
+	tb.Fatalf("redistest: replica %s never held the data wanted when detached", replica.Addr())
+}
+
 // Addr returns the server's address, "127.0.0.1:port".
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
 

@@ -9,13 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -389,27 +387,7 @@ func TestLedgerMultiProcessFailover(t *testing.T) {
 			// left, or it would refill from the ledger and the test would
 			// show only that an exhausted range is safe; try again until it
 			// has.
-			rr := replica.Client(t)
-			mhost, mport, _ := net.SplitHostPort(master.Addr())
-			for try := 0; ; try++ {
-				if try == 50 {
-					t.Fatal("the replica never held a range with numbers left")
-				}
-				if err := rr.SlaveOf(ctx, mhost, mport).Err(); err != nil {
-					t.Fatal(err)
-				}
-				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-					info, _ := rr.Info(ctx, "replication").Result()
-					if n, _ := rr.Exists(ctx, "sn:{orders}:range").Result(); n == 1 && strings.Contains(info, "master_link_status:up") {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatal("the replica never received the range")
-					}
-				}
-				if err := rr.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
-					t.Fatal(err)
-				}
+			redistest.Detach(t, replica, master, func(ctx context.Context, rr *redis.Client) bool {
 				r, err := rr.HMGet(ctx, "sn:{orders}:range", "cur", "max").Result()
 				if err != nil {
 					t.Fatal(err)
@@ -418,9 +396,9 @@ func TestLedgerMultiProcessFailover(t *testing.T) {
 				hi, _ := strconv.ParseInt(fmt.Sprint(r[1]), 10, 64)
 				if cur < hi {
 					t.Logf("the replica lags with numbers %d..%d left in its range", cur+1, hi)
-					break
 				}
-			}
+				return cur < hi
+			})
 			time.Sleep(700 * time.Millisecond)
 			master.Kill()
 			os.WriteFile(sw, nil, 0o644)

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn/internal/pgtest"
+	"github.com/sngen/sn/internal/redistest"
+)
+
+// machine is one host that runs sn next again and again, as a batch job or
+// a script would, from its own config file and its own state directory.
+// Now and then its sn is killed with SIGKILL mid-run, as a host that loses
+// power.
+type machine struct {
+	dir, cfg string
+	nums     []int64 // every number sn printed in full
+	runs     int     // runs of sn
+	failed   int     // runs that exited with an error
+	killed   int     // runs killed with SIGKILL
+	stderr   string  // the last error output
+}
+
+// machines is a fleet of machines sharing one Redis and one ledger.
+type machines struct {
+	t      *testing.T
+	list   []*machine
+	stop   atomic.Bool
+	issued atomic.Int64 // numbers printed so far, by all machines
+	wg     sync.WaitGroup
+}
+
+// config is a machine's config file.
+func machineConfig(backend, redisAddr, ledger, extra string) string {
+	return fmt.Sprintf("store: {backend: %s, url: \"redis://%s/0\", ledger: %q%s}\ntemplates:\n  orders: {template: \"SN@<seq, width=12>\"}\n",
+		backend, redisAddr, ledger, extra)
+}
+
+// startMachines starts n machines, each with its own directory and the
+// config file cfg.
+func startMachines(t *testing.T, n int, cfg string) *machines {
+	f := &machines{t: t}
+	for range n {
+		dir := t.TempDir()
+		f.list = append(f.list, &machine{dir: dir, cfg: writeConfig(t, dir, "sn.yaml", cfg)})
+	}
+	for i, m := range f.list {
+		rnd := rand.New(rand.NewPCG(uint64(i), 8))
+		f.wg.Go(func() { f.run(m, rnd) })
+	}
+	t.Cleanup(f.halt)
+	return f
+}
+
+// run runs sn next on m until the fleet halts.
+func (f *machines) run(m *machine, rnd *rand.Rand) {
+	for !f.stop.Load() {
+		n := 1 + rnd.IntN(300)
+		cmd := snCommand(f.t, []string{"HOME=" + m.dir, "XDG_STATE_HOME=" + filepath.Join(m.dir, "state")},
+			"next", "--config", m.cfg, "orders", "-n", strconv.Itoa(n))
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Start(); err != nil {
+			f.t.Error(err)
+			return
+		}
+		kill := rnd.IntN(8) == 0
+		if kill {
+			time.AfterFunc(time.Duration(rnd.IntN(30))*time.Millisecond, func() { cmd.Process.Kill() })
+		}
+		err := cmd.Wait()
+		m.runs++
+		switch {
+		case kill && cmd.ProcessState.ExitCode() == -1:
+			m.killed++
+		case err != nil:
+			m.failed++
+			m.stderr = errOut.String()
+		}
+		// A line is a number only when printed in full: a run killed
+		// while writing leaves a part of one.
+		text := out.String()
+		text = text[:strings.LastIndexByte(text, '\n')+1]
+		for _, s := range strings.Fields(text) {
+			v, err := strconv.ParseInt(strings.TrimPrefix(s, "SN"), 10, 64)
+			if err != nil || len(s) != len("SN")+12 {
+				f.t.Errorf("sn printed %q", s)
+				continue
+			}
+			m.nums = append(m.nums, v)
+		}
+		f.issued.Add(int64(strings.Count(text, "\n")))
+	}
+}
+
+// progress waits until the machines have printed n more numbers.
+func (f *machines) progress(n int64) {
+	f.t.Helper()
+	start := f.issued.Load()
+	for deadline := time.Now().Add(60 * time.Second); f.issued.Load() < start+n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			f.halt()
+			f.t.Fatalf("the machines printed %d numbers in 60s, want %d; %s", f.issued.Load()-start, n, f.summary())
+		}
+	}
+}
+
+// halt stops the machines and waits for them.
+func (f *machines) halt() {
+	f.stop.Store(true)
+	f.wg.Wait()
+}
+
+// rewrite replaces every machine's config file, as an operator pointing
+// them all at a new server would; a run reads either the old file or the
+// new one.
+func (f *machines) rewrite(cfg string) {
+	f.t.Helper()
+	for _, m := range f.list {
+		tmp := filepath.Join(m.dir, "sn.yaml.new")
+		if err := os.WriteFile(tmp, []byte(cfg), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+		if err := os.Rename(tmp, m.cfg); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// repeats halts the machines and counts the numbers printed more than
+// once, over all of them.
+func (f *machines) repeats() (total, repeats int) {
+	f.halt()
+	var all []int64
+	for _, m := range f.list {
+		all = append(all, m.nums...)
+	}
+	slices.Sort(all)
+	return len(all), len(all) - len(slices.Compact(all))
+}
+
+func (f *machines) summary() string {
+	var b strings.Builder
+	for i, m := range f.list {
+		fmt.Fprintf(&b, "\nmachine %d: %d runs, %d numbers, %d failed, %d killed", i, m.runs, len(m.nums), m.failed, m.killed)
+		if m.stderr != "" {
+			fmt.Fprintf(&b, "; last error: %s", strings.TrimSpace(m.stderr))
+		}
+	}
+	return b.String()
+}
+
+// Four machines, each running sn next from its own config file and state
+// directory, share one Redis and one PostgreSQL ledger; now and then a
+// machine's sn is killed mid-run. Redis is killed and restarted empty,
+// then flushed. No number is printed twice, by either Redis backend.
+func TestMachinesRedisLost(t *testing.T) {
+	for _, backend := range []string{"redis", "redis-strict"} {
+		t.Run(backend, func(t *testing.T) {
+			srv := redistest.StartServer(t) // no persistence: a restart is empty
+			ledger := pgtest.Shared(t).NewDatabase(t)
+			f := startMachines(t, 4, machineConfig(backend, srv.Addr(), ledger, ", step: 100"))
+			f.progress(5000)
+			srv.Kill()
+			time.Sleep(300 * time.Millisecond) // runs fail while Redis is away
+			srv.Restart()
+			f.progress(5000)
+			if err := srv.Client(t).FlushAll(context.Background()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			f.progress(5000)
+			total, repeats := f.repeats()
+			if repeats != 0 {
+				t.Fatalf("%d repeats in %d numbers; %s", repeats, total, f.summary())
+			}
+			t.Logf("%s: 4 machines, %d numbers through a kill -9 and empty restart of Redis and a FLUSHALL, 0 repeats;%s", backend, total, f.summary())
+		})
+	}
+}
+
+// Four machines run sn next against a Redis master with a replica, over
+// one PostgreSQL ledger. The replica's link breaks while its copy of the
+// range still has numbers left; the master goes on for a while and is
+// killed; the operator points every machine's config at the replica,
+// which gets a replica of its own. With
+// replicas: 1 in the config, the numbers the master issued after the link
+// broke were never printed, and none repeats. Without it (the control),
+// the replica hands out again what the master issued: repeats.
+func TestMachinesFailover(t *testing.T) {
+	for _, tc := range []struct {
+		name, backend string
+		replicas      int
+	}{
+		{"redis/replicas=1", "redis", 1}, {"redis/async", "redis", 0},
+		{"redis-strict/replicas=1", "redis-strict", 1}, {"redis-strict/async", "redis-strict", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			master := redistest.StartServer(t)
+			replica := redistest.StartReplica(t, master)
+			ledger := pgtest.Shared(t).NewDatabase(t)
+			extra := ", step: 100"
+			if tc.replicas > 0 {
+				extra += fmt.Sprintf(", replicas: %d, replica_timeout: 200ms", tc.replicas)
+			}
+			f := startMachines(t, 4, machineConfig(tc.backend, master.Addr(), ledger, extra))
+			f.progress(5000)
+			var left string
+			redistest.Detach(t, replica, master, func(ctx context.Context, rr *redis.Client) bool {
+				r, err := rr.HMGet(ctx, "sn:{SN@<seq>}:range", "cur", "max").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cur, _ := strconv.ParseInt(fmt.Sprint(r[0]), 10, 64)
+				hi, _ := strconv.ParseInt(fmt.Sprint(r[1]), 10, 64)
+				left = fmt.Sprintf("%d..%d", cur+1, hi)
+				return cur < hi
+			})
+			t.Logf("the replica lags with numbers %s left in its range", left)
+			time.Sleep(700 * time.Millisecond)
+			master.Kill()
+			if tc.replicas > 0 {
+				// The promoted server gets a replica of its own, which
+				// replicas: 1 waits for from now on.
+				redistest.StartReplica(t, replica)
+			}
+			f.rewrite(machineConfig(tc.backend, replica.Addr(), ledger, extra))
+			f.progress(5000)
+			total, repeats := f.repeats()
+			if tc.replicas == 0 {
+				if repeats == 0 {
+					t.Fatalf("a failover to a lagging replica without replicas gave no repeat in %d numbers; the test cannot tell;%s", total, f.summary())
+				}
+				t.Logf("%s: the lagging replica repeated %d of %d numbers, as expected", tc.name, repeats, total)
+				return
+			}
+			if repeats != 0 {
+				t.Fatalf("%d repeats in %d numbers;%s", repeats, total, f.summary())
+			}
+			t.Logf("%s: 4 machines, %d numbers through a failover to a replica that lagged, 0 repeats;%s", tc.name, total, f.summary())
+		})
+	}
+}
