@@ -11,16 +11,40 @@ import (
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/sqlseq"
 )
+
+// countingLedger counts the calls that reach a ledger.
+type countingLedger struct {
+	*sqlseq.Store
+	calls atomic.Int64
+}
+
+func (l *countingLedger) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	l.calls.Add(1)
+	return l.Store.Allocate(ctx, key, n)
+}
+
+// report reports how many numbers were issued per call to the ledger.
+func (l *countingLedger) report(b *testing.B) {
+	b.ReportMetric(float64(b.N)/float64(max(1, l.calls.Load())), "numbers/ledger-call")
+}
 
 // BenchmarkRedis compares, against one redis-server and at the same
 // concurrency (RunParallel with 8 goroutines per CPU), a plain INCR per
-// number with the ways this package issues numbers. Every sub-benchmark
-// reports the cost of one number.
+// number with the ways this package issues numbers, over a PostgreSQL
+// ledger. Every sub-benchmark reports the cost of one number, and those
+// with a ledger how many numbers each call to it served.
 func BenchmarkRedis(b *testing.B) {
 	srv := redistest.StartServer(b)
 	rdb := srv.Client(b)
 	ctx := context.Background()
+	pg := pgLedger(b)
+	ledger := func(b *testing.B) *countingLedger {
+		l := &countingLedger{Store: pg}
+		b.Cleanup(func() { l.report(b) })
+		return l
+	}
 	parallel := func(b *testing.B, next func() error) {
 		b.SetParallelism(8)
 		b.RunParallel(func(pb *testing.PB) {
@@ -37,23 +61,23 @@ func BenchmarkRedis(b *testing.B) {
 		parallel(b, func() error { return rdb.Incr(ctx, "bench:incr").Err() })
 	})
 	b.Run("Segment+Allocator", func(b *testing.B) {
-		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "bench:"}),
+		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, ledger(b), &redisseq.AllocatorOptions{Prefix: "bench:"}),
 			sequence.SegmentOptions{Step: 1000, MaxStep: 1000})
 		defer seg.Close()
 		parallel(b, func() error { _, err := seg.Next(ctx, "segment"); return err })
 	})
 	b.Run("Segment(adaptive)+Allocator", func(b *testing.B) {
-		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "bench:"}),
+		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, ledger(b), &redisseq.AllocatorOptions{Prefix: "bench:"}),
 			sequence.SegmentOptions{})
 		defer seg.Close()
 		parallel(b, func() error { _, err := seg.Next(ctx, "adaptive"); return err })
 	})
 	b.Run("Counter", func(b *testing.B) {
-		c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "bench:"})
+		c := redisseq.NewCounter(rdb, ledger(b), &redisseq.CounterOptions{Prefix: "bench:"})
 		parallel(b, func() error { _, err := c.Next(ctx, "counter"); return err })
 	})
 	b.Run("CounterNextN100", func(b *testing.B) {
-		c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "bench:"})
+		c := redisseq.NewCounter(rdb, ledger(b), &redisseq.CounterOptions{Prefix: "bench:"})
 		b.SetParallelism(8)
 		b.RunParallel(func(pb *testing.PB) {
 			buf := make([]int64, 0, 100)

@@ -1,13 +1,17 @@
 package redisseq_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
 	"github.com/sngen/sn/sequence/sequencetest"
+	"github.com/sngen/sn/sequence/sqlseq"
 )
 
 // topologies returns a client of a single Redis and one of a three-master
@@ -33,10 +37,26 @@ func TestConformanceRedisOnly(t *testing.T) {
 	})
 }
 
+// pgLedger returns a ledger in a new, empty PostgreSQL database.
+func pgLedger(tb testing.TB) *sqlseq.Store {
+	tb.Helper()
+	pg := pgtest.Shared(tb)
+	ledger, err := sqlseq.New(pg.DB(tb, pg.NewDatabase(tb)), sqlseq.Postgres, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := ledger.Migrate(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return ledger
+}
+
+// The Allocator and the strict Counter over a PostgreSQL ledger, on one
+// server and on a Cluster.
 func TestConformance(t *testing.T) {
 	for _, top := range topologies(t) {
 		t.Run(top.name, func(t *testing.T) {
-			ledger := sequence.NewMemoryAllocator() // shared by every Allocator on this Redis
+			ledger := pgLedger(t) // shared by every Allocator and Counter on this Redis
 			t.Run("Allocator", func(t *testing.T) {
 				sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {
 					return redisseq.NewAllocator(top.rdb, ledger, &redisseq.AllocatorOptions{Chunk: 50})
@@ -49,14 +69,14 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("Counter", func(t *testing.T) {
 				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-					return redisseq.NewCounter(top.rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100})
+					return redisseq.NewCounter(top.rdb, ledger, &redisseq.CounterOptions{Step: 100})
 				})
 			})
 			t.Run("CounterStep5", func(t *testing.T) {
 				// Every fifth number needs a refill: the lock and install paths
 				// under the suite's concurrency.
 				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-					return redisseq.NewCounter(top.rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 5, Prefix: "step5:"})
+					return redisseq.NewCounter(top.rdb, ledger, &redisseq.CounterOptions{Step: 5, Prefix: "step5:"})
 				})
 			})
 		})
