@@ -279,11 +279,12 @@ func TestRedisReplicas(t *testing.T) {
 				name     string
 				srv      *redistest.Server
 				replicas int
+				timeout  string
 				ok       bool
-			}{{"with a replica", master, 1, true}, {"without one", alone, 1, false}, {"not waiting", alone, 0, true}} {
+			}{{"with a replica", master, 1, "3s", true}, {"without one", alone, 1, "100ms", false}, {"not waiting", alone, 0, "", true}} {
 				cfg := &config.Config{
 					Store: config.Sequence{Backend: backendName, URL: "redis://" + tc.srv.Addr() + "/0", Ledger: ledger,
-						Prefix: backendName + ":", Replicas: tc.replicas, ReplicaTimeout: "100ms", FetchTimeout: "2s"},
+						Prefix: backendName + ":", Replicas: tc.replicas, ReplicaTimeout: tc.timeout, FetchTimeout: "4s"},
 					Templates: map[string]config.Template{"a": {Template: "A@<seq>"}},
 				}
 				set, err := cfg.Build(t.Context(), config.WithExact())

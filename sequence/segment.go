@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,8 +45,13 @@ import (
 //
 // The size of the blocks adapts per key to the rate of use; see
 // [SegmentOptions.Target]. Numbers buffered in memory are lost (as gaps) when
-// the process ends. A Segment keeps a small state for every key it has seen
-// until it is closed.
+// the process ends.
+//
+// A Segment keeps a small state for every key in use (about 150 bytes for a
+// key used once) and releases the keys that go unused for
+// [SegmentOptions.Idle]: their buffered numbers are a gap, and their next
+// call fetches a new block from the store, above every number the store
+// handed out. Keys bound to a [Handle] are kept until Close.
 //
 // A Segment is safe for concurrent use. It implements [Batcher], [Binder],
 // [Floorer] and io.Closer.
@@ -52,16 +59,18 @@ type Segment struct {
 	alloc Allocator
 	opts  SegmentOptions
 
-	keys  sync.Map // string -> *segKey
-	nkeys atomic.Int64
+	keys  keyTable
+	locks [256]sync.Mutex // the keys' locks, striped: see segKey.lock
+	start time.Time       // the origin of segKey.lastFetch
 
-	ctx    context.Context // parent of every fetch; cancelled by Close
-	cancel context.CancelFunc
-	mu     sync.Mutex // orders closing against wg.Add
-	closed atomic.Bool
-	wg     sync.WaitGroup // background fetches
+	ctx      context.Context // parent of every fetch; cancelled by Close
+	cancel   context.CancelFunc
+	mu       sync.Mutex // orders closing against wg.Add
+	closed   atomic.Bool
+	sweeping bool           // the sweeper runs; under mu
+	wg       sync.WaitGroup // background fetches and the sweeper
 
-	fetches, waits, errs, regressions atomic.Int64
+	fetches, waits, errs, regressions, released atomic.Int64
 }
 
 // SegmentStats are counters of a [Segment] since it was created.
@@ -70,7 +79,8 @@ type SegmentStats struct {
 	Waits       int64 // times a call waited for a block to arrive
 	Errors      int64 // Allocator calls that failed or returned an invalid Range
 	Regressions int64 // blocks refused because they were not above every number seen
-	Keys        int64 // keys the Segment holds state for
+	Keys        int64 // keys the Segment holds state for now
+	Released    int64 // keys released after going unused for SegmentOptions.Idle
 }
 
 // KeyStats describe the state of one key of a [Segment].
@@ -98,7 +108,10 @@ func NewSegment(a Allocator, opts SegmentOptions) *Segment {
 		panic("sequence: NewSegment with a nil Allocator")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Segment{alloc: a, opts: opts.withDefaults(), ctx: ctx, cancel: cancel}
+	s := &Segment{alloc: a, opts: opts.withDefaults(), ctx: ctx, cancel: cancel}
+	s.start = s.opts.Now()
+	s.keys.init()
+	return s
 }
 
 // block is a reserved range [first, first+size-1]. used counts the numbers
@@ -107,52 +120,140 @@ func NewSegment(a Allocator, opts SegmentOptions) *Segment {
 type block struct {
 	first     int64
 	size      int64
-	threshold int64    // the add that reaches this count starts the next fetch
-	_         [40]byte // keeps the fields above, read by every caller, off used's cache line
+	threshold int64 // the add that reaches this count starts the next fetch
 	used      atomic.Int64
-	_         [56]byte
+}
+
+// paddedBlock is the block of a busy key: 128 bytes, which the allocator
+// places on two cache lines of their own, so that the adds of one key
+// never contend with another key's. A key's first block is not padded: a
+// key used once (one per customer, say) stays small.
+type paddedBlock struct {
+	block
+	_ [128 - 32]byte
+}
+
+// newBlock returns a block holding r, padded if busy.
+func newBlock(r Range, busy bool) *block {
+	if busy {
+		p := &paddedBlock{block: block{first: r.First, size: r.Len()}}
+		return &p.block
+	}
+	return &block{first: r.First, size: r.Len()}
 }
 
 // spent is the block of a key that has none: every add misses it.
 var spent = &block{}
 
-// fetch is one Allocate call in flight for a key.
+// fetch is one Allocate call for a key: in flight until done is closed,
+// then either a block (b) waiting to become current, or a failure (err)
+// that holds the key's retry backoff.
 type fetch struct {
-	done  chan struct{} // closed once err is set and the block is placed
-	err   error
-	n     int64
-	epoch uint64 // segKey.epoch when the fetch started
+	done     chan struct{} // closed once the result is set
+	n        int64         // numbers asked for
+	epoch    uint32        // segKey.epoch when the fetch started
+	b        *block        // the block, once arrived and not yet current
+	err      error         // the failure, once failed
+	failures int           // failed fetches in a row, this one included
+	retryAt  time.Time     // after a failure: no fetch before this time
+}
+
+// arrived reports whether f is no longer in flight; k's lock is held.
+func (f *fetch) arrived() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // segKey is a Segment's state for one key. It is also the key's Handle.
+// The fields after key are guarded by the key's lock, one of the Segment's
+// striped mutexes ([segKey.lock]): a key used once costs 80 bytes here.
 type segKey struct {
+	cur atomic.Pointer[block]
 	s   *Segment
 	key string
-	cur atomic.Pointer[block]
 
-	mu        sync.Mutex
-	next      *block    // the block fetched ahead, or nil
-	inflight  *fetch    // the fetch in flight, or nil
-	high      int64     // last number of the newest block accepted, or the floor if higher
-	epoch     uint64    // raised by Floor when it raises high
-	step      int64     // size of the next block to fetch
-	lastFetch time.Time // when the last fetch started
-	failures  int       // consecutive failed fetches
-	lastErr   error     // error of the last failed fetch
-	retryAt   time.Time // callers do not fetch before this time after a failure
+	pinned    bool          // bound to a Handle: never released
+	released  bool          // out of the table: callers look the key up again
+	idle      uint8         // sweeps in a row that found the key unused
+	stripe    uint8         // the index of the key's lock in s.locks
+	epoch     uint32        // raised by Floor when it raises high
+	last      *fetch        // the last fetch, while in flight, not yet installed or failed; nil once installed
+	high      int64         // last number of the newest block accepted, or the floor if higher
+	step      int64         // size of the next block to fetch
+	lastFetch time.Duration // when the last fetch started, since s.start; noFetch before the first
+	mark      int64         // the key's position at the last sweep
 }
 
-func (s *Segment) state(key string) *segKey {
-	if v, ok := s.keys.Load(key); ok {
-		return v.(*segKey)
+// lock locks the key's state.
+func (k *segKey) lock() { k.s.locks[k.stripe].Lock() }
+
+// unlock unlocks the key's state.
+func (k *segKey) unlock() { k.s.locks[k.stripe].Unlock() }
+
+// inflight returns the key's fetch in flight, or nil; k's lock is held.
+func (k *segKey) inflight() *fetch {
+	if f := k.last; f != nil && !f.arrived() {
+		return f
 	}
-	k := &segKey{s: s, key: key, step: s.opts.Step}
-	k.cur.Store(spent)
-	v, loaded := s.keys.LoadOrStore(key, k)
-	if !loaded {
-		s.nkeys.Add(1)
+	return nil
+}
+
+// next returns the block fetched ahead, or nil; k's lock is held.
+func (k *segKey) next() *block {
+	if f := k.last; f != nil && f.b != nil && f.arrived() {
+		return f.b
 	}
-	return v.(*segKey)
+	return nil
+}
+
+// failed returns the key's last failed fetch, or nil; k's lock is held.
+func (k *segKey) failed() *fetch {
+	if f := k.last; f != nil && f.err != nil && f.arrived() {
+		return f
+	}
+	return nil
+}
+
+// backingOff reports whether the key failed a fetch and its backoff has
+// not ended; k's lock is held.
+func (k *segKey) backingOff() bool {
+	f := k.failed()
+	return f != nil && k.s.opts.Now().Before(f.retryAt)
+}
+
+// noFetch is segKey.lastFetch before the key's first fetch.
+const noFetch = time.Duration(math.MinInt64)
+
+// errReleased tells a caller that the key it holds was released: look it
+// up again. It never leaves the package.
+var errReleased = errors.New("sequence: key released")
+
+// state returns the state of key, adding it if the Segment has none. A
+// pinned state is never released.
+func (s *Segment) state(key string, pin bool) *segKey {
+	for {
+		k := s.keys.loadOrAdd(key, func() *segKey {
+			key := strings.Clone(key)
+			k := &segKey{s: s, key: key, step: s.opts.Step, lastFetch: noFetch, stripe: uint8(maphash.String(s.keys.seed, key))}
+			k.cur.Store(spent)
+			s.startSweeper()
+			return k
+		})
+		if !pin {
+			return k
+		}
+		k.lock()
+		released := k.released
+		k.pinned = !released
+		k.unlock()
+		if !released {
+			return k
+		}
+	}
 }
 
 // Next returns the next number for key. It waits for the store only when the
@@ -162,23 +263,27 @@ func (s *Segment) Next(ctx context.Context, key string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	v, ok := s.keys.Load(key)
-	if !ok {
-		return s.state(key).Next(ctx)
+	for {
+		k := s.keys.load(key)
+		if k == nil {
+			k = s.state(key, false)
+		}
+		// The hot path, as in segKey.Next.
+		b := k.cur.Load()
+		i := b.used.Add(1)
+		if i <= b.size && i != b.threshold {
+			return b.first + i - 1, nil
+		}
+		if n, err := k.takeSlow(ctx, b, i); err != errReleased {
+			return n, err
+		}
 	}
-	// The hot path, as in segKey.Next.
-	k := v.(*segKey)
-	b := k.cur.Load()
-	i := b.used.Add(1)
-	if i <= b.size && i != b.threshold {
-		return b.first + i - 1, nil
-	}
-	return k.takeSlow(ctx, b, i)
 }
 
 // Bind returns a Handle for key that skips the key lookup of [Segment.Next].
-// A Handle is safe for concurrent use and shares its counter with Next.
-func (s *Segment) Bind(key string) Handle { return s.state(key) }
+// A Handle is safe for concurrent use and shares its counter with Next. A
+// bound key is never released.
+func (s *Segment) Bind(key string) Handle { return s.state(key, true) }
 
 // Next returns the next number for the Handle's key. This is the hot path:
 // a pointer load, one atomic add on the current block and a compare.
@@ -225,14 +330,16 @@ func (s *Segment) NextN(ctx context.Context, key string, dst []int64, n int) ([]
 	if n == 0 {
 		return dst, nil
 	}
-	k := s.state(key)
+	k := s.state(key, false)
 	for want := int64(n); want > 0; {
 		b := k.cur.Load()
 		take := max(1, min(want, b.size-b.used.Load()))
 		end := b.used.Add(take)
 		start := end - take + 1
 		if start > b.size {
-			if err := k.refill(ctx, b); err != nil {
+			if err := k.refill(ctx, b); err == errReleased {
+				k = s.state(key, false)
+			} else if err != nil {
 				return dst, err
 			}
 			continue
@@ -252,16 +359,16 @@ func (s *Segment) NextN(ctx context.Context, key string, dst []int64, n int) ([]
 // prefetch starts fetching the next block unless one is buffered or in
 // flight. It runs once per block, in the caller that crosses the threshold.
 func (k *segKey) prefetch() {
-	k.mu.Lock()
+	k.lock()
 	k.prefetchLocked()
-	k.mu.Unlock()
+	k.unlock()
 }
 
 func (k *segKey) prefetchLocked() {
-	if k.next != nil || k.inflight != nil || k.high == math.MaxInt64 {
+	if k.released || k.next() != nil || k.inflight() != nil || k.high == math.MaxInt64 {
 		return
 	}
-	if k.failures > 0 && k.s.opts.Now().Before(k.retryAt) {
+	if k.backingOff() {
 		return // the caller that finds the block spent decides
 	}
 	k.startFetch()
@@ -270,42 +377,49 @@ func (k *segKey) prefetchLocked() {
 // refill is called when the block b was found spent. It returns nil once the
 // caller should try again (a new block is current), or the error to return.
 func (k *segKey) refill(ctx context.Context, b *block) error {
-	k.mu.Lock()
+	k.lock()
 	if k.s.closed.Load() {
-		k.mu.Unlock()
+		k.unlock()
 		return ErrClosed
 	}
+	if k.released {
+		k.unlock()
+		return errReleased
+	}
 	if k.cur.Load() != b {
-		k.mu.Unlock()
+		k.unlock()
 		return nil
 	}
-	if k.next != nil {
-		k.install(k.next)
-		k.next = nil
-		k.mu.Unlock()
+	if next := k.next(); next != nil {
+		k.last = nil
+		k.install(next)
+		k.unlock()
 		return nil
 	}
-	f := k.inflight
+	f := k.inflight()
 	if f == nil {
 		if k.high == math.MaxInt64 {
-			k.mu.Unlock()
+			k.unlock()
 			return fmt.Errorf("%w: key %q reached %d", ErrExhausted, k.key, int64(math.MaxInt64))
 		}
-		if k.failures > 0 && k.s.opts.Now().Before(k.retryAt) {
-			err := k.lastErr
-			k.mu.Unlock()
+		if k.backingOff() {
+			err := k.last.err
+			k.unlock()
 			return err
 		}
 		if f = k.startFetch(); f == nil {
-			k.mu.Unlock()
+			k.unlock()
 			return ErrClosed
 		}
 	}
 	k.s.waits.Add(1)
-	k.mu.Unlock()
+	k.unlock()
 	select {
 	case <-f.done:
-		return f.err
+		if f.err != nil {
+			return f.err
+		}
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-k.s.ctx.Done():
@@ -313,8 +427,8 @@ func (k *segKey) refill(ctx context.Context, b *block) error {
 	}
 }
 
-// install makes b the current block; k.mu is held. If b is already past its
-// threshold (Floor skipped into it), the next fetch starts now.
+// install makes b the current block; k's lock is held. If b is already
+// past its threshold (Floor skipped into it), the next fetch starts now.
 func (k *segKey) install(b *block) {
 	k.cur.Store(b)
 	if b.used.Load() >= b.threshold {
@@ -322,8 +436,8 @@ func (k *segKey) install(b *block) {
 	}
 }
 
-// startFetch starts the key's one fetch; k.mu is held. It returns nil if the
-// Segment is closed.
+// startFetch starts the key's one fetch; k's lock is held. It returns nil
+// if the Segment is closed.
 func (k *segKey) startFetch() *fetch {
 	s := k.s
 	s.mu.Lock()
@@ -334,9 +448,9 @@ func (k *segKey) startFetch() *fetch {
 	s.wg.Add(1)
 	s.mu.Unlock()
 
-	now := s.opts.Now()
-	if !k.lastFetch.IsZero() {
-		switch d := now.Sub(k.lastFetch); {
+	now := s.opts.Now().Sub(s.start)
+	if k.lastFetch != noFetch {
+		switch d := now - k.lastFetch; {
 		case d < s.opts.Target:
 			k.step = min(k.step, math.MaxInt64/2) * 2
 		case d > 4*s.opts.Target:
@@ -346,7 +460,10 @@ func (k *segKey) startFetch() *fetch {
 	}
 	k.lastFetch = now
 	f := &fetch{done: make(chan struct{}), n: min(k.step, math.MaxInt64-k.high), epoch: k.epoch}
-	k.inflight = f
+	if prev := k.failed(); prev != nil {
+		f.failures = prev.failures
+	}
+	k.last = f
 	go k.run(f)
 	return f
 }
@@ -359,11 +476,13 @@ func (k *segKey) run(f *fetch) {
 	cancel()
 	k.s.fetches.Add(1)
 
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.inflight = nil
-	f.err = k.accept(f, r, err)
+	k.lock()
+	defer k.unlock()
+	k.accept(f, r, err)
 	close(f.done)
+	if f.err == nil && f.b == nil && k.last == f {
+		k.last = nil // installed, or nothing left above the floor
+	}
 }
 
 // allocate calls the Allocator, turning a panic into an error.
@@ -376,12 +495,17 @@ func (s *Segment) allocate(ctx context.Context, key string, n int64) (r Range, e
 	return s.alloc.Allocate(ctx, key, n)
 }
 
-// accept places the result of fetch f; k.mu is held. It returns the error
-// for the callers waiting on f, nil if they should try again.
-func (k *segKey) accept(f *fetch, r Range, err error) error {
+// accept places the result of fetch f; k's lock is held, f.done still
+// open. It sets f.err for the callers waiting on f (nil if they should try
+// again), and f.b when the block waits behind the current one.
+func (k *segKey) accept(f *fetch, r Range, err error) {
 	s := k.s
-	if s.closed.Load() {
-		return ErrClosed
+	if s.closed.Load() || k.released {
+		f.err = ErrClosed
+		if k.released {
+			f.err = errReleased
+		}
+		return
 	}
 	if err == nil && (r.First < 1 || r.Len() == 0) {
 		err = fmt.Errorf("sequence: %T.Allocate(%q, %d) returned the invalid range %v", s.alloc, k.key, f.n, r)
@@ -391,44 +515,42 @@ func (k *segKey) accept(f *fetch, r Range, err error) error {
 		if !errors.Is(err, ErrExhausted) { // exhaustion is final, not an outage
 			err = fmt.Errorf("%w: key %q: %w", ErrUnavailable, k.key, err)
 		}
-		k.fail(err)
-		return err
+		k.fail(f, err)
+		return
 	}
-	b := &block{first: r.First, size: r.Len()}
+	b := newBlock(r, k.high > 0)
 	if r.First <= k.high {
 		if f.epoch == k.epoch {
 			s.regressions.Add(1)
-			err := fmt.Errorf("%w: key %q: the allocator returned %v, not above %d, the highest number seen", ErrRegressed, k.key, r, k.high)
-			k.fail(err)
-			return err
+			k.fail(f, fmt.Errorf("%w: key %q: the allocator returned %v, not above %d, the highest number seen", ErrRegressed, k.key, r, k.high))
+			return
 		}
 		// Floor raised the key while this block was being fetched: keep
 		// only the part above the floor, if any.
 		if r.Last <= k.high {
-			return nil
+			return
 		}
 		b.used.Store(k.high - r.First + 1)
 	}
-	k.failures, k.lastErr, k.retryAt = 0, nil, time.Time{}
 	k.high = r.Last
 	b.threshold = s.opts.threshold(b.size)
 	if cur := k.cur.Load(); cur.used.Load() >= cur.size {
+		k.last = nil
 		k.install(b)
 	} else {
-		k.next = b
+		f.b = b
 	}
-	return nil
 }
 
-// fail records a failed fetch; k.mu is held.
-func (k *segKey) fail(err error) {
-	k.failures++
-	k.lastErr = err
+// fail records that fetch f failed with err; k's lock is held.
+func (k *segKey) fail(f *fetch, err error) {
+	f.err = err
+	f.failures++
 	backoff := retryMax
-	if k.failures <= 8 {
-		backoff = min(retryMin<<(k.failures-1), retryMax)
+	if f.failures <= 8 {
+		backoff = min(retryMin<<(f.failures-1), retryMax)
 	}
-	k.retryAt = k.s.opts.Now().Add(backoff)
+	f.retryAt = k.s.opts.Now().Add(backoff)
 }
 
 // Floor makes every number issued for key after Floor returns greater than
@@ -455,24 +577,33 @@ func (s *Segment) Floor(ctx context.Context, key string, floor int64) error {
 	if err := fl.Floor(ctx, key, floor); err != nil {
 		return fmt.Errorf("sequence: Floor(%q, %d): %w", key, floor, err)
 	}
-	k := s.state(key)
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	var k *segKey
+	for {
+		k = s.state(key, false)
+		k.lock()
+		if !k.released {
+			break
+		}
+		k.unlock()
+	}
+	defer k.unlock()
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	cur := k.cur.Load()
 	skipTo(cur, floor)
-	if k.next != nil {
-		if skipTo(k.next, floor); k.next.used.Load() >= k.next.size {
-			k.next = nil
+	if next := k.next(); next != nil {
+		if skipTo(next, floor); next.used.Load() >= next.size {
+			k.last = nil
 		}
 	}
 	if floor > k.high {
 		k.high = floor
 		k.epoch++ // a block in flight may be below the new floor
 	}
-	k.failures, k.lastErr, k.retryAt = 0, nil, time.Time{}
+	if k.failed() != nil {
+		k.last = nil // the backoff ends
+	}
 	if cur.used.Load() >= cur.threshold && cur != spent {
 		k.prefetchLocked()
 	}
@@ -502,13 +633,13 @@ func (s *Segment) Close() error {
 	s.closed.Store(true)
 	s.mu.Unlock()
 	s.cancel()
-	s.keys.Range(func(_, v any) bool {
-		k := v.(*segKey)
-		k.mu.Lock()
+	s.keys.each(func(k *segKey) {
+		k.lock()
 		k.cur.Store(spent)
-		k.next = nil
-		k.mu.Unlock()
-		return true
+		if k.next() != nil {
+			k.last = nil
+		}
+		k.unlock()
 	})
 	s.wg.Wait()
 	return nil
@@ -521,26 +652,29 @@ func (s *Segment) Stats() SegmentStats {
 		Waits:       s.waits.Load(),
 		Errors:      s.errs.Load(),
 		Regressions: s.regressions.Load(),
-		Keys:        s.nkeys.Load(),
+		Keys:        int64(s.keys.len()),
+		Released:    s.released.Load(),
 	}
 }
 
 // KeyStats returns the state of key, or false if the Segment has never seen
 // key.
 func (s *Segment) KeyStats(key string) (KeyStats, bool) {
-	v, ok := s.keys.Load(key)
-	if !ok {
+	k := s.keys.load(key)
+	if k == nil {
 		return KeyStats{}, false
 	}
-	k := v.(*segKey)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	st := KeyStats{Step: k.step, Fetching: k.inflight != nil, LastError: k.lastErr}
+	k.lock()
+	defer k.unlock()
+	st := KeyStats{Step: k.step, Fetching: k.inflight() != nil}
+	if f := k.failed(); f != nil {
+		st.LastError = f.err
+	}
 	if b := k.cur.Load(); b.size > 0 {
 		st.Current = Range{First: b.first, Last: b.first + b.size - 1}
 		st.Issued = min(b.used.Load(), b.size)
 	}
-	if b := k.next; b != nil {
+	if b := k.next(); b != nil {
 		st.Next = Range{First: b.first + min(b.used.Load(), b.size), Last: b.first + b.size - 1}
 	}
 	return st, true

@@ -45,6 +45,15 @@ type SegmentOptions struct {
 	// default: 5 seconds; a negative value is replaced by the default.
 	FetchTimeout time.Duration
 
+	// Idle is how long a key may go unused before the Segment releases its
+	// state: the numbers left in its blocks are a gap, and its next call
+	// fetches a new block from the Allocator. A Segment checks its keys
+	// every Idle/4 and releases a key after four checks in a row found it
+	// unused, so within 1.25*Idle. Keys bound to a Handle are never
+	// released.
+	// default: 10 minutes; a negative value keeps every key until Close.
+	Idle time.Duration
+
 	// Now returns the current time. Tests set it to drive step adaptation
 	// and retry backoff with a fake clock.
 	// default: time.Now.
@@ -58,6 +67,7 @@ const (
 	defaultPrefetch     = 0.2
 	defaultTarget       = time.Minute
 	defaultFetchTimeout = 5 * time.Second
+	defaultIdle         = 10 * time.Minute
 )
 
 // Validate reports every field of o that [NewSegment] would have to replace
@@ -120,6 +130,9 @@ func (o SegmentOptions) withDefaults() SegmentOptions {
 	}
 	if o.FetchTimeout <= 0 {
 		o.FetchTimeout = defaultFetchTimeout
+	}
+	if o.Idle == 0 {
+		o.Idle = defaultIdle
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -1,0 +1,84 @@
+package sequence
+
+import "time"
+
+// idleSweeps is how many checks in a row must find a key unused before it
+// is released; the checks run every SegmentOptions.Idle/idleSweeps.
+const idleSweeps = 4
+
+// startSweeper starts the goroutine that releases idle keys, once.
+func (s *Segment) startSweeper() {
+	if s.opts.Idle < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sweeping || s.closed.Load() {
+		return
+	}
+	s.sweeping = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(max(s.opts.Idle/idleSweeps, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				s.sweep()
+			case <-s.ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// sweep checks every key once and releases those found unused in
+// idleSweeps checks in a row.
+//
+// A key is unused when its position (the next number of its current
+// block) has not moved and no fetch is in flight. Releasing it takes it
+// out of the table and swaps its block for spent, under the table's lock
+// and its own, so a caller that still holds it either took a number of
+// the old block before (reserved for this key, so unique) or finds it
+// released and looks the key up again. The new state fetches a block from
+// the Allocator, which starts above every number handed out, the old
+// block's included.
+func (s *Segment) sweep() {
+	var idle []*segKey
+	s.keys.each(func(k *segKey) {
+		k.lock()
+		defer k.unlock()
+		if pos := k.position(); pos != k.mark || k.pinned || k.inflight() != nil {
+			k.mark, k.idle = pos, 0
+		} else if k.idle++; k.idle >= idleSweeps {
+			idle = append(idle, k)
+		}
+	})
+	if len(idle) == 0 {
+		return
+	}
+	s.keys.mu.Lock()
+	defer s.keys.mu.Unlock()
+	n := 0
+	for _, k := range idle {
+		k.lock()
+		if !k.released && !k.pinned && k.inflight() == nil && k.position() == k.mark {
+			k.released = true
+			k.cur.Store(spent)
+			k.last = nil
+			s.keys.remove(k)
+			n++
+		}
+		k.unlock()
+	}
+	s.keys.shrink()
+	s.released.Add(int64(n))
+}
+
+// position returns the next number of the key's current block; k's lock
+// is held. It moves with every number taken and every block installed.
+func (k *segKey) position() int64 {
+	b := k.cur.Load()
+	return b.first + min(b.used.Load(), b.size)
+}
