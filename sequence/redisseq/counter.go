@@ -599,7 +599,8 @@ func (c *Counter) String() string {
 
 // takeScript issues up to ARGV[1] numbers from the range KEYS[1]. It returns
 // 0 when the range is missing or spent; otherwise, when one number was
-// asked for, that number, and else {take, last}.
+// asked for, that number, and else {take, last}. A range missing one of
+// its fields is missing: the refill installs a range above the other.
 //
 // While max has at most 15 digits, cur + want stays below 2^53, where Lua
 // numbers are exact: the script increments cur with HINCRBY and compares
@@ -608,10 +609,11 @@ func (c *Counter) String() string {
 // that, the script compares strings and lets Redis do the arithmetic, and
 // last comes back as a string.
 var takeScript = redis.NewScript(luaInt + `
-local max = redis.call('HGET', KEYS[1], 'max')
-if not max then
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
+if not v[1] or not v[2] then
 	return 0
 end
+local max = v[2]
 local want = tonumber(ARGV[1])
 if #max <= 15 then
 	local m = string.find(max, '^%d+$') and tonumber(max)
@@ -689,7 +691,9 @@ return {ARGV[1], redis.call('HGET', KEYS[1], 'cur')}
 // installScript installs the range cur=ARGV[1], max=ARGV[2] in KEYS[1] if
 // it is above the range there (ARGV[1] >= max and >= cur), and returns {1};
 // otherwise it changes nothing and returns {0, top, spent}, top being the
-// larger of cur and max, and spent 1 if cur >= max, else 0.
+// larger of cur and max, and spent 1 if cur >= max, else 0. No script
+// writes a cur above max: such a range is corrupt, and raising the ledger
+// to it could exhaust the key on every machine.
 var installScript = redis.NewScript(luaInt + `
 local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
 local top
@@ -702,6 +706,9 @@ for i = 1, 2 do
 			top = v[i]
 		end
 	end
+end
+if v[1] and v[2] and cmp(v[1], v[2]) > 0 then
+	return redis.error_reply('CORRUPT field cur ' .. string.format('%q', string.sub(v[1], 1, 40)) .. ' is above max ' .. string.format('%q', string.sub(v[2], 1, 40)))
 end
 if top and cmp(ARGV[1], top) < 0 then
 	local spent = 1

@@ -354,6 +354,9 @@ func TestCounterForeignValues(t *testing.T) {
 		{"bad cur", []string{"cur", "x", "max", "9"}, redisseq.ErrCorrupt, "redisseq: key sn:{bad cur}:range holds a corrupt value: hash value is not an integer"},
 		{"bad big cur", []string{"cur", "x", "max", "1000000000000000000"}, redisseq.ErrCorrupt, `CORRUPT fields cur, max are "x", "1000000000000000000"`},
 		{"bad max", []string{"cur", "1", "max", "1e9"}, redisseq.ErrCorrupt, `CORRUPT field max is "1e9"`},
+		// No script writes cur above max; raising the ledger to such a cur
+		// could exhaust the key for every machine.
+		{"cur above max", []string{"cur", "20", "max", "10"}, redisseq.ErrCorrupt, `CORRUPT field cur "20" is above max "10"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,6 +371,34 @@ func TestCounterForeignValues(t *testing.T) {
 			checkErr(t, "Next", err, []error{tt.want}, tt.msg)
 			if after, _ := rdb.Dump(ctx, key).Result(); after != before {
 				t.Errorf("Next changed the foreign value")
+			}
+		})
+	}
+}
+
+// A range that lost one of its fields (by hand: the scripts write both
+// together) is missing: the next range is installed above the field left,
+// and no number repeats.
+func TestCounterHalfRange(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.StartServer(t).Client(t)
+	for _, field := range []string{"cur", "max"} {
+		t.Run(field, func(t *testing.T) {
+			c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: field + ":", Step: 10})
+			var top int64
+			for range 3 {
+				n, err := c.Next(ctx, "k")
+				if err != nil {
+					t.Fatal(err)
+				}
+				top = n
+			}
+			if err := rdb.HDel(ctx, c.Key("k"), field).Err(); err != nil {
+				t.Fatal(err)
+			}
+			n, err := c.Next(ctx, "k")
+			if err != nil || n <= top {
+				t.Errorf("after HDEL %s: Next = %d, %v; want above %d", field, n, err, top)
 			}
 		})
 	}
