@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 )
 
@@ -11,16 +12,22 @@ import (
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer].
+// use and implements [Floorer] and [Identifier]: each MemoryAllocator is a
+// store of its own.
 type MemoryAllocator struct {
+	id   string
 	mu   sync.Mutex
 	last map[string]int64 // key -> last number reserved
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.
 func NewMemoryAllocator() *MemoryAllocator {
-	return &MemoryAllocator{last: make(map[string]int64)}
+	return &MemoryAllocator{id: fmt.Sprintf("memory %016x", rand.Uint64()), last: make(map[string]int64)}
 }
+
+// StoreID returns "memory" and a random number drawn by
+// [NewMemoryAllocator]: no two MemoryAllocators share it.
+func (a *MemoryAllocator) StoreID(context.Context) (string, error) { return a.id, nil }
 
 // Allocate reserves the n numbers after the last one reserved for key. It
 // returns an error wrapping [ErrInvalidArgument] if n < 1 and one wrapping

@@ -88,6 +88,18 @@ type Floorer interface {
 	Floor(ctx context.Context, key string, floor int64) error
 }
 
+// Identifier is implemented by an [Allocator] whose store has an identity.
+// StoreID returns the same string in every process that opens the same
+// store, and different strings for different stores: typically a random
+// value written into the store when it is first used. A layer that serves
+// numbers to many machines from blocks of one store (redisseq in front of
+// a ledger) records it with every block and refuses a store with another
+// identity, for two stores behind one cache would each issue what the
+// other already had.
+type Identifier interface {
+	StoreID(ctx context.Context) (string, error)
+}
+
 var (
 	// ErrUnavailable means the store cannot be reached and no buffered
 	// number is left. The error returned wraps both ErrUnavailable and the

@@ -163,3 +163,27 @@ func TestRedisLedger(t *testing.T) {
 		})
 	}
 }
+
+// Two machines that share a Redis but not a ledger (two databases, or two
+// tables) would each hand out what the other issued once Redis loses its
+// data: the second is refused at its first number.
+func TestRedisTwoLedgers(t *testing.T) {
+	srv := redistest.StartServer(t)
+	redisURL := "redis://" + srv.Addr() + "/0"
+	pg := pgtest.Shared(t)
+	first, second := pg.NewDatabase(t), pg.NewDatabase(t)
+	for _, mode := range [][]string{nil, {"--strict"}} {
+		t.Run(fmt.Sprint("strict=", len(mode) > 0), func(t *testing.T) {
+			tpl := fmt.Sprintf("T%d@<seq>", len(mode))
+			args := append([]string{"next", "-t", tpl, "--redis", redisURL, "-n", "3"}, mode...)
+			if got := ok(t, append(args, "--ledger", first)...); len(got) != 3 {
+				t.Fatalf("first machine: %q", got)
+			}
+			r := runSN(t, "", nil, append(args, "--ledger", second)...)
+			if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "holds a range reserved from the ledger") ||
+				!strings.Contains(r.stderr, "every process that uses one Redis must use one ledger") {
+				t.Errorf("second machine, another ledger: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}

@@ -47,7 +47,10 @@
 // The file is a bbolt database holding two buckets:
 //
 //   - "sn.meta" holds the key "format" with the ASCII value "1", the version
-//     of the layout described here. Open refuses a file with another version.
+//     of the layout described here (Open refuses a file with another
+//     version), and the key "id", the file's identity ([Store.StoreID]):
+//     "boltseq " and 32 random hexadecimal digits, written when the file is
+//     created (or first opened by a version that writes it).
 //   - "sn.seq" holds one entry per counter key. The bbolt key is the byte 'k'
 //     (0x6B) followed by the counter key's bytes, unchanged; the prefix lets
 //     the empty counter key be stored, since bbolt has no zero-length keys.
@@ -68,6 +71,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -100,6 +104,7 @@ const lockRetryInterval = 50 * time.Millisecond
 var (
 	metaBucket = []byte("sn.meta")
 	formatKey  = []byte("format")
+	idKey      = []byte("id")
 	seqBucket  = []byte("sn.seq")
 )
 
@@ -141,6 +146,7 @@ type Options struct {
 type Store struct {
 	db   *bolt.DB
 	path string
+	id   string // the file's identity
 
 	// write runs one read-write transaction: db.Update. (db.Batch was
 	// measured and rejected; see BenchmarkAllocateBatch.)
@@ -203,14 +209,15 @@ func Open(path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("boltseq: open %s: %w", path, err)
 		}
 	}
-	if err := initFile(db, path); err != nil {
+	id, err := initFile(db, path)
+	if err != nil {
 		_ = db.Close()
 		if errors.Is(err, ErrCorrupt) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("boltseq: open %s: %w", path, err)
 	}
-	return &Store{db: db, path: path, write: db.Update}, nil
+	return &Store{db: db, path: path, id: id, write: db.Update}, nil
 }
 
 func dirExists(dir string) bool {
@@ -218,9 +225,10 @@ func dirExists(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// initFile creates the buckets of a new file, or checks those of an
-// existing one. Opening a file that is already set up writes nothing.
-func initFile(db *bolt.DB, path string) error {
+// initFile creates the buckets and the identity of a new file, or checks
+// those of an existing one, and returns the identity. Opening a file that
+// is already set up writes nothing.
+func initFile(db *bolt.DB, path string) (id string, err error) {
 	check := func(tx *bolt.Tx) error {
 		meta := tx.Bucket(metaBucket)
 		if meta == nil {
@@ -233,33 +241,38 @@ func initFile(db *bolt.DB, path string) error {
 		if tx.Bucket(seqBucket) == nil {
 			return fmt.Errorf("%w: %s: bucket %q is missing", ErrCorrupt, path, seqBucket)
 		}
+		id = string(meta.Get(idKey))
 		return nil
 	}
 	// A read transaction first, so that opening an initialised file costs
 	// no write and no fsync.
-	initialised := false
-	err := db.View(func(tx *bolt.Tx) error {
-		initialised = tx.Bucket(metaBucket) != nil
-		return check(tx)
-	})
-	if err != nil || initialised {
-		return err
+	if err := db.View(check); err != nil || id != "" {
+		return id, err
 	}
-	return db.Update(func(tx *bolt.Tx) error {
-		if err := check(tx); err != nil || tx.Bucket(metaBucket) != nil {
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := check(tx); err != nil || id != "" {
 			return err
 		}
-		meta, err := tx.CreateBucket(metaBucket)
+		meta, err := tx.CreateBucketIfNotExists(metaBucket)
 		if err != nil {
 			return err
 		}
 		if err := meta.Put(formatKey, []byte(formatVersion)); err != nil {
 			return err
 		}
+		id = fmt.Sprintf("boltseq %016x%016x", rand.Uint64(), rand.Uint64())
+		if err := meta.Put(idKey, []byte(id)); err != nil {
+			return err
+		}
 		_, err = tx.CreateBucketIfNotExists(seqBucket)
 		return err
 	})
+	return id, err
 }
+
+// StoreID returns the file's identity, written when it was created: a copy
+// of the file has the same one. It implements [sequence.Identifier].
+func (s *Store) StoreID(context.Context) (string, error) { return s.id, nil }
 
 // lockedError is the error Open returns when the file lock is held.
 type lockedError struct {

@@ -881,3 +881,21 @@ func TestCloseWhileAllocating(t *testing.T) {
 		t.Errorf("Last after reopening = %d, below %d returned before Close", last, want)
 	}
 }
+
+// A file keeps its identity across opens; another file has another.
+func TestStoreID(t *testing.T) {
+	path := tempPath(t)
+	s := open(t, path, nil)
+	id, err := s.StoreID(t.Context())
+	if err != nil || !strings.HasPrefix(id, "boltseq ") || len(id) != len("boltseq ")+32 {
+		t.Fatalf("StoreID = %q, %v; want boltseq and 32 hexadecimal digits", id, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := open(t, path, nil).StoreID(t.Context())
+	other, _ := open(t, tempPath(t), nil).StoreID(t.Context())
+	if again != id || other == id {
+		t.Errorf("StoreID: %q, reopened %q, another file %q; want the first two equal and the third not", id, again, other)
+	}
+}

@@ -95,8 +95,9 @@ func TestAllocatorKeysDoNotCollide(t *testing.T) {
 func TestAllocatorClusterSlots(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.SharedCluster(t).Client(t)
-	a := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "slots:"})
-	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "slots:"})
+	ledger := sequence.NewMemoryAllocator()
+	a := redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Prefix: "slots:"})
+	c := redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Prefix: "slots:"})
 	for _, k := range []string{"a", "order:{2024}", "}x{", "%7B", "заказ"} {
 		s1, err1 := rdb.ClusterKeySlot(ctx, a.Key(k)).Result()
 		s2, err2 := rdb.ClusterKeySlot(ctx, c.Key(k)).Result()

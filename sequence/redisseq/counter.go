@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -115,6 +117,8 @@ type Counter struct {
 	retry    time.Duration
 	replicas replicas
 
+	ledger atomic.Pointer[string] // the durable allocator's identity, once known; "" if it has none
+
 	mu      sync.Mutex
 	refills map[string]*refill // range key -> the refill in flight in this process
 	groups  sync.Map           // range key -> *group: the calls of Next queued in this process
@@ -159,6 +163,45 @@ func NewCounter(c redis.UniversalClient, durable sequence.Allocator, opts *Count
 		refills:  make(map[string]*refill),
 	}
 }
+
+// ledgerID returns the identity of the durable allocator
+// ([sequence.Identifier]), or "" if it has none. The scripts record it in
+// every range they install and refuse a range recorded with another: two
+// ledgers behind one Redis each hand out what the other has issued, once
+// Redis loses its data.
+func (c *Counter) ledgerID(ctx context.Context, rkey string) (string, error) {
+	if id := c.ledger.Load(); id != nil {
+		return *id, nil
+	}
+	var id string
+	if d, ok := c.durable.(sequence.Identifier); ok {
+		var err error
+		if id, err = d.StoreID(ctx); err != nil {
+			return "", durableError("identify the durable allocator of", rkey, c.durable, err)
+		}
+	}
+	c.ledger.Store(&id)
+	return id, nil
+}
+
+// otherLedger explains a LEDGER reply of a script: the range was reserved
+// from another ledger.
+func (c *Counter) otherLedger(rkey, ours string, err error) error {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return nil
+	}
+	theirs, ok := strings.CutPrefix(trimScript(strings.TrimPrefix(rerr.Error(), "ERR ")), ledgerCode)
+	if !ok {
+		return nil
+	}
+	return newError(ErrOtherLedger, err, "key %s holds a range reserved from the ledger %q, and this process's durable allocator %T is %q: "+
+		"every process that uses one Redis must use one ledger (the same database and table)", rkey, theirs, c.durable, ours)
+}
+
+// ledgerCode starts the error replies of the scripts that find a range
+// reserved from another ledger.
+const ledgerCode = "LEDGER "
 
 // Key returns the Redis key of the hash that holds key's current range.
 func (c *Counter) Key(key string) string { return redisKey(c.prefix, key, ":range") }
@@ -362,8 +405,15 @@ func (k *counterKey) take(ctx context.Context, want int64) (take, last int64, er
 	if k.exact {
 		script = takeExactScript
 	}
-	res, err := k.c.replicas.script(ctx, k.c.rdb, script, k.rangeKey, want).Result()
+	id, err := k.c.ledgerID(ctx, k.rangeKey)
 	if err != nil {
+		return 0, 0, err
+	}
+	res, err := k.c.replicas.script(ctx, k.c.rdb, script, k.rangeKey, want, id).Result()
+	if err != nil {
+		if oerr := k.c.otherLedger(k.rangeKey, id, err); oerr != nil {
+			return 0, 0, oerr
+		}
 		return 0, 0, classify("Next", k.rangeKey, err)
 	}
 	switch v := res.(type) {
@@ -470,9 +520,16 @@ func (k *counterKey) install(ctx context.Context, want int64) error {
 		if err != nil {
 			return err
 		}
-		res, err := c.replicas.scriptOnce(ctx, c.rdb, installScript, k.rangeKey,
-			strconv.FormatInt(r.First-1, 10), strconv.FormatInt(r.Last, 10)).Slice()
+		id, err := c.ledgerID(ctx, k.rangeKey)
 		if err != nil {
+			return err
+		}
+		res, err := c.replicas.scriptOnce(ctx, c.rdb, installScript, k.rangeKey,
+			strconv.FormatInt(r.First-1, 10), strconv.FormatInt(r.Last, 10), id).Slice()
+		if err != nil {
+			if oerr := c.otherLedger(k.rangeKey, id, err); oerr != nil {
+				return oerr
+			}
 			return classify("refill", k.rangeKey, err)
 		}
 		if len(res) == 1 && res[0] == int64(1) {
@@ -595,7 +652,17 @@ func (c *Counter) String() string {
 
 // The range hash has two fields, decimal integers written by these scripts
 // only, always together: cur, the last number issued, and max, the last
-// number of the range. The range is spent when cur >= max.
+// number of the range. The range is spent when cur >= max. A third field,
+// ledger, is the identity of the ledger the range was reserved from, when
+// it has one; every script is given the caller's (or "") and refuses a
+// range with another, with the reply "LEDGER " and the range's.
+//
+// ledgerCheck is that check, for v, the values of HMGET cur max ledger.
+const ledgerCheck = `
+local function ledger_ok(v, ours)
+	return ours == '' or not v[3] or v[3] == ours
+end
+`
 
 // takeScript issues up to ARGV[1] numbers from the range KEYS[1]. It returns
 // 0 when the range is missing or spent; otherwise, when one number was
@@ -608,8 +675,11 @@ func (c *Counter) String() string {
 // commands in the common case, the least a checked increment costs. Above
 // that, the script compares strings and lets Redis do the arithmetic, and
 // last comes back as a string.
-var takeScript = redis.NewScript(luaInt + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
+var takeScript = redis.NewScript(luaInt + ledgerCheck + `
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger')
+if not ledger_ok(v, ARGV[2]) then
+	return redis.error_reply('LEDGER ' .. v[3])
+end
 if not v[1] or not v[2] then
 	return 0
 end
@@ -662,8 +732,11 @@ return {take, redis.call('HGET', KEYS[1], 'cur')}
 // a refill may install the next. Otherwise it returns {ARGV[1], last} as
 // strings. Every comparison and sum is done by Redis in int64, so it is
 // exact up to math.MaxInt64: Lua's doubles are not above 2^53.
-var takeExactScript = redis.NewScript(luaInt + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
+var takeExactScript = redis.NewScript(luaInt + ledgerCheck + `
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger')
+if not ledger_ok(v, ARGV[2]) then
+	return redis.error_reply('LEDGER ' .. v[3])
+end
 if not v[1] or not v[2] then
 	return 0
 end
@@ -694,8 +767,11 @@ return {ARGV[1], redis.call('HGET', KEYS[1], 'cur')}
 // larger of cur and max, and spent 1 if cur >= max, else 0. No script
 // writes a cur above max: such a range is corrupt, and raising the ledger
 // to it could exhaust the key on every machine.
-var installScript = redis.NewScript(luaInt + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
+var installScript = redis.NewScript(luaInt + ledgerCheck + `
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger')
+if not ledger_ok(v, ARGV[3]) then
+	return redis.error_reply('LEDGER ' .. v[3])
+end
 local top
 for i = 1, 2 do
 	if v[i] then
@@ -718,6 +794,9 @@ if top and cmp(ARGV[1], top) < 0 then
 	return {0, top, spent}
 end
 redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'max', ARGV[2])
+if ARGV[3] ~= '' then
+	redis.call('HSET', KEYS[1], 'ledger', ARGV[3])
+end
 return {1}
 `)
 

@@ -15,7 +15,17 @@ import (
 	"github.com/sngen/sn/sequence/redisseq"
 )
 
-// allocOnly hides every optional interface of an Allocator (Floorer).
+// named gives an Allocator the identity id: a store that lost its data
+// but is still the same store.
+type named struct {
+	*sequence.MemoryAllocator
+	id string
+}
+
+func (n named) StoreID(context.Context) (string, error) { return n.id, nil }
+
+// allocOnly hides every optional interface of an Allocator (Floorer,
+// Identifier).
 type allocOnly struct{ a sequence.Allocator }
 
 func (o allocOnly) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
@@ -36,6 +46,7 @@ func rangeOf(t *testing.T, rdb redis.UniversalClient, c *redisseq.Counter, key s
 	if err != nil {
 		t.Fatal(err)
 	}
+	delete(m, "ledger") // see TestCounterRanges
 	return m
 }
 
@@ -67,9 +78,11 @@ func TestCounterRanges(t *testing.T) {
 	if got, want := nextN(t, c, "k", 10), seq(1, 10); !slices.Equal(got, want) {
 		t.Fatalf("numbers = %v, want %v", got, want)
 	}
-	// 10 numbers from ranges of 4: three refills, the last range half used.
-	want := map[string]string{"cur": "10", "max": "12"}
-	if got := rangeOf(t, rdb, c, "k"); !mapsEqual(got, want) {
+	// 10 numbers from ranges of 4: three refills, the last range half
+	// used, recorded with the identity of the ledger it came from.
+	id, _ := durable.StoreID(context.Background())
+	want := map[string]string{"cur": "10", "max": "12", "ledger": id}
+	if got := rdb.HGetAll(context.Background(), c.Key("k")).Val(); !mapsEqual(got, want) {
 		t.Fatalf("range hash = %v, want %v", got, want)
 	}
 	if r, _ := durable.Allocate(context.Background(), "k", 1); r.First != 13 {
@@ -131,19 +144,25 @@ func TestCounterRedisDataLoss(t *testing.T) {
 func TestCounterDurableRegressed(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	c1 := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 10})
+	c1 := redisseq.NewCounter(rdb, named{sequence.NewMemoryAllocator(), "L"}, &redisseq.CounterOptions{Step: 10})
 	nextN(t, c1, "k", 10) // the range [1, 10] is spent
 
-	// A fresh durable store would hand out [1, 10] again.
-	fresh := sequence.NewMemoryAllocator()
+	// The same store, having lost its data, would hand out [1, 10] again.
+	fresh := named{sequence.NewMemoryAllocator(), "L"}
 	c2 := redisseq.NewCounter(rdb, fresh, &redisseq.CounterOptions{Step: 10})
 	if got, want := nextN(t, c2, "k", 3), seq(11, 13); !slices.Equal(got, want) {
 		t.Fatalf("with a durable store behind Redis: %v, want %v", got, want)
 	}
 
+	// Another store is refused outright: it is not the record of what
+	// was issued.
+	other := redisseq.NewCounter(rdb, named{sequence.NewMemoryAllocator(), "M"}, &redisseq.CounterOptions{Step: 10})
+	_, err := other.Next(ctx, "k")
+	checkErr(t, "Next with another ledger", err, []error{redisseq.ErrOtherLedger}, "sn:{k}:range", `ledger "L"`, `is "M"`)
+
 	rdb.HSet(ctx, c1.Key("j"), "cur", "50", "max", "50")
 	c3 := redisseq.NewCounter(rdb, allocOnly{sequence.NewMemoryAllocator()}, &redisseq.CounterOptions{Step: 10})
-	_, err := c3.Next(ctx, "j")
+	_, err = c3.Next(ctx, "j")
 	checkErr(t, "Next with a durable store behind Redis that cannot be floored", err,
 		[]error{sequence.ErrRegressed}, "sn:{j}:range", "[1, 10]", "50")
 	if got := rangeOf(t, rdb, c3, "j"); got["cur"] != "50" || got["max"] != "50" {

@@ -60,7 +60,10 @@
 //	                    ("0" or absent before the first Allocate).
 //	P{E}:range  hash    Allocator and Counter over a ledger: cur, the last
 //	                    number issued; max, the last number of the current
-//	                    range (spent when cur >= max).
+//	                    range (spent when cur >= max); ledger, the identity
+//	                    of the ledger it was reserved from (a
+//	                    [sequence.Identifier]): a process whose ledger has
+//	                    another is refused ([ErrOtherLedger]).
 //	P{E}:lock   string  the refill lock's random token, with a TTL.
 //	P{E}:epoch  string  Redis-only Allocator: a random marker written with the
 //	                    counter, in its slot; its loss means the server (or

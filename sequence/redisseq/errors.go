@@ -22,6 +22,14 @@ var (
 	// field that is not a decimal integer). No number is issued from it.
 	ErrCorrupt = errors.New("redisseq: key holds a corrupt value")
 
+	// ErrOtherLedger means the range of a key in Redis was reserved from
+	// another ledger than the caller's durable allocator (by
+	// [sequence.Identifier]): two machines use one Redis with two ledgers
+	// (two databases, two tables, a bbolt file each). Each ledger would
+	// hand out again what the other issued once Redis loses its data, so
+	// no number is issued. Give every machine the same ledger.
+	ErrOtherLedger = errors.New("redisseq: range reserved from another ledger")
+
 	// ErrNotHeld is returned by [Lock.Unlock] and [Lock.Refresh] when the lock
 	// is not held by that Lock: it expired, and maybe someone else holds it
 	// now.

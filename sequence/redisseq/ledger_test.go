@@ -37,6 +37,10 @@ const ledgerEnv = "REDISSEQ_LEDGER_CHILD"
 // to go on because the store went backwards (sequence.ErrRegressed).
 const regressedExit = 3
 
+// otherLedgerExit is a ledger child's exit status when Redis held a range
+// from another ledger (redisseq.ErrOtherLedger).
+const otherLedgerExit = 4
+
 type ledgerSpec struct {
 	Mode   string // "segment": Segment over the Allocator; "counter": the strict Counter
 	Redis  string
@@ -81,6 +85,17 @@ func (g *switchGen) Next(ctx context.Context, key string) (int64, error) {
 		return g.after.Next(ctx, key)
 	}
 	return g.before.Next(ctx, key)
+}
+
+// anonymous is a MemoryAllocator without its identity.
+type anonymous struct{ m *sequence.MemoryAllocator }
+
+func (a anonymous) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	return a.m.Allocate(ctx, key, n)
+}
+
+func (a anonymous) Floor(ctx context.Context, key string, floor int64) error {
+	return a.m.Floor(ctx, key, floor)
 }
 
 // runLedgerChild issues numbers with 4 goroutines until the stop file
@@ -136,6 +151,10 @@ func runLedgerChild(js string) int {
 		// What a bbolt file per machine behind a shared Redis amounts to:
 		// a ledger each process has to itself.
 		g = redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 50})
+	case "anonymous":
+		// The same with ledgers that have no identity: nothing can tell
+		// them apart.
+		g = redisseq.NewCounter(rdb, anonymous{sequence.NewMemoryAllocator()}, &redisseq.CounterOptions{Step: 50})
 	}
 	var mu sync.Mutex
 	var nums []int64
@@ -178,6 +197,9 @@ func runLedgerChild(js string) int {
 		if errors.Is(err, sequence.ErrRegressed) {
 			return regressedExit
 		}
+		if errors.Is(err, redisseq.ErrOtherLedger) {
+			return otherLedgerExit
+		}
 		return 1
 	}
 	return 0
@@ -185,11 +207,14 @@ func runLedgerChild(js string) int {
 
 // Four OS processes, each like a machine of its own, issue numbers from
 // one Redis in front of one PostgreSQL ledger while Redis is killed and
-// restarted empty, and then flushed: no number is issued twice. The same
-// with a ledger per process ("local", what a bbolt file per machine gives)
-// must repeat numbers: that is why the CLI and config refuse it.
+// restarted empty, and then flushed: no number is issued twice. With a
+// ledger per process ("local", what a bbolt file per machine gives), every
+// process but the first finds the range reserved from another ledger and
+// stops (redisseq.ErrOtherLedger). The control, ledgers per process
+// without an identity ("anonymous"), must repeat numbers: that is what the
+// identity check, and the CLI and config's refusal, prevent.
 func TestLedgerMultiProcessFaults(t *testing.T) {
-	for _, mode := range []string{"segment", "counter", "local"} {
+	for _, mode := range []string{"segment", "counter", "local", "anonymous"} {
 		t.Run(mode, func(t *testing.T) {
 			srv := redistest.StartServer(t)
 			pg := pgtest.Shared(t)
@@ -215,9 +240,13 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 			}
 			var wg sync.WaitGroup
 			errs := make([]error, procs)
+			refused := make([]bool, procs)
 			for p, cmd := range cmds {
 				wg.Go(func() {
-					if out, err := cmd.CombinedOutput(); err != nil {
+					out, err := cmd.CombinedOutput()
+					if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == otherLedgerExit && mode == "local" {
+						refused[p] = true
+					} else if err != nil {
 						errs[p] = fmt.Errorf("child %d: %v\n%s", p, err, out)
 					}
 				})
@@ -237,7 +266,7 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 				}
 			}
 			progress := func(min int) {
-				if mode != "local" {
+				if mode != "local" && mode != "anonymous" {
 					last, _ := ledger.Last(context.Background(), "orders")
 					waitMark(last + int64(min))
 					return
@@ -274,7 +303,7 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 			// numbers only when a process whose own ledger lags refills
 			// first (three times in four).
 			flushes := 1
-			if mode == "local" {
+			if mode == "anonymous" {
 				flushes = 6
 			}
 			for range flushes {
@@ -289,12 +318,17 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			all, repeats := readNumbers(t, outs)
-			if mode == "local" {
+			if mode == "anonymous" {
 				if repeats == 0 {
 					t.Fatalf("a ledger per process gave no repeat in %d numbers; the test cannot tell", len(all))
 				}
-				t.Logf("local: a ledger per process repeated %d of %d numbers, as expected", repeats, len(all))
+				t.Logf("anonymous: a ledger per process without an identity repeated %d of %d numbers, as expected", repeats, len(all))
 				return
+			}
+			if stopped := len(slices.DeleteFunc(slices.Clone(refused), func(r bool) bool { return !r })); mode == "local" && stopped < procs-1 {
+				t.Errorf("local: %d of %d processes found the range reserved from another ledger, want at least %d", stopped, procs, procs-1)
+			} else if mode == "local" {
+				t.Logf("local: %d of %d processes stopped with ErrOtherLedger", stopped, procs)
 			}
 			if repeats != 0 {
 				t.Fatalf("%d repeats in %d numbers", repeats, len(all))

@@ -20,7 +20,8 @@ func TestReplicasWait(t *testing.T) {
 	replica := redistest.StartReplica(t, master)
 	rdb, rr := master.Client(t), replica.Client(t)
 
-	a := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second})
+	ledger := sequence.NewMemoryAllocator()
+	a := redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second})
 	for range 5 {
 		r, err := a.Allocate(ctx, "a", 10)
 		if err != nil {
@@ -34,7 +35,7 @@ func TestReplicasWait(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 7, Replicas: 1, ReplicaTimeout: 2 * time.Second})
+	c := redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 7, Replicas: 1, ReplicaTimeout: 2 * time.Second})
 	for i := range 20 {
 		if i%5 == 0 {
 			// EVALSHA fails with NOSCRIPT inside the pipeline; EVAL follows.
@@ -55,10 +56,10 @@ func TestReplicasWait(t *testing.T) {
 	}
 
 	// Two replicas asked for, one there: nothing is returned.
-	a2 := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond})
+	a2 := redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond})
 	_, err := a2.Allocate(ctx, "a", 10)
 	checkErr(t, "Allocate with too few replicas", err, []error{sequence.ErrUnavailable}, "sn:{a}", "1 of the 2 replicas")
-	c2 := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond})
+	c2 := redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond})
 	_, err = c2.Next(ctx, "c")
 	checkErr(t, "Next with too few replicas", err, []error{sequence.ErrUnavailable}, "sn:{c}:range", "1 of the 2 replicas")
 }

@@ -32,6 +32,7 @@ type queries struct {
 	draw   func(ctx context.Context, tx execer, id [32]byte, key string, n int64) (last int64, found bool, err error)
 	ensure string
 	exists string // a plain read of whether the key has a row
+	insert string // inserts the row of id $1 with k $2 and mark 0, unless there is one
 	// floor raises key's mark to at least floor; found is false when no
 	// row changed (another key's row).
 	floor func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (found bool, err error)
@@ -68,6 +69,7 @@ RETURNING last`)
 	q := queries{
 		create: create,
 		read:   r.Replace(`SELECT k, last FROM {table} WHERE id = $1`),
+		insert: r.Replace(`INSERT INTO {table} (id, k, last) VALUES ($1, $2, 0) ON CONFLICT (id) DO NOTHING`),
 		allocate: func(ctx context.Context, db execer, id [32]byte, key string, n int64) (int64, bool, error) {
 			var last int64
 			err := db.QueryRowContext(ctx, allocSQL, id[:], []byte(key), n, math.MaxInt64-n).Scan(&last)
@@ -116,6 +118,7 @@ ON DUPLICATE KEY UPDATE last = IF(k = ?, LAST_INSERT_ID(GREATEST(last, ?)), last
 		// deadlock. In a transaction, an UPDATE of a row that exists
 		// takes the exclusive lock at once.
 		ensure: r.Replace(`INSERT IGNORE INTO {table} (id, k, last) VALUES (?, ?, 0)`),
+		insert: r.Replace(`INSERT IGNORE INTO {table} (id, k, last) VALUES (?, ?, 0)`),
 		exists: r.Replace(`SELECT 1 FROM {table} WHERE id = ?`),
 		draw: func(ctx context.Context, tx execer, id [32]byte, key string, n int64) (int64, bool, error) {
 			res, err := tx.ExecContext(ctx, drawSQL, n, id[:], []byte(key), math.MaxInt64-n)

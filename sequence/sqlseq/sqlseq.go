@@ -49,7 +49,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/sngen/sn/sequence"
@@ -93,7 +95,7 @@ var (
 )
 
 // Store is a durable [sequence.Allocator] over one ledger table. It also
-// implements [sequence.Floorer]. A Store is safe for concurrent use; it
+// implements [sequence.Floorer] and [sequence.Identifier]. A Store is safe for concurrent use; it
 // does not own the *sql.DB, which the caller closes.
 type Store struct {
 	db      *sql.DB
@@ -101,6 +103,7 @@ type Store struct {
 	table   string
 	retries int
 	q       queries
+	id      atomic.Pointer[string] // the ledger's identity, once read
 }
 
 var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
@@ -245,6 +248,40 @@ func (s *Store) refused(ctx context.Context, key, what string) error {
 }
 
 func hash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
+
+// idRow is the id of the row whose k holds the ledger's identity: 32 zero
+// bytes, the SHA-256 of no key anyone knows.
+var idRow [32]byte
+
+// StoreID returns the ledger's identity: "sqlseq ", the table's name when
+// the identity was made, and 32 random hexadecimal digits, kept in the
+// table's row of id 32 zero bytes. The first process to ask writes it;
+// every process that uses the table reads the same one, and another table
+// or database has another. It implements [sequence.Identifier].
+func (s *Store) StoreID(ctx context.Context) (string, error) {
+	if id := s.id.Load(); id != nil {
+		return *id, nil
+	}
+	var k []byte
+	var last int64
+	err := s.retry(ctx, "read the ledger's identity", func() error {
+		err := s.db.QueryRowContext(ctx, s.q.read, idRow[:]).Scan(&k, &last)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		fresh := fmt.Sprintf("%s %016x%016x", s.table, rand.Uint64(), rand.Uint64())
+		if _, err := s.db.ExecContext(ctx, s.q.insert, idRow[:], []byte(fresh)); err != nil {
+			return err
+		}
+		return s.db.QueryRowContext(ctx, s.q.read, idRow[:]).Scan(&k, &last)
+	})
+	if err != nil {
+		return "", err
+	}
+	id := "sqlseq " + string(k)
+	s.id.Store(&id)
+	return id, nil
+}
 
 // retry runs op until it succeeds, fails for a reason that is not
 // transient, runs out of retries, or ctx is done; the error is classified.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -287,6 +288,51 @@ func TestMigrateConcurrently(t *testing.T) {
 				})
 			}
 			wg.Wait()
+		})
+	}
+}
+
+// A ledger's identity is one for every Store on its table, written once by
+// whichever asks first, and another for another table or database. No
+// counter key can reach its row.
+func TestStoreID(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			ids := make([]string, 8)
+			var wg sync.WaitGroup
+			for i := range ids {
+				s := newStore(t, b, db, nil)
+				wg.Go(func() {
+					var err error
+					if ids[i], err = s.StoreID(ctx); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			if !strings.HasPrefix(ids[0], "sqlseq sn_ledger ") || len(slices.Compact(slices.Clone(ids))) != 1 {
+				t.Fatalf("StoreID of 8 Stores on one table: %q, want one, starting %q", ids, "sqlseq sn_ledger ")
+			}
+			other, err := newStore(t, b, db, &sqlseq.Options{Table: "other"}).StoreID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			elsewhere, err := newStore(t, b, b.open(t), nil).StoreID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if other == ids[0] || elsewhere == ids[0] || other == elsewhere {
+				t.Errorf("StoreID: %q on the table, %q on another table, %q in another database; want three", ids[0], other, elsewhere)
+			}
+			// Keys go on as before, the empty one included.
+			s := newStore(t, b, db, nil)
+			for _, key := range []string{"", "\x00", string(make([]byte, 32))} {
+				if r, err := s.Allocate(ctx, key, 3); err != nil || r != (sequence.Range{First: 1, Last: 3}) {
+					t.Errorf("Allocate(%q, 3) = %v, %v; want [1, 3]", key, r, err)
+				}
+			}
 		})
 	}
 }
