@@ -44,11 +44,7 @@ func parseLedger(raw string) (ledger, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the URL, password and all
-		}
-		return l, err
+		return l, urlSyntax(raw, err)
 	}
 	switch strings.ToLower(scheme) {
 	case "postgres", "postgresql":

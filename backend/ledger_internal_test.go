@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -49,5 +50,19 @@ func TestParseLedger(t *testing.T) {
 				t.Errorf("the driver reads password %q, database %q, parseTime %v, net %s", cfg.Passwd, cfg.DBName, cfg.ParseTime, cfg.Net)
 			}
 		})
+	}
+}
+
+// A ledger URL that does not parse shows no piece of its password.
+func TestParseLedgerSecret(t *testing.T) {
+	for _, raw := range []string{
+		"postgres://sn:S3c/retPW@db:5432/shop",
+		"postgres://sn:S3c#retPW@db:5432/shop",
+		"mysql://sn:S3c%zzretPW@db/shop",
+	} {
+		_, err := parseLedger(raw)
+		if err == nil || strings.Contains(err.Error(), "S3c") || strings.Contains(err.Error(), "retPW") || !strings.Contains(err.Error(), "%2F") {
+			t.Errorf("parseLedger(%q) = %v; want an error that shows no piece of the password and says how to write it", raw, err)
+		}
 	}
 }

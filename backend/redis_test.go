@@ -225,6 +225,11 @@ func TestNewRedisClient(t *testing.T) {
 		{url: "redis+cluster://h1:7000,,h2:7001", wantError: `backend: redis URL "redis+cluster://h1:7000,,h2:7001": empty host in "h1:7000,,h2:7001"`},
 		{url: "redis+cluster://h1:7000/3", wantError: `backend: redis URL "redis+cluster://h1:7000/3": a cluster has no database number (found path "/3")`},
 		{url: "redis+cluster://h1:7000?bogus=1", wantError: `backend: redis URL "redis+cluster://h1:7000?bogus=1": redis: unexpected option: bogus`},
+		// A password with a character that must be percent-encoded: no
+		// piece of it shows.
+		{url: "redis://:S3c/retPW@h:6379/0", wantError: `backend: redis URL "redis://:xxxxx@h:6379/0": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
+		{url: "redis+cluster://u:S3c/retPW@h1,h2", wantError: `backend: redis URL "redis+cluster://u:xxxxx@h1,h2": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
+		{url: "redis://:S3c%zzPW@h:6379/0", wantError: `backend: redis URL "redis://:xxxxx@h:6379/0": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
 		{url: "redis+sentinel://h1:26379", wantError: `backend: redis URL "redis+sentinel://h1:26379": unknown scheme "redis+sentinel" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
 	}
 	for _, tt := range tests {

@@ -32,6 +32,9 @@ func parseURL(rawURL string) (func() redis.UniversalClient, error) {
 	}
 	switch scheme {
 	case "redis", "rediss", "unix":
+		if _, err := url.Parse(rawURL); err != nil {
+			return nil, urlSyntax(rawURL, err)
+		}
 		opt, err := redis.ParseURL(rawURL)
 		if err != nil {
 			return nil, err
@@ -41,7 +44,7 @@ func parseURL(rawURL string) (func() redis.UniversalClient, error) {
 	case "redis+cluster", "rediss+cluster":
 		u, err := clusterURL(strings.TrimSuffix(scheme, "+cluster"), rest)
 		if err != nil {
-			return nil, err
+			return nil, urlSyntax(rawURL, err)
 		}
 		opt, err := redis.ParseClusterURL(u)
 		if err != nil {
@@ -89,6 +92,22 @@ func clusterURL(scheme, rest string) (string, error) {
 		u += "?" + q.Encode()
 	}
 	return u, nil
+}
+
+// urlSyntax is the error for a URL that does not parse. A parser's message
+// quotes a piece of the URL, and when a password holds a character that
+// must be percent-encoded, that piece may be part of the password (in
+// "redis://:pa/ss@host" the parser reads "pa" as a host and port): so a
+// URL with user information gets a message of its own, quoting nothing.
+func urlSyntax(rawURL string, err error) error {
+	if _, rest, _ := strings.Cut(rawURL, "://"); strings.Contains(rest, "@") {
+		return errors.New(`not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // url.Error repeats the URL
+	}
+	return err
 }
 
 // redact hides the password of a URL for error messages.
