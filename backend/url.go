@@ -94,18 +94,28 @@ func clusterURL(scheme, rest string) (string, error) {
 	return u, nil
 }
 
-// urlSyntax is the error for a URL that does not parse. A parser's message
-// quotes a piece of the URL, and when a password holds a character that
-// must be percent-encoded, that piece may be part of the password (in
-// "redis://:pa/ss@host" the parser reads "pa" as a host and port): so a
-// URL with user information gets a message of its own, quoting nothing.
+// urlSyntax is the error for a URL that does not parse, without the URL
+// (url.Error repeats it). The parser's message quotes a piece of the URL,
+// and when the user information holds a character that must be
+// percent-encoded, the piece may be part of the password (in
+// "redis://:pa/ss@host" the parser reads "pa" as a port): a message that
+// shows any three bytes in a row of the user information is replaced by
+// one that quotes nothing.
 func urlSyntax(rawURL string, err error) error {
-	if _, rest, _ := strings.Cut(rawURL, "://"); strings.Contains(rest, "@") {
-		return errors.New(`not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`)
-	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		err = ue.Err // url.Error repeats the URL
+		err = ue.Err
+	}
+	_, rest, _ := strings.Cut(rawURL, "://")
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return err
+	}
+	userinfo, msg := rest[:at], err.Error()
+	for i := 0; i+3 <= max(len(userinfo), 3); i++ {
+		if strings.Contains(msg, userinfo[i:min(i+3, len(userinfo))]) {
+			return errors.New(`not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`)
+		}
 	}
 	return err
 }

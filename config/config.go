@@ -219,7 +219,9 @@ type Sequence struct {
 	// that host sees, may back its counter. A file per machine behind a
 	// Redis that several machines share repeats numbers once Redis loses
 	// its data: without a Ledger, redis-strict is refused unless
-	// SingleHost is set. It is not read with a Ledger.
+	// SingleHost is set. It is not read with a Ledger. Like every field, a
+	// template's false means "the store's": a template cannot undo a
+	// store's single_host: true, so set it per template.
 	// default: false.
 	SingleHost bool `json:"single_host,omitempty" yaml:"single_host,omitempty"`
 

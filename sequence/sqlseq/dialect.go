@@ -52,7 +52,10 @@ func queriesFor(d Dialect, table string) (queries, error) {
 // The WHERE of the update refuses another key's row and a mark with no
 // room left; then no row is returned.
 func postgres(table string) queries {
-	r := strings.NewReplacer("{table}", table)
+	// Quoted, so that a reserved word ("user") is a name; lowercased, as
+	// PostgreSQL folds the unquoted name, so that it names the same table.
+	parts := strings.Split(strings.ToLower(table), ".")
+	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`)
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	k bytea NOT NULL,
@@ -99,7 +102,8 @@ RETURNING last`)
 // leaves the row as it is and sets LAST_INSERT_ID to 0, which no real mark
 // equals.
 func mysql(table string) queries {
-	r := strings.NewReplacer("{table}", table)
+	// Quoted, so that a reserved word ("select") is a name.
+	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`")
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	k LONGBLOB NOT NULL,

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"sync"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -17,11 +19,18 @@ import (
 // no repeat. Concurrent callers for one key queue on the row's lock until
 // the transaction that holds it ends, as long as their context allows;
 // none fails for want of the lock (no NOWAIT). That holds at READ
-// COMMITTED, the default of PostgreSQL, and at MySQL's REPEATABLE READ. At
+// COMMITTED, the default of PostgreSQL, and at every level of MySQL. At
 // PostgreSQL's REPEATABLE READ or SERIALIZABLE, a caller that waited for
 // the row gets a serialization failure (an error wrapping
 // [sequence.ErrUnavailable]) when the holder commits, and must retry its
-// whole transaction: draw gapless numbers at READ COMMITTED.
+// whole transaction: draw gapless numbers at READ COMMITTED. Two
+// transactions that draw two keys in opposite orders deadlock, as they
+// would over any two rows: the database reports it at once.
+//
+// On MySQL, the first draw of a key in a Gapless reads its row, and makes
+// it if missing, outside the transaction on another connection of the
+// Store's *sql.DB: the pool must allow more
+// connections than the transactions that draw at once.
 //
 // The price is that the key is serialized: one transaction at a time
 // draws from it, for as long as the transaction lasts. Keep such
@@ -33,7 +42,8 @@ import (
 // [sequence.Batcher] (n consecutive numbers in one statement) and nothing
 // that would hold numbers outside a transaction.
 type Gapless struct {
-	s *Store
+	s    *Store
+	rows sync.Map // [32]byte -> struct{}: keys whose row exists (MySQL)
 }
 
 // Gapless returns the gapless Gen over the Store's ledger.
@@ -87,24 +97,14 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 	if tx == nil {
 		return 0, ErrNoTx
 	}
+	if err := checkKey(key); err != nil {
+		return 0, err
+	}
 	s := g.s
 	id := hash(key)
 	if s.q.ensure != "" {
-		// MySQL: the row must exist before the transaction locks it, or
-		// the UPDATE would lock the gap where it belongs, and making the
-		// row would then wait for the caller's own transaction. A plain
-		// read in the transaction locks nothing; a missing row is made
-		// outside it, where the transaction holds no lock yet.
-		var one int
-		err := tx.QueryRowContext(ctx, s.q.exists, id[:]).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = s.retry(ctx, "gapless row", func() error {
-				_, err := s.db.ExecContext(ctx, s.q.ensure, id[:], []byte(key))
-				return err
-			})
-		}
-		if err != nil {
-			return 0, classify("gapless draw", s.table, err, ctx)
+		if err := g.ensure(ctx, id, key); err != nil {
+			return 0, err
 		}
 	}
 	last, found, err := s.q.draw(ctx, tx, id, key, n)
@@ -112,7 +112,56 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 		return 0, classify("gapless draw", s.table, err, ctx)
 	}
 	if !found {
+		if s.q.ensure != "" {
+			// The row exists in the Store's database (ensure saw it): a
+			// transaction that finds none is in another database.
+			if last, err := s.Last(ctx, key); err == nil && last <= math.MaxInt64-n {
+				return 0, fmt.Errorf("sqlseq: gapless draw of key %q: the transaction finds no row of it in table %s, which the Store's database has (mark %d): "+
+					"is it a transaction of another database? %w", key, s.table, last, sequence.ErrInvalidArgument)
+			}
+		}
 		return 0, s.refused(ctx, key, fmt.Sprintf("%d more numbers", n))
 	}
 	return last, nil
+}
+
+// ensure makes key's row exist, on MySQL, before the caller's transaction
+// touches it, once per key and Store.
+//
+// The transaction must lock nothing but the row: an UPDATE of a missing
+// row locks the gap where it belongs, and making the row would then wait
+// for that lock. So the row is read, and made if missing, outside the
+// transaction, on another connection of the Store's database, with plain
+// statements that commit at once: a read of the latest committed rows
+// (the transaction's own snapshot may be older than the row) that waits
+// for no lock, then INSERT IGNORE. Rows are never deleted, so a key seen
+// once is not looked at again, and the transaction's only statement is
+// the UPDATE, whose wait for another transaction InnoDB sees (a deadlock
+// is reported at once, never a wait that no one can end).
+//
+// A pool of one connection, held by the transaction, leaves none for this:
+// that is an error, not a wait.
+func (g *Gapless) ensure(ctx context.Context, id [32]byte, key string) error {
+	s := g.s
+	if _, ok := g.rows.Load(id); ok {
+		return nil
+	}
+	if s.db.Stats().MaxOpenConnections == 1 {
+		return fmt.Errorf("sqlseq: gapless draw of the new key %q: on MySQL its row is made outside the transaction, "+
+			"on another connection, and the *sql.DB allows one (SetMaxOpenConns(1)): allow at least one more than the transactions that draw at once: %w",
+			key, sequence.ErrInvalidArgument)
+	}
+	err := s.retry(ctx, "gapless row", func() error {
+		var one int
+		err := s.db.QueryRowContext(ctx, s.q.exists, id[:]).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			_, err = s.db.ExecContext(ctx, s.q.ensure, id[:], []byte(key))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	g.rows.Store(id, struct{}{})
+	return nil
 }

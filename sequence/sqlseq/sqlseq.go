@@ -17,7 +17,7 @@
 // # The table
 //
 // One row per counter key: id, the SHA-256 of the key (the primary key, 32
-// bytes); k, the key's bytes, unchanged (any length, any bytes); last, the
+// bytes); k, the key's bytes, unchanged (any bytes, up to [MaxKeyLen]); last, the
 // key's high-water mark, a 64-bit integer: the largest number ever reserved
 // or set by a floor. A key without a row has mark 0, so its first number is
 // 1. Every statement compares k with the key it was given, so two keys with
@@ -167,6 +167,9 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 	if n < 1 {
 		return sequence.Range{}, fmt.Errorf("sqlseq: allocate %d numbers: %w", n, sequence.ErrInvalidArgument)
 	}
+	if err := checkKey(key); err != nil {
+		return sequence.Range{}, err
+	}
 	id := hash(key)
 	var last int64
 	var found bool
@@ -191,6 +194,9 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if floor < 0 {
 		return fmt.Errorf("sqlseq: floor %d: %w", floor, sequence.ErrInvalidArgument)
 	}
+	if err := checkKey(key); err != nil {
+		return err
+	}
 	if floor == 0 {
 		return nil
 	}
@@ -213,6 +219,9 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 // Last returns key's high-water mark: the largest number reserved for it,
 // or 0.
 func (s *Store) Last(ctx context.Context, key string) (int64, error) {
+	if err := checkKey(key); err != nil {
+		return 0, err
+	}
 	id := hash(key)
 	var k []byte
 	var last int64
@@ -248,6 +257,19 @@ func (s *Store) refused(ctx context.Context, key, what string) error {
 }
 
 func hash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
+
+// MaxKeyLen is the longest key a Store takes, in bytes: far above any
+// counter key, and below the packet limits of MySQL and MariaDB (16 MiB
+// and more by default), which close the connection on a larger statement.
+const MaxKeyLen = 1 << 20
+
+// checkKey refuses a key longer than MaxKeyLen.
+func checkKey(key string) error {
+	if len(key) > MaxKeyLen {
+		return fmt.Errorf("sqlseq: a key of %d bytes, above MaxKeyLen (%d): %w", len(key), MaxKeyLen, sequence.ErrInvalidArgument)
+	}
+	return nil
+}
 
 // idRow is the id of the row whose k holds the ledger's identity: 32 zero
 // bytes, the SHA-256 of no key anyone knows.

@@ -220,6 +220,16 @@ func TestOptions(t *testing.T) {
 			if last, _ := a.Last(ctx, "k"); last != 10 {
 				t.Errorf("Migrate lost the mark: %d", last)
 			}
+			// Reserved words and mixed case are names like any other; the
+			// mixed-case name is the table its unquoted form names.
+			for _, name := range []string{"select", "user", "Ledger_C"} {
+				if r, err := newStore(t, b, db, &sqlseq.Options{Table: name}).Allocate(ctx, "k", 1); err != nil || r.First != 1 {
+					t.Errorf("table %q: %v, %v", name, r, err)
+				}
+			}
+			if _, err := db.ExecContext(ctx, "SELECT last FROM ledger_c"); err != nil && b.dialect == sqlseq.Postgres {
+				t.Errorf("table Ledger_C is not ledger_c: %v", err)
+			}
 			for _, bad := range []string{"a b", "1x", "x;DROP TABLE y", strings.Repeat("x", 64), "a.b.c"} {
 				if _, err := sqlseq.New(db, b.dialect, &sqlseq.Options{Table: bad}); !errors.Is(err, sequence.ErrInvalidArgument) {
 					t.Errorf("table %q: %v", bad, err)
@@ -331,6 +341,36 @@ func TestStoreID(t *testing.T) {
 			for _, key := range []string{"", "\x00", string(make([]byte, 32))} {
 				if r, err := s.Allocate(ctx, key, 3); err != nil || r != (sequence.Range{First: 1, Last: 3}) {
 					t.Errorf("Allocate(%q, 3) = %v, %v; want [1, 3]", key, r, err)
+				}
+			}
+		})
+	}
+}
+
+// A key up to MaxKeyLen bytes is taken by every method, and a longer one
+// is refused before any statement (MariaDB would close the connection).
+func TestMaxKeyLen(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			s := newStore(t, b, db, nil)
+			longest := strings.Repeat("k", sqlseq.MaxKeyLen)
+			if r, err := s.Allocate(ctx, longest, 2); err != nil || r.First != 1 {
+				t.Fatalf("Allocate of a MaxKeyLen key: %v, %v", r, err)
+			}
+			tooLong := longest + "k"
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			_, errA := s.Allocate(ctx, tooLong, 1)
+			_, errL := s.Last(ctx, tooLong)
+			_, errG := s.Gapless().Next(sqlseq.WithTx(ctx, tx), tooLong)
+			for _, err := range []error{errA, s.Floor(ctx, tooLong, 5), errL, errG} {
+				if !errors.Is(err, sequence.ErrInvalidArgument) || !strings.Contains(err.Error(), "MaxKeyLen") {
+					t.Errorf("a key of MaxKeyLen+1 bytes: %v; want an error wrapping ErrInvalidArgument", err)
 				}
 			}
 		})
