@@ -501,6 +501,7 @@ func (c *compiler) finish() {
 	}
 	if pl.direct {
 		pl.compileOps()
+		pl.compileSimple()
 	}
 	pl.maxLen = 0
 	for i := range pl.parts {

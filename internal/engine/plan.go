@@ -59,8 +59,9 @@ type Plan struct {
 	maxLen    int
 	bufSize   int // the capacity a rendered number starts with
 	chain     lang.Chain
-	ops       []op   // the direct renderer's steps
-	pattern   string // Regexp
+	ops       []op    // the direct renderer's steps
+	simple    *simple // the renderer of the simple form, or nil
+	pattern   string  // Regexp
 }
 
 // Part is one compiled part of a template.

@@ -76,6 +76,14 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 			return dst, err
 		}
 	}
+	if pl.simple != nil {
+		// The commonest case: text, one sequence, a check over it.
+		n, err := pl.draw(ctx, pl.simple.seq, at, vars)
+		if err != nil {
+			return dst, err
+		}
+		return pl.renderSimple(dst, n)
+	}
 	if pl.direct && len(pl.seqs) == 1 {
 		// The common case: one sequence, rendered in template position.
 		n, err := pl.draw(ctx, &pl.parts[pl.seqs[0]], at, vars)
@@ -591,30 +599,37 @@ func (pl *Plan) lookup(name string, vars map[string]string) (string, bool) {
 }
 
 // appendInt appends n (not negative) in decimal, left-padded with zeros to
-// width digits (width <= 19), two digits per step from the right.
+// width digits (width <= 19), two digits per step from the right, straight
+// into dst.
 func appendInt(dst []byte, n int64, width int) []byte {
-	var tmp [20]byte
-	i := len(tmp)
 	u := uint64(n)
+	size := max(decimalLen(u), width)
+	start := len(dst)
+	if cap(dst)-start < size {
+		dst = slices.Grow(dst, size)
+	}
+	dst = dst[:start+size]
+	b := dst[start:]
+	i := len(b)
 	for u >= 100 {
 		q := u / 100
-		r := (u - q*100) * 2
+		v := u - q*100
 		i -= 2
-		tmp[i], tmp[i+1] = digitPairs[r], digitPairs[r+1]
+		b[i], b[i+1] = digitPairs[2*v], digitPairs[2*v+1]
 		u = q
 	}
 	if u >= 10 {
 		i -= 2
-		tmp[i], tmp[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+		b[i], b[i+1] = digitPairs[2*u], digitPairs[2*u+1]
 	} else {
 		i--
-		tmp[i] = byte('0' + u)
+		b[i] = byte('0' + u)
 	}
-	for start := len(tmp) - width; i > start; {
+	for i > 0 {
 		i--
-		tmp[i] = '0'
+		b[i] = '0'
 	}
-	return append(dst, tmp[i:]...)
+	return dst
 }
 
 const digitPairs = "00010203040506070809" +

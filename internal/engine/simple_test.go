@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"math"
+	"testing"
+
+	"github.com/sngen/sn/checksum"
+	"github.com/sngen/sn/sequence"
+)
+
+// The simple renderer prints what the general direct renderer prints, for
+// every template of the simple form, at the edges of every digit count.
+func TestSimpleMatchesDirect(t *testing.T) {
+	values := []int64{1, 7, 9, 10, 11, 99, 100, 101, 999, 1000, 1024, 65535, 99999999, 100000000, 123456789012, math.MaxInt64 - 1, math.MaxInt64}
+	for _, tt := range []struct {
+		src    string
+		simple bool
+	}{
+		{`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, true},
+		{`QJ@<seq, width=6>`, true},
+		{`@<seq>`, true},
+		{`A@<seq, width=4, overflow=grow>@<checksum, algo=luhn>Z`, true},
+		{`INV@<seq, width=10>/@<checksum, algo=mod11-2>`, true},
+		{`X@<seq>@<checksum, algo=verhoeff>-@<checksum, algo=damm>`, false}, // two checks
+	} {
+		src := tt.src
+		pl := compileForTest(t, src)
+		if (pl.simple != nil) != tt.simple {
+			t.Errorf("%s: simple %v, want %v", src, pl.simple != nil, tt.simple)
+		}
+		for _, n := range values {
+			in := inputs{one: n}
+			want, wantErr := pl.renderDirect(nil, &in)
+			if pl.simple == nil {
+				continue
+			}
+			got, err := pl.renderSimple(nil, n)
+			if string(got) != string(want) || (err == nil) != (wantErr == nil) {
+				t.Errorf("%s, %d: simple %q, %v; direct %q, %v", src, n, got, err, want, wantErr)
+			}
+		}
+	}
+}
+
+// The Luhn digit computed with the digits is the checksum package's.
+func TestAppendIntLuhn(t *testing.T) {
+	luhn, _ := checksum.Lookup("luhn")
+	for _, width := range []int{0, 1, 8, 19} {
+		for n := int64(1); n < 3000; n = n*7/5 + 1 {
+			digits, check := appendIntLuhn(nil, n, width)
+			if string(digits) != string(appendInt(nil, n, width)) {
+				t.Fatalf("%d width %d: digits %q", n, width, digits)
+			}
+			want, err := luhn.Compute(string(digits))
+			if err != nil || string(check) != want {
+				t.Fatalf("%d width %d: check %c, want %s (%v)", n, width, check, want, err)
+			}
+		}
+	}
+	for u := uint64(0); u < 1<<16; u++ {
+		if got, want := decimalLen(u), len(appendInt(nil, int64(u), 0)); got != want {
+			t.Fatalf("decimalLen(%d) = %d, want %d", u, got, want)
+		}
+	}
+	for i := range pow10 {
+		for _, u := range []uint64{pow10[i] - 1, pow10[i], pow10[i] + 1} {
+			if got, want := decimalLen(u), len(appendInt(nil, int64(min(u, math.MaxInt64)), 0)); u <= math.MaxInt64 && got != want {
+				t.Fatalf("decimalLen(%d) = %d, want %d", u, got, want)
+			}
+		}
+	}
+}
+
+func compileForTest(t *testing.T, src string) *Plan {
+	t.Helper()
+	pl, err := Compile(src, testConfig(map[string]sequence.Gen{"seq": sequence.NewMemory()}, nil))
+	if err != nil {
+		t.Fatalf("Compile(%q): %v", src, err)
+	}
+	return pl
+}
