@@ -385,6 +385,40 @@ func TestNextAllocs(t *testing.T) {
 	}
 }
 
+// NextN(100) allocates the strings' one buffer and the slice of them, over
+// the memory sequence and over a Segment, for a template of the simple
+// form and for one with a date and a variable.
+func TestNextNAllocs(t *testing.T) {
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1 << 20})
+	t.Cleanup(func() { seg.Close() })
+	for _, tt := range []struct {
+		tpl  string
+		seq  sequence.Gen
+		vars sn.Vars
+	}{
+		{`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, sequence.NewMemory(), nil},
+		{`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, seg, nil},
+		{`@<date, format=yyyyMMdd>@<unit>@<seq, width=5, reset=day>`, seg, sn.Vars{"unit": "6541"}},
+	} {
+		t.Run(fmt.Sprintf("%s/%T", tt.tpl, tt.seq), func(t *testing.T) {
+			g, err := sn.New(tt.tpl, sn.WithClock(func() time.Time { return at }), sn.WithSequence("seq", tt.seq))
+			if err != nil {
+				t.Fatal(err)
+			}
+			allocs := testing.AllocsPerRun(100, func() {
+				out, err := g.NextNAt(ctx, 100, time.Time{}, tt.vars)
+				if err != nil || len(out) != 100 {
+					t.Fatal(len(out), err)
+				}
+			})
+			if allocs > 2 {
+				t.Errorf("NextN(100) allocates %v times per batch, want at most 2", allocs)
+			}
+		})
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	r := sn.NewRegistry()
 	if diff := cmp.Diff([]string{"checksum", "date", "random"}, r.Expressions()); diff != "" {
@@ -499,5 +533,21 @@ func TestFloorParsed(t *testing.T) {
 	p, _ := h.Parse("7-5")
 	if err := h.FloorParsed(ctx, p); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("FloorParsed without Floorer: %v", err)
+	}
+}
+
+// NextN's strings share one buffer; numbers longer than its first estimate
+// make it move, and the strings made before keep their text.
+func TestNextNSharedBuffer(t *testing.T) {
+	g := mustNew(t, `@<note, maxlen=256>-@<seq, width=3>`)
+	long := strings.Repeat("x", 250)
+	out, err := g.NextNAt(ctx, 500, time.Time{}, sn.Vars{"note": long})
+	if err != nil || len(out) != 500 {
+		t.Fatal(len(out), err)
+	}
+	for i, s := range out {
+		if want := fmt.Sprintf("%s-%03d", long, i+1); s != want {
+			t.Fatalf("number %d = %q, want %q", i, s, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -210,13 +211,12 @@ func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, vars map[string
 
 // drawN draws n numbers of sequence part s, in one batch when its sequence
 // is a sequence.Batcher. On error it returns the numbers drawn so far.
-func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, vars map[string]string, n int) (out []int64, err error) {
+func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, vars map[string]string, out []int64, n int) (_ []int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = s.fail(recovered(r))
 		}
 	}()
-	out = make([]int64, 0, n)
 	if s.batcher != nil {
 		out, err = s.batcher.NextN(ctx, pl.callKey(s, at, vars), out, n)
 		for i, v := range out {
@@ -265,39 +265,90 @@ func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]s
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	draws := make([][]int64, len(pl.seqs))
+	var small [2][]int64
+	draws := small[:0]
+	if len(pl.seqs) > len(small) {
+		draws = make([][]int64, 0, len(pl.seqs))
+	}
 	got := n
 	var drawErr error
+	var pooled [2]*[]int64
+	defer func() {
+		for _, p := range pooled {
+			if p != nil {
+				putDraws(p)
+			}
+		}
+	}()
 	for k, i := range pl.seqs {
 		if m == modePreview {
-			draws[k] = make([]int64, n)
-			for j := range draws[k] {
-				draws[k][j] = int64(j + 1)
+			d := make([]int64, n)
+			for j := range d {
+				d[j] = int64(j + 1)
 			}
+			draws = append(draws, d)
 			continue
 		}
-		draws[k], drawErr = pl.drawN(ctx, &pl.parts[i], at, vars, got)
-		got = min(got, len(draws[k]))
+		buf := getDraws(got)
+		if k < len(pooled) {
+			pooled[k] = buf
+		}
+		var d []int64
+		d, drawErr = pl.drawN(ctx, &pl.parts[i], at, vars, (*buf)[:0], got)
+		draws = append(draws, d)
+		got = min(got, len(d))
 		if drawErr != nil {
 			break
 		}
 	}
+	// One buffer holds every number, and each string points into it: two
+	// allocations for the batch. Should a number outgrow the estimate, the
+	// buffer moves, and the strings made before keep the old one alive.
 	out := make([]string, 0, got)
+	buf := make([]byte, 0, got*pl.bufSize)
 	c := call{ctx: ctx, at: at, vars: vars, mode: m}
 	vals := c.setVals(len(pl.seqs))
-	buf := make([]byte, 0, pl.bufSize)
 	for j := 0; j < got; j++ {
-		for k := range vals {
-			vals[k] = draws[k][j]
+		start := len(buf)
+		var err error
+		if pl.simple != nil && m == modeRender {
+			buf, err = pl.renderSimple(buf, draws[0][j])
+		} else {
+			for k := range vals {
+				vals[k] = draws[k][j]
+			}
+			buf, err = pl.render(buf, &c)
 		}
-		b, err := pl.render(buf[:0], &c)
 		if err != nil {
 			return out, err
 		}
-		out = append(out, string(b))
-		buf = b
+		if len(buf) == start {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, unsafe.String(&buf[start], len(buf)-start))
 	}
 	return out, drawErr
+}
+
+// drawPool holds the slices a batch draws into, so that NextN allocates
+// only what it returns.
+var drawPool sync.Pool
+
+// getDraws returns a slice with room for n numbers.
+func getDraws(n int) *[]int64 {
+	if p, ok := drawPool.Get().(*[]int64); ok && cap(*p) >= n {
+		return p
+	}
+	s := make([]int64, 0, n)
+	return &s
+}
+
+// putDraws gives a slice back, unless it is too big to keep.
+func putDraws(p *[]int64) {
+	if cap(*p) <= 1<<12 {
+		drawPool.Put(p)
+	}
 }
 
 // render appends the number for c, whose sequence values are drawn.
