@@ -60,10 +60,10 @@
 //
 // The fields each backend reads, besides backend:
 //
-//	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout
-//	sql            ledger (required), table, step, min_step, max_step, prefetch, target, fetch_timeout
+//	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout, idle
+//	sql            ledger (required), table, step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	redis          url (required), prefix, replicas, replica_timeout, ledger, table,
-//	               step, min_step, max_step, prefetch, target, fetch_timeout
+//	               step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	redis-strict   url (required), prefix, replicas, replica_timeout, ledger, table,
 //	               and without a ledger path and single_host (required),
 //	               step, fetch_timeout (bounds the first PING and the ledger's set-up)
@@ -101,7 +101,7 @@ func init() {
 }
 
 // segmentFields are the fields of a config.Sequence that a segment reads.
-var segmentFields = []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout"}
+var segmentFields = []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout", "idle"}
 
 // defaultFetchTimeout is the default of config.Sequence.FetchTimeout, as
 // in sequence.SegmentOptions: it also bounds the first PING of a Redis

@@ -300,7 +300,7 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	segment := []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout"}
+	segment := []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout", "idle"}
 	strictFields := []string{"url", "prefix", "replicas", "replica_timeout", "ledger", "table", "path", "single_host", "step", "fetch_timeout"}
 	redisFields := []string{"url", "prefix", "replicas", "replica_timeout", "ledger", "table"}
 	tests := []struct {

@@ -272,6 +272,13 @@ type Sequence struct {
 	// FetchTimeout bounds each call to the store, as a Go duration.
 	// default: "5s".
 	FetchTimeout string `json:"fetch_timeout,omitempty" yaml:"fetch_timeout,omitempty"`
+
+	// Idle is how long a segment keeps a counter key that goes unused, as
+	// a Go duration: after it, the key's buffered numbers are a gap and
+	// its memory is freed (a key per customer, say). A negative duration
+	// keeps every key.
+	// default: "10m".
+	Idle string `json:"idle,omitempty" yaml:"idle,omitempty"`
 }
 
 // SegmentOptions returns the sequence.SegmentOptions that s describes,
@@ -282,6 +289,7 @@ func (s Sequence) SegmentOptions() (sequence.SegmentOptions, error) {
 	o := sequence.SegmentOptions{Step: s.Step, MinStep: s.MinStep, MaxStep: s.MaxStep, Prefetch: s.Prefetch}
 	o.Target, _ = time.ParseDuration(s.Target)
 	o.FetchTimeout, _ = time.ParseDuration(s.FetchTimeout)
+	o.Idle, _ = time.ParseDuration(s.Idle)
 	var errs []error
 	for _, p := range s.problems("") {
 		errs = append(errs, p.Err)
@@ -320,6 +328,9 @@ func (s Sequence) problems(prefix string) []*Error {
 	}
 	if s.Replicas < 0 {
 		bad("replicas", "%d: want 0 or more", s.Replicas)
+	}
+	if _, err := time.ParseDuration(s.Idle); s.Idle != "" && err != nil {
+		bad("idle", "%q: want a duration such as \"10m\" (negative: keep every key)", s.Idle)
 	}
 	for _, d := range []struct{ field, text string }{{"target", s.Target}, {"fetch_timeout", s.FetchTimeout}, {"replica_timeout", s.ReplicaTimeout}} {
 		if d.text == "" {

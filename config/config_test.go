@@ -106,7 +106,7 @@ func TestParseErrors(t *testing.T) {
 		{"json unknown top-level field", "json", `{"template": {}}`,
 			`config: line 1: unknown field "template" (known: store, templates)`},
 		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
-			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)`},
+			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, idle, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
 			`config: line 2: template "a": floor: want a whole number, found "ten"`},
 		{"json string for a bool", "json", "{\"store\": {\"single_host\": \"yes\"}}",
@@ -132,8 +132,8 @@ func TestParseErrors(t *testing.T) {
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
 			`config: line 4: template "a": unknown field "flor" (known: floor, sequence, template)`},
 		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\n",
-			"config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)\n" +
-				`config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)`},
+			"config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, idle, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)\n" +
+				`config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, idle, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)`},
 		{"yaml wrong type", "yaml", "templates:\n  a:\n    floor: ten\n",
 			`config: line 3: template "a": floor: want a whole number, found "ten"`},
 		{"yaml wrong types in a flow mapping", "yaml", "templates:\n  a: {template: A@<seq>, floor: tenthousand, sequence: {step: [1]}}\n",
@@ -565,16 +565,22 @@ func TestSequence(t *testing.T) {
 }
 
 func TestSegmentOptions(t *testing.T) {
-	sc := config.Sequence{Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: "30s", FetchTimeout: "2s"}
+	sc := config.Sequence{Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: "30s", FetchTimeout: "2s", Idle: "1h"}
 	got, err := sc.SegmentOptions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sequence.SegmentOptions{Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: 30 * time.Second, FetchTimeout: 2 * time.Second}
+	want := sequence.SegmentOptions{Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: 30 * time.Second, FetchTimeout: 2 * time.Second, Idle: time.Hour}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b func() time.Time) bool { return a == nil && b == nil })); diff != "" {
 		t.Errorf("SegmentOptions (-want +got):\n%s", diff)
 	}
 	if _, err := (config.Sequence{Target: "1 minute"}).SegmentOptions(); err == nil || err.Error() != `target "1 minute": want a positive duration such as "1m" or "30s"` {
 		t.Errorf("bad target: %v", err)
+	}
+	if _, err := (config.Sequence{Idle: "soon"}).SegmentOptions(); err == nil || err.Error() != `idle "soon": want a duration such as "10m" (negative: keep every key)` {
+		t.Errorf("bad idle: %v", err)
+	}
+	if o, err := (config.Sequence{Idle: "-1s"}).SegmentOptions(); err != nil || o.Idle >= 0 {
+		t.Errorf("idle -1s: %v, %v; want a negative Idle", o.Idle, err)
 	}
 }
