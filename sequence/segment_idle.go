@@ -68,6 +68,7 @@ func (s *Segment) sweep() {
 			k.cur.Store(spent)
 			k.last = nil
 			s.keys.remove(k)
+			s.last.CompareAndSwap(k, nil)
 			n++
 		}
 		k.unlock()

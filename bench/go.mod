@@ -1,0 +1,20 @@
+module github.com/sngen/sn/bench
+
+go 1.26.0
+
+replace github.com/sngen/sn => ../
+
+require (
+	github.com/bwmarrin/snowflake v0.3.0
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/sngen/sn v0.0.0-00010101000000-000000000000
+	github.com/sony/sonyflake/v2 v2.2.0
+	go.etcd.io/bbolt v1.5.0
+)
+
+require (
+	github.com/alecthomas/participle/v2 v2.1.4 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)
