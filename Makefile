@@ -11,7 +11,7 @@ GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEMPLATE ?= @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
 
-.PHONY: test deps vet run bench fuzz
+.PHONY: test deps vet run bench bench-all fuzz
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 40m ./...
@@ -39,7 +39,12 @@ vet:
 run:
 	$(GO) run ./cmd/sn next -t '$(TEMPLATE)' -n 5
 
+# bench runs sn against its peers, interleaved in rounds, and prints the
+# table the README shows; bench-all runs every package's benchmarks.
 bench: deps
+	cd bench && $(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 30m
+
+bench-all: deps
 	$(GO) test -run '^$$' -bench . -count 5 ./...
 
 fuzz:

@@ -271,7 +271,7 @@ func BenchmarkPeers(b *testing.B) {
 			}
 			w := float64(time.Since(start).Nanoseconds()) / float64(n)
 			wall[c.name] = append(wall[c.name], w)
-			cpu[c.name] = append(cpu[c.name], float64((cpuTime() - c0).Nanoseconds())/float64(n))
+			cpu[c.name] = append(cpu[c.name], float64((cpuTime()-c0).Nanoseconds())/float64(n))
 			perRound[c.name] = w
 		}
 		for i, r := range ratios {
@@ -393,4 +393,3 @@ func startRedis(b *testing.B) *redis.Client {
 	}
 	return rdb
 }
-

@@ -63,7 +63,7 @@ type Segment struct {
 	keys  keyTable
 	last  atomic.Pointer[segKey] // the key Next found last: most calls name the key of the call before
 	locks [256]sync.Mutex        // the keys' locks, striped: see segKey.lock
-	start time.Time       // the origin of segKey.lastFetch
+	start time.Time              // the origin of segKey.lastFetch
 
 	ctx      context.Context // parent of every fetch; cancelled by Close
 	cancel   context.CancelFunc
