@@ -551,3 +551,45 @@ func TestNextNSharedBuffer(t *testing.T) {
 		}
 	}
 }
+
+// When a reset= counter's period turns, its past period's key is released
+// from a Segment; a number drawn for the past period later (an instant in
+// the past) comes from the store, above every number issued: no repeat.
+func TestPastPeriodReleased(t *testing.T) {
+	now := time.Date(2026, 11, 23, 23, 59, 0, 0, time.UTC)
+	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 100, Idle: -1})
+	t.Cleanup(func() { seg.Close() })
+	g, err := sn.New(`@<date, format=yyyyMMdd>-@<seq, width=4, reset=day>`, sn.WithSequence("seq", seg), sn.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	issue := func(at time.Time) string {
+		t.Helper()
+		s, err := g.NextAt(ctx, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[s] {
+			t.Fatalf("%s issued twice", s)
+		}
+		seen[s] = true
+		return s
+	}
+	issue(time.Time{})
+	issue(time.Time{})
+	if st := seg.Stats(); st.Keys != 1 || st.Released != 0 {
+		t.Fatalf("on the first day: %+v", st)
+	}
+	now = now.Add(2 * time.Minute) // the next day
+	if got := issue(time.Time{}); got != "20261124-0001" {
+		t.Errorf("first number of the next day: %s", got)
+	}
+	if st := seg.Stats(); st.Keys != 1 || st.Released != 1 {
+		t.Errorf("after the day turned: %+v; want the past day's key released", st)
+	}
+	// A late document of the past day: a new block from the store.
+	if got := issue(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)); got <= "20261123-0002" {
+		t.Errorf("a number of the past day after its release: %s, want above 20261123-0002", got)
+	}
+}

@@ -60,21 +60,44 @@ func (s *Segment) sweep() {
 	}
 	s.keys.mu.Lock()
 	defer s.keys.mu.Unlock()
-	n := 0
 	for _, k := range idle {
 		k.lock()
-		if !k.released && !k.pinned && k.inflight() == nil && k.position() == k.mark {
-			k.released = true
-			k.cur.Store(spent)
-			k.last = nil
-			s.keys.remove(k)
-			s.last.CompareAndSwap(k, nil)
-			n++
+		if k.position() == k.mark {
+			s.release(k)
 		}
 		k.unlock()
 	}
 	s.keys.shrink()
-	s.released.Add(int64(n))
+}
+
+// Release drops the Segment's state for key, as [SegmentOptions.Idle]
+// does for a key unused that long: the numbers left in its blocks are a
+// gap, and its next call fetches a new block, above every number the
+// Allocator handed out. sn releases the key of a reset= counter's past
+// period when the period turns. A key bound to a Handle, or with a fetch
+// in flight, is kept. Release implements [sequence.Releaser].
+func (s *Segment) Release(key string) {
+	s.keys.mu.Lock()
+	defer s.keys.mu.Unlock()
+	if k := s.keys.load(key); k != nil {
+		k.lock()
+		s.release(k)
+		k.unlock()
+	}
+}
+
+// release takes k out of the table unless it is bound, released or
+// fetching; the table's lock and k's are held.
+func (s *Segment) release(k *segKey) {
+	if k.released || k.pinned || k.inflight() != nil {
+		return
+	}
+	k.released = true
+	k.cur.Store(spent)
+	k.last = nil
+	s.keys.remove(k)
+	s.last.CompareAndSwap(k, nil)
+	s.released.Add(1)
 }
 
 // position returns the next number of the key's current block; k's lock

@@ -181,3 +181,31 @@ func testReleasesIdleKeys(t *testing.T, store sequence.Allocator, n int) {
 	}
 	t.Logf("churn: %d numbers on %d keys, no repeat; %+v", total, len(churned), s.Stats())
 }
+
+// Release drops one key now, like the idle time; a bound key stays.
+func TestSegmentRelease(t *testing.T) {
+	ctx := context.Background()
+	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 10, Idle: -1})
+	defer s.Close()
+	a, _ := s.Next(ctx, "a")
+	h := s.Bind("b")
+	b, _ := h.Next(ctx)
+	s.Release("a")
+	s.Release("b")
+	s.Release("never seen")
+	if _, ok := s.KeyStats("a"); ok {
+		t.Error("a released key still has state")
+	}
+	if _, ok := s.KeyStats("b"); !ok {
+		t.Error("a bound key was released")
+	}
+	if n, err := s.Next(ctx, "a"); err != nil || n <= a {
+		t.Errorf("after Release: %d, %v; want above %d", n, err, a)
+	}
+	if n, err := h.Next(ctx); err != nil || n != b+1 {
+		t.Errorf("the bound key after Release: %d, %v; want %d", n, err, b+1)
+	}
+	if st := s.Stats(); st.Released != 1 || st.Keys != 2 {
+		t.Errorf("Stats = %+v; want 1 released, 2 held", st)
+	}
+}

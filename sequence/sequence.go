@@ -88,6 +88,15 @@ type Floorer interface {
 	Floor(ctx context.Context, key string, floor int64) error
 }
 
+// Releaser is implemented by a [Gen] that holds per-key state in memory.
+// Release drops the state of key: numbers it holds for the key are a gap,
+// never issued, and the next call for the key starts from the store. sn
+// calls it for the key of a reset= counter's past period when the period
+// turns, so that a counter per day does not hold a day's state for ever.
+type Releaser interface {
+	Release(key string)
+}
+
 // Identifier is implemented by an [Allocator] whose store has an identity.
 // StoreID returns the same string in every process that opens the same
 // store, and different strings for different stores: typically a random

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sngen/sn/expression"
@@ -47,6 +48,9 @@ func (c *compiler) keys() error {
 		}
 		if s.keyDate >= 0 {
 			pl.parts[s.keyDate].marked = true
+		}
+		if r, ok := s.gen.(sequence.Releaser); ok && s.Reset != expression.Never && pl.owner < 0 && s.KeyVar == "" {
+			s.releaser, s.period = r, new(atomic.Int32)
 		}
 		if perCall {
 			continue

@@ -91,6 +91,11 @@ type Part struct {
 	keyDate  int    // index of the date part giving the reset period, or -1
 	fixedKey string // the key when it never varies, else ""
 	cache    *atomic.Pointer[keyCache]
+	// A key that varies by its reset period alone: the sequence's
+	// Releaser, and the latest period drawn, whose predecessor is released
+	// when it turns.
+	releaser sequence.Releaser
+	period   *atomic.Int32
 
 	// Date
 	date *expression.Date

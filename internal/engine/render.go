@@ -183,8 +183,22 @@ func (pl *Plan) callKey(s *Part, at time.Time, vars map[string]string) string {
 	}
 	if s.Reset != expression.Never {
 		b = bucket(at, pl.parts[s.keyDate].date.Loc, s.Reset)
+		if s.period != nil {
+			pl.turn(s, b)
+		}
 	}
 	return pl.seqKey(s, owner, val, b)
+}
+
+// turn records that sequence part s draws in period b, and when b is the
+// first call past the latest period, releases that period's key in the
+// sequence: its counter is done. A call for an earlier period (an instant
+// given in the past) releases nothing; its key comes back from the store.
+func (pl *Plan) turn(s *Part, b int32) {
+	old := s.period.Load()
+	if b > old && s.period.CompareAndSwap(old, b) && old != 0 {
+		s.releaser.Release(pl.key(s, "", "", old))
+	}
 }
 
 // draw draws the next number of sequence part s. A panic in the sequence,
