@@ -72,7 +72,8 @@ type Segment struct {
 	sweeping bool           // the sweeper runs; under mu
 	wg       sync.WaitGroup // background fetches and the sweeper
 
-	fetches, waits, errs, regressions, released atomic.Int64
+	fetches, waits, errs, regressions, released, late atomic.Int64
+	warned                                            atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
 }
 
 // SegmentStats are counters of a [Segment] since it was created.
@@ -82,7 +83,8 @@ type SegmentStats struct {
 	Errors      int64 // Allocator calls that failed or returned an invalid Range
 	Regressions int64 // blocks refused because they were not above every number seen
 	Keys        int64 // keys the Segment holds state for now
-	Released    int64 // keys released after going unused for SegmentOptions.Idle
+	Released    int64 // keys released (SegmentOptions.Idle, Release)
+	Late        int64 // blocks used up before the block fetched ahead arrived: callers waited
 }
 
 // KeyStats describe the state of one key of a [Segment].
@@ -93,6 +95,24 @@ type KeyStats struct {
 	Next      Range // the block fetched ahead; empty if none
 	Fetching  bool  // whether a fetch is in flight
 	LastError error // error of the last failed fetch; nil after a success
+}
+
+// maxEarly bounds segKey.early: at most, the next fetch starts after
+// Prefetch/16 of a block.
+const maxEarly = 4
+
+// warnFixedStep logs, at most every 10 seconds per Segment, that key k
+// used up a block of a fixed step (MinStep == MaxStep) before the next
+// arrived: the step is too small for the rate, and callers will wait at
+// blocks until the key fetches early enough, or at every block.
+func (s *Segment) warnFixedStep(k *segKey) {
+	now := time.Now().UnixNano()
+	last := s.warned.Load()
+	if now-last < int64(10*time.Second) || !s.warned.CompareAndSwap(last, now) {
+		return
+	}
+	s.opts.Logger.Warn("sequence: callers waited for a block: the fixed step is too small for the rate; raise MaxStep",
+		"key", k.key, "step", k.step, "late", s.late.Load())
 }
 
 // Retry backoff after a failed fetch; see the Segment doc comment.
@@ -153,7 +173,8 @@ var spent = &block{}
 type fetch struct {
 	done     chan struct{} // closed once the result is set
 	n        int64         // numbers asked for
-	epoch    uint32        // segKey.epoch when the fetch started
+	epoch    uint16        // segKey.epoch when the fetch started
+	late     bool          // a caller found the block spent while this fetch was in flight
 	b        *block        // the block, once arrived and not yet current
 	err      error         // the failure, once failed
 	failures int           // failed fetches in a row, this one included
@@ -182,7 +203,8 @@ type segKey struct {
 	released  bool          // out of the table: callers look the key up again
 	idle      uint8         // sweeps in a row that found the key unused
 	stripe    uint8         // the index of the key's lock in s.locks
-	epoch     uint32        // raised by Floor when it raises high
+	epoch     uint16        // raised by Floor when it raises high (a fetch outlasting 65,536 floors is not a concern)
+	early     uint8         // prefetch shifts: each fetch that came late halves the share of a block used before the next fetch
 	last      *fetch        // the last fetch, while in flight, not yet installed or failed; nil once installed
 	high      int64         // last number of the newest block accepted, or the floor if higher
 	step      int64         // size of the next block to fetch
@@ -410,6 +432,18 @@ func (k *segKey) refill(ctx context.Context, b *block) error {
 		return nil
 	}
 	f := k.inflight()
+	if f != nil && !f.late {
+		// The fetch started at the threshold has not arrived, and the
+		// block is spent. An adaptive step grows by itself; a fixed one
+		// cannot, so its key fetches earlier from now on, and the Segment
+		// says so.
+		f.late = true
+		k.s.late.Add(1)
+		if k.s.opts.MinStep == k.s.opts.MaxStep {
+			k.early = min(k.early+1, maxEarly)
+			k.s.warnFixedStep(k)
+		}
+	}
 	if f == nil {
 		if k.high == math.MaxInt64 {
 			k.unlock()
@@ -546,7 +580,7 @@ func (k *segKey) accept(f *fetch, r Range, err error) {
 		b.used.Store(k.high - r.First + 1)
 	}
 	k.high = r.Last
-	b.threshold = s.opts.threshold(b.size)
+	b.threshold = max(1, s.opts.threshold(b.size)>>k.early)
 	if cur := k.cur.Load(); cur.used.Load() >= cur.size {
 		k.last = nil
 		k.install(b)
@@ -667,6 +701,7 @@ func (s *Segment) Stats() SegmentStats {
 		Regressions: s.regressions.Load(),
 		Keys:        int64(s.keys.len()),
 		Released:    s.released.Load(),
+		Late:        s.late.Load(),
 	}
 }
 

@@ -3,6 +3,7 @@ package sequence
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 )
@@ -53,6 +54,12 @@ type SegmentOptions struct {
 	// released.
 	// default: 10 minutes; a negative value keeps every key until Close.
 	Idle time.Duration
+
+	// Logger receives the Segment's warnings: a fixed step (MinStep ==
+	// MaxStep) too small for the rate, so that callers wait for a block at
+	// every block (see [SegmentStats].Late), at most every 10 seconds.
+	// default: slog.Default().
+	Logger *slog.Logger
 
 	// Now returns the current time. Tests set it to drive step adaptation
 	// and retry backoff with a fake clock.
@@ -136,6 +143,9 @@ func (o SegmentOptions) withDefaults() SegmentOptions {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o
 }

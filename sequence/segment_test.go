@@ -1,9 +1,11 @@
 package sequence_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"slices"
@@ -665,5 +667,48 @@ func TestSegmentAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(1000, tt.f); n != 0 {
 			t.Errorf("%s: %v allocations per call; want 0", tt.name, n)
 		}
+	}
+}
+
+// A fixed step whose next block comes late (callers find the block spent
+// while it is fetched) is reported, in Stats and once in the log, and the
+// key fetches earlier from then on: the next block's fetch starts at its
+// first number instead of at a fifth of it.
+func TestSegmentFixedStepLate(t *testing.T) {
+	ctx := context.Background()
+	a := newFaultAlloc()
+	var log bytes.Buffer
+	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	defer s.Close()
+	if n, err := s.Next(ctx, "k"); err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+	a.hold()
+	for range 9 { // the second number starts the fetch of [11, 20], held
+		if _, err := s.Next(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-a.entered
+	done := make(chan int64)
+	go func() {
+		n, err := s.Next(ctx, "k") // the block is spent: it waits
+		if err != nil {
+			t.Error(err)
+		}
+		done <- n
+	}()
+	waitFor(t, "a caller waiting", func() bool { return s.Stats().Late == 1 })
+	a.release()
+	if n := <-done; n != 11 {
+		t.Fatalf("after the wait: %d, want 11", n)
+	}
+	ks, _ := s.KeyStats("k")
+	if !ks.Fetching && ks.Next == (sequence.Range{}) {
+		t.Errorf("after the first number of [11, 20], no fetch started: %+v (a threshold of a fifth would wait for 12)", ks)
+	}
+	if !strings.Contains(log.String(), "fixed step is too small") || strings.Count(log.String(), "\n") != 1 {
+		t.Errorf("log:\n%s\nwant one warning", log.String())
 	}
 }
