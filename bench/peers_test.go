@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -215,7 +216,64 @@ func contenders(b *testing.B) []contender {
 			return v, err
 		})},
 		{"sn Segment over bbolt", loop(func() (int64, error) { return boltBound.Next(ctx) })},
+		parallel("atomic add", func(n int) error {
+			var s int64
+			for range n {
+				s += counter.Add(1)
+			}
+			sink2.Add(s)
+			return nil
+		}),
+		parallel("sn Segment, bound", func(n int) error {
+			var s int64
+			for range n {
+				v, err := h.Next(ctx)
+				if err != nil {
+					return err
+				}
+				s += v
+			}
+			sink2.Add(s)
+			return nil
+		}),
+		parallel("sn Next", func(n int) error {
+			for range n {
+				if _, err := gNext.Next(ctx); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
 	}
+}
+
+// sink2 takes the sums of parallel loops.
+var sink2 atomic.Int64
+
+// parallel runs run on GOMAXPROCS goroutines at once, sharing the n
+// numbers, named name with "×P".
+func parallel(name string, run func(n int) error) contender {
+	p := runtime.GOMAXPROCS(0)
+	return contender{fmt.Sprintf("%s ×%d", name, p), func(n int) error {
+		errs := make(chan error, p)
+		for i := range p {
+			go func() { errs <- run(n/p + boolInt(i < n%p)) }()
+		}
+		var first error
+		for range p {
+			if err := <-errs; err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ratios are the comparisons the table prints: a / b of the times per
@@ -232,6 +290,13 @@ var ratios = []struct{ what, a, b string }{
 	{"Redis Lua HINCRBY against the Segment over Redis", "Redis Lua HINCRBY", "sn Segment over Redis"},
 	{"bbolt transaction against the Segment over bbolt", "bbolt transaction", "sn Segment over bbolt"},
 	{"Redis INCR against sn Next (a whole number string)", "Redis INCR", "sn Next"},
+	{"with every CPU: Segment bound handle, throughput against an atomic add", "atomic add ×P", "sn Segment, bound ×P"},
+	{"with every CPU: Next against one caller's Next", "sn Next ×P", "sn Next"},
+}
+
+// withP puts GOMAXPROCS in place of the P of a parallel contender's name.
+func withP(name string) string {
+	return strings.Replace(name, "×P", fmt.Sprintf("×%d", runtime.GOMAXPROCS(0)), 1)
 }
 
 // BenchmarkPeers runs every contender once per round, in turn, for about
@@ -275,7 +340,7 @@ func BenchmarkPeers(b *testing.B) {
 			perRound[c.name] = w
 		}
 		for i, r := range ratios {
-			ratioRounds[i] = append(ratioRounds[i], perRound[r.a]/perRound[r.b])
+			ratioRounds[i] = append(ratioRounds[i], perRound[withP(r.a)]/perRound[withP(r.b)])
 		}
 	}
 
