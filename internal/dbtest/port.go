@@ -2,7 +2,9 @@ package dbtest
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"time"
 )
 
 // BindAttempts is how many free ports a harness tries before giving up on
@@ -22,4 +24,37 @@ func FreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// OnFreePort calls start with free ports until it succeeds, fails for
+// another reason than [ErrPortTaken], or [BindAttempts] ports were taken;
+// it returns start's last error. A harness starts a new server with it;
+// pkg names the harness in the error of a machine with no free port.
+func OnFreePort(pkg string, start func(port int) error) error {
+	var err error
+	for range BindAttempts {
+		port, perr := FreePort()
+		if perr != nil {
+			return fmt.Errorf("%s: no free port on 127.0.0.1: %w", pkg, perr)
+		}
+		if err = start(port); !errors.Is(err, ErrPortTaken) {
+			return err
+		}
+	}
+	return err
+}
+
+// Rebind calls start, which starts a server again on its own port, until
+// it succeeds, fails for another reason than [ErrPortTaken], or has tried
+// [BindAttempts] times, waiting 100ms between tries for whoever took the
+// port to release it. A harness restarts a server with it.
+func Rebind(start func() error) error {
+	var err error
+	for range BindAttempts {
+		if err = start(); !errors.Is(err, ErrPortTaken) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
 }

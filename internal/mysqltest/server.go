@@ -57,21 +57,15 @@ func (e *env) newServer() (_ *Server, err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	var lastErr error
-	for range dbtest.BindAttempts {
-		port, err := dbtest.FreePort()
-		if err != nil {
-			return nil, fmt.Errorf("mysqltest: no free port on 127.0.0.1: %w", err)
-		}
-		s := &Server{env: e, dir: dir, port: port}
-		if lastErr = s.start(); lastErr == nil {
-			return s, nil
-		}
-		if !errors.Is(lastErr, dbtest.ErrPortTaken) {
-			break
-		}
+	var s *Server
+	err = dbtest.OnFreePort("mysqltest", func(port int) error {
+		s = &Server{env: e, dir: dir, port: port}
+		return s.start()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, lastErr
+	return s, nil
 }
 
 // Addr returns the server's address, "127.0.0.1:port".
@@ -265,15 +259,7 @@ func (s *Server) Stop(tb testing.TB) {
 func (s *Server) Restart(tb testing.TB) {
 	tb.Helper()
 	s.mustOwn(tb, "Restart")
-	var err error
-	for range dbtest.BindAttempts {
-		if err = s.start(); !errors.Is(err, dbtest.ErrPortTaken) {
-			break
-		}
-		// Someone else took the port; it may be released soon.
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
+	if err := dbtest.Rebind(s.start); err != nil {
 		tb.Fatalf("%v", err)
 	}
 }

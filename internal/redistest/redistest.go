@@ -116,28 +116,22 @@ func startServer(cfg config, dir string) (*Server, error) {
 		}
 		cfg.bin = bin
 	}
-	var lastErr error
-	for range dbtest.BindAttempts {
-		port, err := dbtest.FreePort()
-		if err != nil {
-			return nil, fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
-		}
-		s := &Server{cfg: cfg, dir: dir, port: port}
+	var s *Server
+	err := dbtest.OnFreePort("redistest", func(port int) (err error) {
+		s = &Server{cfg: cfg, dir: dir, port: port}
 		if cfg.cluster {
 			// The bus port defaults to port+10000, which may be taken or
 			// above 65535.
 			if s.busPort, err = dbtest.FreePort(); err != nil {
-				return nil, fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
+				return fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
 			}
 		}
-		if lastErr = s.start(); lastErr == nil {
-			return s, nil
-		}
-		if !errors.Is(lastErr, dbtest.ErrPortTaken) {
-			break
-		}
+		return s.start()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, lastErr
+	return s, nil
 }
 
 func notInstalled(name string, err error) error {
@@ -367,15 +361,7 @@ func (s *Server) Stop() { s.signal(syscall.SIGTERM) }
 // when the server is running or cannot be started, so call it from the test
 // goroutine.
 func (s *Server) Restart() {
-	var err error
-	for range dbtest.BindAttempts {
-		if err = s.start(); !errors.Is(err, dbtest.ErrPortTaken) {
-			break
-		}
-		// The port is in use by someone else; it may be released soon.
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
+	if err := dbtest.Rebind(s.start); err != nil {
 		if s.tb == nil {
 			panic(err)
 		}
