@@ -14,28 +14,7 @@ import (
 // "SN-%08d-<luhn>": strconv, padding and the Luhn digit, into one string.
 func handWritten(n int64) string {
 	var buf [32]byte
-	b := append(buf[:0], "SN-"...)
-	var tmp [20]byte
-	d := strconv.AppendInt(tmp[:0], n, 10)
-	for i := len(d); i < 8; i++ {
-		b = append(b, '0')
-	}
-	b = append(b, d...)
-	payload := b[3:]
-	sum, double := 0, true
-	for i := len(payload) - 1; i >= 0; i-- {
-		v := int(payload[i] - '0')
-		if double {
-			v *= 2
-			if v > 9 {
-				v -= 9
-			}
-		}
-		sum += v
-		double = !double
-	}
-	b = append(b, '-', byte('0'+(10-sum%10)%10))
-	return string(b)
+	return string(appendHandWritten(buf[:0], n))
 }
 
 func TestHandWrittenMatches(t *testing.T) {
@@ -93,7 +72,7 @@ func BenchmarkNext(b *testing.B) {
 	})
 }
 
-// appendHandWritten is handWritten appending to a buffer.
+// appendHandWritten appends the number handWritten returns.
 func appendHandWritten(dst []byte, n int64) []byte {
 	dst = append(dst, "SN-"...)
 	start := len(dst)

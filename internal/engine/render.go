@@ -664,36 +664,10 @@ func (pl *Plan) lookup(name string, vars map[string]string) (string, bool) {
 }
 
 // appendInt appends n (not negative) in decimal, left-padded with zeros to
-// width digits (width <= 19), two digits per step from the right, straight
-// into dst.
+// width digits (width <= 19), straight into dst. It is appendIntLuhn
+// without the check digit, which costs a table lookup per two digits.
 func appendInt(dst []byte, n int64, width int) []byte {
-	u := uint64(n)
-	size := max(decimalLen(u), width)
-	start := len(dst)
-	if cap(dst)-start < size {
-		dst = slices.Grow(dst, size)
-	}
-	dst = dst[:start+size]
-	b := dst[start:]
-	i := len(b)
-	for u >= 100 {
-		q := u / 100
-		v := u - q*100
-		i -= 2
-		b[i], b[i+1] = digitPairs[2*v], digitPairs[2*v+1]
-		u = q
-	}
-	if u >= 10 {
-		i -= 2
-		b[i], b[i+1] = digitPairs[2*u], digitPairs[2*u+1]
-	} else {
-		i--
-		b[i] = byte('0' + u)
-	}
-	for i > 0 {
-		i--
-		b[i] = '0'
-	}
+	dst, _ = appendIntLuhn(dst, n, width)
 	return dst
 }
 
