@@ -2,6 +2,7 @@ package sequence_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -178,4 +179,31 @@ func (l *latencies) quantile(q float64) int64 {
 		return l.long[i]
 	}
 	return l.max
+}
+
+// BenchmarkNextManyKeys is Segment.Next on every CPU, each caller cycling
+// through 1,000 keys (a key per customer): a lookup per call, and nothing
+// written that other CPUs read.
+func BenchmarkNextManyKeys(b *testing.B) {
+	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1 << 20})
+	b.Cleanup(func() { seg.Close() })
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("customer-%06d", i)
+		if _, err := seg.Next(context.Background(), keys[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var off atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(off.Add(500))
+		ctx := context.Background()
+		for pb.Next() {
+			i++
+			if _, err := seg.Next(ctx, keys[i%len(keys)]); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // Segment is a [Gen] that serves numbers from blocks reserved by an
@@ -61,9 +60,8 @@ type Segment struct {
 	opts  SegmentOptions
 
 	keys  keyTable
-	last  atomic.Pointer[segKey] // the key Next found last: most calls name the key of the call before
-	locks [256]sync.Mutex        // the keys' locks, striped: see segKey.lock
-	start time.Time              // the origin of segKey.lastFetch
+	locks [256]sync.Mutex // the keys' locks, striped: see segKey.lock
+	start time.Time       // the origin of segKey.lastFetch
 
 	ctx      context.Context // parent of every fetch; cancelled by Close
 	cancel   context.CancelFunc
@@ -288,12 +286,9 @@ func (s *Segment) Next(ctx context.Context, key string) (int64, error) {
 		return 0, err
 	}
 	for {
-		k := s.last.Load()
-		if k == nil || !sameKey(k.key, key) {
-			if k = s.keys.load(key); k == nil {
-				k = s.state(key, false)
-			}
-			s.last.Store(k)
+		k := s.keys.load(key)
+		if k == nil {
+			k = s.state(key, false)
 		}
 		// The hot path, as in segKey.Next.
 		b := k.cur.Load()
@@ -301,18 +296,10 @@ func (s *Segment) Next(ctx context.Context, key string) (int64, error) {
 		if i <= b.size && i != b.threshold {
 			return b.first + i - 1, nil
 		}
-		n, err := k.takeSlow(ctx, b, i)
-		if err != errReleased {
+		if n, err := k.takeSlow(ctx, b, i); err != errReleased {
 			return n, err
 		}
-		s.last.CompareAndSwap(k, nil)
 	}
-}
-
-// sameKey reports whether a == b, at once when they share their bytes (a
-// caller that names its key with one string, as most do).
-func sameKey(a, b string) bool {
-	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // Bind returns a Handle for key that skips the key lookup of [Segment.Next].

@@ -96,7 +96,6 @@ func (s *Segment) release(k *segKey) {
 	k.cur.Store(spent)
 	k.last = nil
 	s.keys.remove(k)
-	s.last.CompareAndSwap(k, nil)
 	s.released.Add(1)
 }
 
