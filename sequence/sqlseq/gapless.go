@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -27,7 +26,7 @@ import (
 // transactions that draw two keys in opposite orders deadlock, as they
 // would over any two rows: the database reports it at once.
 //
-// On MySQL, the first draw of a key in a Gapless reads its row, and makes
+// On MySQL, the first draw of a key through a Store reads its row, and makes
 // it if missing, outside the transaction on another connection of the
 // Store's *sql.DB: the pool must allow more
 // connections than the transactions that draw at once.
@@ -42,8 +41,7 @@ import (
 // [sequence.Batcher] (n consecutive numbers in one statement) and nothing
 // that would hold numbers outside a transaction.
 type Gapless struct {
-	s    *Store
-	rows sync.Map // [32]byte -> struct{}: keys whose row exists (MySQL)
+	s *Store
 }
 
 // Gapless returns the gapless Gen over the Store's ledger.
@@ -126,7 +124,8 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 }
 
 // ensure makes key's row exist, on MySQL, before the caller's transaction
-// touches it, once per key and Store.
+// touches it, once per key and Store (every Gapless of the Store shares
+// what it has seen).
 //
 // The transaction must lock nothing but the row: an UPDATE of a missing
 // row locks the gap where it belongs, and making the row would then wait
@@ -143,7 +142,7 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 // that is an error, not a wait.
 func (g *Gapless) ensure(ctx context.Context, id [32]byte, key string) error {
 	s := g.s
-	if _, ok := g.rows.Load(id); ok {
+	if _, ok := s.rows.Load(id); ok {
 		return nil
 	}
 	if s.db.Stats().MaxOpenConnections == 1 {
@@ -162,6 +161,6 @@ func (g *Gapless) ensure(ctx context.Context, id [32]byte, key string) error {
 	if err != nil {
 		return err
 	}
-	g.rows.Store(id, struct{}{})
+	s.rows.Store(id, struct{}{})
 	return nil
 }

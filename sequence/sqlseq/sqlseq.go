@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -104,6 +105,7 @@ type Store struct {
 	retries int
 	q       queries
 	id      atomic.Pointer[string] // the ledger's identity, once read
+	rows    sync.Map               // [32]byte -> struct{}: keys whose row Gapless saw (MySQL)
 }
 
 var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
