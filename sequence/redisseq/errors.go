@@ -74,7 +74,9 @@ func newError(kind, cause error, format string, args ...any) error {
 //   - a closed client: wraps [sequence.ErrClosed].
 //
 // Every result also wraps err itself. NOSCRIPT never gets here: Script.Run
-// falls back to EVAL.
+// falls back to EVAL. Nor does a script's LEDGER reply, a range from another
+// ledger: Counter.otherLedger reads it first, for it knows the process's
+// own ledger, which the message names.
 func classify(op, key string, err error) error {
 	if err == nil {
 		return nil
