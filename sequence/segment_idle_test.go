@@ -110,21 +110,28 @@ func testReleasesIdleKeys(t *testing.T, store sequence.Allocator, n int) {
 		})
 	}
 
-	first := make([]int64, n)
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := g; i < n; i += 8 {
-				v, err := s.Next(ctx, fmt.Sprintf("customer-%06d", i))
-				if err != nil {
-					t.Error(err)
-					return
+	// eachKey calls f with the number Next gives each customer key, on 8
+	// goroutines.
+	eachKey := func(f func(i int, v int64) bool) {
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := g; i < n; i += 8 {
+					v, err := s.Next(ctx, fmt.Sprintf("customer-%06d", i))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !f(i, v) {
+						return
+					}
 				}
-				first[i] = v
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	first := make([]int64, n)
+	eachKey(func(i int, v int64) bool { first[i] = v; return true })
 	if t.Failed() {
 		close(stop)
 		churn.Wait()
@@ -152,22 +159,13 @@ func testReleasesIdleKeys(t *testing.T, store sequence.Allocator, n int) {
 	t.Logf("after release: %+v", s.Stats())
 
 	// Each continues above its last number.
-	for g := range 8 {
-		wg.Go(func() {
-			for i := g; i < n; i += 8 {
-				v, err := s.Next(ctx, fmt.Sprintf("customer-%06d", i))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if v <= first[i] {
-					t.Errorf("customer-%06d: %d after %d", i, v, first[i])
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	eachKey(func(i int, v int64) bool {
+		if v <= first[i] {
+			t.Errorf("customer-%06d: %d after %d", i, v, first[i])
+			return false
+		}
+		return true
+	})
 	close(stop)
 	churn.Wait()
 	total := 0
