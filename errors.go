@@ -39,8 +39,8 @@ var (
 	// date. Nothing was drawn.
 	ErrInstant = engine.ErrInstant
 
-	// ErrSequence means a sequence returned zero or a negative number. The
-	// number is not printed.
+	// ErrSequence means a sequence returned zero or a negative number, or
+	// a batch of another size than asked for. The numbers are not printed.
 	ErrSequence = engine.ErrSequence
 
 	// ErrPanic is wrapped by the error returned when a registered

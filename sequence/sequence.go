@@ -60,7 +60,8 @@ func (r Range) String() string { return fmt.Sprintf("[%d, %d]", r.First, r.Last)
 // more cheaply than by repeated calls to Next. NextN appends n numbers for
 // key to dst and returns the extended slice. The numbers obey the same rules
 // as Next; they need not be consecutive. On error, dst is returned with the
-// numbers already issued appended; those numbers are consumed.
+// numbers already issued appended; those numbers are consumed. NextN must
+// not keep dst after it returns: callers reuse it.
 type Batcher interface {
 	NextN(ctx context.Context, key string, dst []int64, n int) ([]int64, error)
 }

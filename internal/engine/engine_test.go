@@ -777,7 +777,7 @@ func TestSequenceNotPositive(t *testing.T) {
 	}{
 		{"zero in a batch", []int64{1, 0, 3}, nil, []string{"QJ000001"}, "sn: seq at offset 2: sequence returned a number that is not positive: 0"},
 		{"negative first", []int64{-5, 2, 3}, nil, nil, "sn: seq at offset 2: sequence returned a number that is not positive: -5"},
-		{"short batch", []int64{1, 2}, nil, []string{"QJ000001", "QJ000002"}, "sn: seq at offset 2: sequence returned a number that is not positive: asked for 3 numbers, got 2"},
+		{"short batch", []int64{1, 2}, nil, []string{"QJ000001", "QJ000002"}, "sn: seq at offset 2: sequence returned 2 numbers for a batch of 3"},
 		{"zero before an error", []int64{0}, sequence.ErrUnavailable, nil, "sn: seq at offset 2: sequence returned a number that is not positive: 0"},
 	}
 	for _, tt := range batches {

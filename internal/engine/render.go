@@ -242,7 +242,7 @@ func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, vars map[strin
 			return out, s.fail(err)
 		}
 		if len(out) != n {
-			return out, s.fail(fmt.Errorf("%w: asked for %d numbers, got %d", ErrSequence, n, len(out)))
+			return out[:min(len(out), n)], s.fail(&batchError{asked: n, got: len(out)})
 		}
 		return out, nil
 	}
@@ -255,6 +255,16 @@ func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, vars map[strin
 	}
 	return out, nil
 }
+
+// batchError is a batch of another size than asked for: a broken
+// sequence, ErrSequence.
+type batchError struct{ asked, got int }
+
+func (e *batchError) Error() string {
+	return fmt.Sprintf("sequence returned %d numbers for a batch of %d", e.got, e.asked)
+}
+
+func (e *batchError) Is(target error) bool { return target == ErrSequence }
 
 // NextN returns n numbers sharing one instant and one set of variables. On
 // error, the numbers issued so far are returned with it.
@@ -314,6 +324,9 @@ func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]s
 		if drawErr != nil {
 			break
 		}
+	}
+	if len(draws) < len(pl.seqs) {
+		got = 0 // a sequence drew nothing: no number can be printed
 	}
 	// One buffer holds every number, and each string points into it: two
 	// allocations for the batch. Should a number outgrow the estimate, the
