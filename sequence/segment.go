@@ -51,7 +51,10 @@ import (
 // key used once) and releases the keys that go unused for
 // [SegmentOptions.Idle]: their buffered numbers are a gap, and their next
 // call fetches a new block from the store, above every number the store
-// handed out. Keys bound to a [Handle] are kept until Close.
+// handed out. A released key's new state knows nothing of the numbers
+// issued before, as after a restart: the store is the record. So a key
+// whose last fetch failed (a store that went backwards, above all) is
+// never released, and neither is a key bound to a [Handle].
 //
 // A Segment is safe for concurrent use. It implements [Batcher], [Binder],
 // [Floorer] and io.Closer.
@@ -171,7 +174,7 @@ var spent = &block{}
 type fetch struct {
 	done     chan struct{} // closed once the result is set
 	n        int64         // numbers asked for
-	epoch    uint16        // segKey.epoch when the fetch started
+	epoch    uint32        // segKey.epoch when the fetch started
 	late     bool          // a caller found the block spent while this fetch was in flight
 	b        *block        // the block, once arrived and not yet current
 	err      error         // the failure, once failed
@@ -199,16 +202,30 @@ type segKey struct {
 
 	pinned    bool          // bound to a Handle: never released
 	released  bool          // out of the table: callers look the key up again
-	idle      uint8         // sweeps in a row that found the key unused
+	counts    uint8         // idle in the low 4 bits, early in the high 4: see idleSweeps and maxEarly
 	stripe    uint8         // the index of the key's lock in s.locks
-	epoch     uint16        // raised by Floor when it raises high (a fetch outlasting 65,536 floors is not a concern)
-	early     uint8         // prefetch shifts: each fetch that came late halves the share of a block used before the next fetch
+	epoch     uint32        // raised by Floor when it raises high
 	last      *fetch        // the last fetch, while in flight, not yet installed or failed; nil once installed
 	high      int64         // last number of the newest block accepted, or the floor if higher
 	step      int64         // size of the next block to fetch
 	lastFetch time.Duration // when the last fetch started, since s.start; noFetch before the first
 	mark      int64         // the key's position at the last sweep
 }
+
+// idle returns how many sweeps in a row found the key unused; k's lock is
+// held.
+func (k *segKey) idle() uint8 { return k.counts & 0xf }
+
+// setIdle sets idle (at most 15); k's lock is held.
+func (k *segKey) setIdle(n uint8) { k.counts = k.counts&0xf0 | min(n, 0xf) }
+
+// early returns the key's prefetch shifts: each fetch of a fixed step that
+// came late halves the share of a block used before the next fetch starts.
+// k's lock is held.
+func (k *segKey) early() uint8 { return k.counts >> 4 }
+
+// setEarly sets early (at most 15); k's lock is held.
+func (k *segKey) setEarly(n uint8) { k.counts = k.counts&0x0f | min(n, 0xf)<<4 }
 
 // lock locks the key's state.
 func (k *segKey) lock() { k.s.locks[k.stripe].Lock() }
@@ -419,15 +436,15 @@ func (k *segKey) refill(ctx context.Context, b *block) error {
 		return nil
 	}
 	f := k.inflight()
-	if f != nil && !f.late {
-		// The fetch started at the threshold has not arrived, and the
-		// block is spent. An adaptive step grows by itself; a fixed one
-		// cannot, so its key fetches earlier from now on, and the Segment
-		// says so.
+	if f != nil && !f.late && b != spent {
+		// The fetch started at the threshold of b has not arrived, and b
+		// is spent (a key's first fetch, with no block before it, is not
+		// late). An adaptive step grows by itself; a fixed one cannot, so
+		// its key fetches earlier from now on, and the Segment says so.
 		f.late = true
 		k.s.late.Add(1)
 		if k.s.opts.MinStep == k.s.opts.MaxStep {
-			k.early = min(k.early+1, maxEarly)
+			k.setEarly(min(k.early()+1, maxEarly))
 			k.s.warnFixedStep(k)
 		}
 	}
@@ -567,7 +584,7 @@ func (k *segKey) accept(f *fetch, r Range, err error) {
 		b.used.Store(k.high - r.First + 1)
 	}
 	k.high = r.Last
-	b.threshold = max(1, s.opts.threshold(b.size)>>k.early)
+	b.threshold = max(1, s.opts.threshold(b.size)>>k.early())
 	if cur := k.cur.Load(); cur.used.Load() >= cur.size {
 		k.last = nil
 		k.install(b)

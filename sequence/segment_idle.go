@@ -50,8 +50,9 @@ func (s *Segment) sweep() {
 		k.lock()
 		defer k.unlock()
 		if pos := k.position(); pos != k.mark || k.pinned || k.inflight() != nil {
-			k.mark, k.idle = pos, 0
-		} else if k.idle++; k.idle >= idleSweeps {
+			k.mark = pos
+			k.setIdle(0)
+		} else if k.setIdle(k.idle() + 1); k.idle() >= idleSweeps {
 			idle = append(idle, k)
 		}
 	})
@@ -86,10 +87,13 @@ func (s *Segment) Release(key string) {
 	}
 }
 
-// release takes k out of the table unless it is bound, released or
-// fetching; the table's lock and k's are held.
+// release takes k out of the table unless it is bound, released,
+// fetching or failed; the table's lock and k's are held. A key whose last
+// fetch failed is kept: its error (a store that went backwards, above
+// all) must hold until a fetch succeeds or Floor mends the key, and a new
+// state would know nothing of the numbers issued.
 func (s *Segment) release(k *segKey) {
-	if k.released || k.pinned || k.inflight() != nil {
+	if k.released || k.pinned || k.inflight() != nil || k.failed() != nil {
 		return
 	}
 	k.released = true

@@ -2,6 +2,7 @@ package sequence_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -205,5 +206,110 @@ func TestSegmentRelease(t *testing.T) {
 	}
 	if st := s.Stats(); st.Released != 1 || st.Keys != 2 {
 		t.Errorf("Stats = %+v; want 1 released, 2 held", st)
+	}
+}
+
+// lossyAlloc loses its data once (a failover): after `lose` it starts again at 1.
+type lossyAlloc struct {
+	mu   sync.Mutex
+	last int64
+}
+
+func (a *lossyAlloc) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := sequence.Range{First: a.last + 1, Last: a.last + n}
+	a.last += n
+	return r, nil
+}
+func (a *lossyAlloc) lose() { a.mu.Lock(); a.last = 0; a.mu.Unlock() }
+
+// Found by an adversarial review, now fixed: a key whose store went
+// backwards (ErrRegressed) was released, and its new state, knowing nothing
+// of the numbers issued, took the store's low blocks: repeats. A key whose
+// last fetch failed is never released.
+func TestSegmentReleaseKeepsRegressed(t *testing.T) {
+	ctx := context.Background()
+	a := &lossyAlloc{}
+	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Idle: -1})
+	defer s.Close()
+	seen := map[int64]bool{}
+	for range 50 {
+		n, err := s.Next(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[n] = true
+	}
+	a.lose()
+	// drain what is buffered; then the Segment must refuse the regressed block
+	var regressed bool
+	for range 30 {
+		n, err := s.Next(ctx, "k")
+		if errors.Is(err, sequence.ErrRegressed) {
+			regressed = true
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[n] {
+			t.Fatalf("repeat %d before release", n)
+		}
+		seen[n] = true
+	}
+	t.Logf("regressed detected before release: %v", regressed)
+	st, _ := s.KeyStats("k")
+	t.Logf("before release: %+v seen=%d", st, len(seen))
+	s.Release("k")
+	reps := 0
+	for range 30 {
+		n, err := s.Next(ctx, "k")
+		if err != nil {
+			t.Logf("after release: %v", err)
+			break
+		}
+		if seen[n] {
+			reps++
+		}
+		seen[n] = true
+	}
+	if reps > 0 {
+		t.Errorf("after Release: %d repeated numbers (the Segment had reported ErrRegressed for this key)", reps)
+	}
+}
+
+// The same with the idle sweeper, while callers keep calling the key and
+// getting ErrRegressed (its position never moves).
+func TestSegmentIdleKeepsRegressed(t *testing.T) {
+	ctx := context.Background()
+	a := &lossyAlloc{}
+	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Idle: 20 * time.Millisecond})
+	defer s.Close()
+	seen := map[int64]bool{}
+	for range 200 {
+		n, _ := s.Next(ctx, "k")
+		seen[n] = true
+	}
+	a.lose()
+	errs, reps := 0, 0
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := s.Next(ctx, "k")
+		if err != nil {
+			errs++
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		if seen[n] {
+			reps++
+			if reps == 1 {
+				t.Logf("first repeat %d after %d ErrRegressed errors", n, errs)
+			}
+		}
+		seen[n] = true
+	}
+	if reps > 0 {
+		t.Errorf("%d repeats while the caller kept calling the regressed key (errors %d, released %d)", reps, errs, s.Stats().Released)
 	}
 }
