@@ -70,13 +70,15 @@ func newSlotArray(n int) *slotArray {
 
 // load returns the state of key, or nil. It takes no lock.
 func (t *keyTable) load(key string) *segKey {
-	a := t.slots.Load()
-	for i := a.home(maphash.String(t.seed, key)); ; i = a.after(i) {
+	a, h := t.slots.Load(), maphash.String(t.seed, key)
+	for i := a.home(h); ; i = a.after(i) {
 		k := a.s[i].Load()
 		if k == nil {
 			return nil
 		}
-		if k != tomb && k.key == key {
+		// The stripe is the hash's low byte: most other keys differ
+		// there, and their strings are not compared.
+		if k.stripe == uint8(h) && k != tomb && k.key == key {
 			return k
 		}
 	}
