@@ -65,7 +65,7 @@ func implements[I, T any](v T) bool {
 
 // run runs checks on values from newV, each on a fresh one, skipping the
 // checks of optional interfaces that a first value does not implement.
-func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []check[T]) {
+func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []check[T], unordered bool) {
 	t.Helper()
 	fresh := func(t *testing.T) T {
 		t.Helper()
@@ -85,7 +85,9 @@ func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []c
 		t.Run(c.name, func(t *testing.T) {
 			t.Helper()
 			v := fresh(t)
-			report(t, v, c.check(t.Context(), v, newKeyspace(t)))
+			ks := newKeyspace(t)
+			ks.unordered = unordered
+			report(t, v, c.check(t.Context(), v, ks))
 		})
 	}
 }
@@ -118,7 +120,16 @@ func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []c
 // the calling test early.
 func Run(t *testing.T, newGen func(t *testing.T) sequence.Gen) {
 	t.Helper()
-	run(t, "newGen", newGen, genChecks)
+	run(t, "newGen", newGen, genChecks, false)
+}
+
+// RunUnordered is [Run] for a Gen that promises unique numbers but not
+// increasing ones, such as [sequence.Balanced], whose numbers come from
+// several counters in turn. Every check of Run applies except Order, and
+// no other check requires one goroutine's numbers to increase.
+func RunUnordered(t *testing.T, newGen func(t *testing.T) sequence.Gen) {
+	t.Helper()
+	run(t, "newGen", newGen, genChecks, true)
 }
 
 // RunAllocator checks that the Allocators returned by newAlloc keep the
@@ -144,7 +155,7 @@ func Run(t *testing.T, newGen func(t *testing.T) sequence.Gen) {
 // has and then once per subtest.
 func RunAllocator(t *testing.T, newAlloc func(t *testing.T) sequence.Allocator) {
 	t.Helper()
-	run(t, "newAlloc", newAlloc, allocChecks)
+	run(t, "newAlloc", newAlloc, allocChecks, false)
 }
 
 // unsupported is returned by a check when the value declines the capability
@@ -183,7 +194,10 @@ func closeAtCleanup(t *testing.T, v any) {
 }
 
 // keyspace makes key names private to one subtest of one run.
-type keyspace struct{ prefix string }
+type keyspace struct {
+	prefix    string
+	unordered bool // see RunUnordered
+}
 
 func newKeyspace(t *testing.T) keyspace {
 	return keyspace{prefix: fmt.Sprintf("%s#%016x/", t.Name(), rand.Uint64())}

@@ -226,6 +226,11 @@ func (g *testGen) issue(n int64) int64 {
 		return n - n/500
 	case "reverse":
 		return (n-1)/10*10 + 10 - (n-1)%10
+	case "unordered": // unique, above any floor, each pair descending
+		if n%2 == 1 {
+			return 2*n + 2
+		}
+		return 2*n - 1
 	}
 	return n
 }
@@ -415,4 +420,48 @@ func (a *testAlloc) Close() error {
 	}
 	a.closed = true
 	return nil
+}
+
+// TestGenChecksUnordered: under RunUnordered every check still catches the
+// broken Gens that break a promise other than order, and a Gen whose
+// numbers are unique but not increasing passes.
+func TestGenChecksUnordered(t *testing.T) {
+	tests := []struct{ check, bug, want string }{
+		{"Positive", "zero-first", "numbers must be positive"},
+		{"Unique", "repeat", "issued twice"},
+		{"Keys", "slot", "issued twice"},
+		{"Context", "no-ctx", "returned no error"},
+		{"Batcher", "batch-separate", "issued twice"},
+		{"Binder", "bind-separate", "issued twice"},
+		{"Floorer", "floor-noop", "want a number above the floor"},
+		{"Floorer", "floor-lowers", "issued before: a lower floor must not lower the counter"},
+		{"Closer", "close-ignored", "after Close returned no error"},
+	}
+	unordered := func(t *testing.T) keyspace {
+		ks := newKeyspace(t)
+		ks.unordered = true
+		return ks
+	}
+	for _, tt := range tests {
+		t.Run(tt.check+"/"+tt.bug, func(t *testing.T) {
+			err := findCheck(t, genChecks, tt.check).check(t.Context(), newTestGen(tt.bug), unordered(t))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("check %s on bug %q under RunUnordered: error %v, want one containing %q", tt.check, tt.bug, err, tt.want)
+			}
+		})
+	}
+	t.Run("unordered", func(t *testing.T) {
+		for _, c := range genChecks {
+			g := newTestGen("unordered")
+			if c.needs != nil && !c.needs(g) {
+				continue
+			}
+			err := c.check(t.Context(), g, unordered(t))
+			var u unsupported
+			if err != nil && !(c.name == "Order" && errors.As(err, &u)) {
+				t.Errorf("check %s under RunUnordered failed a Gen whose numbers are unique but not increasing: %v", c.name, err)
+			}
+		}
+	})
+	RunUnordered(t, func(t *testing.T) sequence.Gen { return newTestGen("unordered") })
 }
