@@ -103,3 +103,24 @@ func ExampleNewMemoryAllocator() {
 	// Output:
 	// [1, 100] [101, 200]
 }
+
+func ExampleNewBalanced() {
+	ctx := context.Background()
+	// In production each Gen is a Segment over its own store: two
+	// databases, say, so that numbering goes on while one is down.
+	b, err := sequence.NewBalanced([]sequence.Gen{sequence.NewMemory(), sequence.NewMemory()}, sequence.BalancedOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for range 4 {
+		n, _ := b.Next(ctx, "order")
+		gen, value := b.Split(n)
+		fmt.Println(n, "= value", value, "from Gen", gen)
+	}
+	// Output:
+	// 3 = value 1 from Gen 1
+	// 2 = value 1 from Gen 0
+	// 5 = value 2 from Gen 1
+	// 4 = value 2 from Gen 0
+}

@@ -1,0 +1,287 @@
+package sequence_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/sequencetest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func mustBalanced(t *testing.T, gens []sequence.Gen, opts sequence.BalancedOptions) *sequence.Balanced {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	b, err := sequence.NewBalanced(gens, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestBalancedConformance(t *testing.T) {
+	t.Run("segments", func(t *testing.T) {
+		sequencetest.RunUnordered(t, func(t *testing.T) sequence.Gen {
+			gens := make([]sequence.Gen, 4)
+			for i := range gens {
+				s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+				t.Cleanup(func() { s.Close() })
+				gens[i] = s
+			}
+			return mustBalanced(t, gens, sequence.BalancedOptions{})
+		})
+	})
+	t.Run("one store twice", func(t *testing.T) {
+		sequencetest.RunUnordered(t, func(t *testing.T) sequence.Gen {
+			m := sequence.NewMemory()
+			return mustBalanced(t, []sequence.Gen{m, m}, sequence.BalancedOptions{})
+		})
+	})
+}
+
+// flakyGen fails while fail is set, and can panic, hang or return values
+// out of range.
+type flakyGen struct {
+	sequence.Gen
+	fail  atomic.Bool
+	mode  string
+	calls atomic.Int64
+}
+
+var errFlaky = errors.New("flaky: store down")
+
+func (g *flakyGen) Next(ctx context.Context, key string) (int64, error) {
+	g.calls.Add(1)
+	switch g.mode {
+	case "panic":
+		panic("flaky: bug in a Gen")
+	case "hang":
+		<-ctx.Done()
+		return 0, ctx.Err()
+	case "huge":
+		return math.MaxInt64, nil
+	case "zero":
+		return 0, nil
+	}
+	if g.fail.Load() {
+		return 0, errFlaky
+	}
+	return g.Gen.Next(ctx, key)
+}
+
+// Gens fail and recover at random while 8 goroutines take numbers: every
+// call succeeds while one Gen works, no number repeats, and each number's
+// low bits name a Gen that was working.
+func TestBalancedFailover(t *testing.T) {
+	gens := make([]*flakyGen, 4)
+	inner := make([]sequence.Gen, 4)
+	for i := range gens {
+		gens[i] = &flakyGen{Gen: sequence.NewMemory()}
+		inner[i] = gens[i]
+	}
+	clock := newFakeClock()
+	b := mustBalanced(t, inner, sequence.BalancedOptions{Rescue: time.Second, Now: clock.Now})
+	ctx := context.Background()
+
+	var mu sync.Mutex
+	seen := make(map[int64]bool)
+	repeats := 0
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var issued atomic.Int64
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := make([]int64, 0, 1024)
+			for {
+				select {
+				case <-stop:
+					mu.Lock()
+					for _, n := range mine {
+						if seen[n] {
+							repeats++
+						}
+						seen[n] = true
+					}
+					mu.Unlock()
+					return
+				default:
+				}
+				if w%2 == 0 {
+					n, err := b.Next(ctx, "order")
+					if err != nil {
+						t.Errorf("Next with at least one Gen working: %v", err)
+						return
+					}
+					mine = append(mine, n)
+				} else {
+					got, err := b.NextN(ctx, "order", nil, 5)
+					if err != nil {
+						t.Errorf("NextN with at least one Gen working: %v", err)
+						return
+					}
+					mine = append(mine, got...)
+				}
+				issued.Add(1)
+			}
+		}()
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 300 {
+		// Gen 0 always works; the others fail and recover at random.
+		for _, g := range gens[1:] {
+			g.fail.Store(r.IntN(3) == 0)
+		}
+		clock.Advance(300 * time.Millisecond)
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	if repeats != 0 {
+		t.Errorf("%d numbers repeated in %d", repeats, len(seen))
+	}
+	used := make(map[int]int)
+	for n := range seen {
+		i, _ := b.Split(n)
+		used[i]++
+	}
+	for i := range gens {
+		if used[i] == 0 {
+			t.Errorf("Gen %d issued no number: it was never rescued", i)
+		}
+	}
+	t.Logf("%d numbers from %d calls, by Gen %v, 0 repeats", len(seen), issued.Load(), used)
+}
+
+// A Gen that failed is out of the turn until Rescue has passed; then it
+// is tried again.
+func TestBalancedRescue(t *testing.T) {
+	a, c := &flakyGen{Gen: sequence.NewMemory()}, &flakyGen{Gen: sequence.NewMemory()}
+	clock := newFakeClock()
+	b := mustBalanced(t, []sequence.Gen{a, c}, sequence.BalancedOptions{Rescue: time.Minute, Now: clock.Now})
+	ctx := context.Background()
+	a.fail.Store(true)
+	for range 10 {
+		n, err := b.Next(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i, _ := b.Split(n); i != 1 {
+			t.Fatalf("number %d from Gen %d while Gen 0 fails", n, i)
+		}
+	}
+	if got := a.calls.Load(); got != 1 {
+		t.Errorf("a failed Gen was called %d times within Rescue; want once", got)
+	}
+	a.fail.Store(false)
+	clock.Advance(59 * time.Second)
+	b.Next(ctx, "k")
+	b.Next(ctx, "k")
+	if got := a.calls.Load(); got != 1 {
+		t.Errorf("a Gen was called %d times before Rescue passed; want once", got)
+	}
+	clock.Advance(2 * time.Second)
+	from := map[int]bool{}
+	for range 4 {
+		n, err := b.Next(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, _ := b.Split(n)
+		from[i] = true
+	}
+	if !from[0] || !from[1] {
+		t.Errorf("after Rescue, numbers came from Gens %v; want both", from)
+	}
+}
+
+// Every Gen failing is ErrUnavailable with each Gen's error; a Gen that
+// panics, hangs past Timeout or returns a value out of range fails over.
+func TestBalancedFailures(t *testing.T) {
+	ctx := context.Background()
+	a, c := &flakyGen{Gen: sequence.NewMemory()}, &flakyGen{Gen: sequence.NewMemory()}
+	a.fail.Store(true)
+	c.fail.Store(true)
+	b := mustBalanced(t, []sequence.Gen{a, c}, sequence.BalancedOptions{})
+	_, err := b.Next(ctx, "k")
+	if !errors.Is(err, sequence.ErrUnavailable) || !errors.Is(err, errFlaky) {
+		t.Errorf("every Gen failing: %v; want ErrUnavailable wrapping each Gen's error", err)
+	}
+	// Both are out of the turn now, and still tried.
+	a.fail.Store(false)
+	if _, err := b.Next(ctx, "k"); err != nil {
+		t.Errorf("a Gen out of the turn that works again is not tried when the others fail: %v", err)
+	}
+
+	for _, mode := range []string{"panic", "hang", "huge", "zero"} {
+		t.Run(mode, func(t *testing.T) {
+			bad := &flakyGen{Gen: sequence.NewMemory(), mode: mode}
+			good := sequence.NewMemory()
+			b := mustBalanced(t, []sequence.Gen{bad, good}, sequence.BalancedOptions{Timeout: 20 * time.Millisecond})
+			for range 4 {
+				n, err := b.Next(ctx, "k")
+				if err != nil {
+					t.Fatalf("a Gen that fails with %q does not fail over: %v", mode, err)
+				}
+				if i, _ := b.Split(n); i != 1 {
+					t.Fatalf("number %d from the Gen that fails with %q", n, mode)
+				}
+			}
+			alone := mustBalanced(t, []sequence.Gen{bad, bad}, sequence.BalancedOptions{Timeout: 20 * time.Millisecond})
+			if _, err := alone.Next(ctx, "k"); !errors.Is(err, sequence.ErrUnavailable) {
+				t.Errorf("every Gen failing with %q: %v; want ErrUnavailable", mode, err)
+			}
+		})
+	}
+
+	done, cancel := context.WithCancel(ctx)
+	hang := &flakyGen{Gen: sequence.NewMemory(), mode: "hang"}
+	b = mustBalanced(t, []sequence.Gen{hang, hang}, sequence.BalancedOptions{})
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	if _, err := b.Next(done, "k"); !errors.Is(err, context.Canceled) {
+		t.Errorf("the caller's context ended during a call: %v; want context.Canceled", err)
+	}
+}
+
+func TestNewBalancedRefuses(t *testing.T) {
+	m := sequence.NewMemory()
+	for _, tt := range []struct {
+		gens []sequence.Gen
+		opts sequence.BalancedOptions
+		want string
+	}{
+		{nil, sequence.BalancedOptions{}, "with 0 Gens"},
+		{[]sequence.Gen{m}, sequence.BalancedOptions{}, "with 1 Gens"},
+		{[]sequence.Gen{m, m, m}, sequence.BalancedOptions{}, "want a power of two"},
+		{[]sequence.Gen{m, nil}, sequence.BalancedOptions{}, "Gen 1 is nil"},
+		{[]sequence.Gen{m, m}, sequence.BalancedOptions{Rescue: -1}, "negative Rescue"},
+	} {
+		_, err := sequence.NewBalanced(tt.gens, tt.opts)
+		if !errors.Is(err, sequence.ErrInvalidArgument) || !strings.Contains(fmt.Sprint(err), tt.want) {
+			t.Errorf("NewBalanced(%d Gens, %+v) = %v; want ErrInvalidArgument saying %q", len(tt.gens), tt.opts, err, tt.want)
+		}
+	}
+	b := mustBalanced(t, []sequence.Gen{m, onlyNext{sequence.NewMemory()}}, sequence.BalancedOptions{})
+	if err := b.Floor(context.Background(), "k", 10); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Floor over a Gen that cannot take one: %v; want ErrUnsupported", err)
+	}
+}
+
+// onlyNext is a Gen with nothing but Next.
+type onlyNext struct{ sequence.Gen }
+
+func (g onlyNext) Next(ctx context.Context, key string) (int64, error) { return g.Gen.Next(ctx, key) }
