@@ -3,6 +3,7 @@ package sequence_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -123,4 +124,24 @@ func ExampleNewBalanced() {
 	// 2 = value 1 from Gen 0
 	// 5 = value 2 from Gen 1
 	// 4 = value 2 from Gen 0
+}
+
+func ExampleNewQueued() {
+	ctx := context.Background()
+	// In production the Gen is one that cannot reserve blocks, such as a
+	// strict Redis counter or a Balanced; Queued draws ahead of demand.
+	q, err := sequence.NewQueued(sequence.NewMemory(), sequence.QueuedOptions{Lead: 100 * time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Close()
+	for range 3 {
+		n, _ := q.Next(ctx, "ticket")
+		fmt.Println(n)
+	}
+	// Output:
+	// 1
+	// 2
+	// 3
 }

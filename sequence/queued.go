@@ -1,0 +1,277 @@
+package sequence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Queued keeps, for each key, a queue of numbers drawn ahead from a Gen, and
+// refills it in the background before it runs out, so that a caller
+// rarely waits for the Gen. The queue is sized by the key's measured rate of
+// use, as the pre-generated queues of seed 000 are: it holds about
+// [QueuedOptions.Lead] of demand, between Min and Max numbers. A recent
+// rate and a long-term one are both kept, and the larger one sizes the
+// queue, so that a burst fills it at once and a quiet spell does not empty
+// it.
+//
+// Queued is for a Gen that cannot reserve blocks: a strict Redis counter,
+// a Balanced, a snowflake. In front of an [Allocator], use a [Segment]: it
+// reserves a whole block in one call and adapts the block to the rate, where
+// Queued asks its Gen for each number (or each batch, from a [Batcher]).
+//
+// A key's numbers are handed out in increasing order. Numbers still queued
+// when the process stops, or when Close is called, are never issued: a gap,
+// never a repeat.
+type Queued struct {
+	gen    Gen
+	opts   QueuedOptions
+	ctx    context.Context // the fills' context, cancelled by Close
+	cancel context.CancelFunc
+	fills  sync.WaitGroup
+	closed atomic.Bool
+
+	mu   sync.Mutex
+	keys map[string]*queue
+}
+
+// QueuedOptions configure a [Queued]. The zero value is ready to use.
+type QueuedOptions struct {
+	// Lead is how long the queue of a key lasts at its measured rate: a
+	// refill is started when half of it is left. Zero means 50 ms.
+	Lead time.Duration
+	// Min and Max bound a key's queue. Zero means 16 and 65,536.
+	Min, Max int
+	// Now is the clock that measures the rates; nil means time.Now.
+	Now func() time.Time
+}
+
+// queue is one key's numbers drawn ahead.
+type queue struct {
+	mu     sync.Mutex
+	buf    []int64 // increasing; the next number is buf[head]
+	head   int
+	tail   int64 // the largest number ever queued, or the floor
+	fill   *fill // the refill in flight, or nil
+	target int   // the queue's size at the measured rate
+
+	taken    int64     // numbers taken since since
+	since    time.Time // when the rates were last updated
+	recent   float64   // numbers per second, quick to follow the rate
+	longTerm float64   // numbers per second, slow to follow it
+}
+
+// fill is one refill of a queue.
+type fill struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// NewQueued returns a Queued in front of gen.
+func NewQueued(gen Gen, opts QueuedOptions) (*Queued, error) {
+	if gen == nil {
+		return nil, fmt.Errorf("%w: NewQueued with a nil Gen", ErrInvalidArgument)
+	}
+	if opts.Lead < 0 || opts.Min < 0 || opts.Max < 0 {
+		return nil, fmt.Errorf("%w: NewQueued: negative Lead (%v), Min (%d) or Max (%d)", ErrInvalidArgument, opts.Lead, opts.Min, opts.Max)
+	}
+	if opts.Lead == 0 {
+		opts.Lead = 50 * time.Millisecond
+	}
+	if opts.Min == 0 {
+		opts.Min = 16
+	}
+	if opts.Max == 0 {
+		opts.Max = 1 << 16
+	}
+	if opts.Min > opts.Max {
+		return nil, fmt.Errorf("%w: NewQueued: Min %d is above Max %d", ErrInvalidArgument, opts.Min, opts.Max)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Queued{gen: gen, opts: opts, ctx: ctx, cancel: cancel, keys: make(map[string]*queue)}, nil
+}
+
+// queue returns key's queue, adding it if there is none.
+func (qd *Queued) queue(key string) *queue {
+	qd.mu.Lock()
+	defer qd.mu.Unlock()
+	q := qd.keys[key]
+	if q == nil {
+		q = &queue{target: qd.opts.Min, since: qd.opts.Now()}
+		qd.keys[key] = q
+	}
+	return q
+}
+
+// Next returns the next queued number for key. It waits only when the
+// queue is empty: for a key's first number, and when demand outgrew the
+// queue faster than a refill could follow.
+func (qd *Queued) Next(ctx context.Context, key string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if qd.closed.Load() {
+		return 0, fmt.Errorf("%w: Queued", ErrClosed)
+	}
+	q := qd.queue(key)
+	for {
+		q.mu.Lock()
+		if q.head < len(q.buf) {
+			n := q.buf[q.head]
+			q.head++
+			q.taken++
+			if len(q.buf)-q.head <= q.target/2 && q.fill == nil {
+				qd.startFill(q, key)
+			}
+			q.mu.Unlock()
+			return n, nil
+		}
+		f := q.fill
+		if f == nil {
+			f = qd.startFill(q, key)
+		}
+		q.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		if f.err != nil {
+			q.mu.Lock()
+			empty := q.head >= len(q.buf)
+			q.mu.Unlock()
+			if empty {
+				return 0, f.err
+			}
+		}
+	}
+}
+
+// startFill starts a refill of q; q.mu is held.
+func (qd *Queued) startFill(q *queue, key string) *fill {
+	if qd.closed.Load() {
+		f := &fill{done: make(chan struct{}), err: fmt.Errorf("%w: Queued", ErrClosed)}
+		close(f.done)
+		return f
+	}
+	qd.measure(q)
+	f := &fill{done: make(chan struct{})}
+	q.fill = f
+	want := max(1, q.target-(len(q.buf)-q.head))
+	qd.fills.Add(1)
+	go qd.run(q, key, f, want)
+	return f
+}
+
+// measure updates q's rates and target from the numbers taken since the
+// last refill; q.mu is held.
+func (qd *Queued) measure(q *queue) {
+	now := qd.opts.Now()
+	if d := now.Sub(q.since).Seconds(); d > 0 {
+		rate := float64(q.taken) / d
+		q.recent = (q.recent + rate) / 2
+		q.longTerm = 0.9*q.longTerm + 0.1*rate
+	}
+	q.taken, q.since = 0, now
+	want := math.Ceil(max(q.recent, q.longTerm) * qd.opts.Lead.Seconds())
+	q.target = int(min(max(want, float64(qd.opts.Min)), float64(qd.opts.Max)))
+}
+
+// run draws want numbers for key and appends them to q.
+func (qd *Queued) run(q *queue, key string, f *fill, want int) {
+	defer qd.fills.Done()
+	got, err := qd.draw(key, want)
+	slices.Sort(got)
+	q.mu.Lock()
+	if q.head > 0 && q.head >= len(q.buf)/2 {
+		q.buf = append(q.buf[:0], q.buf[q.head:]...)
+		q.head = 0
+	}
+	for _, n := range got {
+		// A number at or below the tail is one a Floor has passed, or
+		// one a Gen returned out of order: a gap, never handed out
+		// out of order.
+		if n > q.tail {
+			q.buf = append(q.buf, n)
+			q.tail = n
+		}
+	}
+	if err != nil {
+		f.err = fmt.Errorf("sequence: Queued: refilling %q: %w", key, err)
+	}
+	q.fill = nil
+	q.mu.Unlock()
+	close(f.done)
+}
+
+// draw takes want numbers for key from the Gen, in one batch if it is a
+// [Batcher]. On error it returns the numbers drawn before it.
+func (qd *Queued) draw(key string, want int) (got []int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the Gen panicked: %v", r)
+		}
+	}()
+	got = make([]int64, 0, want)
+	if b, ok := qd.gen.(Batcher); ok {
+		return b.NextN(qd.ctx, key, got, want)
+	}
+	for range want {
+		n, err := qd.gen.Next(qd.ctx, key)
+		if err != nil {
+			return got, err
+		}
+		got = append(got, n)
+	}
+	return got, nil
+}
+
+// Floor raises key's floor in the Gen and drops the queued numbers at or
+// below it. It returns an error wrapping errors.ErrUnsupported if the Gen
+// is not a [Floorer].
+func (qd *Queued) Floor(ctx context.Context, key string, floor int64) error {
+	if floor < 0 {
+		return fmt.Errorf("%w: Floor(%q, %d): a floor is not negative", ErrInvalidArgument, key, floor)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if qd.closed.Load() {
+		return fmt.Errorf("%w: Queued", ErrClosed)
+	}
+	f, ok := qd.gen.(Floorer)
+	if !ok {
+		return fmt.Errorf("%w: Floor: the Gen (%T) cannot take a floor", errors.ErrUnsupported, qd.gen)
+	}
+	if err := f.Floor(ctx, key, floor); err != nil {
+		return err
+	}
+	q := qd.queue(key)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head < len(q.buf) && q.buf[q.head] <= floor {
+		q.head++
+	}
+	q.tail = max(q.tail, floor)
+	return nil
+}
+
+// Close stops the refills and waits for them. Queued numbers are dropped,
+// and every later call returns an error wrapping [ErrClosed]. It does not
+// close the Gen. Closing twice returns ErrClosed.
+func (qd *Queued) Close() error {
+	if qd.closed.Swap(true) {
+		return fmt.Errorf("%w: Queued closed twice", ErrClosed)
+	}
+	qd.cancel()
+	qd.fills.Wait()
+	return nil
+}
