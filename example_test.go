@@ -315,3 +315,45 @@ func ExampleGenerator_FloorParsed() {
 	// 8-0101
 	// 9-0001
 }
+
+// Hooks around issuing: an audit line after each number, and a fall back
+// to a second series while the first store is down.
+func ExampleWithHooks() {
+	ctx := context.Background()
+	backup := sn.MustNew(`B-@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()))
+	store := &switchable{m: sequence.NewMemory()}
+	g, err := sn.New(`A-@<seq, width=6>`, sn.WithSequence("seq", store), sn.WithFallback(backup), sn.WithHooks(sn.Hooks{
+		After: func(ctx context.Context, c *sn.Call) {
+			fmt.Println("issued", c.Numbers, "attempt", c.Attempt, "fallback", c.Fallback)
+		},
+		OnError: func(ctx context.Context, c *sn.Call) sn.Rejection {
+			if errors.Is(c.Err, sequence.ErrUnavailable) {
+				return sn.FallBack()
+			}
+			return sn.Fail()
+		},
+	}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	g.Next(ctx)
+	store.down = true
+	g.Next(ctx)
+	// Output:
+	// issued [A-000001] attempt 1 fallback false
+	// issued [B-000001] attempt 2 fallback true
+}
+
+// switchable is a store that can be switched off.
+type switchable struct {
+	m    *sequence.Memory
+	down bool
+}
+
+func (s *switchable) Next(ctx context.Context, key string) (int64, error) {
+	if s.down {
+		return 0, sequence.ErrUnavailable
+	}
+	return s.m.Next(ctx, key)
+}

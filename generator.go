@@ -21,7 +21,9 @@ const MaxN = engine.MaxN
 // Generator issues numbers from a compiled template. A Generator is
 // immutable and safe for concurrent use by multiple goroutines.
 type Generator struct {
-	plan *engine.Plan
+	plan     *engine.Plan
+	hooks    *Hooks     // nil without WithHooks
+	fallback *Generator // nil without WithFallback
 }
 
 // MustNew is like [New] but panics on error. It simplifies the
@@ -68,7 +70,13 @@ func New(template string, opts ...Option) (*Generator, error) {
 	if err != nil {
 		return nil, publicError(err)
 	}
-	return &Generator{plan: pl}, nil
+	g := &Generator{plan: pl, hooks: o.hooks, fallback: o.fallback}
+	if g.fallback != nil {
+		if err := checkFallback(g, g.fallback); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // Next returns the next number. It reads the clock once, and only when the
@@ -91,13 +99,45 @@ func (g *Generator) NextWith(ctx context.Context, vars Vars) (string, error) {
 // outside a yy date's window) is an error wrapping [ErrInstant]; a missing
 // or bad variable wraps [ErrVarMissing] or [ErrVarInvalid].
 func (g *Generator) NextAt(ctx context.Context, at time.Time, vars Vars) (string, error) {
-	return g.plan.Next(ctx, at, vars)
+	if g.hooks == nil {
+		return g.plan.Next(ctx, at, vars)
+	}
+	nums, err := g.hooked(ctx, g.call(at, vars, 1), func(from *Generator) ([]string, error) {
+		s, err := from.plan.Next(ctx, at, vars)
+		if err != nil {
+			return nil, err
+		}
+		return []string{s}, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return nums[0], nil
+}
+
+// call describes a call for the hooks.
+func (g *Generator) call(at time.Time, vars Vars, n int) *Call {
+	return &Call{Template: g.plan.String(), At: at, Vars: vars, N: n, Started: time.Now()}
 }
 
 // AppendNext appends the next number to dst, allocating nothing when dst
 // has room. at and vars are as for [Generator.NextAt].
 func (g *Generator) AppendNext(ctx context.Context, dst []byte, at time.Time, vars Vars) ([]byte, error) {
-	return g.plan.AppendNext(ctx, dst, at, vars)
+	if g.hooks == nil {
+		return g.plan.AppendNext(ctx, dst, at, vars)
+	}
+	n := len(dst)
+	_, err := g.hooked(ctx, g.call(at, vars, 1), func(from *Generator) ([]string, error) {
+		var err error
+		if dst, err = from.plan.AppendNext(ctx, dst[:n], at, vars); err != nil {
+			return nil, err
+		}
+		return []string{string(dst[n:])}, nil
+	})
+	if err != nil {
+		return dst[:n], err
+	}
+	return dst, nil
 }
 
 // NextN returns n numbers, at most [MaxN]. They share one reading of the
@@ -111,7 +151,12 @@ func (g *Generator) NextN(ctx context.Context, n int) ([]string, error) {
 // NextNAt is [Generator.NextN] with an instant and per-call variables, as
 // for [Generator.NextAt].
 func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars) ([]string, error) {
-	return g.plan.NextN(ctx, n, at, vars)
+	if g.hooks == nil {
+		return g.plan.NextN(ctx, n, at, vars)
+	}
+	return g.hooked(ctx, g.call(at, vars, n), func(from *Generator) ([]string, error) {
+		return from.plan.NextN(ctx, n, at, vars)
+	})
 }
 
 // Preview returns n sample numbers, at most [MaxN], without drawing from

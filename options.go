@@ -17,6 +17,8 @@ type options struct {
 	seqs     map[string]sequence.Gen
 	exprs    map[string]expression.Factory
 	clock    func() time.Time
+	hooks    *Hooks
+	fallback *Generator
 	errs     []error
 }
 
