@@ -131,4 +131,14 @@ var (
 
 	// ErrInvalidArgument is returned for a bad n, floor or key.
 	ErrInvalidArgument = errors.New("sequence: invalid argument")
+
+	// ErrClockRollback means the clock went back further than a
+	// time-based Gen waits out: issuing at the earlier time could repeat
+	// an id, so nothing is issued until the clock has caught up.
+	ErrClockRollback = errors.New("sequence: clock went back")
+
+	// ErrLeaseLost means a Gen's lease on its worker id ended, or could not
+	// be renewed in time: another process may hold the id now, so the Gen
+	// issues nothing more.
+	ErrLeaseLost = errors.New("sequence: lease lost")
 )

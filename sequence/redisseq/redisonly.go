@@ -30,12 +30,17 @@ type onlyRedis struct {
 
 // check refuses servers that may lose writes.
 func (o *onlyRedis) check(ctx context.Context, a *Allocator, op, rkey string) error {
+	return o.checkClient(ctx, a.rdb, op, rkey)
+}
+
+// checkClient refuses a server behind rdb that may lose writes, once.
+func (o *onlyRedis) checkClient(ctx context.Context, rdb redis.UniversalClient, op, rkey string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.checked {
 		return nil
 	}
-	if err := persistence(ctx, a.rdb, op, rkey); err != nil {
+	if err := persistence(ctx, rdb, op, rkey); err != nil {
 		return err
 	}
 	o.checked = true

@@ -1,0 +1,34 @@
+package snowflake
+
+import (
+	"context"
+	"time"
+)
+
+// Leaser hands out worker ids, so that no two live processes issue with
+// one id. Lease takes an id below workers that no one holds, for ttl. The
+// store keeps, for each id, the bound its holders recorded: no id was ever
+// issued at an instant after it, and a Gen that takes the id issues only
+// after it. That is what keeps a process that restarts after a clock
+// rollback, on this id or another, from issuing an id twice.
+//
+// redisseq.NewLeaser implements it over Redis.
+type Leaser interface {
+	Lease(ctx context.Context, workers int64, ttl time.Duration) (Lease, error)
+}
+
+// Lease is one holding of a worker id.
+type Lease interface {
+	// Worker returns the id held.
+	Worker() int64
+	// Bound returns the bound the id's earlier holders recorded, or the
+	// zero time.
+	Bound() time.Time
+	// Renew extends the lease by its ttl and records bound. It returns an
+	// error wrapping sequence.ErrLeaseLost when the lease is no longer
+	// this holder's.
+	Renew(ctx context.Context, bound time.Time) error
+	// Release gives the id up, recording bound, which may be lower than
+	// the bound recorded before: the holder knows its last id.
+	Release(ctx context.Context, bound time.Time) error
+}
