@@ -1,0 +1,230 @@
+package redisseq_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/sequencetest"
+	"github.com/sngen/sn/sequence/snowflake"
+)
+
+// tiny is a layout with two worker ids, so that tests run out of them.
+var tiny = snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+
+func TestLeaserConformance(t *testing.T) {
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	l := redisseq.NewLeaser(rdb, nil)
+	sequencetest.Run(t, func(t *testing.T) sequence.Gen {
+		g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	})
+}
+
+func TestLeaserRefusesUnsafeRedis(t *testing.T) {
+	rdb := redistest.StartServer(t).Client(t)
+	_, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: redisseq.NewLeaser(rdb, nil)})
+	if !errors.Is(err, redisseq.ErrUnsafe) {
+		t.Errorf("a Redis without appendfsync always: %v; want ErrUnsafe", err)
+	}
+}
+
+// Every id is held once; a released id passes on, and its new holder
+// issues above everything its old one issued.
+func TestLeaserExclusive(t *testing.T) {
+	ctx := t.Context()
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	l := redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Name: "exclusive"})
+	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if a.Worker() == b.Worker() {
+		t.Fatalf("two live Gens hold worker %d", a.Worker())
+	}
+	if _, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l}); !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "all 2 worker ids") {
+		t.Fatalf("a third Gen with two ids: %v", err)
+	}
+	var last int64
+	for range 1000 {
+		if last, err = a.Next(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	c, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Worker() != a.Worker() {
+		t.Fatalf("the released worker %d was not taken; got %d", a.Worker(), c.Worker())
+	}
+	if id, err := c.Next(ctx, ""); err != nil || id <= last {
+		t.Errorf("the new holder's first id %d (%v) is not above the old holder's last %d", id, err, last)
+	}
+	if _, err := a.Next(ctx, ""); !errors.Is(err, sequence.ErrClosed) {
+		t.Errorf("Next after Close: %v", err)
+	}
+}
+
+// A Gen cut off from Redis stops issuing before its lease can expire; the
+// process that takes its worker id after the expiry issues above
+// everything it issued, and the old Gen never issues again.
+func TestLeaserTakeover(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.StartServer(t, redistest.Persistent())
+	l := redisseq.NewLeaser(srv.Client(t), nil)
+	cut := srv.Client(t) // the old Gen's own connection, closed to cut it off
+	const ttl = 400 * time.Millisecond
+	other, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: redisseq.NewLeaser(cut, nil), TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	seen := map[int64]bool{}
+	issue := func(g *snowflake.Gen) error {
+		id, err := g.Next(ctx, "")
+		if err != nil {
+			return err
+		}
+		if seen[id] {
+			t.Fatalf("id %d issued twice", id)
+		}
+		seen[id] = true
+		return nil
+	}
+	cut.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := issue(a); err != nil {
+			if !errors.Is(err, sequence.ErrLeaseLost) {
+				t.Fatalf("cut off from Redis: %v; want ErrLeaseLost", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a Gen cut off from Redis kept issuing")
+		}
+	}
+	var aLast int64
+	for id := range seen {
+		aLast = max(aLast, id)
+	}
+	// The other worker id is held: the new Gen gets this one once its
+	// lease has expired on Redis's clock.
+	var b *snowflake.Gen
+	for b == nil {
+		b, err = snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: ttl})
+		if err != nil && !errors.Is(err, sequence.ErrUnavailable) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the expired lease was never taken: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	defer b.Close()
+	if b.Worker() != a.Worker() {
+		t.Fatalf("the new Gen took worker %d; want the expired %d", b.Worker(), a.Worker())
+	}
+	bFirst := int64(1 << 62)
+	for range 500 {
+		id, err := b.Next(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[id] {
+			t.Fatalf("id %d issued twice", id)
+		}
+		seen[id] = true
+		bFirst = min(bFirst, id)
+	}
+	if bFirst <= aLast {
+		t.Errorf("the new holder issued %d, not above the old holder's last %d", bFirst, aLast)
+	}
+	if err := issue(a); !errors.Is(err, sequence.ErrLeaseLost) {
+		t.Errorf("the old Gen after another took its id: %v; want ErrLeaseLost", err)
+	}
+	t.Logf("%d ids, worker %d passed on, 0 repeats", len(seen), a.Worker())
+}
+
+// A process that restarts with its clock set back takes a worker id whose
+// recorded bound is ahead of its clock: it refuses until the clock has
+// passed the bound, whether the old holder released the id or crashed.
+func TestLeaserRestartAfterRollback(t *testing.T) {
+	ctx := t.Context()
+	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	var mu sync.Mutex
+	at := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
+	set := func(t time.Time) { mu.Lock(); at = t; mu.Unlock() }
+	for _, crash := range []bool{false, true} {
+		l := redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Name: "rollback-" + map[bool]string{false: "release", true: "crash"}[crash]})
+		one := snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+		hold, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ttl := 300 * time.Millisecond
+		var lastID int64
+		if crash {
+			// A holder that records a bound and dies without releasing.
+			lease, err := l.Lease(ctx, 2, ttl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lease.Renew(ctx, clock().Add(ttl)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(ttl + 50*time.Millisecond)
+		} else {
+			a, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: ttl, Now: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 100 {
+				if lastID, err = a.Next(ctx, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.Close()
+		}
+		start := clock()
+		set(start.Add(-time.Hour)) // the machine's clock went back an hour
+		b, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: ttl, Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Next(ctx, ""); !errors.Is(err, sequence.ErrClockRollback) {
+			t.Errorf("crash=%v: a restart an hour back: %v; want ErrClockRollback", crash, err)
+		}
+		set(start.Add(2 * ttl))
+		time.Sleep(ttl / 2) // a renewal on the new clock: it was made valid on the old one
+		id, err := b.Next(ctx, "")
+		if err != nil || id <= lastID {
+			t.Errorf("crash=%v: once the clock is past the bound: %d, %v (old holder's last %d)", crash, id, err, lastID)
+		}
+		b.Close()
+		hold.Close()
+		set(time.Now())
+	}
+}
