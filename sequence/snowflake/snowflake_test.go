@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/snowflake"
@@ -218,5 +219,31 @@ func TestNewRefuses(t *testing.T) {
 	got, err := g.NextN(ctx, "", []int64{-1}, 3)
 	if err != nil || len(got) != 4 || got[1] >= got[2] || got[2] >= got[3] {
 		t.Errorf("NextN: %v, %v", got, err)
+	}
+}
+
+// In a template, @<id> prints the id, Parse reads it back, and Decompose
+// gives its time and worker.
+func TestInTemplate(t *testing.T) {
+	clock := newManual(now)
+	g := mustGen(t, snowflake.Twitter, snowflake.Options{Worker: 9, Now: clock.Now})
+	orders, err := sn.New(`ORD-@<id>`, sn.WithSequence("id", g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	nums, err := orders.NextN(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range nums {
+		p, err := orders.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := snowflake.Twitter.Decompose(p.Seq)
+		if err != nil || d.Worker != 9 || !d.Time.Equal(now) {
+			t.Errorf("%s: %+v, %v; want worker 9 at %v", s, d, err, now)
+		}
 	}
 }
