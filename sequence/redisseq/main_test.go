@@ -18,5 +18,8 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(ledgerEnv); spec != "" {
 		os.Exit(runLedgerChild(spec))
 	}
+	if spec := os.Getenv(leaseEnv); spec != "" {
+		os.Exit(runLeaseChild(spec))
+	}
 	os.Exit(pgtest.Run(func() int { return redistest.Run(m.Run) }))
 }
