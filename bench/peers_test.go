@@ -39,6 +39,7 @@ import (
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
 	"github.com/sngen/sn/sequence/redisseq"
+	snsnow "github.com/sngen/sn/sequence/snowflake"
 )
 
 var (
@@ -111,6 +112,15 @@ func contenders(b *testing.B) []contender {
 		b.Fatal(err)
 	}
 	sf, err := sonyflake.New(sonyflake.Settings{MachineID: func() (int, error) { return 1, nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	snTwitter, err := snsnow.New(ctx, snsnow.Twitter, snsnow.Options{Worker: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	snSony, err := snsnow.New(ctx, snsnow.Sonyflake, snsnow.Options{Worker: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -200,7 +210,9 @@ func contenders(b *testing.B) []contender {
 			return nil
 		}},
 		{"bwmarrin/snowflake", loop(func() (int64, error) { return node.Generate().Int64(), nil })},
+		{"sn snowflake, Twitter layout", loop(func() (int64, error) { return snTwitter.Next(ctx, "") })},
 		{"sonyflake v2", loop(sf.NextID)},
+		{"sn snowflake, Sonyflake layout", loop(func() (int64, error) { return snSony.Next(ctx, "") })},
 		{"Redis INCR", loop(func() (int64, error) { return rdb.Incr(ctx, "peer:incr").Result() })},
 		{"Redis Lua HINCRBY", loop(func() (int64, error) { return hincr.Run(ctx, rdb, []string{"peer:hash"}).Int64() })},
 		{"sn Segment over Redis", loop(func() (int64, error) { return redisBound.Next(ctx) })},
@@ -294,6 +306,8 @@ var ratios = []struct{ what, a, b string }{
 	{"AppendNext against hand-written append (goal <= 1.3)", "sn AppendNext", "hand-written append"},
 	{"NextN(100) per number against Next (goal < 1)", "sn NextN(100)", "sn Next"},
 	{"bwmarrin/snowflake against the bound Segment", "bwmarrin/snowflake", "sn Segment, bound"},
+	{"bwmarrin/snowflake against sn snowflake, same layout", "bwmarrin/snowflake", "sn snowflake, Twitter layout"},
+	{"sonyflake v2 against sn snowflake, same layout", "sonyflake v2", "sn snowflake, Sonyflake layout"},
 	{"sonyflake v2 against the bound Segment", "sonyflake v2", "sn Segment, bound"},
 	{"Redis INCR against the Segment over Redis", "Redis INCR", "sn Segment over Redis"},
 	{"Redis Lua HINCRBY against the Segment over Redis", "Redis Lua HINCRBY", "sn Segment over Redis"},
@@ -366,6 +380,13 @@ func BenchmarkPeers(b *testing.B) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.what, num(median(ratioRounds[i])), num(slices.Min(ratioRounds[i])), num(slices.Max(ratioRounds[i])))
 	}
 	w.Flush()
+	fmt.Println()
+	for _, l := range []struct {
+		name   string
+		layout snsnow.Layout
+	}{{"sn snowflake, Twitter layout", snsnow.Twitter}, {"sn snowflake, Sonyflake layout", snsnow.Sonyflake}} {
+		fmt.Printf("%s: %.3f of the layout's limit of %.0f ids per second (goal >= 0.95)\n", l.name, 1e9/median(wall[l.name])/l.layout.Limit(), l.layout.Limit())
+	}
 	fmt.Println()
 	segBytes, genBytes := heapPerKey(b)
 	fmt.Printf("heap per key, 100,000 keys used once, the store's own excluded: Segment %.0f bytes; Generator with key=customer over a Segment %.0f bytes\n", segBytes, genBytes)
