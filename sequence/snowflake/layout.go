@@ -95,7 +95,7 @@ type ID struct {
 	Seq    int64
 }
 
-// Compose returns the id of tick (units since the epoch), worker and seq.
+// compose returns the id of tick (units since the epoch), worker and seq.
 // It does not check their ranges.
 func (l Layout) compose(tick, worker, seq int64) int64 {
 	if l.SeqBeforeWorker {
