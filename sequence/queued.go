@@ -49,6 +49,11 @@ type QueuedOptions struct {
 	Min, Max int
 	// Now is the clock that measures the rates; nil means time.Now.
 	Now func() time.Time
+	// Idle is how long a key's queue is kept unused before it is dropped,
+	// so that keys used once (a key per customer) do not pile up: its
+	// queued numbers become a gap, and the key's next call starts a new
+	// queue. Zero means 10 minutes; a negative Idle keeps every queue.
+	Idle time.Duration
 }
 
 // queue is one key's numbers drawn ahead.
@@ -59,6 +64,8 @@ type queue struct {
 	tail   int64 // the largest number ever queued, or the floor
 	fill   *fill // the refill in flight, or nil
 	target int   // the queue's size at the measured rate
+	used     bool // taken from since the last sweep
+	released bool // dropped from the Queued: callers look the key up again
 
 	taken    int64     // numbers taken since since
 	since    time.Time // when the rates were last updated
@@ -95,8 +102,50 @@ func NewQueued(gen Gen, opts QueuedOptions) (*Queued, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Idle == 0 {
+		opts.Idle = 10 * time.Minute
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Queued{gen: gen, opts: opts, ctx: ctx, cancel: cancel, keys: make(map[string]*queue)}, nil
+	qd := &Queued{gen: gen, opts: opts, ctx: ctx, cancel: cancel, keys: make(map[string]*queue)}
+	if opts.Idle > 0 {
+		qd.fills.Add(1)
+		go qd.sweeps()
+	}
+	return qd, nil
+}
+
+// sweeps drops, every Idle/2, the queues that were not used since the
+// sweep before and have no refill in flight: a queue is dropped within
+// Idle of its last use.
+func (qd *Queued) sweeps() {
+	defer qd.fills.Done()
+	t := time.NewTicker(qd.opts.Idle / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-qd.ctx.Done():
+			return
+		case <-t.C:
+		}
+		qd.mu.Lock()
+		for key, q := range qd.keys {
+			q.mu.Lock()
+			if !q.used && q.fill == nil {
+				q.released = true
+				delete(qd.keys, key)
+			}
+			q.used = false
+			q.mu.Unlock()
+		}
+		qd.mu.Unlock()
+	}
+}
+
+// Len returns how many keys have a queue.
+func (qd *Queued) Len() int {
+	qd.mu.Lock()
+	defer qd.mu.Unlock()
+	return len(qd.keys)
 }
 
 // queue returns key's queue, adding it if there is none.
@@ -124,6 +173,12 @@ func (qd *Queued) Next(ctx context.Context, key string) (int64, error) {
 	q := qd.queue(key)
 	for {
 		q.mu.Lock()
+		if q.released {
+			q.mu.Unlock()
+			q = qd.queue(key)
+			continue
+		}
+		q.used = true
 		if q.head < len(q.buf) {
 			n := q.buf[q.head]
 			q.head++
@@ -257,6 +312,7 @@ func (qd *Queued) Floor(ctx context.Context, key string, floor int64) error {
 	q := qd.queue(key)
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	// A queue dropped meanwhile holds nothing a later call can take.
 	for q.head < len(q.buf) && q.buf[q.head] <= floor {
 		q.head++
 	}

@@ -3,6 +3,7 @@ package sequence_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -224,5 +225,41 @@ func BenchmarkQueuedVsSegment(b *testing.B) {
 			q := mustQueued(b, newSlowGen(delay), sequence.QueuedOptions{})
 			run(b, func(ctx context.Context) (int64, error) { return q.Next(ctx, "k") })
 		})
+	}
+}
+
+// 10,000 keys used once are dropped once idle, and each then continues
+// above its last number; a key in use all along keeps increasing.
+func TestQueuedIdleRelease(t *testing.T) {
+	g := newSlowGen(0)
+	q := mustQueued(t, g, sequence.QueuedOptions{Idle: 40 * time.Millisecond, Min: 4})
+	ctx := context.Background()
+	last := make(map[string]int64)
+	for i := range 10_000 {
+		key := fmt.Sprintf("customer-%05d", i)
+		n, err := q.Next(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last[key] = n
+	}
+	var busyLast int64
+	deadline := time.Now().Add(10 * time.Second)
+	for q.Len() > 1 {
+		n, err := q.Next(ctx, "busy")
+		if err != nil || n <= busyLast {
+			t.Fatalf("a key in use: %d after %d, %v", n, busyLast, err)
+		}
+		busyLast = n
+		if time.Now().After(deadline) {
+			t.Fatalf("%d queues left after 10s with Idle 40ms", q.Len())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for key, n := range last {
+		m, err := q.Next(ctx, key)
+		if err != nil || m <= n {
+			t.Fatalf("key %s after its queue was dropped: %d, %v; want above %d", key, m, err, n)
+		}
 	}
 }
