@@ -49,11 +49,11 @@ func TestDateErrors(t *testing.T) {
 		msg  string
 	}{
 		{expression.Args{"format": ""}, "format", `format="": empty format`},
-		{expression.Args{"format": "yyy"}, "format", `format="yyy": unknown field "yyy" (use yyyy, yy, MM, dd, HH, mm, ss)`},
+		{expression.Args{"format": "yyy"}, "format", `format="yyy": unknown field "yyy" (use yyyy, yy, Q, MM, dd, DDD, YYYY, ww, ffff, ff, FFFF, FF, HH, mm, ss; quote other letters: 'T')`},
 		{expression.Args{"format": "yyyyMMyyyy"}, "format", `format="yyyyMMyyyy": field "yyyy" appears twice`},
-		{expression.Args{"format": "M"}, "format", `format="M": unknown field "M" (use yyyy, yy, MM, dd, HH, mm, ss)`},
+		{expression.Args{"format": "M"}, "format", `format="M": unknown field "M" (use yyyy, yy, Q, MM, dd, DDD, YYYY, ww, ffff, ff, FFFF, FF, HH, mm, ss; quote other letters: 'T')`},
 		{expression.Args{"tz": "Local"}, "tz", `tz="Local": unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)`},
-		{expression.Args{"zone": "UTC"}, "zone", `unknown argument "zone" (known: format, tz, window)`},
+		{expression.Args{"zone": "UTC"}, "zone", `unknown argument "zone" (known: fiscal, format, tz, window)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg, func(t *testing.T) {
@@ -68,7 +68,8 @@ func TestDateErrors(t *testing.T) {
 
 func TestDateFinest(t *testing.T) {
 	tests := map[string]expression.Period{
-		"yyyyMMdd": expression.Day, "yyMMddHHmmss": expression.Day, "ddMMyy": expression.Day,
+		"yyyyMMdd": expression.Day, "yyMMddHHmmss": expression.Second, "ddMMyy": expression.Day,
+		"yyyyMMddHH": expression.Hour, "yyDDDHHmm": expression.Minute, "yyyyQ": expression.Year, "YYYYww": expression.Never,
 		"yyyyMM": expression.Month, "yyyy": expression.Year, "MMdd": expression.Never, "HHmm": expression.Never,
 	}
 	for f, want := range tests {

@@ -203,11 +203,11 @@ func seqPart(p *Part, g sequence.Gen, args expression.Args) error {
 		}
 		p.KeyVar = kv
 	}
-	r, err := args.OneOf("reset", "never", "never", "day", "month", "year")
+	r, err := args.OneOf("reset", "never", "never", "year", "fiscal-year", "quarter", "month", "week", "day", "hour", "minute", "second")
 	if err != nil {
 		return err
 	}
-	p.Reset = map[string]expression.Period{"never": expression.Never, "day": expression.Day, "month": expression.Month, "year": expression.Year}[r]
+	p.Reset, _ = expression.ParsePeriod(r)
 	p.batcher, _ = g.(sequence.Batcher)
 	return nil
 }
@@ -376,11 +376,11 @@ func (c *compiler) sequences() error {
 		pl.needTime = true
 		century := -1
 		for _, j := range pl.dates {
-			d := pl.parts[j].date
-			if d.Finest() < s.Reset {
+			printed, full := pl.parts[j].date.Tells(s.Reset)
+			if !printed {
 				continue
 			}
-			if d.FullYear() {
+			if full {
 				s.keyDate = j
 				break
 			}
@@ -397,13 +397,27 @@ func (c *compiler) sequences() error {
 			continue
 		}
 		a, _ := c.nodes[i].Arg("reset")
-		return c.errAt(a.Offset, "%s: reset=%s needs a date printed at least to the %s (such as @<date, format=%s>); otherwise numbers would repeat after each reset",
-			s.Name, s.Reset, s.Reset, map[expression.Period]string{expression.Day: "yyyyMMdd", expression.Month: "yyyyMM", expression.Year: "yyyy"}[s.Reset])
+		return c.errAt(a.Offset, "%s: reset=%s needs a date that tells %ss apart (such as %s); otherwise numbers would repeat after each reset",
+			s.Name, s.Reset, s.Reset.String(), periodExample[s.Reset])
 	}
 	if len(pl.dates) > 0 {
 		pl.needTime = true
 	}
 	return nil
+}
+
+// periodExample is, for each reset period, a date part that tells its
+// periods apart.
+var periodExample = map[expression.Period]string{
+	expression.Year:       "@<date, format=yyyy>",
+	expression.FiscalYear: "@<date, format='FY'ff, fiscal=4> with the month the fiscal year starts in",
+	expression.Quarter:    "@<date, format=yyyy'Q'Q>",
+	expression.Month:      "@<date, format=yyyyMM>",
+	expression.Week:       "@<date, format=YYYY'W'ww>, the ISO week-based year and week",
+	expression.Day:        "@<date, format=yyyyMMdd> or @<date, format=yyyyDDD>",
+	expression.Hour:       "@<date, format=yyyyMMddHH>",
+	expression.Minute:     "@<date, format=yyyyMMddHHmm>",
+	expression.Second:     "@<date, format=yyyyMMddHHmmss>",
 }
 
 // checksums binds each over=seq checksum to its sequence and computes each

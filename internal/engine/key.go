@@ -18,8 +18,9 @@ import (
 //     template or given per call), otherwise the template's meaning (see
 //     meaning);
 //   - with key=VAR, "VAR=" and the variable's value;
-//   - with reset=, the period: "2017-03-04", "2017-03" or "2017", as the
-//     date part that tells periods apart prints it.
+//   - with reset=, the period (see bucketString): "2017-03-04", "2017-03",
+//     "2017", "2017-W09", "FY2017-04", as the date part that tells periods
+//     apart reads it.
 //
 // Each component has "\" and "|" escaped, so no two different inputs give
 // one key. The key is built here and nowhere else: at Next from the call's
@@ -50,7 +51,7 @@ func (c *compiler) keys() error {
 			pl.parts[s.keyDate].marked = true
 		}
 		if r, ok := s.gen.(sequence.Releaser); ok && s.Reset != expression.Never && pl.owner < 0 && s.KeyVar == "" {
-			s.releaser, s.period = r, new(atomic.Int32)
+			s.releaser, s.period = r, new(atomic.Int64)
 		}
 		if perCall {
 			continue
@@ -112,7 +113,7 @@ func meaning(parts []Part) string {
 
 // key returns the counter key of sequence part s for the given ownerKey
 // (when given per call), key= value and period bucket.
-func (pl *Plan) key(s *Part, owner, val string, bucket int32) string {
+func (pl *Plan) key(s *Part, owner, val string, bucket int64) string {
 	base := pl.base
 	if pl.owner >= 0 {
 		base = owner
@@ -128,7 +129,7 @@ func (pl *Plan) key(s *Part, owner, val string, bucket int32) string {
 }
 
 // seqKey is key with the part's one-entry cache in front.
-func (pl *Plan) seqKey(s *Part, owner, val string, bucket int32) string {
+func (pl *Plan) seqKey(s *Part, owner, val string, bucket int64) string {
 	if s.fixedKey != "" {
 		return s.fixedKey
 	}
@@ -141,28 +142,65 @@ func (pl *Plan) seqKey(s *Part, owner, val string, bucket int32) string {
 }
 
 // bucket returns the period of t for a sequence that resets every p, read
-// in the time zone of the date part that prints it: yyyymmdd with the
-// finer fields zero.
-func bucket(t time.Time, loc *time.Location, p expression.Period) int32 {
-	y, m, d := t.In(loc).Date()
+// as date part d prints it (in its time zone, with its fiscal year): the
+// period's first instant as the number yyyyMMddHHmmss, in d's wall clock.
+// Periods of one kind are ordered as their numbers are. A period is
+// its wall-clock time, as printed: an hour a zone repeats in the autumn
+// is one period, so it shares its counter.
+func bucket(t time.Time, d *expression.Date, p expression.Period) int64 {
+	t = t.In(d.Loc)
+	y, m, dd := t.Date()
+	var h, mi, s int
 	switch p {
 	case expression.Year:
-		return int32(y) * 10000
+		m, dd = 1, 1
+	case expression.FiscalYear:
+		y, m, dd = d.FiscalStart(t).Date()
+	case expression.Quarter:
+		m, dd = (m-1)/3*3+1, 1
 	case expression.Month:
-		return int32(y)*10000 + int32(m)*100
+		dd = 1
+	case expression.Week:
+		wd := (int(t.Weekday()) + 6) % 7 // days since Monday
+		y, m, dd = time.Date(y, m, dd-wd, 0, 0, 0, 0, time.UTC).Date()
 	case expression.Day:
-		return int32(y)*10000 + int32(m)*100 + int32(d)
+	case expression.Hour:
+		h = t.Hour()
+	case expression.Minute:
+		h, mi = t.Hour(), t.Minute()
+	case expression.Second:
+		h, mi, s = t.Clock()
+	default:
+		return 0
 	}
-	return 0
+	return ((((int64(y)*100+int64(m))*100+int64(dd))*100+int64(h))*100+int64(mi))*100 + int64(s)
 }
 
-func bucketString(b int32, p expression.Period) string {
-	y, m, d := b/10000, b/100%100, b%100
+// bucketString is the key component of period b: "2017", "FY2017-04"
+// (the fiscal year starting in April 2017), "2017-Q1", "2017-03",
+// "2017-W09", "2017-03-04", "2017-03-04T15", "2017-03-04T15:04",
+// "2017-03-04T15:04:05".
+func bucketString(b int64, p expression.Period) string {
+	s, mi, h := b%100, b/100%100, b/10000%100
+	d, m, y := b/1000000%100, b/100000000%100, b/10000000000
 	switch p {
 	case expression.Year:
 		return fmt.Sprintf("%04d", y)
+	case expression.FiscalYear:
+		return fmt.Sprintf("FY%04d-%02d", y, m)
+	case expression.Quarter:
+		return fmt.Sprintf("%04d-Q%d", y, (m-1)/3+1)
 	case expression.Month:
 		return fmt.Sprintf("%04d-%02d", y, m)
+	case expression.Week:
+		wy, w := time.Date(int(y), time.Month(m), int(d), 12, 0, 0, 0, time.UTC).ISOWeek()
+		return fmt.Sprintf("%04d-W%02d", wy, w)
+	case expression.Hour:
+		return fmt.Sprintf("%04d-%02d-%02dT%02d", y, m, d, h)
+	case expression.Minute:
+		return fmt.Sprintf("%04d-%02d-%02dT%02d:%02d", y, m, d, h, mi)
+	case expression.Second:
+		return fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d", y, m, d, h, mi, s)
 	}
 	return fmt.Sprintf("%04d-%02d-%02d", y, m, d)
 }
@@ -189,13 +227,24 @@ func (pl *Plan) KeyPattern(i int) string {
 		}
 		k += "|" + escapeKey(s.KeyVar) + "=" + v
 	}
-	switch s.Reset {
-	case expression.Day:
-		k += "|<yyyy-MM-dd>"
-	case expression.Month:
-		k += "|<yyyy-MM>"
-	case expression.Year:
-		k += "|<yyyy>"
+	if s.Reset != expression.Never {
+		k += "|" + periodPattern[s.Reset]
+		if s.Reset == expression.FiscalYear {
+			k += fmt.Sprintf("%02d", int(pl.parts[s.keyDate].date.Fiscal))
+		}
 	}
 	return k
+}
+
+// periodPattern is the key component of each reset period, for people.
+var periodPattern = map[expression.Period]string{
+	expression.Year:       "<yyyy>",
+	expression.FiscalYear: "FY<yyyy>-", // and the month it starts in
+	expression.Quarter:    "<yyyy>-Q<q>",
+	expression.Month:      "<yyyy-MM>",
+	expression.Week:       "<YYYY>-W<ww>",
+	expression.Day:        "<yyyy-MM-dd>",
+	expression.Hour:       "<yyyy-MM-ddTHH>",
+	expression.Minute:     "<yyyy-MM-ddTHH:mm>",
+	expression.Second:     "<yyyy-MM-ddTHH:mm:ss>",
 }

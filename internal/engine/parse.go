@@ -206,7 +206,7 @@ func (pl *Plan) read(s string, spans [][2]int) (Reading, error) {
 	for _, i := range pl.seqs {
 		sp := &pl.parts[i]
 		var owner, val string
-		var b int32
+		var b int64
 		if pl.owner >= 0 {
 			owner = r.Vars[OwnerKey]
 		}
@@ -214,7 +214,7 @@ func (pl *Plan) read(s string, spans [][2]int) (Reading, error) {
 			val = r.Vars[sp.KeyVar]
 		}
 		if sp.Reset != expression.Never {
-			b = bucket(times[sp.keyDate], pl.parts[sp.keyDate].date.Loc, sp.Reset)
+			b = bucket(times[sp.keyDate], pl.parts[sp.keyDate].date, sp.Reset)
 		}
 		d := Draw{Part: sp.Name, Offset: sp.Offset, Key: pl.key(sp, owner, val, b), Seq: vals[sp.ord]}
 		r.Draws = append(r.Draws, d)

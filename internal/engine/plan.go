@@ -95,7 +95,7 @@ type Part struct {
 	// Releaser, and the latest period drawn, whose predecessor is released
 	// when it turns.
 	releaser sequence.Releaser
-	period   *atomic.Int32
+	period   *atomic.Int64
 
 	// Date
 	date *expression.Date
@@ -121,7 +121,7 @@ type Part struct {
 // string again on the next call.
 type keyCache struct {
 	owner, val string
-	bucket     int32
+	bucket     int64
 	key        string
 }
 

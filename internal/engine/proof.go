@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sngen/sn/expression"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/parser"
 )
@@ -125,12 +126,15 @@ func splitHint(pl *Plan, i int) string {
 func (c *compiler) centuryWitness(seq, date int) error {
 	pl := c.pl
 	d := pl.parts[date].date
-	t := time.Date(2017, 3, 4, 12, 0, 0, 0, d.Loc)
+	t, t100 := time.Date(2017, 3, 4, 12, 0, 0, 0, d.Loc), time.Date(2117, 3, 4, 12, 0, 0, 0, d.Loc)
+	if pl.parts[seq].Reset == expression.Week { // the Mondays of week 10
+		t, t100 = time.Date(2017, 3, 6, 12, 0, 0, 0, d.Loc), time.Date(2117, 3, 8, 12, 0, 0, 0, d.Loc)
+	}
 	a := example(pl, t)
-	b := example(pl, t.AddDate(100, 0, 0))
+	b := example(pl, t100)
 	sa, errA := pl.renderInput(a)
 	sb, errB := pl.renderInput(b)
-	msg := fmt.Sprintf("%s: reset=%s is read from %s, whose yy prints the same digits for 2017 and 2117; add window=2000 to it (years 2000-2099) or print yyyy",
+	msg := fmt.Sprintf("%s: reset=%s is read from %s, whose two-digit year prints the same digits for 2017 and 2117; add window=2000 to it (years 2000-2099) or print the year in four digits",
 		pl.parts[seq].Name, pl.parts[seq].Reset, pl.parts[date].Source)
 	if errA != nil || errB != nil || sa != sb {
 		return c.errAt(pl.parts[date].Offset, "%s", msg)
@@ -490,7 +494,7 @@ func signature(pl *Plan) string {
 		case Var:
 			fmt.Fprintf(&b, "var(%s);", p.Name)
 		case Date:
-			fmt.Fprintf(&b, "date(%s,%d);", p.date.Format, p.date.Window)
+			fmt.Fprintf(&b, "date(%s,%d,%d);", p.date.Format, p.date.Window, p.date.Fiscal)
 		}
 	}
 	return b.String()

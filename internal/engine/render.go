@@ -170,7 +170,7 @@ func (pl *Plan) callKey(s *Part, at time.Time, vars map[string]string) string {
 		return s.fixedKey
 	}
 	var owner, val string
-	var b int32
+	var b int64
 	if pl.owner >= 0 {
 		owner = vars[OwnerKey]
 	}
@@ -182,7 +182,7 @@ func (pl *Plan) callKey(s *Part, at time.Time, vars map[string]string) string {
 		}
 	}
 	if s.Reset != expression.Never {
-		b = bucket(at, pl.parts[s.keyDate].date.Loc, s.Reset)
+		b = bucket(at, pl.parts[s.keyDate].date, s.Reset)
 		if s.period != nil {
 			pl.turn(s, b)
 		}
@@ -194,7 +194,7 @@ func (pl *Plan) callKey(s *Part, at time.Time, vars map[string]string) string {
 // first call past the latest period, releases that period's key in the
 // sequence: its counter is done. A call for an earlier period (an instant
 // given in the past) releases nothing; its key comes back from the store.
-func (pl *Plan) turn(s *Part, b int32) {
+func (pl *Plan) turn(s *Part, b int64) {
 	old := s.period.Load()
 	if b > old && s.period.CompareAndSwap(old, b) && old != 0 {
 		s.releaser.Release(pl.key(s, "", "", old))
