@@ -704,7 +704,8 @@ func (d *Date) Read(text string) (time.Time, error) {
 func (d *Date) unreal(text string, u, t time.Time) string {
 	switch {
 	case d.has(fYearDay) && u.YearDay() != int(mustAtoi(d.fieldText(text, fYearDay))):
-		return fmt.Sprintf("day %s of a year of %d days", d.fieldText(text, fYearDay), time.Date(u.Year(), 12, 31, 0, 0, 0, 0, time.UTC).YearDay())
+		// Day 366 of a year of 365 is January 1 of the next.
+		return fmt.Sprintf("day %s of a year of %d days", d.fieldText(text, fYearDay), time.Date(u.Year()-1, 12, 31, 0, 0, 0, 0, time.UTC).YearDay())
 	case d.has(fDay) && strconv.Itoa(u.Day()) != strings.TrimLeft(d.fieldText(text, fDay), "0"):
 		return fmt.Sprintf("day %s out of range for the month", d.fieldText(text, fDay))
 	case d.has(fWeek):

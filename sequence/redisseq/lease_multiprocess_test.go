@@ -83,7 +83,10 @@ func leaseChild(s leaseSpec) error {
 			opts = snowflake.Options{Worker: 1}
 		}
 		g, err = snowflake.New(ctx, leaseLayout, opts)
-		if errors.Is(err, sequence.ErrUnavailable) && time.Now().Before(end) {
+		if errors.Is(err, sequence.ErrUnavailable) {
+			if time.Now().After(end) {
+				return nil // every id stayed held for all its run: it issued nothing
+			}
 			time.Sleep(5 * time.Millisecond) // every id is held: wait for one to expire
 			continue
 		}
