@@ -365,6 +365,19 @@ func collFormatDate(p *collPart, at time.Time) (string, error) {
 			b.WriteString(collPad(int(at.Month()), 2))
 		case "dd":
 			b.WriteString(collPad(at.Day(), 2))
+		case "YYYY":
+			wy, _ := at.ISOWeek()
+			b.WriteString(collPad(wy, 4))
+		case "YY":
+			wy, _ := at.ISOWeek()
+			b.WriteString(collPad(wy%100, 2))
+		case "ww":
+			_, w := at.ISOWeek()
+			b.WriteString(collPad(w, 2))
+		case "Q":
+			b.WriteString(collPad((int(at.Month())+2)/3, 1))
+		case "DDD":
+			b.WriteString(collPad(at.YearDay(), 3))
 		case "HH":
 			b.WriteString(collPad(at.Hour(), 2))
 		case "mm":
@@ -498,9 +511,9 @@ var (
 	}
 	collSetterNames  = []string{"ownerKey", "tag", "zone"}
 	collSetterValues = []string{"", "1", "12", "0", "A", "SN", "AB", "B1"}
-	collDateFormats  = []string{"yyyy", "yy", "MM", "dd", "yyMM", "yyyyMMdd", "yyMMdd", "MMdd", "HH"}
+	collDateFormats  = []string{"yyyy", "yy", "MM", "dd", "yyMM", "yyyyMMdd", "yyMMdd", "MMdd", "HH", "yyQ", "yyyyQ", "yyDDD", "yyyyDDD", "DDD", "YYww", "YYYYww", "ww", "yyyyMMddHH", "yyDDDHH"}
 	collAlgos        = []string{"luhn", "damm", "verhoeff", "mod11-2", "mod97-10"}
-	collResets       = []string{"day", "month", "year"}
+	collResets       = []string{"day", "month", "year", "quarter", "week", "hour"}
 )
 
 func collPick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
@@ -1297,19 +1310,27 @@ func collModelCollisions(t *collTemplate, budget int) (int, string) {
 	}
 }
 
-// collFinest returns the finest period a date format prints in full:
-// 3 day, 2 month, 1 year, 0 none.
-func collFinest(f string) int {
-	hasY, hasM, hasD := strings.Contains(f, "yy"), strings.Contains(f, "MM"), strings.Contains(f, "dd")
-	switch {
-	case hasY && hasM && hasD:
-		return 3
-	case hasY && hasM:
-		return 2
-	case hasY:
-		return 1
+// collTells reports whether a date format prints enough to tell the
+// periods of reset apart (a two-digit year within its century).
+func collTells(f, reset string) bool {
+	has := func(run string) bool { return strings.Contains(f, run) }
+	y := has("yy")
+	day := y && (has("MM") && has("dd") || has("DDD"))
+	switch reset {
+	case "year":
+		return y
+	case "quarter":
+		return y && (has("Q") || has("MM"))
+	case "month":
+		return y && has("MM")
+	case "week":
+		return has("YY") && has("ww")
+	case "day":
+		return day
+	case "hour":
+		return day && has("HH")
 	}
-	return 0
+	return false
 }
 
 // buckets returns the reset period of each sequence part with reset= at
@@ -1321,10 +1342,9 @@ func (t *collTemplate) buckets(at time.Time) []string {
 		if p.kind != collSeq || p.reset == "" {
 			continue
 		}
-		need := map[string]int{"year": 1, "month": 2, "day": 3}[p.reset]
 		loc := time.UTC
 		for _, d := range t.parts {
-			if d.kind == collDate && collFinest(d.format) >= need {
+			if d.kind == collDate && collTells(d.format, p.reset) {
 				if d.tz != "" {
 					loc, _ = time.LoadLocation(d.tz)
 				}
@@ -1335,8 +1355,15 @@ func (t *collTemplate) buckets(at time.Time) []string {
 		switch p.reset {
 		case "year":
 			out = append(out, fmt.Sprintf("%04d", y))
+		case "quarter":
+			out = append(out, fmt.Sprintf("%04d-Q%d", y, (m+2)/3))
 		case "month":
 			out = append(out, fmt.Sprintf("%04d-%02d", y, m))
+		case "week":
+			wy, w := at.In(loc).ISOWeek()
+			out = append(out, fmt.Sprintf("%04d-W%02d", wy, w))
+		case "hour":
+			out = append(out, fmt.Sprintf("%04d-%02d-%02dT%02d", y, m, d, at.In(loc).Hour()))
 		default:
 			out = append(out, fmt.Sprintf("%04d-%02d-%02d", y, m, d))
 		}

@@ -668,8 +668,12 @@ func (d *Date) Read(text string) (time.Time, error) {
 				year++
 			}
 		}
-	case got[fWeekYear]:
-		u := isoWeekMonday(v[fWeekYear], v[fWeek])
+	case got[fWeek]:
+		wy := 2020 // a week without its year: one of 53 weeks
+		if got[fWeekYear] {
+			wy = v[fWeekYear]
+		}
+		u := isoWeekMonday(wy, v[fWeek])
 		year, month, day = u.Year(), int(u.Month()), u.Day()
 	}
 	switch {
