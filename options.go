@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
 )
 
@@ -13,13 +14,14 @@ import (
 type Option func(*options)
 
 type options struct {
-	registry *Registry
-	seqs     map[string]sequence.Gen
-	exprs    map[string]expression.Factory
-	clock    func() time.Time
-	hooks    *Hooks
-	fallback *Generator
-	errs     []error
+	registry  *Registry
+	seqs      map[string]sequence.Gen
+	exprs     map[string]expression.Factory
+	clock     func() time.Time
+	retention time.Duration
+	hooks     *Hooks
+	fallback  *Generator
+	errs      []error
 }
 
 func newOptions(opts []Option) (*options, error) {
@@ -100,6 +102,25 @@ func WithClock(now func() time.Time) Option {
 			return
 		}
 		o.clock = now
+	}
+}
+
+// WithRetention sets how long the counter of a period of an hour or
+// shorter (reset=hour, minute, second) stays in the store after its
+// period: two hours unless set, and at least one, so that the hour a zone
+// repeats in the autumn finds its counter. Such counters expire in stores
+// that can expire keys (every store of package sequence and its
+// subpackages), and a call at an instant more than half the retention
+// before the latest instant numbers were issued at is refused with an
+// error wrapping sequence.ErrClockRollback: its counter may be gone, and
+// starting it again would repeat numbers.
+func WithRetention(d time.Duration) Option {
+	return func(o *options) {
+		if d < engine.MinRetention {
+			o.errs = append(o.errs, fmt.Errorf("sn: WithRetention(%v): want at least %v", d, engine.MinRetention))
+			return
+		}
+		o.retention = d
 	}
 }
 

@@ -6,18 +6,20 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"time"
 )
 
 // MemoryAllocator is an [Allocator] that keeps its counters in process
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer] and [Identifier]: each MemoryAllocator is a
-// store of its own.
+// use and implements [Floorer], [Marker], [Expirer] and [Identifier]: each
+// MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id   string
 	mu   sync.Mutex
 	last map[string]int64 // key -> last number reserved
+	exp  expiries
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.
@@ -58,8 +60,45 @@ func (a *MemoryAllocator) Floor(ctx context.Context, key string, floor int64) er
 	if floor < 0 {
 		return fmt.Errorf("%w: Floor(%q, %d): the floor is negative", ErrInvalidArgument, key, floor)
 	}
+	a.sweep()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.last[key] = max(a.last[key], floor)
 	return nil
+}
+
+// Mark raises the last number reserved for key to at least v and returns
+// it.
+func (a *MemoryAllocator) Mark(ctx context.Context, key string, v int64) (int64, error) {
+	if err := a.Floor(ctx, key, v); err != nil {
+		return 0, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last[key], nil
+}
+
+// Expire deletes key once ttl has passed (on a later Mark, Floor or
+// Expire; at once when ttl <= 0).
+func (a *MemoryAllocator) Expire(ctx context.Context, key string, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	a.sweep()
+	if ttl <= 0 {
+		a.mu.Lock()
+		delete(a.last, key)
+		a.mu.Unlock()
+		return nil
+	}
+	a.exp.set(key, ttl)
+	return nil
+}
+
+func (a *MemoryAllocator) sweep() {
+	a.exp.sweep(func(k string) {
+		a.mu.Lock()
+		delete(a.last, k)
+		a.mu.Unlock()
+	})
 }

@@ -6,16 +6,18 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Memory is a [Gen] that keeps its counters in process memory. Numbers start
 // at 1 for each key (see [StartAt]) and are lost when the process ends, so
 // Memory suits tests, examples and numbers that only need to be unique within
-// one run. It is safe for concurrent use and implements [Batcher], [Binder]
-// and [Floorer].
+// one run. It is safe for concurrent use and implements [Batcher], [Binder],
+// [Floorer], [Marker] and [Expirer].
 type Memory struct {
 	start    int64
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
+	exp      expiries
 }
 
 // MemoryOption configures a [Memory].
@@ -28,6 +30,13 @@ func StartAt(n int64) MemoryOption {
 		panic(fmt.Sprintf("sequence: StartAt(%d): the first number must be at least 1", n))
 	}
 	return func(m *Memory) { m.start = n }
+}
+
+// MemoryClock makes the Memory read the time, for the deadlines of
+// [Memory.Expire], from now instead of time.Now: for tests that move the
+// clock.
+func MemoryClock(now func() time.Time) MemoryOption {
+	return func(m *Memory) { m.exp.now = now }
 }
 
 // NewMemory returns a Memory whose keys start at 1 unless an option says
@@ -112,4 +121,29 @@ func (m *Memory) Floor(ctx context.Context, key string, floor int64) error {
 			return nil
 		}
 	}
+}
+
+// Mark raises the last number of key to at least v and returns it.
+func (m *Memory) Mark(ctx context.Context, key string, v int64) (int64, error) {
+	m.exp.sweep(func(k string) { m.counters.Delete(k) })
+	if err := m.Floor(ctx, key, v); err != nil {
+		return 0, err
+	}
+	return m.counter(key).Load(), nil
+}
+
+// Expire deletes key once ttl has passed (on a later Mark or Expire; at
+// once when ttl <= 0): its numbers then start again at the first. A Handle bound to key keeps the
+// old counter.
+func (m *Memory) Expire(ctx context.Context, key string, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.exp.sweep(func(k string) { m.counters.Delete(k) })
+	if ttl <= 0 {
+		m.counters.Delete(key)
+		return nil
+	}
+	m.exp.set(key, ttl)
+	return nil
 }

@@ -24,6 +24,10 @@ type Config struct {
 	Exprs map[string]expression.Factory
 	// Clock is read when a call gives no instant; nil means time.Now.
 	Clock func() time.Time
+	// Retention is how long the counter of a period of an hour or shorter
+	// stays in the store after its period (see guard); 0 means
+	// DefaultRetention.
+	Retention time.Duration
 }
 
 // MaxVarLen is the largest maxlen= of a variable, in bytes.
@@ -44,6 +48,9 @@ func Compile(template string, cfg Config) (*Plan, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
 	}
 	c := &compiler{cfg: cfg, tpl: tpl, pl: &Plan{src: template, canonical: tpl.String(), clock: cfg.Clock, owner: -1}}
 	if err := c.compile(); err != nil {

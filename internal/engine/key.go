@@ -53,6 +53,7 @@ func (c *compiler) keys() error {
 		if r, ok := s.gen.(sequence.Releaser); ok && s.Reset != expression.Never && pl.owner < 0 && s.KeyVar == "" {
 			s.releaser, s.period = r, new(atomic.Int64)
 		}
+		s.guard = newGuard(s, s.gen, meaning(pl.parts), c.cfg.Retention)
 		if perCall {
 			continue
 		}

@@ -96,6 +96,7 @@ type Part struct {
 	// when it turns.
 	releaser sequence.Releaser
 	period   *atomic.Int64
+	guard    *guard // for a reset of an hour or shorter on a store that keeps marks
 
 	// Date
 	date *expression.Date

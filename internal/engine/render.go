@@ -166,11 +166,17 @@ func (p *Part) checkVar(v string, ok bool) error {
 
 // callKey returns the counter key of sequence part s for a call.
 func (pl *Plan) callKey(s *Part, at time.Time, vars map[string]string) string {
+	k, _ := pl.callKeyPeriod(s, at, vars)
+	return k
+}
+
+// callKeyPeriod returns the counter key of sequence part s for a call, and
+// its period.
+func (pl *Plan) callKeyPeriod(s *Part, at time.Time, vars map[string]string) (_ string, b int64) {
 	if s.fixedKey != "" {
-		return s.fixedKey
+		return s.fixedKey, 0
 	}
 	var owner, val string
-	var b int64
 	if pl.owner >= 0 {
 		owner = vars[OwnerKey]
 	}
@@ -187,7 +193,7 @@ func (pl *Plan) callKey(s *Part, at time.Time, vars map[string]string) string {
 			pl.turn(s, b)
 		}
 	}
-	return pl.seqKey(s, owner, val, b)
+	return pl.seqKey(s, owner, val, b), b
 }
 
 // turn records that sequence part s draws in period b, and when b is the
@@ -209,9 +215,18 @@ func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, vars map[string
 			n, err = 0, s.fail(recovered(r))
 		}
 	}()
-	if s.handle != nil {
+	switch {
+	case s.handle != nil:
 		n, err = s.handle.Next(ctx)
-	} else {
+	case s.guard != nil:
+		key, b := pl.callKeyPeriod(s, at, vars)
+		if err := s.guard.check(ctx, b, at, key); err != nil {
+			return 0, s.fail(err)
+		}
+		if n, err = s.gen.Next(ctx, key); err == nil {
+			s.guard.drawn(ctx, b, key)
+		}
+	default:
 		n, err = s.gen.Next(ctx, pl.callKey(s, at, vars))
 	}
 	if err != nil {
@@ -232,7 +247,14 @@ func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, vars map[strin
 		}
 	}()
 	if s.batcher != nil {
-		out, err = s.batcher.NextN(ctx, pl.callKey(s, at, vars), out, n)
+		key, b := pl.callKeyPeriod(s, at, vars)
+		if s.guard != nil {
+			if err := s.guard.check(ctx, b, at, key); err != nil {
+				return out, s.fail(err)
+			}
+			defer s.guard.drawn(ctx, b, key)
+		}
+		out, err = s.batcher.NextN(ctx, key, out, n)
 		for i, v := range out {
 			if v <= 0 {
 				return out[:i], s.fail(fmt.Errorf("%w: %d", ErrSequence, v))

@@ -1,0 +1,128 @@
+package sn_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+)
+
+// unmarked hides a Memory's Marker, so sn does not guard it: the control
+// of TestClockGuard.
+type unmarked struct{ m *sequence.Memory }
+
+func (u unmarked) Next(ctx context.Context, key string) (int64, error) { return u.m.Next(ctx, key) }
+
+// A per-second counter expires in the store two hours and a second after
+// its first draw. A clock set back across an expired counter is refused
+// (sequence.ErrClockRollback), in the process that moved and in a new one
+// over the same store, and never prints a number twice; a clock set back
+// by less than half the retention continues its counters. The control, the
+// same store and expiry without the guard, repeats.
+func TestClockGuard(t *testing.T) {
+	const tpl = `@<date, format=yyyyMMddHHmmss>-@<seq, reset=second>`
+	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	clk := &fixedClock{t: t0}
+	mem := sequence.NewMemory(sequence.MemoryClock(clk.now))
+	newGen := func() *sn.Generator {
+		g, err := sn.New(tpl, sn.WithSequence("seq", mem), sn.WithClock(clk.now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g := newGen()
+	seen := map[string]time.Time{}
+	issue := func(g *sn.Generator, n int) error {
+		for range n {
+			s, err := g.Next(ctx)
+			if err != nil {
+				return err
+			}
+			if at, ok := seen[s]; ok {
+				t.Fatalf("%q printed again at %v, first at %v", s, clk.now(), at)
+			}
+			seen[s] = clk.now()
+		}
+		return nil
+	}
+	if err := issue(g, 5); err != nil {
+		t.Fatal(err)
+	}
+	clk.set(t0.Add(20 * time.Minute)) // back by 40 minutes later: within R/2, the counter is there
+	if err := issue(g, 3); err != nil {
+		t.Fatal(err)
+	}
+	clk.set(t0)
+	if err := issue(g, 3); err != nil {
+		t.Fatalf("a clock 20 minutes back: %v", err)
+	}
+	if got := len(seen); got != 11 {
+		t.Fatalf("%d numbers", got)
+	}
+
+	clk.set(t0.Add(3 * time.Hour)) // past the retention: the counter of t0 expires
+	if err := issue(g, 2); err != nil {
+		t.Fatal(err)
+	}
+	var firstNumber string
+	for s, at := range seen {
+		if at.Equal(t0) && strings.HasSuffix(s, "-1") {
+			firstNumber = s
+		}
+	}
+	p0, err := g.Parse(firstNumber)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last, _ := mem.Mark(ctx, p0.Key, 0); last != 0 {
+		t.Fatalf("the counter %q of three hours ago is still in the store at %d", p0.Key, last)
+	}
+	clk.set(t0) // an NTP step back of three hours
+	err = issue(g, 1)
+	if !errors.Is(err, sequence.ErrClockRollback) {
+		t.Fatalf("a clock set back 3 hours across an expired counter: %v, want ErrClockRollback", err)
+	}
+	t.Log(err)
+	if err := issue(newGen(), 1); !errors.Is(err, sequence.ErrClockRollback) {
+		t.Fatalf("a new Generator (a restarted process) on the same store: %v, want ErrClockRollback", err)
+	}
+	// A document instant within half the retention before the mark goes ahead.
+	if _, err := g.NextAt(ctx, t0.Add(3*time.Hour-30*time.Minute), nil); err != nil {
+		t.Fatalf("an instant 30 minutes back: %v", err)
+	}
+
+	// The control: the same store and expiry, no guard.
+	clk.set(t0)
+	mem2 := sequence.NewMemory(sequence.MemoryClock(clk.now))
+	c, err := sn.New(tpl, sn.WithSequence("seq", unmarked{mem2}), sn.WithClock(clk.now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := c.Next(ctx)
+	p, _ := c.Parse(first)
+	key := p.Key
+	clk.set(t0.Add(3 * time.Hour))
+	mem2.Expire(ctx, key, 0) // what the store does to a period's counter after its retention
+	clk.set(t0)
+	again, _ := c.Next(ctx)
+	if again != first {
+		t.Fatalf("the control printed %q then %q: the test cannot see a restarted counter", first, again)
+	}
+	t.Logf("the control repeated %q", again)
+	if !strings.HasPrefix(first, "20240501100000-") {
+		t.Fatal(first)
+	}
+}
+
+// WithRetention refuses less than an hour.
+func TestWithRetention(t *testing.T) {
+	_, err := sn.New(`@<date, format=yyyyMMddHH>@<seq, reset=hour>`, sn.WithRetention(time.Minute))
+	if err == nil || !strings.Contains(err.Error(), "WithRetention(1m0s): want at least 1h0m0s") {
+		t.Fatalf("WithRetention(1m) = %v", err)
+	}
+}
