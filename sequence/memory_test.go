@@ -33,3 +33,13 @@ func TestMemoryAllocs(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryExpirer(t *testing.T) {
+	m := sequence.NewMemory()
+	sequencetest.RunExpirer(t, m, m.Next)
+}
+
+func TestMemoryAllocatorExpirer(t *testing.T) {
+	a := sequence.NewMemoryAllocator()
+	sequencetest.RunExpirer(t, a, sequencetest.AllocDraw(a))
+}

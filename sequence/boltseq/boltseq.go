@@ -407,22 +407,26 @@ func (s *Store) update(ctx context.Context, op, key string, fn func(b *bolt.Buck
 	if err != nil {
 		return fmt.Errorf("boltseq: %s: %w", op, err)
 	}
+	return s.updateTx(ctx, op+" "+quoteKey(key), func(tx *bolt.Tx) error { return fn(tx.Bucket(seqBucket), k) })
+}
+
+// updateTx runs fn in one read-write transaction.
+func (s *Store) updateTx(ctx context.Context, what string, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	what := op + " " + quoteKey(key)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return fmt.Errorf("boltseq: %s: %w", what, sequence.ErrClosed)
 	}
-	err = s.write(func(tx *bolt.Tx) error {
+	err := s.write(func(tx *bolt.Tx) error {
 		// The transaction may have waited for other writers; a caller that
 		// gave up meanwhile gets neither a write nor an fsync.
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return fn(tx.Bucket(seqBucket), k)
+		return fn(tx)
 	})
 	return wrapTxError(what, err)
 }

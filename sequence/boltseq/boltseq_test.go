@@ -899,3 +899,8 @@ func TestStoreID(t *testing.T) {
 		t.Errorf("StoreID: %q, reopened %q, another file %q; want the first two equal and the third not", id, again, other)
 	}
 }
+
+func TestExpirer(t *testing.T) {
+	s := open(t, tempPath(t), nil)
+	sequencetest.RunExpirer(t, s, sequencetest.AllocDraw(s))
+}

@@ -1,0 +1,100 @@
+package boltseq
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// The deadlines of expiring keys, in two buckets: by key, and by deadline
+// then key (for the sweep, which reads them in order).
+var (
+	expiryBucket   = []byte("sn.expiry")    // k<key> -> deadline
+	deadlineBucket = []byte("sn.deadlines") // deadline (8 bytes) k<key> -> nil
+)
+
+// Mark raises key's high-water mark to at least v and returns it, in one
+// durable transaction: a [sequence.Marker]. sn keeps the latest instant
+// it issued numbers at this way (see [sequence.Marker]).
+func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
+	if v < 0 {
+		return 0, fmt.Errorf("boltseq: mark %s to %d: negative: %w", quoteKey(key), v, sequence.ErrInvalidArgument)
+	}
+	var mark int64
+	err := s.update(ctx, "mark", key, func(b *bolt.Bucket, k []byte) error {
+		last, err := s.get(b, k, key)
+		if err != nil {
+			return err
+		}
+		if mark = max(last, v); mark > last {
+			return put(b, k, mark)
+		}
+		return nil
+	})
+	return mark, err
+}
+
+// Expire deletes key once ttl has passed: a [sequence.Expirer]. The
+// deletion happens in a later Expire, which first deletes every key past
+// its deadline; a ttl <= 0 deletes key at once. A deleted key's numbers
+// start again at 1.
+func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error {
+	k, err := encodeKey(key)
+	if err != nil {
+		return fmt.Errorf("boltseq: expire: %w", err)
+	}
+	now := time.Now()
+	return s.updateTx(ctx, "expire "+quoteKey(key), func(tx *bolt.Tx) error {
+		byKey, err := tx.CreateBucketIfNotExists(expiryBucket)
+		if err != nil {
+			return err
+		}
+		byTime, err := tx.CreateBucketIfNotExists(deadlineBucket)
+		if err != nil {
+			return err
+		}
+		seq := tx.Bucket(seqBucket)
+		if old := byKey.Get(k); old != nil {
+			if err := byTime.Delete(append(bytes.Clone(old), k...)); err != nil {
+				return err
+			}
+		}
+		// The sweep: the keys past their deadlines, in order. (They are
+		// deleted after the cursor is done: deleting under a cursor can
+		// make it skip the next entry.)
+		var done [][]byte
+		c := byTime.Cursor()
+		for dk, _ := c.First(); dk != nil && len(dk) > 8 && int64(binary.BigEndian.Uint64(dk)) <= now.UnixNano(); dk, _ = c.Next() {
+			done = append(done, bytes.Clone(dk))
+		}
+		for _, dk := range done {
+			if err := byTime.Delete(dk); err != nil {
+				return err
+			}
+			if err := seq.Delete(dk[8:]); err != nil {
+				return err
+			}
+			if err := byKey.Delete(dk[8:]); err != nil {
+				return err
+			}
+		}
+		if ttl <= 0 {
+			if err := byKey.Delete(k); err != nil {
+				return err
+			}
+			return seq.Delete(k)
+		}
+		var d [8]byte
+		binary.BigEndian.PutUint64(d[:], uint64(now.Add(ttl).UnixNano()))
+		if err := byKey.Put(k, d[:]); err != nil {
+			return err
+		}
+		return byTime.Put(append(d[:], k...), nil)
+	})
+}

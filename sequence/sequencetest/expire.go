@@ -1,0 +1,125 @@
+package sequencetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// MarkExpirer is a store that keeps marks and expires keys: what sn needs
+// for counters that reset every hour or faster.
+type MarkExpirer interface {
+	sequence.Marker
+	sequence.Expirer
+}
+
+// RunExpirer checks the [sequence.Marker] and [sequence.Expirer] contracts
+// of s, whose keys draw counts from with the store's own numbering (its
+// Next, or the First of an Allocate of 1):
+//
+//   - Mark returns the largest value marked, never less, also when many
+//     goroutines mark at once;
+//   - a key given an expiry is deleted once it has passed and a later
+//     Expire has run (its numbers start again at 1), and not before;
+//   - a second Expire replaces the first deadline;
+//   - Expire with ttl <= 0 deletes at once.
+//
+// Expiries are real time: the test waits about a second in all.
+func RunExpirer(t *testing.T, s MarkExpirer, draw func(ctx context.Context, key string) (int64, error)) {
+	t.Helper()
+	ctx := context.Background()
+	prefix := fmt.Sprintf("sequencetest-expire-%d-", time.Now().UnixNano())
+	key := func(name string) string { return prefix + name }
+
+	t.Run("Mark", func(t *testing.T) {
+		k := key("mark")
+		for _, c := range []struct{ v, want int64 }{{5, 5}, {3, 5}, {9, 9}, {9, 9}, {0, 9}} {
+			got, err := s.Mark(ctx, k, c.v)
+			if err != nil {
+				t.Fatalf("Mark(%d): %v", c.v, err)
+			}
+			if got != c.want {
+				t.Fatalf("Mark(%d) = %d, want %d", c.v, got, c.want)
+			}
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		seen := int64(0)
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 25 {
+					v := int64(100 + w*1000 + i)
+					got, err := s.Mark(ctx, k, v)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if got < v {
+						t.Errorf("Mark(%d) = %d, less than marked", v, got)
+					}
+					mu.Lock()
+					seen = max(seen, v)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if got, _ := s.Mark(ctx, k, 0); got != seen {
+			t.Fatalf("after concurrent marks the mark is %d, want %d", got, seen)
+		}
+	})
+
+	t.Run("Expire", func(t *testing.T) {
+		gone, kept, now := key("gone"), key("kept"), key("now")
+		for _, k := range []string{gone, kept, now} {
+			for range 3 {
+				if _, err := draw(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := s.Expire(ctx, gone, 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Expire(ctx, kept, 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Expire(ctx, kept, time.Hour); err != nil { // replaces the first deadline
+			t.Fatal(err)
+		}
+		if err := s.Expire(ctx, now, 0); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := draw(ctx, now); err != nil || n != 1 {
+			t.Fatalf("a key expired with ttl 0 draws %d, %v; want 1", n, err)
+		}
+		if n, err := draw(ctx, gone); err != nil || n != 4 {
+			t.Fatalf("a key before its deadline draws %d, %v; want 4", n, err)
+		}
+		time.Sleep(700 * time.Millisecond)
+		if err := s.Expire(ctx, key("other"), time.Hour); err != nil { // a sweep, where the store needs one
+			t.Fatal(err)
+		}
+		if n, err := draw(ctx, gone); err != nil || n != 1 {
+			t.Fatalf("a key past its deadline draws %d, %v; want 1 (deleted)", n, err)
+		}
+		if n, err := draw(ctx, kept); err != nil || n != 4 {
+			t.Fatalf("a key whose deadline was moved later draws %d, %v; want 4", n, err)
+		}
+	})
+}
+
+// AllocDraw returns a draw function for [RunExpirer] over an Allocator:
+// the First of an Allocate of one number.
+func AllocDraw(a sequence.Allocator) func(ctx context.Context, key string) (int64, error) {
+	return func(ctx context.Context, key string) (int64, error) {
+		r, err := a.Allocate(ctx, key, 1)
+		return r.First, err
+	}
+}
