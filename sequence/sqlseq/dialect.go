@@ -33,9 +33,20 @@ type queries struct {
 	ensure string
 	exists string // a plain read of whether the key has a row
 	insert string // inserts the row of id $1 with k $2 and mark 0, unless there is one
-	// floor raises key's mark to at least floor; found is false when no
-	// row changed (another key's row).
-	floor func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (found bool, err error)
+	// floor raises key's mark to at least floor (which is above 0) and
+	// returns the mark; found is false when no row changed (another key's
+	// row).
+	floor func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (last int64, found bool, err error)
+
+	// The expiry of keys (see expire.go): a second table of deadlines,
+	// by the database's clock, in microseconds from its own now.
+	createExpiry string
+	now          string // the database's time now, in the type of a deadline
+	setExpiry    string // sets key $1's deadline to $2 + $3 microseconds
+	sweepLedger  string // deletes the ledger rows whose deadline is at or before $1
+	sweepExpiry  string // deletes the deadlines at or before $1
+	deleteKey    string // deletes key $1's ledger row
+	deleteExpiry string // deletes key $1's deadline
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -55,7 +66,7 @@ func postgres(table string) queries {
 	// Quoted, so that a reserved word ("user") is a name; lowercased, as
 	// PostgreSQL folds the unquoted name, so that it names the same table.
 	parts := strings.Split(strings.ToLower(table), ".")
-	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`)
+	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`, "{expiry}", `"`+strings.Join(parts, `"."`)+`_expiry"`)
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	k bytea NOT NULL,
@@ -81,14 +92,25 @@ RETURNING last`)
 			}
 			return last, err == nil, err
 		},
-		floor: func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (bool, error) {
+		floor: func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (int64, bool, error) {
 			var last int64
 			err := db.QueryRowContext(ctx, floorSQL, id[:], []byte(key), floor).Scan(&last)
 			if err == sql.ErrNoRows {
-				return false, nil
+				return 0, false, nil
 			}
-			return err == nil, err
+			return last, err == nil, err
 		},
+		createExpiry: r.Replace(`CREATE TABLE IF NOT EXISTS {expiry} (
+	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
+	deadline timestamptz NOT NULL
+)`),
+		now: `SELECT now()`,
+		setExpiry: r.Replace(`INSERT INTO {expiry} (id, deadline) VALUES ($1, $2::timestamptz + $3 * interval '1 microsecond')
+ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline`),
+		sweepLedger:  r.Replace(`DELETE FROM {table} l USING {expiry} e WHERE l.id = e.id AND e.deadline <= $1`),
+		sweepExpiry:  r.Replace(`DELETE FROM {expiry} WHERE deadline <= $1`),
+		deleteKey:    r.Replace(`DELETE FROM {table} WHERE id = $1`),
+		deleteExpiry: r.Replace(`DELETE FROM {expiry} WHERE id = $1`),
 	}
 	// ON CONFLICT DO UPDATE locks the row it updates, without an upgrade
 	// from a shared lock: concurrent transactions queue on it.
@@ -103,7 +125,7 @@ RETURNING last`)
 // equals.
 func mysql(table string) queries {
 	// Quoted, so that a reserved word ("select") is a name.
-	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`")
+	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`", "{expiry}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_expiry`")
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	k LONGBLOB NOT NULL,
@@ -143,13 +165,24 @@ ON DUPLICATE KEY UPDATE last = IF(k = ?, LAST_INSERT_ID(GREATEST(last, ?)), last
 			last, err := res.LastInsertId()
 			return last, err == nil && last > 0, err
 		},
-		floor: func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (bool, error) {
+		floor: func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (int64, bool, error) {
 			res, err := db.ExecContext(ctx, floorSQL, id[:], []byte(key), floor, []byte(key), floor)
 			if err != nil {
-				return false, err
+				return 0, false, err
 			}
 			last, err := res.LastInsertId()
-			return err == nil && last > 0, err
+			return last, err == nil && last > 0, err
 		},
+		createExpiry: r.Replace(`CREATE TABLE IF NOT EXISTS {expiry} (
+	id BINARY(32) NOT NULL PRIMARY KEY,
+	deadline DATETIME(6) NOT NULL
+) ENGINE=InnoDB`),
+		now: `SELECT UTC_TIMESTAMP(6)`,
+		setExpiry: r.Replace(`INSERT INTO {expiry} (id, deadline) VALUES (?, ? + INTERVAL ? MICROSECOND)
+ON DUPLICATE KEY UPDATE deadline = VALUES(deadline)`),
+		sweepLedger:  r.Replace(`DELETE l FROM {table} l JOIN {expiry} e ON l.id = e.id WHERE e.deadline <= ?`),
+		sweepExpiry:  r.Replace(`DELETE FROM {expiry} WHERE deadline <= ?`),
+		deleteKey:    r.Replace(`DELETE FROM {table} WHERE id = ?`),
+		deleteExpiry: r.Replace(`DELETE FROM {expiry} WHERE id = ?`),
 	}
 }

@@ -142,12 +142,16 @@ func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
 // Table returns the name of the ledger table.
 func (s *Store) Table() string { return s.table }
 
-// Migrate creates the ledger table if it does not exist. It changes
-// nothing in a table that does. Processes may call it at once.
+// Migrate creates the ledger table, and the table of the deadlines of
+// expiring keys (the ledger's name and "_expiry"), if they do not exist.
+// It changes nothing in a table that does. Processes may call it at once.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
 		err := s.retry(ctx, "migrate", func() error {
-			_, err := s.db.ExecContext(ctx, s.q.create)
+			if _, err := s.db.ExecContext(ctx, s.q.create); err != nil {
+				return err
+			}
+			_, err := s.db.ExecContext(ctx, s.q.createExpiry)
 			return err
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
@@ -206,7 +210,7 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	var found bool
 	err := s.retry(ctx, "floor", func() error {
 		var err error
-		found, err = s.q.floor(ctx, s.db, id, key, floor)
+		_, found, err = s.q.floor(ctx, s.db, id, key, floor)
 		return err
 	})
 	if err != nil {

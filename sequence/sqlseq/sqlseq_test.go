@@ -376,3 +376,12 @@ func TestMaxKeyLen(t *testing.T) {
 		})
 	}
 }
+
+func TestExpirer(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newStore(t, b, b.open(t), nil)
+			sequencetest.RunExpirer(t, s, sequencetest.AllocDraw(s))
+		})
+	}
+}
