@@ -82,3 +82,25 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// Marks and expiry: the Allocator without a ledger, and the Allocator and
+// the Counter over a PostgreSQL ledger, on one server and on a Cluster.
+func TestExpirer(t *testing.T) {
+	t.Run("RedisOnly", func(t *testing.T) {
+		a := redisseq.NewRedisOnlyAllocator(redistest.StartServer(t, redistest.Persistent()).Client(t), nil)
+		sequencetest.RunExpirer(t, a, sequencetest.AllocDraw(a))
+	})
+	for _, top := range topologies(t) {
+		t.Run(top.name, func(t *testing.T) {
+			ledger := pgLedger(t)
+			t.Run("Allocator", func(t *testing.T) {
+				a := redisseq.NewAllocator(top.rdb, ledger, &redisseq.AllocatorOptions{Chunk: 50})
+				sequencetest.RunExpirer(t, a, sequencetest.AllocDraw(a))
+			})
+			t.Run("Counter", func(t *testing.T) {
+				c := redisseq.NewCounter(top.rdb, ledger, &redisseq.CounterOptions{Step: 100, Prefix: "expire:"})
+				sequencetest.RunExpirer(t, c, c.Next)
+			})
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,6 +27,7 @@ type onlyRedis struct {
 	mu      sync.Mutex
 	checked bool
 	epochs  sync.Map // Redis key of a counter -> the epoch seen with it
+	expires sync.Map // Redis key of a counter -> when it may expire (see Allocator.Expire)
 }
 
 // check refuses servers that may lose writes.
@@ -71,6 +73,12 @@ return {redis.call('GET', KEYS[1]), e}
 // allocate increments key's counter, checking and remembering its epoch.
 func (o *onlyRedis) allocate(ctx context.Context, a *Allocator, rkey string, n int64) (int64, error) {
 	want := ""
+	if d, ok := o.expires.Load(rkey); ok && !time.Now().Before(d.(time.Time)) {
+		// The counter may have expired, its marker with it: that is not
+		// a loss of data.
+		o.epochs.Delete(rkey)
+		o.expires.Delete(rkey)
+	}
 	if e, ok := o.epochs.Load(rkey); ok {
 		want = e.(string)
 	}

@@ -1,0 +1,117 @@
+package redisseq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// markScript raises the counter KEYS[1] to ARGV[1] and returns it, as a
+// string (exact in int64).
+var markScript = redis.NewScript(luaInt + `
+local cur = redis.call('GET', KEYS[1])
+if cur and not canon(cur) then
+	return redis.error_reply('CORRUPT counter is ' .. string.format('%q', string.sub(cur, 1, 40)))
+end
+if not cur or cmp(cur, ARGV[1]) < 0 then
+	redis.call('SET', KEYS[1], ARGV[1])
+	return ARGV[1]
+end
+return cur
+`)
+
+// expireScript sets the expiry of every key in KEYS to ARGV[1]
+// milliseconds, or deletes them when it is 0.
+var expireScript = redis.NewScript(`
+for _, k in ipairs(KEYS) do
+	if ARGV[1] == '0' then
+		redis.call('DEL', k)
+	else
+		redis.call('PEXPIRE', k, ARGV[1])
+	end
+end
+return 1
+`)
+
+// Mark raises key's mark and returns it (a [sequence.Marker]): with a
+// ledger, in the ledger, which must be a Marker itself; without one, in
+// the counter in Redis, as Floor does.
+func (a *Allocator) Mark(ctx context.Context, key string, v int64) (int64, error) {
+	if a.core != nil {
+		return a.core.Mark(ctx, key, v)
+	}
+	rkey := a.Key(key)
+	if v < 0 {
+		return 0, newError(sequence.ErrInvalidArgument, nil, "Mark key %s: %d is negative", rkey, v)
+	}
+	if err := a.only.check(ctx, a, "Mark", rkey); err != nil {
+		return 0, err
+	}
+	s, err := a.replicas.script(ctx, a.rdb, markScript, rkey, strconv.FormatInt(v, 10)).Text()
+	if err != nil {
+		return 0, classify("Mark", rkey, err)
+	}
+	m, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, newError(ErrCorrupt, nil, "key %s: the mark script returned %q", rkey, s)
+	}
+	return m, nil
+}
+
+// Expire lets key's counter expire after ttl (a [sequence.Expirer]): with
+// a ledger, its range in Redis and its row in the ledger, which must be an
+// Expirer itself; without one, the counter and its epoch marker. A ttl
+// rounded to 0 ms deletes them at once.
+func (a *Allocator) Expire(ctx context.Context, key string, ttl time.Duration) error {
+	if a.core != nil {
+		return a.core.Expire(ctx, key, ttl)
+	}
+	rkey := a.Key(key)
+	a.only.expires.Store(rkey, time.Now().Add(ttl)) // from then on, a missing marker is the expiry
+	return expireKeys(ctx, a.rdb, "Expire", ttl, rkey, rkey+":epoch")
+}
+
+// Mark raises key's mark in the durable allocator, which must be a
+// [sequence.Marker], and returns it.
+func (c *Counter) Mark(ctx context.Context, key string, v int64) (int64, error) {
+	m, ok := c.durable.(sequence.Marker)
+	if !ok {
+		return 0, fmt.Errorf("redisseq: Mark key %s: the durable allocator %T keeps no marks: %w", c.Key(key), c.durable, errors.ErrUnsupported)
+	}
+	last, err := m.Mark(ctx, key, v)
+	if err != nil {
+		return 0, durableError("mark", c.Key(key), c.durable, err)
+	}
+	return last, nil
+}
+
+// Expire lets key's range in Redis and its row in the durable allocator,
+// which must be a [sequence.Expirer], expire after ttl. The durable row
+// goes first: a range left in Redis without its row is refilled from 1
+// and refused as gone backwards, never issued twice.
+func (c *Counter) Expire(ctx context.Context, key string, ttl time.Duration) error {
+	e, ok := c.durable.(sequence.Expirer)
+	if !ok {
+		return fmt.Errorf("redisseq: Expire key %s: the durable allocator %T cannot expire keys: %w", c.Key(key), c.durable, errors.ErrUnsupported)
+	}
+	if err := e.Expire(ctx, key, ttl); err != nil {
+		return durableError("expire", c.Key(key), c.durable, err)
+	}
+	return expireKeys(ctx, c.rdb, "Expire", ttl, c.Key(key))
+}
+
+// expireKeys sets the expiry of keys, which share a hash slot.
+func expireKeys(ctx context.Context, rdb redis.UniversalClient, op string, ttl time.Duration, keys ...string) error {
+	ms := max(ttl.Milliseconds(), 0)
+	if ttl > 0 && ms == 0 {
+		ms = 1
+	}
+	err := expireScript.Run(ctx, rdb, keys, strconv.FormatInt(ms, 10)).Err()
+	return classify(op, keys[0], err)
+}
