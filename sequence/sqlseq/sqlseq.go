@@ -24,6 +24,10 @@
 // one hash could never share a row: that would be an error wrapping
 // [ErrCorrupt], not a repeat.
 //
+// A second table, the ledger's name and "_expiry", holds the deadlines of
+// keys that expire (counters per hour, minute or second; see
+// [Store.Expire]): id and deadline, by the database's clock.
+//
 // # Allocate
 //
 // Each [Store.Allocate] is one statement in its own transaction, which
