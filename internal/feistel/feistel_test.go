@@ -129,3 +129,10 @@ func BenchmarkApply(b *testing.B) {
 	}
 	_ = s
 }
+
+func TestApplyAllocs(t *testing.T) {
+	p, _ := New(testKey, pow10(8))
+	if n := testing.AllocsPerRun(1000, func() { p.Invert(p.Apply(12345678)) }); n != 0 {
+		t.Errorf("Apply and Invert allocate %v times", n)
+	}
+}
