@@ -66,7 +66,7 @@ func New(template string, opts ...Option) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := engine.Compile(template, engine.Config{Seqs: seqs, Exprs: exprs, Clock: o.clock, Retention: o.retention})
+	pl, err := engine.Compile(template, engine.Config{Seqs: seqs, Exprs: exprs, Clock: o.clock, Retention: o.retention, Keys: o.keys})
 	if err != nil {
 		return nil, publicError(err)
 	}

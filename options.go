@@ -1,6 +1,7 @@
 package sn
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -19,6 +20,7 @@ type options struct {
 	exprs     map[string]expression.Factory
 	clock     func() time.Time
 	retention time.Duration
+	keys      map[string][]byte // obfuscate= keys by name
 	hooks     *Hooks
 	fallback  *Generator
 	errs      []error
@@ -121,6 +123,35 @@ func WithRetention(d time.Duration) Option {
 			return
 		}
 		o.retention = d
+	}
+}
+
+// WithObfuscation gives the key of obfuscate=name: a sequence part
+// written @<seq, width=8, obfuscate=name> prints, instead of its number n,
+// the image of n under a keyed permutation of the numbers of width digits
+// (a Feistel network with AES rounds). Numbers stay unique and of the same
+// width, and consecutive numbers no longer show how many were issued;
+// Parse and Validate invert it. The key must be at least 16 bytes; keep it
+// out of the template, as a secret. It is obfuscation, not encryption:
+// it hides volume and order from a casual observer, and a number remains
+// guessable by whoever holds the key. A different key, or a different
+// width, is a different permutation, and its numbers may meet the old
+// ones: change neither while a series is in use.
+func WithObfuscation(name string, key []byte) Option {
+	return func(o *options) {
+		switch {
+		case name == "":
+			o.errs = append(o.errs, errors.New("sn: WithObfuscation with an empty name"))
+		case len(key) < 16:
+			o.errs = append(o.errs, fmt.Errorf("sn: WithObfuscation(%q): a key of %d bytes, want at least 16", name, len(key)))
+		case o.keys[name] != nil:
+			o.errs = append(o.errs, fmt.Errorf("sn: WithObfuscation(%q) given twice", name))
+		default:
+			if o.keys == nil {
+				o.keys = map[string][]byte{}
+			}
+			o.keys[name] = bytes.Clone(key)
+		}
 	}
 }
 

@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/sngen/sn/checksum"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/feistel"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
@@ -24,6 +27,8 @@ type Config struct {
 	Exprs map[string]expression.Factory
 	// Clock is read when a call gives no instant; nil means time.Now.
 	Clock func() time.Time
+	// Keys are the keys of obfuscate=NAME, by name.
+	Keys map[string][]byte
 	// Retention is how long the counter of a period of an hour or shorter
 	// stays in the store after its period (see guard); 0 means
 	// DefaultRetention.
@@ -142,7 +147,7 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 	p := Part{Name: d.Name, Offset: d.Offset, Source: d.String(), payload: -1, keyPart: -1, keyDate: -1}
 	var err error
 	if g, ok := c.cfg.Seqs[d.Name]; ok {
-		err = seqPart(&p, g, args)
+		err = c.seqPart(&p, g, args)
 	} else if f, ok := c.cfg.Exprs[d.Name]; ok {
 		err = c.exprPart(&p, f, args)
 	} else {
@@ -183,15 +188,20 @@ func (c *compiler) vocabulary() []string {
 	return names
 }
 
-func seqPart(p *Part, g sequence.Gen, args expression.Args) error {
+func (c *compiler) seqPart(p *Part, g sequence.Gen, args expression.Args) error {
 	p.Kind, p.gen, p.order = Seq, g, expression.Normal
 	p.cache = new(atomic.Pointer[keyCache])
 	if g == nil {
 		return fmt.Errorf("sequence %q is nil", p.Name)
 	}
-	if err := args.Check("width", "overflow", "key", "reset"); err != nil {
+	if err := args.Check("width", "overflow", "key", "reset", "obfuscate"); err != nil {
 		return err
 	}
+	defer func() {
+		if p.Width > 0 && !p.Grow {
+			p.maxSeq = int64(min(pow10[p.Width]-1, math.MaxInt64))
+		}
+	}()
 	var err error
 	if p.Width, err = args.Int("width", 0, 1, 19); err != nil {
 		return err
@@ -216,6 +226,33 @@ func seqPart(p *Part, g sequence.Gen, args expression.Args) error {
 	}
 	p.Reset, _ = expression.ParsePeriod(r)
 	p.batcher, _ = g.(sequence.Batcher)
+	if name, ok := args["obfuscate"]; ok {
+		return c.obfuscate(p, name)
+	}
+	return nil
+}
+
+// obfuscate gives sequence part p the keyed permutation of its width
+// named name.
+func (c *compiler) obfuscate(p *Part, name string) error {
+	key, ok := c.cfg.Keys[name]
+	if !ok {
+		names := slices.Sorted(maps.Keys(c.cfg.Keys))
+		hint := "give its key with sn.WithObfuscation or in the config's obfuscation section"
+		if m := parser.Closest(name, names); m != "" {
+			hint = "did you mean " + m + "?"
+		}
+		return expression.Errorf("obfuscate", "obfuscate=%s: no key of that name (%s)", name, hint)
+	}
+	if p.Width == 0 || p.Grow || p.Width > 18 {
+		return expression.Errorf("obfuscate", "obfuscate= needs width=1..18 and overflow=error: it permutes the numbers of exactly width digits")
+	}
+	p.maxSeq = int64(pow10[p.Width] - 1)
+	perm, err := feistel.New(key, uint64(p.maxSeq))
+	if err != nil {
+		return expression.Errorf("obfuscate", "obfuscate=%s: %v", name, err)
+	}
+	p.perm, p.Obfuscate = perm, name
 	return nil
 }
 

@@ -74,7 +74,7 @@ func (c *compiler) keys() error {
 // meaning is the key base of a template without ownerKey: what the template
 // means, not how it is spelt. It is the canonical template with what does
 // not change which series a number belongs to left out: a sequence's width
-// and overflow, a variable's maxlen and chars, a date's format and time
+// and overflow (but not its obfuscate=, whose numbers print otherwise), a variable's maxlen and chars, a date's format and time
 // zone (the period of a reset is in the key on its own), checksums and
 // random filler. Arguments are in a fixed order and values canonically
 // quoted, so argument order, spelled-out defaults, number spellings and
@@ -94,6 +94,9 @@ func meaning(parts []Part) string {
 			d := &parser.Dynamic{Name: p.Name}
 			if p.KeyVar != "" {
 				d.Args = append(d.Args, parser.Arg{Key: "key", Value: p.KeyVar})
+			}
+			if p.Obfuscate != "" {
+				d.Args = append(d.Args, parser.Arg{Key: "obfuscate", Value: p.Obfuscate})
 			}
 			if p.Reset != expression.Never {
 				d.Args = append(d.Args, parser.Arg{Key: "reset", Value: p.Reset.String()})

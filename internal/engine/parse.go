@@ -157,12 +157,9 @@ func (pl *Plan) read(s string, spans [][2]int) (Reading, error) {
 			}
 			r.Vars[p.Name] = t
 		case Seq:
-			n, err := strconv.ParseInt(t, 10, 64)
-			switch {
-			case err != nil:
-				return r, bad(i, fmt.Errorf("%q is out of range", t))
-			case n <= 0:
-				return r, bad(i, fmt.Errorf("%q: sequences start at 1", t))
+			n, err := p.seqValue(t)
+			if err != nil {
+				return r, bad(i, err)
 			}
 			vals[p.ord] = n
 		case Date:
@@ -284,4 +281,22 @@ func (pl *Plan) diagnose(s string) error {
 		found = strconv.Quote(s[best.pos:])
 	}
 	return &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: best.pos, Err: fmt.Errorf("want %s at byte %d, found %s", want, best.pos, found)}
+}
+
+// seqValue reads the number a sequence part printed as text: the number
+// itself, or with obfuscate= the number whose image it is.
+func (p *Part) seqValue(text string) (int64, error) {
+	n, err := strconv.ParseInt(text, 10, 64)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is out of range", text)
+	case n <= 0:
+		return 0, fmt.Errorf("%q: sequences start at 1", text)
+	case p.perm != nil:
+		if n > p.maxSeq {
+			return 0, fmt.Errorf("%q is out of range", text)
+		}
+		return 1 + int64(p.perm.Invert(uint64(n-1))), nil
+	}
+	return n, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sngen/sn/checksum"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/feistel"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/sequence"
 )
@@ -94,9 +95,12 @@ type Part struct {
 	// A key that varies by its reset period alone: the sequence's
 	// Releaser, and the latest period drawn, whose predecessor is released
 	// when it turns.
-	releaser sequence.Releaser
-	period   *atomic.Int64
-	guard    *guard // for a reset of an hour or shorter on a store that keeps marks
+	releaser  sequence.Releaser
+	period    *atomic.Int64
+	guard     *guard        // for a reset of an hour or shorter on a store that keeps marks
+	Obfuscate string        // obfuscate=NAME
+	perm      *feistel.Perm // obfuscate=: prints 1+perm(n-1) for n
+	maxSeq    int64         // the largest number the part prints, or 0 for no limit
 
 	// Date
 	date *expression.Date

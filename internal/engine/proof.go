@@ -377,8 +377,8 @@ func (pl *Plan) reading(s string, spans [][2]int) (in Input, out string, ok bool
 				in.Vars[p.Name] = t
 			}
 		case Seq:
-			n, err := strconv.ParseInt(t, 10, 64)
-			if err != nil || n <= 0 {
+			n, err := p.seqValue(t)
+			if err != nil {
 				return in, "", false
 			}
 			vals[p.ord] = n

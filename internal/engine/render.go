@@ -518,6 +518,12 @@ func (p *Part) appendVar(dst []byte, vars map[string]string, m mode) []byte {
 
 func (p *Part) appendSeq(dst []byte, n int64) ([]byte, error) {
 	start := len(dst)
+	if p.perm != nil {
+		if n > p.maxSeq {
+			return dst, p.fail(fmt.Errorf("%w: %d has more than %d digits", ErrOverflow, n, p.Width))
+		}
+		n = 1 + int64(p.perm.Apply(uint64(n-1)))
+	}
 	dst = appendInt(dst, n, p.Width)
 	if p.Width > 0 && !p.Grow && len(dst)-start > p.Width {
 		return dst[:start], p.fail(fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, n, p.Width))

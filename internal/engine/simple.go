@@ -46,7 +46,7 @@ func (pl *Plan) compileSimple() {
 			return
 		}
 	}
-	if f.seq == nil {
+	if f.seq == nil || f.seq.perm != nil {
 		return
 	}
 	pl.simple = f

@@ -1,0 +1,121 @@
+package sn_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+)
+
+var orderKey = []byte("a key of 16 bytes or more, from a secret store")
+
+// An obfuscated sequence prints every number of its width once, in an
+// order that does not follow the counter, and Parse gives back the number
+// drawn.
+func TestObfuscate(t *testing.T) {
+	const tpl = `ORD-@<seq, width=4, obfuscate=orders>-@<checksum, algo=luhn>`
+	g := mustNew(t, tpl, sn.WithObfuscation("orders", orderKey))
+	seen := map[string]bool{}
+	ascending := 0
+	prev := ""
+	for n := int64(1); n <= 9999; n++ {
+		s, err := g.Next(ctx)
+		if err != nil {
+			t.Fatalf("number %d: %v", n, err)
+		}
+		if seen[s] {
+			t.Fatalf("%q printed twice", s)
+		}
+		seen[s] = true
+		if s > prev {
+			ascending++
+		}
+		prev = s
+		p, err := g.Parse(s)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", s, err)
+		}
+		if p.Seq != n {
+			t.Fatalf("Parse(%q).Seq = %d, drew %d", s, p.Seq, n)
+		}
+		if strings.Contains(s, "-0000-") {
+			t.Fatalf("%q: an all-zero sequence", s)
+		}
+	}
+	if ascending > 6000 || ascending < 4000 {
+		t.Errorf("%d of 9999 numbers printed above the one before: the order shows", ascending)
+	}
+	// The width is full: the next number overflows, never wraps.
+	if _, err := g.Next(ctx); !errors.Is(err, sn.ErrOverflow) {
+		t.Fatalf("number 10000 of width 4: %v, want ErrOverflow", err)
+	}
+	// The same key and template in another process print the same numbers.
+	h := mustNew(t, tpl, sn.WithObfuscation("orders", orderKey))
+	first, _ := h.Next(ctx)
+	g2 := mustNew(t, tpl, sn.WithObfuscation("orders", orderKey))
+	if again, _ := g2.Next(ctx); again != first {
+		t.Errorf("number 1 prints %q and %q under one key", first, again)
+	}
+	other := mustNew(t, tpl, sn.WithObfuscation("orders", []byte("another key of sixteen bytes")))
+	if s, _ := other.Next(ctx); s == first {
+		t.Errorf("two keys print number 1 as %q", s)
+	}
+}
+
+func TestObfuscateErrors(t *testing.T) {
+	tests := []struct {
+		tpl  string
+		opts []sn.Option
+		want string
+	}{
+		{`@<seq, width=6, obfuscate=order>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate=order: no key of that name (did you mean orders?)`},
+		{`@<seq, width=6, obfuscate=x>`, nil, `obfuscate=x: no key of that name (give its key with sn.WithObfuscation or in the config's obfuscation section)`},
+		{`@<seq, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width=1..18 and overflow=error`},
+		{`@<seq, width=6, overflow=grow, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width=1..18 and overflow=error`},
+		{`@<seq, width=19, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width=1..18 and overflow=error`},
+		{`@<seq, width=6>`, []sn.Option{sn.WithObfuscation("orders", []byte("short"))}, `WithObfuscation("orders"): a key of 5 bytes, want at least 16`},
+	}
+	for _, tt := range tests {
+		_, err := sn.New(tt.tpl, tt.opts...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%s) = %v, want an error with %q", tt.tpl, err, tt.want)
+		}
+	}
+}
+
+func ExampleWithObfuscation() {
+	key := []byte("load me from a secret store, 16+ bytes")
+	g := sn.MustNew(`INV-@<seq, width=8, obfuscate=invoices>`,
+		sn.WithSequence("seq", sequence.NewMemory()), sn.WithObfuscation("invoices", key))
+	for range 3 {
+		s, _ := g.Next(ctx)
+		p, _ := g.Parse(s)
+		fmt.Println(len(s), p.Seq)
+	}
+	// Output:
+	// 12 1
+	// 12 2
+	// 12 3
+}
+
+// Obfuscating a series is a new series: CheckSet refuses the old and new
+// templates on one store, since the new one prints numbers the old one
+// printed.
+func TestObfuscateIsANewSeries(t *testing.T) {
+	plain := mustNew(t, `ORD-@<seq, width=4>`)
+	obf := mustNew(t, `ORD-@<seq, width=4, obfuscate=orders>`, sn.WithObfuscation("orders", orderKey))
+	p, _ := plain.Next(ctx)
+	o, _ := obf.Next(ctx)
+	pp, _ := plain.Parse(p)
+	po, _ := obf.Parse(o)
+	if pp.Key == po.Key {
+		t.Errorf("the plain and the obfuscated template share the counter %q", pp.Key)
+	}
+	err := sn.CheckSet([]sn.Member{{Name: "old", Gen: plain, Store: "db"}, {Name: "new", Gen: obf, Store: "db"}})
+	if !errors.Is(err, sn.ErrAmbiguous) {
+		t.Errorf("CheckSet(plain, obfuscated on one store) = %v, want ErrAmbiguous", err)
+	}
+}
