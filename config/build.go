@@ -70,6 +70,8 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	keys, _ := c.obfuscation()
+	o.sn = append(slices.Clip(o.sn), keys...)
 	tpls, errs := c.check(o.env, o.sn)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

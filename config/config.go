@@ -56,6 +56,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/sngen/sn"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -143,7 +145,44 @@ type Config struct {
 	// default: the memory backend.
 	Store Sequence `json:"store" yaml:"store"`
 
+	// Obfuscation maps the name of obfuscate=NAME to where its key is
+	// (see sn.WithObfuscation). The key itself never goes in the file.
+	// default: none.
+	Obfuscation map[string]ObfuscationKey `json:"obfuscation,omitempty" yaml:"obfuscation,omitempty"`
+
 	src *source // where the Config was read from, or nil
+}
+
+// ObfuscationKey says where the key of one obfuscate= name is.
+type ObfuscationKey struct {
+	// Env is the environment variable that holds the key, at least 16
+	// bytes: read at Validate and Build.
+	// default: none; it is required.
+	Env string `json:"env" yaml:"env"`
+}
+
+// obfuscation returns the sn options that give the keys of
+// c.Obfuscation, and the problems with it.
+func (c *Config) obfuscation() ([]sn.Option, []*Error) {
+	var opts []sn.Option
+	var errs []*Error
+	for _, name := range slices.Sorted(maps.Keys(c.Obfuscation)) {
+		k := c.Obfuscation[name]
+		field := "obfuscation." + name + ".env"
+		switch key := os.Getenv(k.Env); {
+		case !validName(name):
+			errs = append(errs, &Error{Field: "obfuscation", Err: fmt.Errorf("obfuscation %q: bad name: want letters, digits, \"_\", \"-\" and \".\"", name)})
+		case k.Env == "":
+			errs = append(errs, &Error{Field: field, Err: fmt.Errorf("%s: missing: name the environment variable that holds the key", field)})
+		case key == "":
+			errs = append(errs, &Error{Field: field, Err: fmt.Errorf("%s: the environment variable %s is not set", field, k.Env)})
+		case len(key) < 16:
+			errs = append(errs, &Error{Field: field, Err: fmt.Errorf("%s: the key in %s is %d bytes, want at least 16", field, k.Env, len(key))})
+		default:
+			opts = append(opts, sn.WithObfuscation(name, []byte(key)))
+		}
+	}
+	return opts, errs
 }
 
 // Template is one named template of a [Config].

@@ -28,7 +28,8 @@ import (
 // directory to tell which templates share a store; [Config.Build] checks
 // again with the directory given to [WithDir].
 func (c *Config) Validate(opts ...sn.Option) error {
-	_, errs := c.check(Target{}, opts)
+	keys, _ := c.obfuscation()
+	_, errs := c.check(Target{}, append(slices.Clip(opts), keys...))
 	return errors.Join(errs...)
 }
 
@@ -56,6 +57,8 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 	}
 	storeBad = append(storeBad, c.Store.problems("store.")...)
 	errs = append(errs, storeBad...)
+	_, keyBad := c.obfuscation()
+	errs = append(errs, keyBad...)
 	if len(c.Templates) == 0 {
 		bad("", "templates", "no templates")
 	}
