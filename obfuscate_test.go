@@ -73,9 +73,9 @@ func TestObfuscateErrors(t *testing.T) {
 	}{
 		{`@<seq, width=6, obfuscate=order>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate=order: no key of that name (did you mean orders?)`},
 		{`@<seq, width=6, obfuscate=x>`, nil, `obfuscate=x: no key of that name (give its key with sn.WithObfuscation or in the config's obfuscation section)`},
-		{`@<seq, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width=1..18 and overflow=error`},
-		{`@<seq, width=6, overflow=grow, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width=1..18 and overflow=error`},
-		{`@<seq, width=19, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width=1..18 and overflow=error`},
+		{`@<seq, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width= and overflow=error`},
+		{`@<seq, width=6, overflow=grow, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width= and overflow=error`},
+		{`@<seq, width=19, obfuscate=orders>`, []sn.Option{sn.WithObfuscation("orders", orderKey)}, `obfuscate= needs width= and overflow=error`},
 		{`@<seq, width=6>`, []sn.Option{sn.WithObfuscation("orders", []byte("short"))}, `WithObfuscation("orders"): a key of 5 bytes, want at least 16`},
 	}
 	for _, tt := range tests {

@@ -128,7 +128,7 @@ func TestNewErrors(t *testing.T) {
 		{"empty", ``, nil, 0, `sn: template: offset 0: empty template`},
 		{"no sequence", `SN-@<date>`, nil, 0, `sn: template: offset 0: the template has no sequence part (such as @<seq>), so every number would be the same`},
 		{"unknown argument", `@<seq, widht=8>`, nil, 7, `sn: template: offset 7: seq: unknown argument "widht": did you mean width?`},
-		{"unknown argument, no guess", `@<seq, size=8>`, nil, 7, `sn: template: offset 7: seq: unknown argument "size" (known: key, obfuscate, overflow, reset, width)`},
+		{"unknown argument, no guess", `@<seq, size=8>`, nil, 7, `sn: template: offset 7: seq: unknown argument "size" (known: alphabet, key, obfuscate, overflow, radix, reset, width)`},
 		{"typo of a name", `@<dte>-@<seq>`, nil, 2, `sn: template: offset 2: unknown name "dte": did you mean date? (to print a per-call variable named dte, write @<dte, var>)`},
 		{"typo of ownerKey", `@<ownerkey, value=SN>-@<seq>`, nil, 2, `sn: template: offset 2: unknown name "ownerkey": did you mean ownerKey? (to print a per-call variable named ownerkey, write @<ownerkey, var>)`},
 		{"setter and variable", `@<unit, value=1>-@<unit>-@<seq>`, nil, 17, `sn: template: offset 17: unit is set at offset 0 and cannot be set or given again`},

@@ -32,16 +32,17 @@ func NewRandom(args Args) (Expression, error) {
 	if a, ok := args["alphabet"]; ok {
 		spec = a
 	}
-	alpha, ok := expandAlphabet(spec)
+	alpha, ok := ExpandAlphabet(spec)
 	if !ok {
 		return nil, Errorf("alphabet", "alphabet=%q: want 2 to 256 distinct ASCII characters, ranges such as A-Z allowed", spec)
 	}
 	return &Random{Width: w, Alphabet: alpha}, nil
 }
 
-// expandAlphabet expands ranges such as "0-9A-F"; a '-' at either end is
-// literal.
-func expandAlphabet(spec string) (string, bool) {
+// ExpandAlphabet expands an alphabet= argument: ranges such as "0-9A-F"
+// (a '-' at either end is literal), printable ASCII only, each character
+// once, at least two. ok is false for a spec that breaks a rule.
+func ExpandAlphabet(spec string) (alphabet string, ok bool) {
 	var b []byte
 	seen := [256]bool{}
 	add := func(c byte) bool {

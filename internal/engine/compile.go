@@ -194,17 +194,22 @@ func (c *compiler) seqPart(p *Part, g sequence.Gen, args expression.Args) error 
 	if g == nil {
 		return fmt.Errorf("sequence %q is nil", p.Name)
 	}
-	if err := args.Check("width", "overflow", "key", "reset", "obfuscate"); err != nil {
+	if err := args.Check("width", "overflow", "key", "reset", "obfuscate", "radix", "alphabet"); err != nil {
 		return err
 	}
-	defer func() {
-		if p.Width > 0 && !p.Grow {
-			p.maxSeq = int64(min(pow10[p.Width]-1, math.MaxInt64))
-		}
-	}()
-	var err error
-	if p.Width, err = args.Int("width", 0, 1, 19); err != nil {
+	if err := digitsOf(p, args); err != nil {
 		return err
+	}
+	maxWidth := len(p.appendDigits(nil, math.MaxInt64, 0))
+	var err error
+	if p.Width, err = args.Int("width", 0, 1, maxWidth); err != nil {
+		return err
+	}
+	if p.Width > 0 {
+		p.maxSeq = math.MaxInt64
+		if p.Width < maxWidth {
+			p.maxSeq = ipow(int64(p.radix()), p.Width) - 1
+		}
 	}
 	ov, err := args.OneOf("overflow", "error", "error", "grow")
 	if err != nil {
@@ -232,6 +237,53 @@ func (c *compiler) seqPart(p *Part, g sequence.Gen, args expression.Args) error 
 	return nil
 }
 
+// digitAlphabet is the digits of radix=N: 0-9, then A-Z, then a-z.
+const digitAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// digitsOf sets the digits of sequence part p from radix= or alphabet=.
+func digitsOf(p *Part, args expression.Args) error {
+	_, hasRadix := args["radix"]
+	spec, hasAlpha := args["alphabet"]
+	switch {
+	case hasRadix && hasAlpha:
+		return expression.Errorf("alphabet", "radix= and alphabet= both give the digits: use one")
+	case hasRadix:
+		n, err := args.Int("radix", 10, 2, len(digitAlphabet))
+		if err != nil {
+			return err
+		}
+		if n != 10 {
+			p.Digits = digitAlphabet[:n]
+		}
+	case hasAlpha:
+		d, ok := expression.ExpandAlphabet(spec)
+		if !ok {
+			return expression.Errorf("alphabet", "alphabet=%q: want printable ASCII characters, each once, at least two (ranges such as 0-9A-Z allowed); the first is the digit for 0", spec)
+		}
+		if d != digitAlphabet[:10] {
+			p.Digits = d
+		}
+	}
+	return nil
+}
+
+// radix returns the number of digits of p.
+func (p *Part) radix() int {
+	if p.Digits == "" {
+		return 10
+	}
+	return len(p.Digits)
+}
+
+// ipow returns b^e, which must fit.
+func ipow(b int64, e int) int64 {
+	n := int64(1)
+	for range e {
+		n *= b
+	}
+	return n
+}
+
 // obfuscate gives sequence part p the keyed permutation of its width
 // named name.
 func (c *compiler) obfuscate(p *Part, name string) error {
@@ -244,10 +296,9 @@ func (c *compiler) obfuscate(p *Part, name string) error {
 		}
 		return expression.Errorf("obfuscate", "obfuscate=%s: no key of that name (%s)", name, hint)
 	}
-	if p.Width == 0 || p.Grow || p.Width > 18 {
-		return expression.Errorf("obfuscate", "obfuscate= needs width=1..18 and overflow=error: it permutes the numbers of exactly width digits")
+	if p.Width == 0 || p.Grow || p.maxSeq > 1<<62 {
+		return expression.Errorf("obfuscate", "obfuscate= needs width= and overflow=error, and at most 2^62 numbers of that width (width=1..18 in decimal): it permutes the numbers of exactly width digits")
 	}
-	p.maxSeq = int64(pow10[p.Width] - 1)
 	perm, err := feistel.New(key, uint64(p.maxSeq))
 	if err != nil {
 		return expression.Errorf("obfuscate", "obfuscate=%s: %v", name, err)
@@ -493,8 +544,12 @@ func (c *compiler) checksums() error {
 			if s.Width == 0 || s.Grow {
 				widths = append(widths, 19)
 			}
+			digit := "1"
+			if s.Digits != "" {
+				digit = s.Digits[len(s.Digits)-1:]
+			}
 			for _, w := range widths {
-				if err := probe(k.check.Algo, strings.Repeat("1", w)); err != nil {
+				if err := probe(k.check.Algo, strings.Repeat(digit, w)); err != nil {
 					return fail(fmt.Errorf("%w (over=seq, a %d-digit sequence)", err, w))
 				}
 			}
@@ -506,7 +561,11 @@ func (c *compiler) checksums() error {
 			case Text, Setter:
 				sample.WriteString(q.Lit)
 			case Seq:
-				sample.WriteString(strings.Repeat("1", max(q.Width, 1)))
+				digit := "1"
+				if q.Digits != "" {
+					digit = q.Digits[len(q.Digits)-1:]
+				}
+				sample.WriteString(strings.Repeat(digit, max(q.Width, 1)))
 			case Date:
 				sample.Write(q.date.AppendTime(nil, time.Date(2017, 3, 4, 10, 20, 30, 0, q.date.Loc)))
 			case Checksum:

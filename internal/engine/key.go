@@ -74,7 +74,8 @@ func (c *compiler) keys() error {
 // meaning is the key base of a template without ownerKey: what the template
 // means, not how it is spelt. It is the canonical template with what does
 // not change which series a number belongs to left out: a sequence's width
-// and overflow (but not its obfuscate=, whose numbers print otherwise), a variable's maxlen and chars, a date's format and time
+// and overflow (but not its radix=, alphabet= or obfuscate=, whose numbers
+// print otherwise), a variable's maxlen and chars, a date's format and time
 // zone (the period of a reset is in the key on its own), checksums and
 // random filler. Arguments are in a fixed order and values canonically
 // quoted, so argument order, spelled-out defaults, number spellings and
@@ -94,6 +95,9 @@ func meaning(parts []Part) string {
 			d := &parser.Dynamic{Name: p.Name}
 			if p.KeyVar != "" {
 				d.Args = append(d.Args, parser.Arg{Key: "key", Value: p.KeyVar})
+			}
+			if p.Digits != "" { // radix=36 and alphabet=0-9A-Z are one series
+				d.Args = append(d.Args, parser.Arg{Key: "alphabet", Value: p.Digits})
 			}
 			if p.Obfuscate != "" {
 				d.Args = append(d.Args, parser.Arg{Key: "obfuscate", Value: p.Obfuscate})

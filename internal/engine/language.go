@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,6 +39,12 @@ func (c *compiler) languages() error {
 				p.pattern = class + "+"
 			}
 		case Seq:
+			if p.Digits != "" {
+				if err := p.digitsLanguage(); err != nil {
+					return c.errAt(p.Offset, "%s: %v", p.Name, err)
+				}
+				continue
+			}
 			// Sequences issue positive numbers: the language has no
 			// all-zero text, so that "0" next to a sequence is a fence.
 			w := strconv.Itoa(p.Width)
@@ -156,4 +163,40 @@ func (pl *Plan) langChain() lang.Chain {
 		ch[i] = lang.Link{NFA: pl.parts[i].nfa, Marked: pl.parts[i].marked}
 	}
 	return ch
+}
+
+// digitsLanguage is the language of a sequence part with radix= or
+// alphabet=: its numbers in its digits, never all the digit for 0.
+func (p *Part) digitsLanguage() error {
+	class := func(ds string) string {
+		var b strings.Builder
+		b.WriteByte('[')
+		for i := 0; i < len(ds); i++ {
+			if strings.IndexByte(`\]-^[`, ds[i]) >= 0 {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(ds[i])
+		}
+		b.WriteByte(']')
+		return b.String()
+	}
+	all, rest := class(p.Digits), class(p.Digits[1:])
+	digits := lang.Runes(p.Digits)
+	longest := len(p.appendDigits(nil, math.MaxInt64, 0))
+	var err error
+	switch {
+	case p.Width == 0:
+		p.pattern, p.max = rest+all+"{0,"+strconv.Itoa(longest-1)+"}", longest
+		p.nfa, err = lang.Regexp(p.pattern)
+	case !p.Grow || p.Width >= longest:
+		p.pattern, p.max = all+"{"+strconv.Itoa(p.Width)+"}", p.Width
+		p.nfa = lang.NonZeroOver(p.Width, rune(p.Digits[0]), digits)
+	default:
+		wide := rest + all + "{" + strconv.Itoa(p.Width) + "," + strconv.Itoa(longest-1) + "}"
+		p.pattern, p.max = all+"{"+strconv.Itoa(p.Width)+"}|"+wide, longest
+		var w *lang.NFA
+		w, err = lang.Regexp(wide)
+		p.nfa = lang.Union(lang.NonZeroOver(p.Width, rune(p.Digits[0]), digits), w)
+	}
+	return err
 }

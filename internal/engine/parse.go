@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -265,10 +266,14 @@ func (pl *Plan) diagnose(s string) error {
 	if p.Kind == Seq {
 		// Say so when it is a number the sequence cannot have issued.
 		end := best.pos
-		for end < len(s) && '0' <= s[end] && s[end] <= '9' && (p.Grow || p.Width == 0 || end-best.pos < p.Width) {
+		for end < len(s) && p.isDigit(s[end]) && (p.Grow || p.Width == 0 || end-best.pos < p.Width) {
 			end++
 		}
-		if t := s[best.pos:end]; t != "" && strings.Trim(t, "0") == "" && (p.Width == 0 || len(t) >= p.Width) {
+		zero := "0"
+		if p.Digits != "" {
+			zero = p.Digits[:1]
+		}
+		if t := s[best.pos:end]; t != "" && strings.Trim(t, zero) == "" && (p.Width == 0 || len(t) >= p.Width) {
 			return &Invalid{Number: s, Part: p.label(), Offset: p.Offset, Pos: best.pos, Err: fmt.Errorf("%q: sequences start at 1", t)}
 		}
 	}
@@ -286,7 +291,7 @@ func (pl *Plan) diagnose(s string) error {
 // seqValue reads the number a sequence part printed as text: the number
 // itself, or with obfuscate= the number whose image it is.
 func (p *Part) seqValue(text string) (int64, error) {
-	n, err := strconv.ParseInt(text, 10, 64)
+	n, err := p.parseDigits(text)
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("%q is out of range", text)
@@ -299,4 +304,35 @@ func (p *Part) seqValue(text string) (int64, error) {
 		return 1 + int64(p.perm.Invert(uint64(n-1))), nil
 	}
 	return n, nil
+}
+
+// parseDigits reads text written in the part's digits.
+func (p *Part) parseDigits(text string) (int64, error) {
+	if p.Digits == "" {
+		return strconv.ParseInt(text, 10, 64)
+	}
+	if text == "" {
+		return 0, strconv.ErrSyntax
+	}
+	b := int64(len(p.Digits))
+	var n int64
+	for i := 0; i < len(text); i++ {
+		d := strings.IndexByte(p.Digits, text[i])
+		if d < 0 {
+			return 0, strconv.ErrSyntax
+		}
+		if n > (math.MaxInt64-int64(d))/b {
+			return 0, strconv.ErrRange
+		}
+		n = n*b + int64(d)
+	}
+	return n, nil
+}
+
+// isDigit reports whether c is one of the part's digits.
+func (p *Part) isDigit(c byte) bool {
+	if p.Digits == "" {
+		return '0' <= c && c <= '9'
+	}
+	return strings.IndexByte(p.Digits, c) >= 0
 }

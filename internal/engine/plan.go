@@ -101,6 +101,7 @@ type Part struct {
 	Obfuscate string        // obfuscate=NAME
 	perm      *feistel.Perm // obfuscate=: prints 1+perm(n-1) for n
 	maxSeq    int64         // the largest number the part prints, or 0 for no limit
+	Digits    string        // radix= or alphabet=: the digits, 0 first; "" for decimal
 
 	// Date
 	date *expression.Date

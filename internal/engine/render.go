@@ -524,6 +524,13 @@ func (p *Part) appendSeq(dst []byte, n int64) ([]byte, error) {
 		}
 		n = 1 + int64(p.perm.Apply(uint64(n-1)))
 	}
+	if p.Digits != "" {
+		dst = p.appendDigits(dst, n, p.Width)
+		if p.Width > 0 && !p.Grow && len(dst)-start > p.Width {
+			return dst[:start], p.fail(fmt.Errorf("%w: %d has more than %d digits in base %d (use overflow=grow to allow it)", ErrOverflow, n, p.Width, len(p.Digits)))
+		}
+		return dst, nil
+	}
 	dst = appendInt(dst, n, p.Width)
 	if p.Width > 0 && !p.Grow && len(dst)-start > p.Width {
 		return dst[:start], p.fail(fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, n, p.Width))
@@ -722,3 +729,28 @@ const digitPairs = "00010203040506070809" +
 	"70717273747576777879" +
 	"80818283848586878889" +
 	"90919293949596979899"
+
+// appendDigits appends n, which is not negative, in the part's digits (in
+// decimal without radix= or alphabet=), padded to width with the digit for
+// 0.
+func (p *Part) appendDigits(dst []byte, n int64, width int) []byte {
+	if p.Digits == "" {
+		return appendInt(dst, n, width)
+	}
+	var buf [64]byte
+	i := len(buf)
+	b := int64(len(p.Digits))
+	for {
+		i--
+		buf[i] = p.Digits[n%b]
+		n /= b
+		if n == 0 {
+			break
+		}
+	}
+	for len(buf)-i < width {
+		i--
+		buf[i] = p.Digits[0]
+	}
+	return append(dst, buf[i:]...)
+}

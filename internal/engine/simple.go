@@ -46,7 +46,7 @@ func (pl *Plan) compileSimple() {
 			return
 		}
 	}
-	if f.seq == nil || f.seq.perm != nil {
+	if f.seq == nil || f.seq.perm != nil || f.seq.Digits != "" {
 		return
 	}
 	pl.simple = f

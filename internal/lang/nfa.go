@@ -324,6 +324,21 @@ func NonZero(w int) *NFA {
 	return n.trim()
 }
 
+// NonZeroOver returns the NFA of the strings of exactly w runes of digits
+// that are not all zero: the numbers of w digits in a positional system
+// whose digit for 0 is zero.
+func NonZeroOver(w int, zero rune, digits Set) *NFA {
+	n := &NFA{states: make([]state, 2*(w+1))}
+	z := Set{{Lo: zero, Hi: zero}}
+	rest := digits.Minus(z)
+	for c := 0; c < w; c++ {
+		n.states[2*c].edges = []edge{{z, 2 * (c + 1)}, {rest, 2*(c+1) + 1}}
+		n.states[2*c+1].edges = []edge{{digits, 2*(c+1) + 1}}
+	}
+	n.states[2*w+1].accept = true
+	return n.trim()
+}
+
 // Union returns the NFA of the strings of a or b.
 func Union(a, b *NFA) *NFA {
 	// State 0 starts both; then a's states, then b's, each shifted.
