@@ -217,7 +217,7 @@ func (a *Allocator) Floor(ctx context.Context, key string, floor int64) error {
 	if err := a.only.check(ctx, a, "Floor", rkey); err != nil {
 		return err
 	}
-	err := a.replicas.script(ctx, a.rdb, floorScript, rkey, strconv.FormatInt(floor, 10)).Err()
+	err := a.replicas.script(ctx, a.rdb, markScript, rkey, strconv.FormatInt(floor, 10)).Err()
 	return classify("Floor", rkey, err)
 }
 
@@ -255,17 +255,3 @@ local function canon(s)
 	return cmp(s, '9223372036854775807') <= 0
 end
 `
-
-// floorScript raises the string counter KEYS[1] to ARGV[1] (a canonical
-// non-negative integer) unless it is already at or above it.
-var floorScript = redis.NewScript(luaInt + `
-local cur = redis.call('GET', KEYS[1])
-if cur and not canon(cur) then
-	return redis.error_reply('CORRUPT counter is ' .. string.format('%q', string.sub(cur, 1, 40)))
-end
-if not cur or cmp(cur, ARGV[1]) < 0 then
-	redis.call('SET', KEYS[1], ARGV[1])
-	return 1
-end
-return 0
-`)

@@ -12,8 +12,9 @@ import (
 	"github.com/sngen/sn/sequence"
 )
 
-// markScript raises the counter KEYS[1] to ARGV[1] and returns it, as a
-// string (exact in int64).
+// markScript raises the string counter KEYS[1] to ARGV[1] (a canonical
+// non-negative integer) unless it is already at or above it, and returns
+// the counter as a string (exact in int64). Floor and Mark both run it.
 var markScript = redis.NewScript(luaInt + `
 local cur = redis.call('GET', KEYS[1])
 if cur and not canon(cur) then
