@@ -182,3 +182,33 @@ func BenchmarkNew(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReset compares a counter per second, which the clock guard
+// watches, with a counter per day, which it does not: the guard's cost per
+// number. Both draw from a Segment over a memory store at a fixed instant
+// (one period, the hot path).
+//
+//	go test -run '^$' -bench Reset -count 5 .
+func BenchmarkReset(b *testing.B) {
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct{ name, tpl string }{
+		{"day", `@<date, format=yyyyMMddHHmmss>-@<seq, width=9, reset=day>`},
+		{"second (guarded)", `@<date, format=yyyyMMddHHmmss>-@<seq, width=9, reset=second>`},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+			g, err := sn.New(tt.tpl, sn.WithSequence("seq", seg), sn.WithClock(func() time.Time { return at }))
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf := make([]byte, 0, 64)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf, err = g.AppendNext(ctx, buf[:0], time.Time{}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -306,11 +307,28 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 			if mode == "anonymous" {
 				flushes = 6
 			}
-			for range flushes {
+			for f := range flushes {
+				// In anonymous mode one process in turn refills first, the
+				// others stopped (SIGSTOP) until it has: every process's
+				// own ledger gets its turn, and those that lag repeat what
+				// the others issued. (Left to the scheduler, the process
+				// furthest ahead may win every time, and nothing repeats.)
+				var paused []*exec.Cmd
+				if mode == "anonymous" {
+					for p, cmd := range cmds {
+						if p != f%procs && cmd.Process != nil {
+							cmd.Process.Signal(syscall.SIGSTOP)
+							paused = append(paused, cmd)
+						}
+					}
+				}
 				if err := rdb.FlushAll(context.Background()).Err(); err != nil {
 					t.Fatal(err)
 				}
 				progress(20000 / flushes)
+				for _, cmd := range paused {
+					cmd.Process.Signal(syscall.SIGCONT)
+				}
 			}
 			os.WriteFile(stop, nil, 0o644)
 			wg.Wait()
