@@ -3,6 +3,7 @@
 package redisseq_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -243,12 +244,19 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 			errs := make([]error, procs)
 			refused := make([]bool, procs)
 			for p, cmd := range cmds {
+				// Started here, so that the test may signal cmd.Process
+				// without racing with its start.
+				out := new(bytes.Buffer)
+				cmd.Stdout, cmd.Stderr = out, out
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
 				wg.Go(func() {
-					out, err := cmd.CombinedOutput()
+					err := cmd.Wait()
 					if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == otherLedgerExit && mode == "local" {
 						refused[p] = true
 					} else if err != nil {
-						errs[p] = fmt.Errorf("child %d: %v\n%s", p, err, out)
+						errs[p] = fmt.Errorf("child %d: %v\n%s", p, err, out.Bytes())
 					}
 				})
 			}
@@ -316,7 +324,7 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 				var paused []*exec.Cmd
 				if mode == "anonymous" {
 					for p, cmd := range cmds {
-						if p != f%procs && cmd.Process != nil {
+						if p != f%procs {
 							cmd.Process.Signal(syscall.SIGSTOP)
 							paused = append(paused, cmd)
 						}
