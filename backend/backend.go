@@ -98,6 +98,7 @@ func init() {
 	config.Register("sql", sqlDriver{})
 	config.Register("redis", redisDriver{})
 	config.Register("redis-strict", strictDriver{})
+	config.Register("snowflake", snowflakeDriver{})
 }
 
 // segmentFields are the fields of a config.Sequence that a segment reads.

@@ -108,7 +108,7 @@ func ExampleConfig_Validate() {
 	// 	SN-@<seq, widht=8>
 	// 	          ^
 	// config: template "refunds": sequence.path: the bolt backend needs a file (set path here or in store)
-	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
+	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
 }
 
 func ExampleDrivers() {
@@ -116,8 +116,8 @@ func ExampleDrivers() {
 	_, err := config.Lookup("rdis")
 	fmt.Println(err)
 	// Output:
-	// [bolt memory redis redis-strict sql]
-	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, sql)
+	// [bolt memory redis redis-strict snowflake sql]
+	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)
 }
 
 // Machines that share a Redis share a ledger too: a redis-strict counter
