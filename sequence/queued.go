@@ -58,14 +58,14 @@ type QueuedOptions struct {
 
 // queue is one key's numbers drawn ahead.
 type queue struct {
-	mu     sync.Mutex
-	buf    []int64 // increasing; the next number is buf[head]
-	head   int
-	tail   int64 // the largest number ever queued, or the floor
-	fill   *fill // the refill in flight, or nil
-	target int   // the queue's size at the measured rate
-	used     bool // taken from since the last sweep
-	released bool // dropped from the Queued: callers look the key up again
+	mu       sync.Mutex
+	buf      []int64 // increasing; the next number is buf[head]
+	head     int
+	tail     int64 // the largest number ever queued, or the floor
+	fill     *fill // the refill in flight, or nil
+	target   int   // the queue's size at the measured rate
+	used     bool  // taken from since the last sweep
+	released bool  // dropped from the Queued: callers look the key up again
 
 	taken    int64     // numbers taken since since
 	since    time.Time // when the rates were last updated
