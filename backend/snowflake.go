@@ -43,6 +43,9 @@ func (snowflakeDriver) Check(t *config.Target) (config.Store, error) {
 	if explicit {
 		st.Fields = append(st.Fields, "epoch", "unit")
 	}
+	if len(errs) == 0 {
+		st.Bits = l.TimeBits + l.WorkerBits + l.SeqBits
+	}
 	if s.Worker != nil {
 		st.Fields = append(st.Fields, "worker", "single_process")
 		w := *s.Worker
@@ -90,7 +93,10 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 			g, err := snowflake.New(ctx, l, snowflake.Options{Worker: *s.Worker})
 			return sharedGen{g}, err
 		})
-		return sg.g, err
+		if err != nil {
+			return nil, err
+		}
+		return sg.g, nil
 	}
 	c, err := connect(ctx, t)
 	if err != nil {
@@ -101,7 +107,10 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 		g, err := snowflake.New(ctx, l, snowflake.Options{Leaser: redisseq.NewLeaser(c, &redisseq.LeaserOptions{Prefix: s.Prefix})})
 		return sharedGen{g}, err
 	})
-	return sg.g, err
+	if err != nil {
+		return nil, err
+	}
+	return sg.g, nil
 }
 
 // leaseKey is the store ID (with the URL redacted) and the config.Share
@@ -169,11 +178,11 @@ func parseLayout(s config.Sequence, now time.Time) (l snowflake.Layout, name str
 	}
 	switch e, err := parseEpoch(s.Epoch); {
 	case s.Epoch == "":
-		bad("epoch", "layout %s needs an epoch, the instant its time counts from: a date such as %s, the day the system goes live", name, now.UTC().Format(time.DateOnly))
+		bad("epoch", "layout %s needs an epoch, the instant its time counts from, such as 2024-01-01: the day the system goes live", name)
 	case err != nil:
 		bad("epoch", "epoch %q: want a date such as 2024-01-01 or an instant such as 2024-01-01T00:00:00Z", s.Epoch)
 	case e.After(now):
-		bad("epoch", "epoch %q: in the future (now is %s)", s.Epoch, now.UTC().Format(time.RFC3339))
+		bad("epoch", "epoch %q: in the future; the time of an id counts from the epoch", s.Epoch)
 	default:
 		l.Epoch = e
 	}

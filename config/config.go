@@ -85,8 +85,8 @@ type Error struct {
 	// File is the path given to [Load], or "".
 	File string
 	// Line is the line of the offending field in the text that [Parse] or
-	// [Load] read (the template's own line when the field is not in the
-	// text), or 0 when unknown: a Config built in Go, a problem of the
+	// [Load] read (when the field is not in the text, the line of the
+	// nearest field around it, or the template's own), or 0 when unknown: a Config built in Go, a problem of the
 	// whole file, a store that failed to open.
 	Line int
 	// Template is the name of the template at fault, or "" for the store

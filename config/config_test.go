@@ -413,7 +413,8 @@ func TestErrorFields(t *testing.T) {
 }
 
 // The errors of a Config read from a file name the file and the line: the
-// field's, or its template's when the field is not in the file.
+// field's or, when the field is not in the file, that of the nearest field
+// around it (the template's sequence) or the template's.
 func TestErrorLines(t *testing.T) {
 	tests := []struct {
 		name, file, data string
@@ -450,7 +451,7 @@ templates:
   }
 }`, []string{
 			`config: sn.json: line 4: template "orders": floor -1: want 0 (none) or more`,
-			`config: sn.json: line 5: template "tickets": sequence.url: the redis backend needs a Redis URL (set url here or in store)`,
+			`config: sn.json: line 6: template "tickets": sequence.url: the redis backend needs a Redis URL (set url here or in store)`,
 		}},
 		{"yaml merge keys", "sn.yaml", `templates:
   a: &a

@@ -38,10 +38,18 @@ func (s *source) locate(e *Error) {
 		return
 	}
 	e.File = s.file
-	if line, ok := s.lines[fieldAt{e.Template, e.Field}]; ok {
-		e.Line = line
-	} else if e.Template != "" {
-		e.Line = s.lines[fieldAt{e.Template, ""}]
+	// The field's line, or that of the nearest field around it in the
+	// file ("sequence.balanced" for "sequence.balanced.members"), or the
+	// template's.
+	for field := e.Field; ; {
+		if line, ok := s.lines[fieldAt{e.Template, field}]; ok {
+			e.Line = line
+			return
+		}
+		if field == "" {
+			return
+		}
+		field = field[:max(strings.LastIndexAny(field, ".["), 0)]
 	}
 }
 
@@ -414,20 +422,25 @@ func yamlError(msg string, keys []keyPos) *Error {
 	}
 	tag, value, into := m[1], m[2], m[3]
 	// The key is the one whose value is on that line; in a flow mapping,
-	// the first with that tag and (perhaps shortened) value.
-	var k *keyPos
+	// the first with that tag and (perhaps shortened) value, and of keys
+	// in one another (a mapping's first key is on the line of the
+	// mapping), the innermost.
+	var k, match *keyPos
 	for i := range keys {
 		ki := &keys[i]
 		if ki.vline != line {
 			continue
 		}
-		if ki.tag == tag && strings.HasPrefix(ki.value, strings.TrimSuffix(value, "...")) {
-			k = ki
-			break
+		if ki.tag == tag && strings.HasPrefix(ki.value, strings.TrimSuffix(value, "...")) &&
+			(match == nil || len(ki.path) > len(match.path) && slices.Equal(ki.path[:len(match.path)], match.path)) {
+			match = ki
 		}
 		if k == nil {
 			k = ki
 		}
+	}
+	if match != nil {
+		k = match
 	}
 	if k != nil && value != "" {
 		value = k.value

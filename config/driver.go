@@ -71,6 +71,14 @@ type Store struct {
 	// not drawn from a counter: [Config.Validate] then refuses a
 	// template's floor instead of letting [Config.Build] fail on it.
 	NoFloor bool
+
+	// Bits, when not 0, is how many low bits every number of the backend
+	// fits in, such as a snowflake layout's 63. A member of a balanced
+	// sequence of 2^n members needs n bits for its index beside its
+	// numbers: [Config.Validate] refuses a member with Bits above 63-n.
+	// 0 means numbers that start at 1 and are counted, and fit as long as
+	// the counter is below 2^(63-n).
+	Bits int
 }
 
 // Target is one template's sequence, as a [Driver]'s Check and Open see

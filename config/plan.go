@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -69,6 +70,12 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 		mp, st, merrs := planStore(env, name, mat, m, mseq)
 		errs = append(errs, merrs...)
 		if len(merrs) > 0 {
+			continue
+		}
+		if n := len(seq.Balanced.Members); st.Bits > 0 && st.Bits+bits.Len(uint(n-1)) > 63 {
+			errs = append(errs, &Error{Template: name, Field: mat, Err: fmt.Errorf(
+				"%s: the %s backend's numbers take up to %d bits, and the index of %d members takes %d more of the 63 a number has: give the member a layout of at most %d bits",
+				mat, mseq.Backend, st.Bits, n, bits.Len(uint(n-1)), 63-bits.Len(uint(n-1)))})
 			continue
 		}
 		if st.ID != "" {

@@ -33,6 +33,42 @@ func (c *Config) Validate(opts ...sn.Option) error {
 	return errors.Join(errs...)
 }
 
+// StoreOf describes where the numbers of template name are kept, as
+// [Config.Validate] finds it without opening anything: its backend's
+// [Driver] Checks it or, for a balanced sequence, each member's does.
+// A balanced sequence is Durable when every member is, and NoFloor when
+// one is. Relative paths are resolved against the directory of
+// [WithDir]. It returns the problems of the template's sequence, each a
+// *[Error], joined; the template's text is not checked.
+func (c *Config) StoreOf(name string, opts ...BuildOption) (Store, error) {
+	var o buildOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	t, ok := c.Templates[name]
+	if !ok {
+		return Store{}, &Error{Template: name, Err: errors.New("no such template")}
+	}
+	seq := c.Store.over(t.Sequence)
+	var errs []*Error
+	if b := seq.Backend; lookup(b) == nil {
+		errs = append(errs, &Error{Template: name, Field: "sequence.backend", Err: fmt.Errorf("sequence.backend %q: %s", b, unknown(b))})
+	}
+	bad := seq.problems("sequence.")
+	for _, e := range bad {
+		e.Template = name
+	}
+	errs = append(errs, bad...)
+	_, st, perrs := planSequence(o.env, name, "sequence", t.Sequence, seq, len(errs) == 0)
+	errs = append(errs, perrs...)
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		c.src.locate(e)
+		all[i] = e
+	}
+	return st, errors.Join(all...)
+}
+
 // checked is one template of a Config that passed every check.
 type checked struct {
 	name  string

@@ -130,13 +130,22 @@ func (f *flags) checkVars(ctx context.Context, g *sn.Generator) error {
 // would issue the same numbers again.
 func (f *flags) checkDurable(t *target) error {
 	seq, _ := t.cfg.Sequence(t.name)
-	d, err := config.Lookup(seq.Backend)
-	if err != nil {
-		return &inputError{err}
-	}
-	st, err := d.Check(&config.Target{Name: t.name, Sequence: seq, Dir: t.dir})
-	if err != nil {
-		return &inputError{err}
+	var st config.Store
+	if seq.Balanced != nil {
+		// Durable only if every member is (a config file's, which
+		// target validated).
+		var err error
+		if st, err = t.cfg.StoreOf(t.name, config.WithDir(t.dir)); err != nil {
+			return &inputError{err}
+		}
+	} else {
+		d, err := config.Lookup(seq.Backend)
+		if err != nil {
+			return &inputError{err}
+		}
+		if st, err = d.Check(&config.Target{Name: t.name, Sequence: seq, Dir: t.dir}); err != nil {
+			return &inputError{err}
+		}
 	}
 	if !st.Durable {
 		return usagef(f.cmd, "template %q uses the %s backend, whose numbers would restart at every run; give it a durable store (such as bolt) in %s, or see its numbers with sn preview",
