@@ -1,16 +1,23 @@
 package config_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/snowflake"
 )
 
 // This file tests queued, balanced and the snowflake backend's fields:
@@ -595,5 +602,262 @@ func TestStoreOf(t *testing.T) {
 	got, err := cfg.StoreOf("files", config.WithDir("/srv/sn"))
 	if want := "balanced [bolt /srv/sn/a.db; bolt /srv/sn/b.db]"; err != nil || got.ID != want {
 		t.Errorf("StoreOf with a directory = %q, %v; want %q", got.ID, err, want)
+	}
+}
+
+// issueAll draws n numbers from each of the templates names of set, from
+// goroutines goroutines at once, and returns them all, in the order each
+// goroutine drew them.
+func issueAll(t *testing.T, set *config.Set, names []string, goroutines, n int) [][]string {
+	t.Helper()
+	out := make([][]string, goroutines)
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g, ok := set.Get(names[i%len(names)])
+			if !ok {
+				t.Errorf("no template %q", names[i%len(names)])
+				return
+			}
+			for range n {
+				s, err := g.Next(t.Context())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				out[i] = append(out[i], s)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// repeats counts the strings of got seen before, in got or in seen, and
+// adds them to seen.
+func repeats(seen map[string]bool, got [][]string) int {
+	n := 0
+	for _, ss := range got {
+		for _, s := range ss {
+			if seen[s] {
+				n++
+			}
+			seen[s] = true
+		}
+	}
+	return n
+}
+
+// number reads the number after prefix in s.
+func number(t *testing.T, s, prefix string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.TrimPrefix(s, prefix), 10, 64)
+	if err != nil || !strings.HasPrefix(s, prefix) {
+		t.Fatalf("%q: not %s and a number", s, prefix)
+	}
+	return n
+}
+
+// A queue in front of the store: each key's numbers above the floor, in
+// increasing order for each caller, never twice.
+func TestBuildQueued(t *testing.T) {
+	cfg := config.Config{Templates: map[string]config.Template{
+		"a": {Template: "A@<seq>", Floor: 100, Sequence: config.Sequence{Queued: &config.Queued{Min: 4, Max: 8, Lead: "1ms"}}},
+	}}
+	set, err := cfg.Build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := issueAll(t, set, []string{"a"}, 8, 2000)
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := repeats(map[string]bool{}, got); n != 0 {
+		t.Errorf("%d repeats in %d numbers", n, 8*2000)
+	}
+	for _, ss := range got {
+		prev := int64(100)
+		for _, s := range ss {
+			if n := number(t, s, "A"); n <= prev {
+				t.Fatalf("%s after A%d: want numbers above the floor, increasing", s, prev)
+			} else {
+				prev = n
+			}
+		}
+	}
+}
+
+// Under WithExact there is no queue: a run reserves exactly what it
+// issues, and the next run goes on without a gap. (A queue would have
+// drawn at least its Min, 16, ahead.)
+func TestBuildQueuedExact(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config.Config{
+		Store:     config.Sequence{Backend: "bolt", Path: "sn.db", Queued: &config.Queued{}},
+		Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 100}},
+	}
+	var got []string
+	for range 2 {
+		set, err := cfg.Build(t.Context(), config.WithDir(dir), config.WithExact())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, issueAll(t, set, []string{"a"}, 1, 3)[0]...)
+		if err := set.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"A101", "A102", "A103", "A104", "A105", "A106"}; !cmp.Equal(got, want) {
+		t.Errorf("numbers = %q, want %q", got, want)
+	}
+}
+
+// Balanced over two bolt files: number = value<<1 | member, above the
+// floor, never twice, across runs; the members take turns.
+func TestBuildBalanced(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config.Config{
+		Store: config.Sequence{Backend: "bolt", Step: 10},
+		Templates: map[string]config.Template{
+			"b": {Template: "@<ownerKey, value=B>@<seq>", Floor: 1000, Sequence: config.Sequence{
+				Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Path: "b.db", Queued: &config.Queued{}}}},
+			}},
+			// The same members, in the same order, and the same counter
+			// key: the same counters as b's.
+			"c": {Template: "@<ownerKey, value=B>@<seq>", Sequence: config.Sequence{
+				Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Path: "b.db"}}},
+			}},
+		},
+	}
+	seen := map[string]bool{}
+	for run := range 2 {
+		set, err := cfg.Build(t.Context(), config.WithDir(dir), config.WithLockWait(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := issueAll(t, set, []string{"b", "c"}, 8, 500)
+		if err := set.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := repeats(seen, got); n != 0 {
+			t.Errorf("run %d: %d repeats in %d numbers", run, n, 8*500)
+		}
+		var byMember [2]int
+		for _, ss := range got {
+			for _, s := range ss {
+				n := number(t, s, "B")
+				if n <= 1000 {
+					t.Errorf("run %d: %s at or below the floor", run, s)
+				}
+				byMember[n&1]++
+			}
+		}
+		if byMember[0] < 1500 || byMember[1] < 1500 {
+			t.Errorf("run %d: %d numbers from member 0 and %d from member 1, want about 2000 each", run, byMember[0], byMember[1])
+		}
+	}
+	if len(seen) != 2*8*500 {
+		t.Errorf("%d numbers, want %d", len(seen), 2*8*500)
+	}
+}
+
+// down is a backend whose sequences always fail.
+type down struct{}
+
+func (down) Check(t *config.Target) (config.Store, error) {
+	return config.Store{ID: "down " + t.Sequence.Path, Durable: true, Fields: []string{"path"}}, nil
+}
+
+func (down) Open(context.Context, *config.Target) (sequence.Gen, error) { return failing{}, nil }
+
+type failing struct{}
+
+func (failing) Next(context.Context, string) (int64, error) {
+	return 0, fmt.Errorf("%w: disk on fire", sequence.ErrUnavailable)
+}
+
+// A member that fails is skipped: numbers come from the others. When all
+// fail, the error wraps sequence.ErrUnavailable and names each.
+func TestBuildBalancedFailover(t *testing.T) {
+	config.RegisterForTest(t, "down", down{})
+	cfg := config.Config{Templates: map[string]config.Template{
+		"half": {Template: "H@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Rescue: "1h",
+			Members: []config.Sequence{{Backend: "down", Path: "x"}, {Backend: "memory", Queued: &config.Queued{}}}}}},
+		"none": {Template: "N@<seq>", Sequence: config.Sequence{Backend: "down", Balanced: &config.Balanced{
+			Members: []config.Sequence{{Path: "x"}, {Path: "y"}}}}},
+	}}
+	set, err := cfg.Build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	got := issueAll(t, set, []string{"half"}, 4, 250)
+	if n := repeats(map[string]bool{}, got); n != 0 {
+		t.Errorf("%d repeats", n)
+	}
+	for _, ss := range got {
+		for _, s := range ss {
+			if n := number(t, s, "H"); n&1 != 1 {
+				t.Fatalf("%s: from the member that is down", s)
+			}
+		}
+	}
+	none, _ := set.Get("none")
+	_, err = none.Next(t.Context())
+	if !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "Gens of a Balanced failed: Gen 1: ") {
+		t.Errorf("Next with every member down = %v, want sequence.ErrUnavailable naming both", err)
+	}
+}
+
+// A fixed worker id: the templates of one layout share one Gen, so their
+// ids never meet; each id reads back to the worker and the time.
+func TestBuildSnowflakeFixed(t *testing.T) {
+	layout := snowflake.Layout{TimeBits: 40, WorkerBits: 10, SeqBits: 12, Epoch: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), Unit: 2 * time.Millisecond}
+	fixed := config.Sequence{Backend: "snowflake", Worker: new(int64(7)), SingleProcess: true}
+	cfg := config.Config{
+		Store: fixed,
+		Templates: map[string]config.Template{
+			"a": {Template: "@<ownerKey, value=ID>-@<seq>"},
+			"b": {Template: "@<ownerKey, value=ID>-@<seq, key=unit>@<unit, chars=a-z, var>"},
+			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Min: 64}}},
+			"x": {Template: "X-@<seq>", Sequence: config.Sequence{Layout: "40/10/12", Epoch: "2025-06-01T12:00:00Z", Unit: "2ms", Worker: new(int64(0))}},
+		},
+	}
+	set, err := cfg.Build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got := issueAll(t, set, []string{"a", "q"}, 8, 2000)
+	b, _ := set.Get("b")
+	for _, unit := range []string{"x", "y", "x"} {
+		s, err := b.NextWith(t.Context(), sn.Vars{"unit": unit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, []string{strings.TrimSuffix(s, unit)})
+	}
+	if n := repeats(map[string]bool{}, got); n != 0 {
+		t.Errorf("%d repeats in %d ids", n, 8*2000+3)
+	}
+	for _, ss := range got {
+		for _, s := range ss {
+			id, err := snowflake.Twitter.Decompose(number(t, s, "ID-"))
+			if err != nil || id.Worker != 7 || id.Time.Before(start.Add(-time.Millisecond)) || id.Time.After(time.Now()) {
+				t.Fatalf("%s: %+v, %v; want worker 7 at about now", s, id, err)
+			}
+		}
+	}
+	x := issueAll(t, set, []string{"x"}, 1, 3)[0]
+	for _, s := range x {
+		id, err := layout.Decompose(number(t, s, "X-"))
+		if err != nil || id.Worker != 0 || id.Time.Before(start.Add(-2*time.Millisecond)) || id.Time.After(time.Now()) {
+			t.Errorf("%s: %+v, %v; want worker 0 at about now in the 40/10/12 layout", s, id, err)
+		}
+	}
+	if err := set.Close(); err != nil {
+		t.Fatalf("Close: %v (a Gen closed twice?)", err)
 	}
 }
