@@ -33,7 +33,7 @@
 // A sequence's backend names a [Driver], registered with [Register] in the
 // manner of database/sql. Package config registers "memory", which counts
 // in process memory (numbers restart with the process). The durable
-// backends "bolt", "sql", "redis" and "redis-strict" are in package
+// backends "bolt", "sql", "redis", "redis-strict" and "snowflake" are in package
 // github.com/sngen/sn/backend, which registers them when imported, so a
 // program that uses only memory sequences links no database client:
 //
@@ -51,6 +51,38 @@
 //	templates:
 //	  orders:
 //	    template: "SN-@<seq, width=8>"
+//
+// # Queues, balanced stores and snowflake ids
+//
+// Package config builds two combinators around any backend's sequence:
+// queued puts a queue of numbers drawn ahead in front of it
+// (sequence.Queued), and balanced spreads the numbers over 2, 4, 8...
+// member stores taken in turn, number = value<<n | member
+// (sequence.Balanced). Each member is the template's sequence with the
+// member's fields replaced; with balanced, each member has its own queue.
+// Package backend registers the snowflake backend: time-ordered ids
+// (sequence/snowflake) whose worker id is leased from a Redis.
+//
+//	templates:
+//	  orders:
+//	    template: "SN-@<seq>"
+//	    sequence:
+//	      backend: redis-strict
+//	      ledger: postgres://sn:secret@db.internal/orders
+//	      queued: {lead: 50ms}
+//	      balanced:
+//	        rescue: 30s
+//	        members:
+//	          - url: redis://cache-a.internal:6379/0
+//	          - url: redis://cache-b.internal:6379/0
+//	  shipments:
+//	    template: "SH@<seq>"
+//	    sequence: {backend: snowflake, layout: twitter, url: "redis://cache-a.internal:6379/0"}
+//
+// The store of a balanced sequence, for [Config.Validate]'s proof, is its
+// members in order: over other members, or the same in another order, one
+// value is another number. See [Balanced] for what changing the members
+// means for the numbers already issued.
 package config
 
 import (
