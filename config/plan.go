@@ -69,7 +69,7 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 		}
 		mp, st, merrs := planStore(env, name, mat, m, mseq)
 		errs = append(errs, merrs...)
-		if len(merrs) > 0 {
+		if len(merrs) > 0 || mp.driver == nil { // an unknown backend of the store's or the template's is reported with it
 			continue
 		}
 		if n := len(seq.Balanced.Members); st.Bits > 0 && st.Bits+bits.Len(uint(n-1)) > 63 {
@@ -100,7 +100,8 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 		st.NoFloor = st.NoFloor || m.NoFloor
 	}
 	st.ID = "balanced [" + strings.Join(ids, "; ") + "]"
-	if len(errs) > 0 || len(p.members) != len(seq.Balanced.Members) {
+	if len(errs) > 0 || len(p.members) != len(seq.Balanced.Members) || len(p.members) == 0 {
+		p.members = nil // a plan of no use
 		return p, st, errs
 	}
 	for _, f := range own.fields() {
@@ -135,7 +136,9 @@ func planStore(env Target, name, at string, own, seq Sequence) (plan, Store, []*
 	return p, st, errs
 }
 
-// open opens the sequence p plans, recording in s each Gen it opens.
+// openPlan opens the sequence p plans, recording in s each Gen it opens,
+// so that Close closes a queue before its store and a Balanced before its
+// members.
 func (s *Set) openPlan(ctx context.Context, p *plan) (sequence.Gen, error) {
 	if p.members != nil {
 		gens := make([]sequence.Gen, len(p.members))

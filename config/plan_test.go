@@ -17,6 +17,7 @@ import (
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/boltseq"
 	"github.com/sngen/sn/sequence/snowflake"
 )
 
@@ -247,9 +248,11 @@ templates:
   a:
     template: A@<seq>
     sequence:
+      backend: bolt
+      path: a.db
       balanced: {rescue: 1m}
 `, []string{
-			`line 5: template "a": sequence.balanced.members missing: want a list of 2, 4, 8... stores`,
+			`line 7: template "a": sequence.balanced.members missing: want a list of 2, 4, 8... stores`,
 		}, []string{"a sequence.balanced.members"}},
 		// Two members on one store would fail together: the Balanced would
 		// gain nothing (its numbers would still be unique).
@@ -860,4 +863,53 @@ func TestBuildSnowflakeFixed(t *testing.T) {
 	if err := set.Close(); err != nil {
 		t.Fatalf("Close: %v (a Gen closed twice?)", err)
 	}
+}
+
+// plain is a backend whose Check returns an error that is not a
+// *config.Error, and whose Open fails for the path "bad".
+type plain struct{}
+
+func (plain) Check(t *config.Target) (config.Store, error) {
+	st := config.Store{ID: "plain " + t.Sequence.Path, Durable: true, Fields: []string{"path"}}
+	if t.Sequence.Path == "" {
+		return st, errors.New("boom")
+	}
+	return st, nil
+}
+
+func (plain) Open(_ context.Context, t *config.Target) (sequence.Gen, error) {
+	if t.Sequence.Path == "bad" {
+		return nil, errors.New("disk on fire")
+	}
+	return sequence.NewMemory(), nil
+}
+
+func TestKindsDriverErrors(t *testing.T) {
+	config.RegisterForTest(t, "plain", plain{})
+	cfg := config.Config{Templates: map[string]config.Template{
+		"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "plain"}},
+		"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "plain", Balanced: &config.Balanced{Members: []config.Sequence{{}, {Path: "x"}}}}},
+	}}
+	want := `config: template "a": plain sequence: boom` + "\n" +
+		`config: template "b": sequence.balanced.members[0]: plain sequence: boom`
+	if err := cfg.Validate(); err == nil || err.Error() != want {
+		t.Errorf("Validate:\n got %v\nwant %s", err, want)
+	}
+
+	// A member that fails to open: what was opened before it is closed.
+	dir := t.TempDir()
+	cfg = config.Config{Templates: map[string]config.Template{
+		"c": {Template: "C@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{
+			{Backend: "bolt", Path: "a.db"}, {Backend: "plain", Path: "bad"},
+		}}}},
+	}}
+	_, err := cfg.Build(t.Context(), config.WithDir(dir))
+	if want := `config: template "c": sequence.balanced.members[1]: plain sequence: disk on fire`; err == nil || err.Error() != want {
+		t.Errorf("Build:\n got %v\nwant %s", err, want)
+	}
+	st, err := boltseq.Open(filepath.Join(dir, "a.db"), &boltseq.Options{LockTimeout: -1})
+	if err != nil {
+		t.Fatalf("a.db still open after the failed Build: %v", err)
+	}
+	st.Close()
 }

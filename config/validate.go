@@ -186,7 +186,12 @@ func driverErrors(name, at, backend string, err error) []*Error {
 		}
 		return out
 	}
-	return []*Error{{Template: name, Field: at, Err: fmt.Errorf("%s: %s sequence: %w", at, backend, err)}}
+	if at != "sequence" {
+		err = fmt.Errorf("%s: %s sequence: %w", at, backend, err)
+	} else {
+		err = fmt.Errorf("%s sequence: %w", backend, err)
+	}
+	return []*Error{{Template: name, Field: at, Err: err}}
 }
 
 // backendOf names the backend of seq for a message: its members' when it
