@@ -188,7 +188,8 @@ type Template struct {
 
 	// Sequence overrides [Config.Store] for this template: each field that
 	// is set here wins over the store's. A field that the template's
-	// backend does not read must be left zero here.
+	// backend does not read (with Balanced, no member's backend) must be
+	// left zero here.
 	// default: the store's settings.
 	Sequence Sequence `json:"sequence" yaml:"sequence"`
 
@@ -205,7 +206,8 @@ type Template struct {
 // Sequence says where a template's numbers come from. A zero field takes
 // the default in its comment. Each backend reads some of the fields (its
 // [Driver] says which); the others must be left zero in a template's own
-// Sequence.
+// Sequence. Queued and Balanced are read by package config, whatever the
+// backend.
 type Sequence struct {
 	// Backend names a registered [Driver]: memory, or, with package
 	// github.com/sngen/sn/backend imported, bolt, sql, redis or
