@@ -641,6 +641,42 @@ func TestNextRefusesMemory(t *testing.T) {
 	}
 }
 
+// sn next takes a balanced template only when every member keeps its
+// numbers, and a snowflake only with leased worker ids; a balanced one
+// over two files continues from run to run.
+func TestNextBalancedAndSnowflake(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "sn.yaml", `store: {backend: bolt, path: sn.db}
+templates:
+  files: {template: "F@<seq>", sequence: {balanced: {members: [{path: a.db}, {path: b.db}]}}}
+  mixed: {template: "M@<seq>", sequence: {balanced: {members: [{path: a.db}, {backend: memory}]}}}
+  ids: {template: "ID@<seq>", sequence: {backend: snowflake, worker: 3, single_process: true}}
+`)
+	refusals := map[string]string{
+		"mixed": fmt.Sprintf(`sn next: template "mixed" is balanced over a member whose numbers would restart at every run; give every member a durable store (such as bolt) in %s, or see its numbers with sn preview`, cfg),
+		"ids":   fmt.Sprintf(`sn next: template "ids" uses a fixed snowflake worker id, whose ids repeat when two runs overlap or the clock goes back between runs; lease worker ids from a Redis (url) in %s, or see its numbers with sn preview`, cfg),
+	}
+	for name, want := range refusals {
+		r := runSN(t, "", nil, "next", "--config", cfg, name)
+		if first, _, _ := strings.Cut(r.stderr, "\n"); r.code != 2 || r.stdout != "" || first != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and:\n%s", name, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	seen := map[string]bool{}
+	for run := range 2 {
+		got := ok(t, "next", "--config", cfg, "files", "-n", "4")
+		if len(got) != 4 {
+			t.Fatalf("run %d: %q", run, got)
+		}
+		for _, s := range got {
+			if seen[s] {
+				t.Errorf("run %d: %s issued again", run, s)
+			}
+			seen[s] = true
+		}
+	}
+}
+
 // A config file without a store takes the one of --store.
 func TestConfigFileWithoutStore(t *testing.T) {
 	dir := t.TempDir()

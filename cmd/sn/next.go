@@ -147,7 +147,15 @@ func (f *flags) checkDurable(t *target) error {
 			return &inputError{err}
 		}
 	}
-	if !st.Durable {
+	switch {
+	case st.Durable:
+	case seq.Balanced != nil:
+		return usagef(f.cmd, "template %q is balanced over a member whose numbers would restart at every run; give every member a durable store (such as bolt) in %s, or see its numbers with sn preview",
+			t.name, f.config)
+	case seq.Backend == "snowflake":
+		return usagef(f.cmd, "template %q uses a fixed snowflake worker id, whose ids repeat when two runs overlap or the clock goes back between runs; lease worker ids from a Redis (url) in %s, or see its numbers with sn preview",
+			t.name, f.config)
+	default:
 		return usagef(f.cmd, "template %q uses the %s backend, whose numbers would restart at every run; give it a durable store (such as bolt) in %s, or see its numbers with sn preview",
 			t.name, seq.Backend, f.config)
 	}
