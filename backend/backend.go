@@ -1,7 +1,8 @@
 // Package backend registers the durable backends of package
 // github.com/sngen/sn/config: "bolt", an embedded bbolt file; "sql", a
 // ledger table in PostgreSQL or MySQL; "redis", blocks of numbers reserved
-// from Redis; and "redis-strict", every number from one Redis counter. They
+// from Redis; "redis-strict", every number from one Redis counter; and
+// "snowflake", time-ordered ids with a worker id leased from Redis. They
 // live here, and not in package config, so that a program using only
 // memory sequences never links a database client. Import the package for
 // its side effect:
@@ -67,6 +68,35 @@
 //	redis-strict   url (required), prefix, replicas, replica_timeout, ledger, table,
 //	               and without a ledger path and single_host (required),
 //	               step, fetch_timeout (bounds the first PING and the ledger's set-up)
+//	snowflake      layout, and with explicit bits epoch (required) and unit;
+//	               url (required) and prefix, or worker and single_process (required)
+//
+// Package config itself reads queued and balanced, whatever the backend.
+//
+// # Snowflake ids
+//
+// A snowflake sequence issues time-ordered ids (sequence/snowflake) in its
+// layout: twitter (the default, bwmarrin/snowflake's), sonyflake (sonyflake
+// v2's), or explicit bits of time, worker and sequence, "41/10/12", with an
+// epoch (a date or an RFC 3339 instant, not in the future) and a unit
+// (default 1ms). The layout must last ten more years.
+//
+// Its worker id is leased from the Redis at url (redisseq.NewLeaser, keys
+// under prefix): the lease is renewed in the background, and each renewal
+// records a bound that the next holder of the id issues after, so two
+// processes never issue one id, even across a clock rollback. That Redis
+// must fsync every write (appendonly yes, appendfsync always): Build
+// fails with an error wrapping redisseq.ErrUnsafe otherwise. The
+// templates of a Build with one layout, url and prefix share one Gen and
+// so one lease, which the Set releases when it is closed.
+//
+// A fixed worker id (worker: 3) repeats ids when two processes use it,
+// and every copy of a config file has the same one; it is refused unless
+// single_process: true says that one process alone uses it (a test, a
+// tool). Its sequences are not durable (sn next refuses them). Snowflake
+// ids are not counted: a template with a floor is refused, and a
+// snowflake whose layout takes all 63 bits (twitter, sonyflake) cannot be
+// a balanced member, whose index needs low bits of its own.
 //
 // # Redis URLs
 //
@@ -98,6 +128,7 @@ func init() {
 	config.Register("sql", sqlDriver{})
 	config.Register("redis", redisDriver{})
 	config.Register("redis-strict", strictDriver{})
+	config.Register("snowflake", snowflakeDriver{})
 }
 
 // segmentFields are the fields of a config.Sequence that a segment reads.

@@ -218,9 +218,9 @@ func TestOpenErrors(t *testing.T) {
 		{name: "no path", s: config.Sequence{Backend: "bolt"},
 			want: `config: template "a": sequence.path: the bolt backend needs a file (set path here or in store)`},
 		{name: "unknown backend", s: config.Sequence{Backend: "etcd"},
-			want: `config: template "a": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict, sql)`},
+			want: `config: template "a": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict, snowflake, sql)`},
 		{name: "a database for a backend", s: config.Sequence{Backend: "postgres"},
-			want: `config: template "a": sequence.backend "postgres": unknown (want bolt, memory, redis, redis-strict, sql; for postgres, set backend: sql and ledger: postgres://user:password@host:5432/db)`},
+			want: `config: template "a": sequence.backend "postgres": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for postgres, set backend: sql and ledger: postgres://user:password@host:5432/db)`},
 		{name: "bad step", s: config.Sequence{Backend: "bolt", Path: "x.db", Step: -1},
 			want: "config: template \"a\": sequence.step -1: want 1 or more (or 0 for the default)"},
 		{name: "no url", s: config.Sequence{Backend: "redis"},
@@ -332,6 +332,14 @@ func TestCheck(t *testing.T) {
 		// The ledger wins over a path (inherited from a store, say).
 		{"redis-strict with a ledger", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db", Ledger: "postgres://db/orders", Table: "t"},
 			config.Store{ID: `redis-strict redis://h prefix "sn:" ledger postgres://db/orders table t`, Durable: true, Fields: strictFields}},
+		// A snowflake's ids are not counted: no floor. A leased worker id
+		// outlives the process (its bound is in Redis); a fixed one does not.
+		{"snowflake leased", "", config.Sequence{Backend: "snowflake", URL: "redis://u:pw@h:6379/0", Prefix: "t:"},
+			config.Store{ID: `snowflake twitter lease redis://u:xxxxx@h:6379/0 prefix "t:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
+		{"snowflake fixed", "", config.Sequence{Backend: "snowflake", Layout: "sonyflake", Worker: new(int64(0)), SingleProcess: true, URL: "redis://h"},
+			config.Store{ID: `snowflake sonyflake worker 0`, NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}},
+		{"snowflake explicit", "", config.Sequence{Backend: "snowflake", Layout: "40/8/10", Epoch: "2024-01-01", Unit: "10ms", URL: "redis://h"},
+			config.Store{ID: `snowflake 40/8/10 unit 10ms epoch 2024-01-01T00:00:00Z lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 58, Fields: []string{"layout", "epoch", "unit", "url", "prefix"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

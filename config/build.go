@@ -34,8 +34,8 @@ func WithDir(dir string) BuildOption {
 // redis) reserve exactly the numbers each call asks for: one store call
 // per Next, one per NextN. A program that issues a few numbers and exits
 // leaves no gap that way, at the cost of a store call per request; the sn
-// command sets it. The step settings are then unused; fetch_timeout bounds
-// each call.
+// command sets it. The step settings and queued are then unused;
+// fetch_timeout bounds each call.
 // default: blocks, served through a sequence.Segment.
 func WithExact() BuildOption {
 	return func(o *buildOptions) { o.env.Exact = true }
@@ -97,16 +97,10 @@ func (s *Set) open(ctx context.Context, t checked, opts []sn.Option) (*sn.Genera
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t.target.shares = s.shares
-	backend := t.target.Sequence.Backend
-	gen, err := t.driver.Open(ctx, &t.target)
-	if err == nil && gen == nil {
-		err = errors.New("the driver returned a nil sequence")
-	}
+	gen, err := s.openPlan(ctx, &t.plan)
 	if err != nil {
-		return nil, fmt.Errorf("%s sequence: %w", backend, err)
+		return nil, err
 	}
-	s.addSeq(gen)
 	g, err := sn.New(t.text, append(slices.Clip(opts), sn.WithSequence("seq", gen))...)
 	if err != nil {
 		return nil, err

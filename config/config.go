@@ -33,7 +33,7 @@
 // A sequence's backend names a [Driver], registered with [Register] in the
 // manner of database/sql. Package config registers "memory", which counts
 // in process memory (numbers restart with the process). The durable
-// backends "bolt", "sql", "redis" and "redis-strict" are in package
+// backends "bolt", "sql", "redis", "redis-strict" and "snowflake" are in package
 // github.com/sngen/sn/backend, which registers them when imported, so a
 // program that uses only memory sequences links no database client:
 //
@@ -51,13 +51,46 @@
 //	templates:
 //	  orders:
 //	    template: "SN-@<seq, width=8>"
+//
+// # Queues, balanced stores and snowflake ids
+//
+// Package config builds two combinators around any backend's sequence:
+// queued puts a queue of numbers drawn ahead in front of it
+// (sequence.Queued), and balanced spreads the numbers over 2, 4, 8...
+// member stores taken in turn, number = value<<n | member
+// (sequence.Balanced). Each member is the template's sequence with the
+// member's fields replaced; with balanced, each member has its own queue.
+// Package backend registers the snowflake backend: time-ordered ids
+// (sequence/snowflake) whose worker id is leased from a Redis.
+//
+//	templates:
+//	  orders:
+//	    template: "SN-@<seq>"
+//	    sequence:
+//	      backend: redis-strict
+//	      ledger: postgres://sn:secret@db.internal/orders
+//	      queued: {lead: 50ms}
+//	      balanced:
+//	        rescue: 30s
+//	        members:
+//	          - url: redis://cache-a.internal:6379/0
+//	          - url: redis://cache-b.internal:6379/0
+//	  shipments:
+//	    template: "SH@<seq>"
+//	    sequence: {backend: snowflake, layout: twitter, url: "redis://cache-a.internal:6379/0"}
+//
+// The store of a balanced sequence, for [Config.Validate]'s proof, is its
+// members in order: over other members, or the same in another order, one
+// value is another number. See [Balanced] for what changing the members
+// means for the numbers already issued.
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"github.com/sngen/sn"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,6 +98,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 )
 
@@ -76,7 +110,7 @@ var ErrInvalid = errors.New("config: invalid")
 // Error reports a problem in a [Config]. Its message names the file and
 // the line, when the Config was read from one, the template and the field:
 //
-//	config: sn.yaml: line 9: template "orders": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict, sql)
+//	config: sn.yaml: line 9: template "orders": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict, snowflake, sql)
 //
 // A [Driver]'s Check returns an Error whose Field is the field of the
 // [Sequence] at fault ("path"); Build then names the template and the
@@ -85,8 +119,8 @@ type Error struct {
 	// File is the path given to [Load], or "".
 	File string
 	// Line is the line of the offending field in the text that [Parse] or
-	// [Load] read (the template's own line when the field is not in the
-	// text), or 0 when unknown: a Config built in Go, a problem of the
+	// [Load] read (when the field is not in the text, the line of the
+	// nearest field around it, or the template's own), or 0 when unknown: a Config built in Go, a problem of the
 	// whole file, a store that failed to open.
 	Line int
 	// Template is the name of the template at fault, or "" for the store
@@ -193,7 +227,8 @@ type Template struct {
 
 	// Sequence overrides [Config.Store] for this template: each field that
 	// is set here wins over the store's. A field that the template's
-	// backend does not read must be left zero here.
+	// backend does not read (with Balanced, no member's backend) must be
+	// left zero here.
 	// default: the store's settings.
 	Sequence Sequence `json:"sequence" yaml:"sequence"`
 
@@ -210,7 +245,8 @@ type Template struct {
 // Sequence says where a template's numbers come from. A zero field takes
 // the default in its comment. Each backend reads some of the fields (its
 // [Driver] says which); the others must be left zero in a template's own
-// Sequence.
+// Sequence. Queued and Balanced are read by package config, whatever the
+// backend.
 type Sequence struct {
 	// Backend names a registered [Driver]: memory, or, with package
 	// github.com/sngen/sn/backend imported, bolt, sql, redis or
@@ -318,6 +354,112 @@ type Sequence struct {
 	// keeps every key.
 	// default: "10m".
 	Idle string `json:"idle,omitempty" yaml:"idle,omitempty"`
+
+	// Layout is the bit layout of the snowflake backend's ids: "twitter"
+	// (41 bits of milliseconds, 10 of worker, 12 of sequence, as
+	// bwmarrin/snowflake), "sonyflake" (as sonyflake v2), or the bits of
+	// time, worker and sequence written "41/10/12", in that order from the
+	// top, with Epoch and Unit. See the sequence/snowflake package.
+	// default: "twitter".
+	Layout string `json:"layout,omitempty" yaml:"layout,omitempty"`
+
+	// Epoch is the instant an explicit Layout counts time from, a date
+	// ("2024-01-01", UTC) or an RFC 3339 instant, not in the future: the
+	// day the system goes live, say. Only an explicit Layout reads it.
+	// default: none; an explicit Layout requires it.
+	Epoch string `json:"epoch,omitempty" yaml:"epoch,omitempty"`
+
+	// Unit is the time unit of an explicit Layout, as a Go duration of at
+	// least 1µs.
+	// default: "1ms".
+	Unit string `json:"unit,omitempty" yaml:"unit,omitempty"`
+
+	// Worker fixes the worker id of a snowflake sequence, below 2 to the
+	// power of the layout's worker bits, instead of leasing one from the
+	// Redis at URL. Two processes with one worker id issue the same ids,
+	// and so may one process that restarts after the clock went back: a
+	// fixed worker is refused unless SingleProcess is set. It is a pointer
+	// so that worker 0 can be written; in Go, new(int64(3)).
+	// default: none; the worker id is leased.
+	Worker *int64 `json:"worker,omitempty" yaml:"worker,omitempty"`
+
+	// SingleProcess declares that one process alone issues ids with the
+	// fixed Worker of a snowflake sequence, and that its clock does not
+	// go back across a restart: a test, a tool run by hand. Every copy of
+	// a config file has the same worker id, so a file that two processes
+	// load must lease worker ids (URL) instead.
+	// default: false.
+	SingleProcess bool `json:"single_process,omitempty" yaml:"single_process,omitempty"`
+
+	// Queued puts a queue of numbers drawn ahead of demand in front of the
+	// sequence (sequence.Queued), so that a caller rarely waits for its
+	// store: for a store that hands out one number per call, such as
+	// redis-strict. With Balanced, each member has a queue of its own. It
+	// is not used under [WithExact], whose calls reserve exactly what they
+	// issue. An empty mapping (queued: {}) takes every default.
+	// default: none, no queue.
+	Queued *Queued `json:"queued,omitempty" yaml:"queued,omitempty"`
+
+	// Balanced spreads the numbers over 2, 4, 8... member stores taken in
+	// turn (sequence.Balanced), so that numbering goes on while some of
+	// them are down. See [Balanced].
+	// default: none, one store.
+	Balanced *Balanced `json:"balanced,omitempty" yaml:"balanced,omitempty"`
+}
+
+// Queued configures the queue of [Sequence.Queued], as
+// sequence.QueuedOptions. A zero field takes the default in its comment.
+// A template's Queued replaces the store's field by field.
+type Queued struct {
+	// Lead is how long a key's queue lasts at the key's measured rate, as
+	// a positive Go duration; a refill starts when half of it is left.
+	// default: "50ms".
+	Lead string `json:"lead,omitempty" yaml:"lead,omitempty"`
+
+	// Min is the least numbers a key's queue is sized to.
+	// default: 16.
+	Min int64 `json:"min,omitempty" yaml:"min,omitempty"`
+
+	// Max is the most numbers a key's queue is sized to, at least Min.
+	// default: 65536.
+	Max int64 `json:"max,omitempty" yaml:"max,omitempty"`
+
+	// Idle is how long a key's queue is kept unused before it is dropped
+	// (its numbers are a gap), as a Go duration; negative keeps every
+	// queue.
+	// default: "10m".
+	Idle string `json:"idle,omitempty" yaml:"idle,omitempty"`
+}
+
+// Balanced configures [Sequence.Balanced]: a sequence.Balanced over the
+// Gens of its Members. Member i issues the numbers whose low n bits are i,
+// for 2^n members: number = value<<n | i. So numbers are unique by
+// construction, and not increasing.
+//
+// What a number means depends on the members' number and order: every
+// process must list the same members in the same order, and a template
+// whose members change (one added, two swapped), or that changes from one
+// store to balanced ones, must take a new prefix or a floor above the
+// numbers it issued before.
+type Balanced struct {
+	// Members are the stores, 2, 4, 8... up to 65536 of them. Each is a
+	// sequence of its own: the template's sequence (Queued included) with
+	// the fields the member sets replaced, as a template's sequence
+	// replaces the store's; a member cannot be Balanced itself. Two
+	// members may not be one store: they would fail together.
+	// default: none; required.
+	Members []Sequence `json:"members,omitempty" yaml:"members,omitempty"`
+
+	// Rescue is how long a member that failed stays out of the turn, as a
+	// positive Go duration; it is still tried when every other member
+	// fails.
+	// default: "30s".
+	Rescue string `json:"rescue,omitempty" yaml:"rescue,omitempty"`
+
+	// Timeout bounds each call to a member, as a positive Go duration: a
+	// slower call fails over to the next member.
+	// default: none but the caller's context.
+	Timeout string `json:"timeout,omitempty" yaml:"timeout,omitempty"`
 }
 
 // SegmentOptions returns the sequence.SegmentOptions that s describes,
@@ -379,7 +521,105 @@ func (s Sequence) problems(prefix string) []*Error {
 			bad(d.field, "%q: want a positive duration such as \"1m\" or \"30s\"", d.text)
 		}
 	}
+	if s.Queued != nil {
+		out = append(out, s.Queued.problems(prefix+"queued.")...)
+	}
+	if s.Balanced != nil {
+		out = append(out, s.Balanced.problems(prefix+"balanced.")...)
+	}
 	return out
+}
+
+// positive reports text, the value of field, unless it is empty or a
+// positive duration.
+func positive(bad func(field, format string, a ...any), field, text string) {
+	if text == "" {
+		return
+	}
+	if v, err := time.ParseDuration(text); err != nil || v <= 0 {
+		bad(field, "%q: want a positive duration such as \"50ms\" or \"30s\"", text)
+	}
+}
+
+// problems checks the values of q, naming them prefix+field.
+func (q Queued) problems(prefix string) []*Error {
+	var out []*Error
+	bad := func(field, format string, a ...any) {
+		out = append(out, &Error{Field: prefix + field, Err: fmt.Errorf(prefix+field+" "+format, a...)})
+	}
+	positive(bad, "lead", q.Lead)
+	if _, err := time.ParseDuration(q.Idle); q.Idle != "" && err != nil {
+		bad("idle", "%q: want a duration such as \"10m\" (negative: keep every queue)", q.Idle)
+	}
+	for _, f := range []struct {
+		field string
+		v     int64
+	}{{"min", q.Min}, {"max", q.Max}} {
+		if f.v < 0 || f.v > math.MaxInt32 {
+			bad(f.field, "%d: want 1 to %d (or 0 for the default)", f.v, math.MaxInt32)
+		}
+	}
+	if q.Min > 0 && q.Min <= math.MaxInt32 {
+		if limit := cmp.Or(q.Max, defaultQueueMax); q.Min > limit && limit > 0 {
+			what := "max"
+			if q.Max == 0 {
+				what = "the default max"
+			}
+			bad("min", "%d: above %s %d", q.Min, what, limit)
+		}
+	}
+	return out
+}
+
+// defaultQueueMax is sequence.QueuedOptions' default Max.
+const defaultQueueMax = 1 << 16
+
+// options returns the sequence.QueuedOptions of q, which problems
+// accepted.
+func (q Queued) options() sequence.QueuedOptions {
+	o := sequence.QueuedOptions{Min: int(q.Min), Max: int(q.Max)}
+	o.Lead, _ = time.ParseDuration(q.Lead)
+	o.Idle, _ = time.ParseDuration(q.Idle)
+	return o
+}
+
+// maxMembers is the most members a Balanced takes (sequence.NewBalanced's
+// limit): the index takes 16 bits, which leaves 47 for the value.
+const maxMembers = 1 << 16
+
+// problems checks the values of b and each member's own, naming them
+// prefix+field.
+func (b Balanced) problems(prefix string) []*Error {
+	var out []*Error
+	bad := func(field, format string, a ...any) {
+		out = append(out, &Error{Field: prefix + field, Err: fmt.Errorf(prefix+field+" "+format, a...)})
+	}
+	switch n := len(b.Members); {
+	case n == 0:
+		bad("members", "missing: want a list of 2, 4, 8... stores")
+	case n < 2 || n > maxMembers || n&(n-1) != 0:
+		bad("members", "%d stores: want a power of two from 2 to %d (a member's index takes the low bits of each number)", n, maxMembers)
+	}
+	positive(bad, "rescue", b.Rescue)
+	positive(bad, "timeout", b.Timeout)
+	for i, m := range b.Members {
+		at := fmt.Sprintf("%smembers[%d].", prefix, i)
+		if m.Balanced != nil {
+			out = append(out, &Error{Field: at + "balanced", Err: fmt.Errorf("%sbalanced: a member is one store, not balanced itself", at)})
+			m.Balanced = nil
+		}
+		out = append(out, m.problems(at)...)
+	}
+	return out
+}
+
+// options returns the sequence.BalancedOptions of b, which problems
+// accepted.
+func (b Balanced) options() sequence.BalancedOptions {
+	var o sequence.BalancedOptions
+	o.Rescue, _ = time.ParseDuration(b.Rescue)
+	o.Timeout, _ = time.ParseDuration(b.Timeout)
+	return o
 }
 
 // fields lists the fields of s that are set, by their file names.
@@ -397,19 +637,42 @@ func (s Sequence) fields() []string {
 }
 
 // over returns base with every field set in s replacing base's, and the
-// backend defaulting to memory.
+// backend defaulting to memory. Queued and Balanced replace base's field
+// by field (a list of members as a whole).
 func (base Sequence) over(s Sequence) Sequence {
-	b := reflect.ValueOf(&base).Elem()
-	v := reflect.ValueOf(s)
-	for i := range v.NumField() {
-		if !v.Field(i).IsZero() {
-			b.Field(i).Set(v.Field(i))
-		}
-	}
+	overlay(reflect.ValueOf(&base).Elem(), reflect.ValueOf(s))
 	if base.Backend == "" {
 		base.Backend = memoryName
 	}
 	return base
+}
+
+// overlay sets each field of the struct dst that is set in src, merging a
+// pointer to a struct that both set into a new one, so that neither is
+// changed.
+func overlay(dst, src reflect.Value) {
+	for i := range src.NumField() {
+		f := src.Field(i)
+		if f.IsZero() {
+			continue
+		}
+		d := dst.Field(i)
+		if f.Kind() == reflect.Pointer && f.Elem().Kind() == reflect.Struct && !d.IsNil() {
+			merged := reflect.New(f.Elem().Type())
+			merged.Elem().Set(d.Elem())
+			overlay(merged.Elem(), f.Elem())
+			d.Set(merged)
+			continue
+		}
+		d.Set(f)
+	}
+}
+
+// bare returns s without what package config itself builds around a
+// store: its Queued and Balanced. A Driver sees a bare sequence.
+func (s Sequence) bare() Sequence {
+	s.Queued, s.Balanced = nil, nil
+	return s
 }
 
 // Sequence returns the sequence configuration of template name: the

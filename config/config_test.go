@@ -106,7 +106,7 @@ func TestParseErrors(t *testing.T) {
 		{"json unknown top-level field", "json", `{"template": {}}`,
 			`config: line 1: unknown field "template" (known: obfuscation, store, templates)`},
 		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
-			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, fetch_timeout, idle, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)`},
+			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker)`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
 			`config: line 2: template "a": floor: want a whole number, found "ten"`},
 		{"json string for a bool", "json", "{\"store\": {\"single_host\": \"yes\"}}",
@@ -132,8 +132,8 @@ func TestParseErrors(t *testing.T) {
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
 			`config: line 4: template "a": unknown field "flor" (known: floor, sequence, template)`},
 		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\n",
-			"config: line 2: unknown field \"store.backnd\" (known: backend, fetch_timeout, idle, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)\n" +
-				`config: line 3: unknown field "store.steps" (known: backend, fetch_timeout, idle, ledger, max_step, min_step, path, prefetch, prefix, replica_timeout, replicas, single_host, step, table, target, url)`},
+			"config: line 2: unknown field \"store.backnd\" (known: backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker)\n" +
+				`config: line 3: unknown field "store.steps" (known: backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker)`},
 		{"yaml wrong type", "yaml", "templates:\n  a:\n    floor: ten\n",
 			`config: line 3: template "a": floor: want a whole number, found "ten"`},
 		{"yaml wrong types in a flow mapping", "yaml", "templates:\n  a: {template: A@<seq>, floor: tenthousand, sequence: {step: [1]}}\n",
@@ -282,13 +282,13 @@ func TestValidate(t *testing.T) {
 			`config: template "my orders": bad name: want letters, digits, "_", "-" and "."`,
 		}},
 		{name: "unknown backend", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "mysql"}}}}, want: []string{
-			`config: template "orders": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
+			`config: template "orders": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
 		}},
 		{name: "backend close to a known one", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "rdis"}}}}, want: []string{
-			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, sql)`,
+			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)`,
 		}},
 		{name: "unknown store backend", cfg: config.Config{Store: config.Sequence{Backend: "etcd"}, Templates: tpl("A@<seq>")}, want: []string{
-			`config: store.backend "etcd": unknown (want bolt, memory, redis, redis-strict, sql)`,
+			`config: store.backend "etcd": unknown (want bolt, memory, redis, redis-strict, snowflake, sql)`,
 		}},
 		{name: "bad numbers", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Floor: -1,
 			Sequence: config.Sequence{Backend: "bolt", Path: "x", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s", Replicas: -1, ReplicaTimeout: "0s"}}}}, want: []string{
@@ -413,7 +413,8 @@ func TestErrorFields(t *testing.T) {
 }
 
 // The errors of a Config read from a file name the file and the line: the
-// field's, or its template's when the field is not in the file.
+// field's or, when the field is not in the file, that of the nearest field
+// around it (the template's sequence) or the template's.
 func TestErrorLines(t *testing.T) {
 	tests := []struct {
 		name, file, data string
@@ -438,7 +439,7 @@ templates:
 			`config: sn.yaml: line 13: template "daily": floor: ` + floorError(t, "@<date>@<seq, reset=day>"),
 			`config: sn.yaml: line 5: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
 			`config: sn.yaml: line 6: template "orders": ` + newError(t, "SN-@<seq, widht=8>"),
-			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
+			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
 		}},
 		{"json", "sn.json", `{
   "templates": {
@@ -450,7 +451,7 @@ templates:
   }
 }`, []string{
 			`config: sn.json: line 4: template "orders": floor -1: want 0 (none) or more`,
-			`config: sn.json: line 5: template "tickets": sequence.url: the redis backend needs a Redis URL (set url here or in store)`,
+			`config: sn.json: line 6: template "tickets": sequence.url: the redis backend needs a Redis URL (set url here or in store)`,
 		}},
 		{"yaml merge keys", "sn.yaml", `templates:
   a: &a

@@ -38,10 +38,18 @@ func (s *source) locate(e *Error) {
 		return
 	}
 	e.File = s.file
-	if line, ok := s.lines[fieldAt{e.Template, e.Field}]; ok {
-		e.Line = line
-	} else if e.Template != "" {
-		e.Line = s.lines[fieldAt{e.Template, ""}]
+	// The field's line, or that of the nearest field around it in the
+	// file ("sequence.balanced" for "sequence.balanced.members"), or the
+	// template's.
+	for field := e.Field; ; {
+		if line, ok := s.lines[fieldAt{e.Template, field}]; ok {
+			e.Line = line
+			return
+		}
+		if field == "" {
+			return
+		}
+		field = field[:max(strings.LastIndexAny(field, ".["), 0)]
 	}
 }
 
@@ -91,23 +99,54 @@ type keyPos struct {
 // field names the key as an Error does.
 func (k keyPos) field() fieldAt {
 	if len(k.path) >= 2 && k.path[0] == "templates" {
-		return fieldAt{k.path[1], strings.Join(k.path[2:], ".")}
+		return fieldAt{k.path[1], joinPath(k.path[2:])}
 	}
-	return fieldAt{"", strings.Join(k.path, ".")}
+	return fieldAt{"", joinPath(k.path)}
+}
+
+// joinPath spells a path of keys as an Error's Field does:
+// "sequence.balanced.members[1].url".
+func joinPath(path []string) string {
+	var b strings.Builder
+	for i, p := range path {
+		if i > 0 && !strings.HasPrefix(p, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // structAt returns the struct type that the mapping at path decodes into,
-// or nil.
+// or nil. An element of a list is "[i]" in a path.
 func structAt(path []string) reflect.Type {
-	switch {
-	case len(path) == 0:
-		return reflect.TypeFor[Config]()
-	case len(path) == 1 && path[0] == "store", len(path) == 3 && path[0] == "templates" && path[2] == "sequence":
-		return reflect.TypeFor[Sequence]()
-	case len(path) == 2 && path[0] == "templates":
-		return reflect.TypeFor[Template]()
+	t := reflect.TypeFor[Config]()
+	for _, p := range path {
+		switch t.Kind() {
+		case reflect.Struct:
+			f, ok := fieldByName(t, p)
+			if !ok {
+				return nil
+			}
+			t = f.Type
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Slice:
+			if !strings.HasPrefix(p, "[") {
+				return nil
+			}
+			t = t.Elem()
+		default:
+			return nil
+		}
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
 	}
-	return nil
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	return t
 }
 
 // fieldNames returns the sorted names in a file of the fields of struct t.
@@ -154,7 +193,7 @@ func checkKeys(keys []keyPos) []*Error {
 		first[id] = k.line
 		parent, name := k.path[:len(k.path)-1], k.path[len(k.path)-1]
 		t := structAt(parent)
-		if t == nil {
+		if t == nil || strings.HasPrefix(name, "[") { // not a field, or an element of a list
 			continue
 		}
 		known := fieldNames(t)
@@ -163,7 +202,7 @@ func checkKeys(keys []keyPos) []*Error {
 			continue
 		}
 		// A YAML decoder truncates 1.5 into a whole number.
-		if f, ok := fieldByName(t, name); ok && f.Type.Kind() == reflect.Int64 && k.tag == "!!float" {
+		if f, ok := fieldByName(t, name); ok && (f.Type.Kind() == reflect.Int64 || f.Type == reflect.TypeFor[*int64]()) && k.tag == "!!float" {
 			if v, err := strconv.ParseFloat(k.value, 64); err == nil && v != math.Trunc(v) {
 				bad("%s: want a whole number, found %s", at.field, k.value)
 			}
@@ -184,8 +223,9 @@ func fieldByName(t reflect.Type, name string) (reflect.StructField, bool) {
 
 // configTypes are the types that the values of a config file decode into.
 var configTypes = []reflect.Type{
-	reflect.TypeFor[Config](), reflect.TypeFor[Sequence](), reflect.TypeFor[Template](),
-	reflect.TypeFor[map[string]Template](), reflect.TypeFor[string](), reflect.TypeFor[int64](), reflect.TypeFor[float64](), reflect.TypeFor[bool](),
+	reflect.TypeFor[Config](), reflect.TypeFor[Sequence](), reflect.TypeFor[Template](), reflect.TypeFor[Queued](), reflect.TypeFor[Balanced](),
+	reflect.TypeFor[map[string]Template](), reflect.TypeFor[[]Sequence](),
+	reflect.TypeFor[string](), reflect.TypeFor[int64](), reflect.TypeFor[float64](), reflect.TypeFor[bool](),
 }
 
 // want says how a value of the type named typ is written in a file; a
@@ -206,6 +246,8 @@ func want(typ, mapping string) string {
 		return "true or false"
 	case reflect.Map:
 		return mapping + " of templates by name"
+	case reflect.Slice:
+		return "a list of sequences, each " + mapping + " with the fields " + strings.Join(fieldNames(t.Elem()), ", ")
 	default:
 		return mapping + " with the fields " + strings.Join(fieldNames(t), ", ")
 	}
@@ -293,6 +335,10 @@ func jsonKeys(data []byte) ([]keyPos, error) {
 		if err != nil {
 			return err
 		}
+		if len(path) > 0 && strings.HasPrefix(path[len(path)-1], "[") {
+			// An element of a list is where its first token ends.
+			keys = append(keys, keyPos{path: path, end: dec.InputOffset()})
+		}
 		d, ok := tok.(json.Delim)
 		if !ok {
 			return nil
@@ -376,20 +422,25 @@ func yamlError(msg string, keys []keyPos) *Error {
 	}
 	tag, value, into := m[1], m[2], m[3]
 	// The key is the one whose value is on that line; in a flow mapping,
-	// the first with that tag and (perhaps shortened) value.
-	var k *keyPos
+	// the first with that tag and (perhaps shortened) value, and of keys
+	// in one another (a mapping's first key is on the line of the
+	// mapping), the innermost.
+	var k, match *keyPos
 	for i := range keys {
 		ki := &keys[i]
 		if ki.vline != line {
 			continue
 		}
-		if ki.tag == tag && strings.HasPrefix(ki.value, strings.TrimSuffix(value, "...")) {
-			k = ki
-			break
+		if ki.tag == tag && strings.HasPrefix(ki.value, strings.TrimSuffix(value, "...")) &&
+			(match == nil || len(ki.path) > len(match.path) && slices.Equal(ki.path[:len(match.path)], match.path)) {
+			match = ki
 		}
 		if k == nil {
 			k = ki
 		}
+	}
+	if match != nil {
+		k = match
 	}
 	if k != nil && value != "" {
 		value = k.value
@@ -418,7 +469,8 @@ func yamlKeys(data []byte) ([]keyPos, error) {
 			n = n.Alias
 		}
 		listed := map[string]bool{}
-		if n == nil || len(path) >= 4 || walking[n] { // nothing deeper is a field of a Config
+		if n == nil || walking[n] || len(path) > 0 && !strings.HasPrefix(path[len(path)-1], "[") && structAt(path) == nil && structAt(path[:len(path)-1]) == nil {
+			// nothing deeper is a field of a Config
 			return listed
 		}
 		walking[n] = true
@@ -429,6 +481,11 @@ func yamlKeys(data []byte) ([]keyPos, error) {
 				p := path
 				if n.Kind == yaml.SequenceNode {
 					p = append(slices.Clip(path), fmt.Sprintf("[%d]", i))
+					rc := c
+					for rc.Kind == yaml.AliasNode && rc.Alias != nil {
+						rc = rc.Alias
+					}
+					keys = append(keys, keyPos{path: p, line: c.Line, vline: rc.Line, value: rc.Value, tag: rc.Tag})
 				}
 				walk(c, p, nil)
 			}

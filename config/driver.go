@@ -60,9 +60,25 @@ type Store struct {
 	Durable bool
 
 	// Fields lists the fields of [Sequence] that the backend reads, by
-	// their names in a file ("path", "step"), besides "backend". A
-	// template's own sequence that sets another field is refused.
+	// their names in a file ("path", "step"), besides "backend" and what
+	// package config reads itself ("queued", "balanced"). A template's own
+	// sequence that sets another field is refused. The list may depend on
+	// the sequence (a fixed snowflake worker reads no url).
 	Fields []string
+
+	// NoFloor is true when the backend's sequences cannot raise a floor
+	// (they are not sequence.Floorers), such as snowflake ids, which are
+	// not drawn from a counter: [Config.Validate] then refuses a
+	// template's floor instead of letting [Config.Build] fail on it.
+	NoFloor bool
+
+	// Bits, when not 0, is how many low bits every number of the backend
+	// fits in, such as a snowflake layout's 63. A member of a balanced
+	// sequence of 2^n members needs n bits for its index beside its
+	// numbers: [Config.Validate] refuses a member with Bits above 63-n.
+	// 0 means numbers that start at 1 and are counted, and fit as long as
+	// the counter is below 2^(63-n).
+	Bits int
 }
 
 // Target is one template's sequence, as a [Driver]'s Check and Open see
@@ -218,6 +234,7 @@ var elsewhere = map[string]string{
 	"sql":          "github.com/sngen/sn/backend",
 	"redis":        "github.com/sngen/sn/backend",
 	"redis-strict": "github.com/sngen/sn/backend",
+	"snowflake":    "github.com/sngen/sn/backend",
 }
 
 // databases are backend names that people write for a database that is

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,15 +34,50 @@ func (c *Config) Validate(opts ...sn.Option) error {
 	return errors.Join(errs...)
 }
 
+// StoreOf describes where the numbers of template name are kept, as
+// [Config.Validate] finds it without opening anything: its backend's
+// [Driver] Checks it or, for a balanced sequence, each member's does.
+// A balanced sequence is Durable when every member is, and NoFloor when
+// one is. Relative paths are resolved against the directory of
+// [WithDir]. It returns the problems of the template's sequence, each a
+// *[Error], joined; the template's text is not checked.
+func (c *Config) StoreOf(name string, opts ...BuildOption) (Store, error) {
+	var o buildOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	t, ok := c.Templates[name]
+	if !ok {
+		return Store{}, &Error{Template: name, Err: errors.New("no such template")}
+	}
+	seq := c.Store.over(t.Sequence)
+	var errs []*Error
+	if b := seq.Backend; lookup(b) == nil {
+		errs = append(errs, &Error{Template: name, Field: "sequence.backend", Err: fmt.Errorf("sequence.backend %q: %s", b, unknown(b))})
+	}
+	bad := seq.problems("sequence.")
+	for _, e := range bad {
+		e.Template = name
+	}
+	errs = append(errs, bad...)
+	_, st, perrs := planSequence(o.env, name, "sequence", t.Sequence, seq, len(errs) == 0)
+	errs = append(errs, perrs...)
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		c.src.locate(e)
+		all[i] = e
+	}
+	return st, errors.Join(all...)
+}
+
 // checked is one template of a Config that passed every check.
 type checked struct {
-	name   string
-	text   string
-	floor  int64
-	target Target
-	driver Driver
-	store  Store
-	gen    *sn.Generator // compiled against a placeholder sequence
+	name  string
+	text  string
+	floor int64
+	plan  plan
+	store Store
+	gen   *sn.Generator // compiled against a placeholder sequence
 }
 
 // check validates c and returns its templates in name order. env gives
@@ -83,20 +119,8 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 			e.Template = name
 			errs = append(errs, e)
 		}
-		target := env
-		target.Name, target.Sequence, target.shares = name, seq, nil
-		driver := lookup(seq.Backend)
-		var store Store
-		if driver != nil {
-			var err error
-			store, err = driver.Check(&target)
-			for _, f := range own.fields() {
-				if f != "backend" && !slices.Contains(store.Fields, f) {
-					bad(name, "sequence."+f, "sequence.%s: not used by the %s backend", f, seq.Backend)
-				}
-			}
-			errs = append(errs, driverErrors(name, seq.Backend, err)...)
-		}
+		p, store, perrs := planSequence(env, name, "sequence", own, seq, len(ownBad) == 0 && len(storeBad) == 0)
+		errs = append(errs, perrs...)
 		if t.Floor < 0 {
 			bad(name, "floor", "floor %d: want 0 (none) or more", t.Floor)
 		}
@@ -120,8 +144,11 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 				errs = append(errs, &Error{Template: name, Field: "floor", Err: fmt.Errorf("floor: %w", err)})
 			}
 		}
-		if len(errs) == n0 && driver != nil {
-			out = append(out, checked{name: name, text: t.Template, floor: t.Floor, target: target, driver: driver, store: store, gen: g})
+		if t.Floor > 0 && store.NoFloor {
+			errs = append(errs, &Error{Template: name, Field: "floor", Err: fmt.Errorf("floor %d: the %s backend cannot raise a floor (its numbers are not drawn from a counter)", t.Floor, backendOf(seq))})
+		}
+		if len(errs) == n0 && (p.driver != nil || p.members != nil) {
+			out = append(out, checked{name: name, text: t.Template, floor: t.Floor, plan: p, store: store, gen: g})
 		}
 	}
 	errs = append(errs, checkSet(out)...)
@@ -141,27 +168,48 @@ func drawsSeq(g *sn.Generator) bool {
 }
 
 // driverErrors turns the error of a Driver's Check on template name into
-// Errors naming the template and the field as spelt in a file.
-func driverErrors(name, backend string, err error) []*Error {
+// Errors naming the template and the field as spelt in a file, under at
+// ("sequence", "sequence.balanced.members[1]").
+func driverErrors(name, at, backend string, err error) []*Error {
 	if err == nil {
 		return nil
 	}
 	if e, ok := err.(*Error); ok {
-		e2 := &Error{Template: name, Field: "sequence", Err: fmt.Errorf("sequence: %w", e.Err)}
+		e2 := &Error{Template: name, Field: at, Err: fmt.Errorf("%s: %w", at, e.Err)}
 		if e.Field != "" {
-			e2.Field = "sequence." + e.Field
-			e2.Err = fmt.Errorf("sequence.%s: %w", e.Field, e.Err)
+			e2.Field = at + "." + e.Field
+			e2.Err = fmt.Errorf("%s.%s: %w", at, e.Field, e.Err)
 		}
 		return []*Error{e2}
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []*Error
 		for _, e := range j.Unwrap() {
-			out = append(out, driverErrors(name, backend, e)...)
+			out = append(out, driverErrors(name, at, backend, e)...)
 		}
 		return out
 	}
-	return []*Error{{Template: name, Field: "sequence", Err: fmt.Errorf("%s sequence: %w", backend, err)}}
+	if at != "sequence" {
+		err = fmt.Errorf("%s: %s sequence: %w", at, backend, err)
+	} else {
+		err = fmt.Errorf("%s sequence: %w", backend, err)
+	}
+	return []*Error{{Template: name, Field: at, Err: err}}
+}
+
+// backendOf names the backend of seq for a message: its members' when it
+// is balanced.
+func backendOf(seq Sequence) string {
+	if seq.Balanced == nil {
+		return seq.Backend
+	}
+	var names []string
+	for _, m := range seq.Balanced.Members {
+		if b := cmp.Or(m.Backend, seq.Backend); !slices.Contains(names, b) {
+			names = append(names, b)
+		}
+	}
+	return "balanced " + strings.Join(names, ", ")
 }
 
 // checkSet checks the templates as a whole with sn.CheckSet, and names
@@ -171,7 +219,7 @@ func checkSet(ts []checked) []*Error {
 	for i, t := range ts {
 		id := t.store.ID
 		if id == "" { // a store of the template's own
-			id = t.target.Sequence.Backend + " template " + t.name
+			id = t.plan.target.Sequence.Backend + " template " + t.name
 		}
 		ms[i] = sn.Member{Name: t.name, Gen: t.gen, Store: id}
 	}

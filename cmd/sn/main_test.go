@@ -545,7 +545,7 @@ func TestConfigFileErrors(t *testing.T) {
 	want := fmt.Sprintf("sn: config: %s: line 2: template \"orders\": sn: template: offset 10: seq: width=\"0\": want a whole number from 1 to 19\n", bad) +
 		"\tSN-@<seq, width=0>\n" +
 		"\t          ^\n" +
-		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want bolt, memory, redis, redis-strict, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)\n", bad)
+		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)\n", bad)
 	if r.code != 2 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stderr, want)
 	}
@@ -585,7 +585,7 @@ templates:
 `, []string{
 			`line 12: template "invoices": sequence.fetch_timeout "5": want a positive duration such as "1m" or "30s"`,
 			`line 10: template "invoices": floor -1: want 0 (none) or more`,
-			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, sql)`,
+			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)`,
 			`line 7: template "orders": sequence.step 10: above max_step 5`,
 		}},
 		{"json key given twice", "twice.json", `{"templates": {
@@ -638,6 +638,42 @@ func TestNextRefusesMemory(t *testing.T) {
 				t.Errorf("preview: %q", got)
 			}
 		})
+	}
+}
+
+// sn next takes a balanced template only when every member keeps its
+// numbers, and a snowflake only with leased worker ids; a balanced one
+// over two files continues from run to run.
+func TestNextBalancedAndSnowflake(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "sn.yaml", `store: {backend: bolt, path: sn.db}
+templates:
+  files: {template: "F@<seq>", sequence: {balanced: {members: [{path: a.db}, {path: b.db}]}}}
+  mixed: {template: "M@<seq>", sequence: {balanced: {members: [{path: a.db}, {backend: memory}]}}}
+  ids: {template: "ID@<seq>", sequence: {backend: snowflake, worker: 3, single_process: true}}
+`)
+	refusals := map[string]string{
+		"mixed": fmt.Sprintf(`sn next: template "mixed" is balanced over a member whose numbers would restart at every run; give every member a durable store (such as bolt) in %s, or see its numbers with sn preview`, cfg),
+		"ids":   fmt.Sprintf(`sn next: template "ids" uses a fixed snowflake worker id, whose ids repeat when two runs overlap or the clock goes back between runs; lease worker ids from a Redis (url) in %s, or see its numbers with sn preview`, cfg),
+	}
+	for name, want := range refusals {
+		r := runSN(t, "", nil, "next", "--config", cfg, name)
+		if first, _, _ := strings.Cut(r.stderr, "\n"); r.code != 2 || r.stdout != "" || first != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and:\n%s", name, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	seen := map[string]bool{}
+	for run := range 2 {
+		got := ok(t, "next", "--config", cfg, "files", "-n", "4")
+		if len(got) != 4 {
+			t.Fatalf("run %d: %q", run, got)
+		}
+		for _, s := range got {
+			if seen[s] {
+				t.Errorf("run %d: %s issued again", run, s)
+			}
+			seen[s] = true
+		}
 	}
 }
 

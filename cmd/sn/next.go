@@ -130,15 +130,32 @@ func (f *flags) checkVars(ctx context.Context, g *sn.Generator) error {
 // would issue the same numbers again.
 func (f *flags) checkDurable(t *target) error {
 	seq, _ := t.cfg.Sequence(t.name)
-	d, err := config.Lookup(seq.Backend)
-	if err != nil {
-		return &inputError{err}
+	var st config.Store
+	if seq.Balanced != nil {
+		// Durable only if every member is (a config file's, which
+		// target validated).
+		var err error
+		if st, err = t.cfg.StoreOf(t.name, config.WithDir(t.dir)); err != nil {
+			return &inputError{err}
+		}
+	} else {
+		d, err := config.Lookup(seq.Backend)
+		if err != nil {
+			return &inputError{err}
+		}
+		if st, err = d.Check(&config.Target{Name: t.name, Sequence: seq, Dir: t.dir}); err != nil {
+			return &inputError{err}
+		}
 	}
-	st, err := d.Check(&config.Target{Name: t.name, Sequence: seq, Dir: t.dir})
-	if err != nil {
-		return &inputError{err}
-	}
-	if !st.Durable {
+	switch {
+	case st.Durable:
+	case seq.Balanced != nil:
+		return usagef(f.cmd, "template %q is balanced over a member whose numbers would restart at every run; give every member a durable store (such as bolt) in %s, or see its numbers with sn preview",
+			t.name, f.config)
+	case seq.Backend == "snowflake":
+		return usagef(f.cmd, "template %q uses a fixed snowflake worker id, whose ids repeat when two runs overlap or the clock goes back between runs; lease worker ids from a Redis (url) in %s, or see its numbers with sn preview",
+			t.name, f.config)
+	default:
 		return usagef(f.cmd, "template %q uses the %s backend, whose numbers would restart at every run; give it a durable store (such as bolt) in %s, or see its numbers with sn preview",
 			t.name, seq.Backend, f.config)
 	}

@@ -1,0 +1,99 @@
+package backend_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/redistest"
+)
+
+// A balanced sequence over two strict Redis counters, each with a queue:
+// numbering goes on while one Redis is killed, and after it comes back
+// empty its member continues above everything its file handed out. A
+// second Build (a restart of the process) continues too. No number is
+// issued twice.
+func TestBalancedRedis(t *testing.T) {
+	srvA, srvB := redistest.StartServer(t), redistest.StartServer(t)
+	dir := t.TempDir()
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "redis-strict", SingleHost: true, Step: 50, Queued: &config.Queued{Lead: "5ms", Max: 64}},
+		Templates: map[string]config.Template{
+			"o": {Template: "@<ownerKey, value=O>@<seq>", Floor: 500, Sequence: config.Sequence{Balanced: &config.Balanced{
+				Rescue: "100ms", Timeout: "300ms",
+				Members: []config.Sequence{
+					{URL: "redis://" + srvA.Addr() + "/0", Path: "a.db"},
+					{URL: "redis://" + srvB.Addr() + "/0", Path: "b.db"},
+				},
+			}}},
+			// The same counters (the same members in the same order, the
+			// same counter key), behind queues of one number.
+			"p": {Template: "@<ownerKey, value=O>@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Min: 1, Max: 1}, Balanced: &config.Balanced{
+				Rescue: "100ms", Timeout: "300ms",
+				Members: []config.Sequence{
+					{URL: "redis://" + srvA.Addr() + "/0", Path: "a.db"},
+					{URL: "redis://" + srvB.Addr() + "/0", Path: "b.db"},
+				},
+			}}},
+		},
+	}
+	seen := map[string]bool{}
+	// phase issues numbers and returns how many came from each member.
+	phase := func(name string, set *config.Set) [2]int {
+		t.Helper()
+		got := issueConcurrently(t, set, []string{"o", "p"}, 8, 400)
+		if n := countRepeats(seen, got); n != 0 {
+			t.Errorf("%s: %d repeats", name, n)
+		}
+		var by [2]int
+		for _, ss := range got {
+			for _, s := range ss {
+				n := seqOf(t, s, "O")
+				if n <= 500 {
+					t.Errorf("%s: %s at or below the floor", name, s)
+				}
+				by[n&1]++
+			}
+		}
+		t.Logf("%s: %d numbers from member 0, %d from member 1", name, by[0], by[1])
+		return by
+	}
+	set, err := cfg.Build(t.Context(), config.WithDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by := phase("both up", set); by[0] == 0 || by[1] == 0 {
+		t.Errorf("both up: %v numbers by member, want some from each", by)
+	}
+	srvB.Kill()
+	if by := phase("b killed", set); by[0] < 3000 {
+		t.Errorf("b killed: %v numbers by member, want nearly all from a", by)
+	}
+	srvB.Restart() // empty: its counters come back from b.db, above what it handed out
+	time.Sleep(150 * time.Millisecond)
+	if by := phase("b back", set); by[1] == 0 {
+		t.Errorf("b back: %v numbers by member, want b in the turn again", by)
+	}
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	set, err = cfg.Build(t.Context(), config.WithDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase("second Build", set)
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 4*8*400 {
+		t.Errorf("%d numbers, want %d", len(seen), 4*8*400)
+	}
+	// Each file knows what its member handed out.
+	for _, f := range []string{"a.db", "b.db"} {
+		if n := last(t, filepath.Join(dir, f), "O"); n < 500/2 {
+			t.Errorf("%s: mark %d, want above the floor's share %d", f, n, 500/2)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package backend_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/snowflake"
+)
+
+// issueConcurrently draws n numbers from each of goroutines goroutines
+// taking templates names of set in turn, and returns them per goroutine.
+func issueConcurrently(t *testing.T, set *config.Set, names []string, goroutines, n int) [][]string {
+	t.Helper()
+	out := make([][]string, goroutines)
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g, _ := set.Get(names[i%len(names)])
+			for range n {
+				s, err := g.Next(t.Context())
+				if err != nil {
+					t.Errorf("%s: %v", names[i%len(names)], err)
+					return
+				}
+				out[i] = append(out[i], s)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// countRepeats counts the strings of got already in seen, and adds them.
+func countRepeats(seen map[string]bool, got [][]string) int {
+	n := 0
+	for _, ss := range got {
+		for _, s := range ss {
+			if seen[s] {
+				n++
+			}
+			seen[s] = true
+		}
+	}
+	return n
+}
+
+// Worker ids leased from Redis: two Sets built at once (two processes)
+// hold two ids, the templates of one Set share its lease, and a later Set
+// that takes an id again issues after the bound its holder recorded. The
+// layout has two worker ids, so the second round takes both again.
+func TestSnowflakeLeased(t *testing.T) {
+	srv := redistest.StartServer(t, redistest.Persistent())
+	layout := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Unit: time.Millisecond}
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "snowflake", URL: "redis://" + srv.Addr() + "/0", Prefix: "t:", Layout: "41/1/12", Epoch: "2024-01-01"},
+		Templates: map[string]config.Template{
+			"a": {Template: "@<ownerKey, value=ID>-@<seq>"},
+			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Lead: "5ms"}}},
+		},
+	}
+	seen := map[string]bool{}
+	last := map[int64]time.Time{} // per worker, the time of its last id
+	retaken := 0                  // ids of a worker id held before
+	for round := range 2 {
+		// Two Sets at once, each with its own lease.
+		var sets [2]*config.Set
+		for i := range sets {
+			set, err := cfg.Build(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sets[i] = set
+		}
+		var workers []int64
+		roundLast := map[int64]time.Time{}
+		for i, set := range sets {
+			got := issueConcurrently(t, set, []string{"a", "q"}, 4, 5000)
+			if n := countRepeats(seen, got); n != 0 {
+				t.Errorf("round %d, set %d: %d repeats", round, i, n)
+			}
+			var worker int64 = -1
+			for _, ss := range got {
+				for _, s := range ss {
+					id, err := layout.Decompose(seqOf(t, s, "ID-"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if worker >= 0 && id.Worker != worker {
+						t.Fatalf("round %d, set %d: ids of workers %d and %d: its templates hold one lease", round, i, worker, id.Worker)
+					}
+					worker = id.Worker
+					if prev, ok := last[id.Worker]; ok {
+						retaken++
+						if !id.Time.After(prev) {
+							t.Fatalf("round %d: worker %d issued at %v, not after its earlier holder's last id at %v", round, id.Worker, id.Time, prev)
+						}
+					}
+					if id.Time.After(roundLast[id.Worker]) {
+						roundLast[id.Worker] = id.Time
+					}
+				}
+			}
+			workers = append(workers, worker)
+		}
+		if workers[0] == workers[1] {
+			t.Errorf("round %d: both Sets hold worker %d", round, workers[0])
+		}
+		for _, set := range sets {
+			if err := set.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for w, at := range roundLast {
+			last[w] = at
+		}
+	}
+	if retaken != 2*4*5000 {
+		t.Errorf("%d ids of the second round from worker ids held in the first, want all %d", retaken, 2*4*5000)
+	}
+	if len(seen) != 2*2*4*5000 {
+		t.Errorf("%d ids, want %d", len(seen), 2*2*4*5000)
+	}
+	// Closed Sets released their leases; the bounds stay.
+	keys, err := srv.Client(t).Keys(t.Context(), "t:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "t:{worker:snowflake}:bound:") {
+			t.Errorf("key %s left after Close; want only bounds", k)
+		}
+	}
+	if len(keys) == 0 {
+		t.Error("no bounds recorded under t:")
+	}
+}
+
+// The bound of a worker id is what keeps ids unique: a Redis that could
+// lose it is refused at Build, which opens nothing.
+func TestSnowflakeUnsafeRedis(t *testing.T) {
+	srv := redistest.StartServer(t) // appendonly no
+	url := "redis://" + srv.Addr() + "/0"
+	_, err := one("A@<seq>", config.Sequence{Backend: "snowflake", URL: url}).Build(t.Context())
+	if !errors.Is(err, redisseq.ErrUnsafe) || !strings.HasPrefix(err.Error(), `config: template "a": snowflake sequence: snowflake: leasing a worker id: `) {
+		t.Errorf("Build = %v, want redisseq.ErrUnsafe for template a's snowflake sequence", err)
+	}
+	if n, err := srv.Client(t).DBSize(t.Context()).Result(); err != nil || n != 0 {
+		t.Errorf("the unsafe Redis holds %d keys (%v), want none written", n, err)
+	}
+}
+
+// A snowflake sequence and a redis one on one URL share the Build's
+// client: the Set closes it after the Gen has released its lease.
+func TestSnowflakeBesideRedis(t *testing.T) {
+	srv := redistest.StartServer(t, redistest.Persistent())
+	url := "redis://" + srv.Addr() + "/0"
+	cfg := &config.Config{
+		Store: config.Sequence{URL: url},
+		Templates: map[string]config.Template{
+			"ids":    {Template: "ID-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Layout: "sonyflake"}},
+			"orders": {Template: "SN-@<seq>", Sequence: config.Sequence{Backend: "redis", Step: 10}},
+		},
+	}
+	set, err := cfg.Build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := issue(t, set, "ids", 300) // sonyflake: 256 per 10 ms, so this waits a unit
+	orders := issue(t, set, "orders", 3)
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(orders, []string{"SN-1", "SN-2", "SN-3"}) {
+		t.Errorf("orders = %q", orders)
+	}
+	// One Gen's ids increase, so none repeats; all are its worker's.
+	first, err := snowflake.Sonyflake.Decompose(seqOf(t, ids[0], "ID-"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range ids {
+		id, err := snowflake.Sonyflake.Decompose(seqOf(t, s, "ID-"))
+		if err != nil || id.Worker != first.Worker {
+			t.Fatalf("%s: %+v, %v; want worker %d", s, id, err, first.Worker)
+		}
+		if i > 0 && seqOf(t, s, "ID-") <= seqOf(t, ids[i-1], "ID-") {
+			t.Fatalf("%s after %s: one Gen's ids increase", s, ids[i-1])
+		}
+	}
+	keys, _ := srv.Client(t).Keys(t.Context(), "sn:{worker:snowflake}:lease:*").Result()
+	if len(keys) != 0 {
+		t.Errorf("leases left after Close: %q", keys)
+	}
+}

@@ -1,0 +1,915 @@
+package config_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/boltseq"
+	"github.com/sngen/sn/sequence/snowflake"
+)
+
+// This file tests queued, balanced and the snowflake backend's fields:
+// how they are read, checked and built.
+
+func TestParseKinds(t *testing.T) {
+	want := &config.Config{
+		Store: config.Sequence{Backend: "redis-strict", Ledger: "postgres://sn@db/shop", Queued: &config.Queued{Lead: "20ms", Max: 1000}},
+		Templates: map[string]config.Template{
+			"orders": {Template: "SN-@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{
+				Rescue: "10s", Timeout: "200ms",
+				Members: []config.Sequence{{URL: "redis://a:6379/0"}, {URL: "redis://b:6379/0", Queued: &config.Queued{Lead: "5ms"}}},
+			}}},
+			"ids":   {Template: "ID-@<seq>", Sequence: config.Sequence{Backend: "snowflake", URL: "redis://a:6379/0", Layout: "sonyflake"}},
+			"test":  {Template: "T-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Layout: "41/10/12", Epoch: "2024-01-01", Unit: "1ms", Worker: new(int64(0)), SingleProcess: true}},
+			"queue": {Template: "Q-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{}}},
+		},
+	}
+	tests := []struct{ name, format, data string }{
+		{"yaml", "yaml", `
+store:
+  backend: redis-strict
+  ledger: postgres://sn@db/shop
+  queued:
+    lead: 20ms
+    max: 1000
+templates:
+  orders:
+    template: SN-@<seq>
+    sequence:
+      balanced:
+        rescue: 10s
+        timeout: 200ms
+        members:
+          - url: redis://a:6379/0
+          - url: redis://b:6379/0
+            queued:
+              lead: 5ms
+  ids:
+    template: ID-@<seq>
+    sequence:
+      backend: snowflake
+      url: redis://a:6379/0
+      layout: sonyflake
+  test:
+    template: T-@<seq>
+    sequence:
+      backend: snowflake
+      layout: 41/10/12
+      epoch: 2024-01-01
+      unit: 1ms
+      worker: 0
+      single_process: true
+  queue:
+    template: Q-@<seq>
+    sequence:
+      queued: {}
+`},
+		{"yaml flow", "yaml", `
+store: {backend: redis-strict, ledger: "postgres://sn@db/shop", queued: {lead: 20ms, max: 1000}}
+templates:
+  orders: {template: SN-@<seq>, sequence: {balanced: {rescue: 10s, timeout: 200ms, members: [{url: "redis://a:6379/0"}, {url: "redis://b:6379/0", queued: {lead: 5ms}}]}}}
+  ids: {template: ID-@<seq>, sequence: {backend: snowflake, url: "redis://a:6379/0", layout: sonyflake}}
+  test: {template: T-@<seq>, sequence: {backend: snowflake, layout: 41/10/12, epoch: 2024-01-01, unit: 1ms, worker: 0, single_process: true}}
+  queue: {template: Q-@<seq>, sequence: {queued: {}}}
+`},
+		{"json", "json", `{
+  "store": {"backend": "redis-strict", "ledger": "postgres://sn@db/shop", "queued": {"lead": "20ms", "max": 1000}},
+  "templates": {
+    "orders": {"template": "SN-@<seq>", "sequence": {"balanced": {"rescue": "10s", "timeout": "200ms",
+      "members": [{"url": "redis://a:6379/0"}, {"url": "redis://b:6379/0", "queued": {"lead": "5ms"}}]}}},
+    "ids": {"template": "ID-@<seq>", "sequence": {"backend": "snowflake", "url": "redis://a:6379/0", "layout": "sonyflake"}},
+    "test": {"template": "T-@<seq>", "sequence": {"backend": "snowflake", "layout": "41/10/12", "epoch": "2024-01-01",
+      "unit": "1ms", "worker": 0, "single_process": true}},
+    "queue": {"template": "Q-@<seq>", "sequence": {"queued": {}}}
+  }
+}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := config.Parse([]byte(tt.data), tt.format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, ignoreSource); diff != "" {
+				t.Errorf("Parse (-want +got):\n%s", diff)
+			}
+			// A template's queued and balanced replace the store's field
+			// by field; the store's are not changed.
+			seq, _ := got.Sequence("orders")
+			if w := (config.Queued{Lead: "20ms", Max: 1000}); seq.Queued == nil || *seq.Queued != w {
+				t.Errorf("orders: queued %+v, want the store's %+v", seq.Queued, w)
+			}
+			seq, _ = got.Sequence("queue")
+			if w := (config.Queued{Lead: "20ms", Max: 1000}); seq.Queued == nil || *seq.Queued != w || seq.Queued == got.Store.Queued {
+				t.Errorf("queue: queued %+v, want a copy of the store's %+v", seq.Queued, w)
+			}
+		})
+	}
+}
+
+// sequenceFields are the fields of a sequence, as unknown-field errors
+// list them.
+const sequenceFields = "backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, " +
+	"replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker"
+
+func TestParseKindsErrors(t *testing.T) {
+	tests := []struct{ name, format, data, want string }{
+		{"yaml unknown field in queued", "yaml", "templates:\n  a:\n    sequence:\n      queued: {leed: 5ms}\n",
+			`config: line 4: template "a": unknown field "sequence.queued.leed" (known: idle, lead, max, min)`},
+		{"yaml unknown field in a member", "yaml", "templates:\n  a:\n    sequence:\n      balanced:\n        members:\n          - url: redis://a\n          - urll: redis://b\n",
+			`config: line 7: template "a": unknown field "sequence.balanced.members[1].urll" (known: ` + sequenceFields + `)`},
+		{"yaml unknown field in the store's members", "yaml", "store:\n  balanced: {members: [{path: a.db}, {pth: b.db}]}\n",
+			`config: line 2: unknown field "store.balanced.members[1].pth" (known: ` + sequenceFields + `)`},
+		{"yaml unknown field in balanced", "yaml", "store:\n  balanced:\n    rescu: 1s\n",
+			`config: line 3: unknown field "store.balanced.rescu" (known: members, rescue, timeout)`},
+		{"yaml wrong type in a member", "yaml", "templates:\n  a:\n    sequence:\n      balanced:\n        members:\n          - {step: x}\n",
+			`config: line 6: template "a": sequence.balanced.members[0].step: want a whole number, found "x"`},
+		{"yaml members as a mapping", "yaml", "templates:\n  a:\n    sequence:\n      balanced:\n        members: {url: redis://a}\n",
+			`config: line 5: template "a": sequence.balanced.members: want a list of sequences, each a mapping with the fields ` + sequenceFields + `, found a mapping`},
+		{"yaml member as a string", "yaml", "templates:\n  a:\n    sequence:\n      balanced:\n        members:\n          - redis://a\n",
+			`config: line 6: template "a": sequence.balanced.members[0]: want a mapping with the fields ` + sequenceFields + `, found "redis://a"`},
+		{"yaml queued as a bool", "yaml", "store:\n  queued: true\n",
+			`config: line 2: store.queued: want a mapping with the fields idle, lead, max, min, found true`},
+		{"yaml fraction of a worker", "yaml", "templates:\n  a:\n    sequence:\n      worker: 1.5\n",
+			`config: line 4: template "a": sequence.worker: want a whole number, found 1.5`},
+		{"yaml fraction of a queue", "yaml", "templates:\n  a:\n    sequence:\n      queued:\n        min: 2.5\n",
+			`config: line 5: template "a": sequence.queued.min: want a whole number, found 2.5`},
+		{"yaml member key twice", "yaml", "templates:\n  a:\n    sequence:\n      balanced:\n        members:\n          - url: redis://a\n            url: redis://b\n",
+			`config: line 7: template "a": sequence.balanced.members[0].url: given twice (first at line 6)`},
+		{"json unknown field in a member", "json", "{\"templates\": {\"a\": {\"sequence\": {\"balanced\": {\"members\": [{},\n{\"urll\": \"x\"}]}}}}}",
+			`config: line 2: template "a": unknown field "sequence.balanced.members[1].urll" (known: ` + sequenceFields + `)`},
+		{"json wrong type in a member", "json", "{\"templates\": {\"a\": {\"sequence\": {\"balanced\": {\"members\": [\n{\"step\": \"x\"}]}}}}}",
+			`config: line 2: template "a": sequence.balanced.members[0].step: want a whole number, found "x"`},
+		{"json members as an object", "json", "{\"store\": {\"balanced\": {\n\"members\": {\"url\": \"x\"}}}}",
+			`config: line 2: store.balanced.members: want a list of sequences, each an object with the fields ` + sequenceFields + `, found an object`},
+		{"json worker as a string", "json", "{\"store\": {\"worker\": \"3\"}}",
+			`config: line 1: store.worker: want a whole number, found "3"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Parse([]byte(tt.data), tt.format)
+			if err == nil {
+				t.Fatalf("Parse = %+v, want error %q", c, tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
+			}
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
+			}
+		})
+	}
+}
+
+// Every value Validate refuses in queued, balanced and snowflake
+// sequences: each error names the file, the line and the field.
+func TestValidateKinds(t *testing.T) {
+	tests := []struct {
+		name, data string
+		want       []string // the errors, "sn.yaml: line N: " and after
+		fields     []string // their Template and Field
+	}{
+		{"queued values", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      queued:
+        lead: -50ms
+        idle: soon
+        min: -1
+`, []string{
+			`line 6: template "a": sequence.queued.lead "-50ms": want a positive duration such as "50ms" or "30s"`,
+			`line 7: template "a": sequence.queued.idle "soon": want a duration such as "10m" (negative: keep every queue)`,
+			`line 8: template "a": sequence.queued.min -1: want 1 to 2147483647 (or 0 for the default)`,
+		}, []string{"a sequence.queued.lead", "a sequence.queued.idle", "a sequence.queued.min"}},
+		{"queued min above max", `templates:
+  a:
+    template: A@<seq>
+    sequence: {queued: {min: 100, max: 10}}
+  b:
+    template: B@<seq>
+    sequence:
+      queued:
+        min: 100000
+`, []string{
+			`line 4: template "a": sequence.queued.min 100: above max 10`,
+			`line 9: template "b": sequence.queued.min 100000: above the default max 65536`,
+		}, []string{"a sequence.queued.min", "b sequence.queued.min"}},
+		{"queued min against the store's max", `store:
+  queued: {max: 10}
+templates:
+  a:
+    template: A@<seq>
+    sequence:
+      queued: {min: 20}
+`, []string{
+			`line 7: template "a": sequence.queued.min 20: above max 10`,
+		}, []string{"a sequence.queued.min"}},
+		{"store queued reported once", `store:
+  queued:
+    lead: 0s
+templates:
+  a: {template: A@<seq>}
+  b: {template: B@<seq>}
+`, []string{
+			`line 3: store.queued.lead "0s": want a positive duration such as "50ms" or "30s"`,
+		}, []string{" store.queued.lead"}},
+		{"balanced of three", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      backend: bolt
+      balanced:
+        rescue: -1s
+        timeout: soon
+        members:
+          - path: a.db
+          - path: b.db
+          - path: c.db
+`, []string{
+			`line 9: template "a": sequence.balanced.members 3 stores: want a power of two from 2 to 65536 (a member's index takes the low bits of each number)`,
+			`line 7: template "a": sequence.balanced.rescue "-1s": want a positive duration such as "50ms" or "30s"`,
+			`line 8: template "a": sequence.balanced.timeout "soon": want a positive duration such as "50ms" or "30s"`,
+		}, []string{"a sequence.balanced.members", "a sequence.balanced.rescue", "a sequence.balanced.timeout"}},
+		{"balanced without members", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      backend: bolt
+      path: a.db
+      balanced: {rescue: 1m}
+`, []string{
+			`line 7: template "a": sequence.balanced.members missing: want a list of 2, 4, 8... stores`,
+		}, []string{"a sequence.balanced.members"}},
+		// Two members on one store would fail together: the Balanced would
+		// gain nothing (its numbers would still be unique).
+		{"balanced members on one store", `store:
+  backend: bolt
+templates:
+  a:
+    template: A@<seq>
+    sequence:
+      balanced:
+        members:
+          - path: a.db
+          - path: ./a.db
+`, []string{
+			`line 10: template "a": sequence.balanced.members[1]: the same store as sequence.balanced.members[0] (bolt $DIR/a.db): members fail over to one another, so each must be a store of its own`,
+		}, []string{"a sequence.balanced.members[1]"}},
+		{"balanced members of memory", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      balanced: {members: [{}, {}]}
+`, []string{
+			`line 5: template "a": sequence.balanced.members[1]: the same store as sequence.balanced.members[0] (memory): members fail over to one another, so each must be a store of its own`,
+		}, []string{"a sequence.balanced.members[1]"}},
+		{"member mistakes", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      backend: bolt
+      max_step: 10
+      balanced:
+        members:
+          - {path: a.db, url: redis://x}
+          - {backend: rdis}
+          - {path: c.db, balanced: {members: [{}, {}]}}
+          - {path: d.db, step: -3}
+`, []string{
+			`line 11: template "a": sequence.balanced.members[2].balanced: a member is one store, not balanced itself`,
+			`line 12: template "a": sequence.balanced.members[3].step -3: want 1 or more (or 0 for the default)`,
+			`line 9: template "a": sequence.balanced.members[0].url: not used by the bolt backend`,
+			`line 10: template "a": sequence.balanced.members[1].backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)`,
+		}, []string{"a sequence.balanced.members[2].balanced", "a sequence.balanced.members[3].step", "a sequence.balanced.members[0].url", "a sequence.balanced.members[1].backend"}},
+		{"member against the template", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      backend: bolt
+      max_step: 10
+      ledger: postgres://db/x
+      balanced:
+        members:
+          - {path: a.db}
+          - {path: b.db, step: 50}
+          - {backend: sql}
+          - {backend: memory, path: d.db}
+`, []string{
+			`line 11: template "a": sequence.balanced.members[1].step 50: above max_step 10`,
+			`line 13: template "a": sequence.balanced.members[3].path: not used by the memory backend`,
+		}, []string{"a sequence.balanced.members[1].step", "a sequence.balanced.members[3].path"}},
+		{"template field no member reads", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      backend: bolt
+      table: numbers
+      balanced:
+        members: [{path: a.db}, {path: b.db}]
+`, []string{
+			`line 6: template "a": sequence.table: not used by the backend of any member`,
+		}, []string{"a sequence.table"}},
+		{"member without its store", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      backend: bolt
+      balanced:
+        members: [{path: a.db}, {}]
+`, []string{
+			`line 7: template "a": sequence.balanced.members[1].path: the bolt backend needs a file (set path here or in store)`,
+		}, []string{"a sequence.balanced.members[1].path"}},
+		// A snowflake id takes all 63 bits of the twitter layout: beside
+		// an index, it would overflow.
+		{"snowflake members", `templates:
+  a:
+    template: A@<seq>
+    sequence:
+      backend: snowflake
+      single_process: true
+      balanced:
+        members: [{worker: 1}, {worker: 2, layout: 41/8/12, epoch: 2024-01-01}]
+`, []string{
+			`line 8: template "a": sequence.balanced.members[0]: the snowflake backend's numbers take up to 63 bits, and the index of 2 members takes 1 more of the 63 a number has: give the member a layout of at most 62 bits`,
+		}, []string{"a sequence.balanced.members[0]"}},
+		{"snowflake layouts", `store:
+  backend: snowflake
+  url: redis://cache:6379/0
+templates:
+  a:
+    template: A@<seq>
+    sequence: {layout: twiter}
+  b:
+    template: B@<seq>
+    sequence: {layout: 41-10-12}
+  c:
+    template: C@<seq>
+    sequence: {layout: 42/10/12, epoch: 2024-01-01}
+  d:
+    template: D@<seq>
+    sequence: {layout: 30/10/12, epoch: 2024-01-01}
+  e:
+    template: E@<seq>
+    sequence:
+      layout: 41/10/12
+  f:
+    template: F@<seq>
+    sequence:
+      layout: 41/10/12
+      epoch: 2024/01/01
+      unit: 0.5us
+  g:
+    template: G@<seq>
+    sequence:
+      layout: 41/10/12
+      epoch: 2999-01-01
+  h:
+    template: H@<seq>
+    sequence:
+      layout: sonyflake
+      epoch: 2024-01-01
+`, []string{
+			`line 7: template "a": sequence.layout: layout "twiter": unknown, did you mean "twitter"? (want twitter, sonyflake, or the bits of time, worker and sequence such as 41/10/12 with an epoch)`,
+			`line 10: template "b": sequence.layout: layout "41-10-12": unknown (want twitter, sonyflake, or the bits of time, worker and sequence such as 41/10/12 with an epoch)`,
+			`line 13: template "c": sequence.layout: layout "42/10/12": sequence: invalid argument: snowflake layout: time 42 + worker 10 + sequence 12 = 64 bits; an id has 63 (the sign bit stays 0)`,
+			`line 16: template "d": sequence.layout: layout "30/10/12": sequence: invalid argument: snowflake layout: 30 bits of 1ms since 2024-01-01 end on 2024-01-13, less than 10 years from now: give time more bits, a longer unit or a later epoch`,
+			`line 19: template "e": sequence.epoch: layout 41/10/12 needs an epoch, the instant its time counts from, such as 2024-01-01: the day the system goes live`,
+			`line 26: template "f": sequence.unit: unit "0.5us": want a duration of at least 1µs, such as "1ms" or "10ms"`,
+			`line 25: template "f": sequence.epoch: epoch "2024/01/01": want a date such as 2024-01-01 or an instant such as 2024-01-01T00:00:00Z`,
+			`line 31: template "g": sequence.epoch: epoch "2999-01-01": in the future; the time of an id counts from the epoch`,
+			`line 36: template "h": sequence.epoch: not used by the snowflake backend`,
+		}, []string{"a sequence.layout", "b sequence.layout", "c sequence.layout", "d sequence.layout", "e sequence.epoch", "f sequence.unit", "f sequence.epoch", "g sequence.epoch", "h sequence.epoch"}},
+		{"snowflake workers", `store:
+  backend: snowflake
+templates:
+  a:
+    template: A@<seq>
+    sequence: {worker: 1024, single_process: true}
+  b:
+    template: B@<seq>
+    sequence: {worker: -1, single_process: true, layout: sonyflake}
+  c:
+    template: C@<seq>
+    sequence:
+      worker: 3
+  d:
+    template: D@<seq>
+    sequence:
+      worker: 3
+      single_process: true
+      url: redis://cache:6379/0
+`, []string{
+			`line 6: template "a": sequence.worker: worker 1024: the twitter layout has 10 bits of worker, so 0 to 1023`,
+			`line 9: template "b": sequence.worker: worker -1: the sonyflake layout has 16 bits of worker, so 0 to 65535`,
+			`line 13: template "c": sequence.worker: worker 3: a fixed worker id repeats ids when two processes use it (two copies of this file, two runs at once) ` +
+				`or when a process restarts after the clock went back: set url to lease worker ids from a Redis, ` +
+				`or single_process: true if one process alone issues with this worker id (a test, a tool)`,
+			`line 19: template "d": sequence.url: not used by the snowflake backend`,
+		}, []string{"a sequence.worker", "b sequence.worker", "c sequence.worker", "d sequence.url"}},
+		{"snowflake leases", `templates:
+  a:
+    template: A@<seq>
+    sequence: {backend: snowflake}
+  b:
+    template: B@<seq>
+    sequence: {backend: snowflake, url: "http://cache"}
+`, []string{
+			`line 4: template "a": sequence.url: the snowflake backend leases its worker id from a Redis: set url here or in store ` +
+				`(a Redis that runs with appendonly yes and appendfsync always), or a fixed worker with single_process: true`,
+			`line 7: template "b": sequence.url: redis URL "http://cache": unknown scheme "http" (want redis, rediss, unix, redis+cluster or rediss+cluster)`,
+		}, []string{"a sequence.url", "b sequence.url"}},
+		{"snowflake floor", `templates:
+  a:
+    template: A@<seq>
+    floor: 100
+    sequence: {backend: snowflake, url: "redis://cache"}
+  b:
+    template: B@<seq>
+    floor: 100
+    sequence:
+      backend: snowflake
+      single_process: true
+      balanced:
+        members:
+          - {worker: 1, layout: 41/8/12, epoch: 2024-01-01}
+          - {worker: 2, layout: 41/8/12, epoch: 2024-01-01}
+`, []string{
+			`line 4: template "a": floor 100: the snowflake backend cannot raise a floor (its numbers are not drawn from a counter)`,
+			`line 8: template "b": floor 100: the balanced snowflake backend cannot raise a floor (its numbers are not drawn from a counter)`,
+		}, []string{"a floor", "b floor"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "sn.yaml")
+			if err := os.WriteFile(path, []byte(tt.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Relative paths are resolved against the current directory.
+			wd, _ := os.Getwd()
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, "config: "+path+": "+strings.ReplaceAll(w, "$DIR", wd))
+			}
+			err = cfg.Validate()
+			if err == nil {
+				t.Fatal("Validate = nil")
+			}
+			if diff := cmp.Diff(strings.Join(want, "\n"), err.Error()); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+			var fields []string
+			for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+				ce := e.(*config.Error)
+				if ce.File != path || ce.Line == 0 {
+					t.Errorf("%v: File %q, Line %d", ce, ce.File, ce.Line)
+				}
+				fields = append(fields, ce.Template+" "+ce.Field)
+			}
+			if diff := cmp.Diff(tt.fields, fields); diff != "" {
+				t.Errorf("Template and Field (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateKindsValid(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+store:
+  backend: redis-strict
+  url: redis://cache:6379/0
+  ledger: postgres://sn@db/shop
+templates:
+  orders:
+    template: SN-@<seq>
+    floor: 1000
+    sequence:
+      queued: {lead: 20ms}
+      balanced:
+        rescue: 10s
+        members:
+          - url: redis://a:6379/0
+          - url: redis://b:6379/0
+          - {backend: sql}
+          - {backend: bolt, path: d.db, ledger: "", step: 10}
+  ids:
+    template: ID-@<seq>
+    sequence: {backend: snowflake, layout: sonyflake}
+  test:
+    template: T-@<seq>
+    sequence: {backend: snowflake, layout: 40/10/12, epoch: "2025-06-01T12:00:00Z", unit: 2ms, worker: 0, single_process: true}
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The store of a balanced sequence is its members', in order: templates
+// that print alike share a counter only over the same members in the same
+// order. Over other stores, or the members in another order, the same
+// value is another number, so they must print apart.
+func TestBalancedStoreIdentity(t *testing.T) {
+	balanced := func(paths ...string) config.Sequence {
+		s := config.Sequence{Backend: "bolt", Balanced: &config.Balanced{}}
+		for _, p := range paths {
+			s.Balanced.Members = append(s.Balanced.Members, config.Sequence{Path: p})
+		}
+		return s
+	}
+	tests := []struct {
+		name string
+		a, b config.Sequence
+		ok   bool
+	}{
+		{"same members", balanced("a.db", "b.db"), balanced("a.db", "b.db"), true},
+		{"members in another order", balanced("a.db", "b.db"), balanced("b.db", "a.db"), false},
+		{"one of the members alone", balanced("a.db", "b.db"), config.Sequence{Backend: "bolt", Path: "a.db"}, false},
+		{"more members", balanced("a.db", "b.db"), balanced("a.db", "b.db", "c.db", "d.db"), false},
+		// A queue does not change what a number means.
+		{"one queued", balanced("a.db", "b.db"), func() config.Sequence { s := balanced("a.db", "b.db"); s.Queued = &config.Queued{}; return s }(), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config.Config{Templates: map[string]config.Template{
+				"a": {Template: "@<ownerKey, value=SN>-@<seq>", Sequence: tt.a},
+				"b": {Template: "@<ownerKey, value=SN>-@<seq>", Sequence: tt.b},
+			}}
+			err := cfg.Validate()
+			switch {
+			case tt.ok && err != nil:
+				t.Errorf("Validate: %v", err)
+			case !tt.ok && !errors.Is(err, sn.ErrAmbiguous):
+				t.Errorf("Validate = %v, want sn.ErrAmbiguous", err)
+			}
+		})
+	}
+}
+
+func TestStoreOf(t *testing.T) {
+	wd, _ := os.Getwd()
+	cfg := config.Config{
+		Store: config.Sequence{Backend: "bolt"},
+		Templates: map[string]config.Template{
+			"files": {Template: "F@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Path: "b.db"}}}}},
+			// A memory member forgets its numbers: the whole is not durable.
+			"mixed":  {Template: "M@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Backend: "memory"}}}}},
+			"fixed":  {Template: "X@<seq>", Sequence: config.Sequence{Backend: "snowflake", Worker: new(int64(5)), SingleProcess: true}},
+			"leased": {Template: "L@<seq>", Sequence: config.Sequence{Backend: "snowflake", URL: "redis://u:pw@h:6379/0", Layout: "sonyflake"}},
+			"bad":    {Template: "B@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}}}}},
+		},
+	}
+	tests := []struct {
+		name string
+		want config.Store
+		err  string
+	}{
+		{"files", config.Store{ID: "balanced [bolt " + wd + "/a.db; bolt " + wd + "/b.db]", Durable: true}, ""},
+		{"mixed", config.Store{ID: "balanced [bolt " + wd + "/a.db; memory]"}, ""},
+		{"fixed", config.Store{ID: "snowflake twitter worker 5", NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}, ""},
+		{"leased", config.Store{ID: `snowflake sonyflake lease redis://u:xxxxx@h:6379/0 prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}, ""},
+		{"bad", config.Store{ID: "balanced [bolt " + wd + "/a.db]", Durable: true}, `config: template "bad": sequence.balanced.members 1 stores: want a power of two from 2 to 65536 (a member's index takes the low bits of each number)`},
+		{"missing", config.Store{}, `config: template "missing": no such template`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := cfg.StoreOf(tt.name)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("StoreOf (-want +got):\n%s", diff)
+			}
+			if (err == nil) != (tt.err == "") || err != nil && err.Error() != tt.err {
+				t.Errorf("StoreOf error = %v, want %q", err, tt.err)
+			}
+		})
+	}
+	got, err := cfg.StoreOf("files", config.WithDir("/srv/sn"))
+	if want := "balanced [bolt /srv/sn/a.db; bolt /srv/sn/b.db]"; err != nil || got.ID != want {
+		t.Errorf("StoreOf with a directory = %q, %v; want %q", got.ID, err, want)
+	}
+}
+
+// issueAll draws n numbers from each of the templates names of set, from
+// goroutines goroutines at once, and returns them all, in the order each
+// goroutine drew them.
+func issueAll(t *testing.T, set *config.Set, names []string, goroutines, n int) [][]string {
+	t.Helper()
+	out := make([][]string, goroutines)
+	var wg sync.WaitGroup
+	for i := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g, ok := set.Get(names[i%len(names)])
+			if !ok {
+				t.Errorf("no template %q", names[i%len(names)])
+				return
+			}
+			for range n {
+				s, err := g.Next(t.Context())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				out[i] = append(out[i], s)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// repeats counts the strings of got seen before, in got or in seen, and
+// adds them to seen.
+func repeats(seen map[string]bool, got [][]string) int {
+	n := 0
+	for _, ss := range got {
+		for _, s := range ss {
+			if seen[s] {
+				n++
+			}
+			seen[s] = true
+		}
+	}
+	return n
+}
+
+// number reads the number after prefix in s.
+func number(t *testing.T, s, prefix string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(strings.TrimPrefix(s, prefix), 10, 64)
+	if err != nil || !strings.HasPrefix(s, prefix) {
+		t.Fatalf("%q: not %s and a number", s, prefix)
+	}
+	return n
+}
+
+// A queue in front of the store: each key's numbers above the floor, in
+// increasing order for each caller, never twice.
+func TestBuildQueued(t *testing.T) {
+	cfg := config.Config{Templates: map[string]config.Template{
+		"a": {Template: "A@<seq>", Floor: 100, Sequence: config.Sequence{Queued: &config.Queued{Min: 4, Max: 8, Lead: "1ms"}}},
+	}}
+	set, err := cfg.Build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := issueAll(t, set, []string{"a"}, 8, 2000)
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := repeats(map[string]bool{}, got); n != 0 {
+		t.Errorf("%d repeats in %d numbers", n, 8*2000)
+	}
+	for _, ss := range got {
+		prev := int64(100)
+		for _, s := range ss {
+			if n := number(t, s, "A"); n <= prev {
+				t.Fatalf("%s after A%d: want numbers above the floor, increasing", s, prev)
+			} else {
+				prev = n
+			}
+		}
+	}
+}
+
+// Under WithExact there is no queue: a run reserves exactly what it
+// issues, and the next run goes on without a gap. (A queue would have
+// drawn at least its Min, 16, ahead.)
+func TestBuildQueuedExact(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config.Config{
+		Store:     config.Sequence{Backend: "bolt", Path: "sn.db", Queued: &config.Queued{}},
+		Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 100}},
+	}
+	var got []string
+	for range 2 {
+		set, err := cfg.Build(t.Context(), config.WithDir(dir), config.WithExact())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, issueAll(t, set, []string{"a"}, 1, 3)[0]...)
+		if err := set.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"A101", "A102", "A103", "A104", "A105", "A106"}; !cmp.Equal(got, want) {
+		t.Errorf("numbers = %q, want %q", got, want)
+	}
+}
+
+// Balanced over two bolt files: number = value<<1 | member, above the
+// floor, never twice, across runs; the members take turns.
+func TestBuildBalanced(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config.Config{
+		Store: config.Sequence{Backend: "bolt", Step: 10},
+		Templates: map[string]config.Template{
+			"b": {Template: "@<ownerKey, value=B>@<seq>", Floor: 1000, Sequence: config.Sequence{
+				Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Path: "b.db", Queued: &config.Queued{}}}},
+			}},
+			// The same members, in the same order, and the same counter
+			// key: the same counters as b's.
+			"c": {Template: "@<ownerKey, value=B>@<seq>", Sequence: config.Sequence{
+				Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Path: "b.db"}}},
+			}},
+		},
+	}
+	seen := map[string]bool{}
+	for run := range 2 {
+		set, err := cfg.Build(t.Context(), config.WithDir(dir), config.WithLockWait(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := issueAll(t, set, []string{"b", "c"}, 8, 500)
+		if err := set.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := repeats(seen, got); n != 0 {
+			t.Errorf("run %d: %d repeats in %d numbers", run, n, 8*500)
+		}
+		var byMember [2]int
+		for _, ss := range got {
+			for _, s := range ss {
+				n := number(t, s, "B")
+				if n <= 1000 {
+					t.Errorf("run %d: %s at or below the floor", run, s)
+				}
+				byMember[n&1]++
+			}
+		}
+		if byMember[0] < 1500 || byMember[1] < 1500 {
+			t.Errorf("run %d: %d numbers from member 0 and %d from member 1, want about 2000 each", run, byMember[0], byMember[1])
+		}
+	}
+	if len(seen) != 2*8*500 {
+		t.Errorf("%d numbers, want %d", len(seen), 2*8*500)
+	}
+}
+
+// down is a backend whose sequences always fail.
+type down struct{}
+
+func (down) Check(t *config.Target) (config.Store, error) {
+	return config.Store{ID: "down " + t.Sequence.Path, Durable: true, Fields: []string{"path"}}, nil
+}
+
+func (down) Open(context.Context, *config.Target) (sequence.Gen, error) { return failing{}, nil }
+
+type failing struct{}
+
+func (failing) Next(context.Context, string) (int64, error) {
+	return 0, fmt.Errorf("%w: disk on fire", sequence.ErrUnavailable)
+}
+
+// A member that fails is skipped: numbers come from the others. When all
+// fail, the error wraps sequence.ErrUnavailable and names each.
+func TestBuildBalancedFailover(t *testing.T) {
+	config.RegisterForTest(t, "down", down{})
+	cfg := config.Config{Templates: map[string]config.Template{
+		"half": {Template: "H@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Rescue: "1h",
+			Members: []config.Sequence{{Backend: "down", Path: "x"}, {Backend: "memory", Queued: &config.Queued{}}}}}},
+		"none": {Template: "N@<seq>", Sequence: config.Sequence{Backend: "down", Balanced: &config.Balanced{
+			Members: []config.Sequence{{Path: "x"}, {Path: "y"}}}}},
+	}}
+	set, err := cfg.Build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	got := issueAll(t, set, []string{"half"}, 4, 250)
+	if n := repeats(map[string]bool{}, got); n != 0 {
+		t.Errorf("%d repeats", n)
+	}
+	for _, ss := range got {
+		for _, s := range ss {
+			if n := number(t, s, "H"); n&1 != 1 {
+				t.Fatalf("%s: from the member that is down", s)
+			}
+		}
+	}
+	none, _ := set.Get("none")
+	_, err = none.Next(t.Context())
+	if !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "Gens of a Balanced failed: Gen 1: ") {
+		t.Errorf("Next with every member down = %v, want sequence.ErrUnavailable naming both", err)
+	}
+}
+
+// A fixed worker id: the templates of one layout share one Gen, so their
+// ids never meet; each id reads back to the worker and the time.
+func TestBuildSnowflakeFixed(t *testing.T) {
+	layout := snowflake.Layout{TimeBits: 40, WorkerBits: 10, SeqBits: 12, Epoch: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), Unit: 2 * time.Millisecond}
+	fixed := config.Sequence{Backend: "snowflake", Worker: new(int64(7)), SingleProcess: true}
+	cfg := config.Config{
+		Store: fixed,
+		Templates: map[string]config.Template{
+			"a": {Template: "@<ownerKey, value=ID>-@<seq>"},
+			"b": {Template: "@<ownerKey, value=ID>-@<seq, key=unit>@<unit, chars=a-z, var>"},
+			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Min: 64}}},
+			"x": {Template: "X-@<seq>", Sequence: config.Sequence{Layout: "40/10/12", Epoch: "2025-06-01T12:00:00Z", Unit: "2ms", Worker: new(int64(0))}},
+		},
+	}
+	set, err := cfg.Build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got := issueAll(t, set, []string{"a", "q"}, 8, 2000)
+	b, _ := set.Get("b")
+	for _, unit := range []string{"x", "y", "x"} {
+		s, err := b.NextWith(t.Context(), sn.Vars{"unit": unit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, []string{strings.TrimSuffix(s, unit)})
+	}
+	if n := repeats(map[string]bool{}, got); n != 0 {
+		t.Errorf("%d repeats in %d ids", n, 8*2000+3)
+	}
+	for _, ss := range got {
+		for _, s := range ss {
+			id, err := snowflake.Twitter.Decompose(number(t, s, "ID-"))
+			if err != nil || id.Worker != 7 || id.Time.Before(start.Add(-time.Millisecond)) || id.Time.After(time.Now()) {
+				t.Fatalf("%s: %+v, %v; want worker 7 at about now", s, id, err)
+			}
+		}
+	}
+	x := issueAll(t, set, []string{"x"}, 1, 3)[0]
+	for _, s := range x {
+		id, err := layout.Decompose(number(t, s, "X-"))
+		if err != nil || id.Worker != 0 || id.Time.Before(start.Add(-2*time.Millisecond)) || id.Time.After(time.Now()) {
+			t.Errorf("%s: %+v, %v; want worker 0 at about now in the 40/10/12 layout", s, id, err)
+		}
+	}
+	if err := set.Close(); err != nil {
+		t.Fatalf("Close: %v (a Gen closed twice?)", err)
+	}
+}
+
+// plain is a backend whose Check returns an error that is not a
+// *config.Error, and whose Open fails for the path "bad".
+type plain struct{}
+
+func (plain) Check(t *config.Target) (config.Store, error) {
+	st := config.Store{ID: "plain " + t.Sequence.Path, Durable: true, Fields: []string{"path"}}
+	if t.Sequence.Path == "" {
+		return st, errors.New("boom")
+	}
+	return st, nil
+}
+
+func (plain) Open(_ context.Context, t *config.Target) (sequence.Gen, error) {
+	if t.Sequence.Path == "bad" {
+		return nil, errors.New("disk on fire")
+	}
+	return sequence.NewMemory(), nil
+}
+
+func TestKindsDriverErrors(t *testing.T) {
+	config.RegisterForTest(t, "plain", plain{})
+	cfg := config.Config{Templates: map[string]config.Template{
+		"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "plain"}},
+		"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "plain", Balanced: &config.Balanced{Members: []config.Sequence{{}, {Path: "x"}}}}},
+	}}
+	want := `config: template "a": plain sequence: boom` + "\n" +
+		`config: template "b": sequence.balanced.members[0]: plain sequence: boom`
+	if err := cfg.Validate(); err == nil || err.Error() != want {
+		t.Errorf("Validate:\n got %v\nwant %s", err, want)
+	}
+
+	// A member that fails to open: what was opened before it is closed.
+	dir := t.TempDir()
+	cfg = config.Config{Templates: map[string]config.Template{
+		"c": {Template: "C@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{
+			{Backend: "bolt", Path: "a.db"}, {Backend: "plain", Path: "bad"},
+		}}}},
+	}}
+	_, err := cfg.Build(t.Context(), config.WithDir(dir))
+	if want := `config: template "c": sequence.balanced.members[1]: plain sequence: disk on fire`; err == nil || err.Error() != want {
+		t.Errorf("Build:\n got %v\nwant %s", err, want)
+	}
+	st, err := boltseq.Open(filepath.Join(dir, "a.db"), &boltseq.Options{LockTimeout: -1})
+	if err != nil {
+		t.Fatalf("a.db still open after the failed Build: %v", err)
+	}
+	st.Close()
+}
