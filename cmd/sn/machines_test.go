@@ -45,7 +45,7 @@ type machines struct {
 	// after drawing numbers leaves them unprinted: a control that must
 	// show repeats turns it on, so that neither hides them.
 	calm atomic.Bool
-	wg     sync.WaitGroup
+	wg   sync.WaitGroup
 }
 
 // config is a machine's config file.
