@@ -47,6 +47,30 @@ type queries struct {
 	sweepExpiry  string // deletes the deadlines at or before $1
 	deleteKey    string // deletes key $1's ledger row
 	deleteExpiry string // deletes key $1's deadline
+
+	// The worker-id leases of snowflake Gens (see lease.go): a third
+	// table, the ledger's name and "_workers", one row per name and id,
+	// with deadlines by the database's clock.
+	createWorkers string
+	// heldWorkers lists the ids below $2 of name $1 whose deadline has
+	// not passed.
+	heldWorkers string
+	// takeWorker makes id worker of name token's for ttl microseconds,
+	// unless another token holds it and its deadline has not passed; it
+	// reads the row back, and returns the bound and whether the row is
+	// token's.
+	takeWorker func(ctx context.Context, db *sql.DB, name []byte, worker int64, token string, ttl int64) (bound int64, ok bool, err error)
+	// renewWorker, of ttl $1 microseconds, bound $2, name $3, worker $4,
+	// token $5, extends the deadline and raises the bound of a row that
+	// token holds and whose deadline has not passed.
+	renewWorker string
+	// holdsWorker, of name $1, worker $2, token $3, reads whether token
+	// holds the row and its deadline has not passed.
+	holdsWorker string
+	// releaseWorker, of bound $1, name $2, worker $3, token $4, sets the
+	// bound of a row that token holds and whose deadline has not passed,
+	// and frees it: no token, the deadline now.
+	releaseWorker string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -66,7 +90,8 @@ func postgres(table string) queries {
 	// Quoted, so that a reserved word ("user") is a name; lowercased, as
 	// PostgreSQL folds the unquoted name, so that it names the same table.
 	parts := strings.Split(strings.ToLower(table), ".")
-	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`, "{expiry}", `"`+strings.Join(parts, `"."`)+`_expiry"`)
+	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`, "{expiry}", `"`+strings.Join(parts, `"."`)+`_expiry"`,
+		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`)
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	k bytea NOT NULL,
@@ -111,6 +136,40 @@ ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline`),
 		sweepExpiry:  r.Replace(`DELETE FROM {expiry} WHERE deadline <= $1`),
 		deleteKey:    r.Replace(`DELETE FROM {table} WHERE id = $1`),
 		deleteExpiry: r.Replace(`DELETE FROM {expiry} WHERE id = $1`),
+
+		createWorkers: r.Replace(`CREATE TABLE IF NOT EXISTS {workers} (
+	name bytea NOT NULL,
+	worker bigint NOT NULL CHECK (worker >= 0),
+	token text NOT NULL,
+	deadline timestamptz NOT NULL,
+	bound bigint NOT NULL,
+	PRIMARY KEY (name, worker)
+)`),
+		heldWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = $1 AND worker < $2 AND deadline > now()`),
+		renewWorker: r.Replace(`UPDATE {workers} SET deadline = now() + $1 * interval '1 microsecond', bound = GREATEST(bound, $2)
+WHERE name = $3 AND worker = $4 AND token = $5 AND deadline > now()`),
+		holdsWorker: r.Replace(`SELECT count(*) FROM {workers} WHERE name = $1 AND worker = $2 AND token = $3 AND deadline > now()`),
+		releaseWorker: r.Replace(`UPDATE {workers} SET bound = $1, token = '', deadline = now()
+WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
+	}
+	// The row is inserted, or taken over if its deadline has passed (or
+	// it is token's already: a retry of a statement whose commit was not
+	// seen). ON CONFLICT DO UPDATE locks the row and evaluates the WHERE
+	// on its latest version, so of two concurrent takes one finds the
+	// other's fresh deadline and returns no row.
+	takeSQL := r.Replace(`INSERT INTO {workers} AS w (name, worker, token, deadline, bound)
+VALUES ($1, $2, $3, now() + $4 * interval '1 microsecond', 0)
+ON CONFLICT (name, worker) DO UPDATE SET token = EXCLUDED.token, deadline = EXCLUDED.deadline
+WHERE w.deadline <= now() OR w.token = EXCLUDED.token
+RETURNING token, bound`)
+	q.takeWorker = func(ctx context.Context, db *sql.DB, name []byte, worker int64, token string, ttl int64) (int64, bool, error) {
+		var got string
+		var bound int64
+		err := db.QueryRowContext(ctx, takeSQL, name, worker, token, ttl).Scan(&got, &bound)
+		if err == sql.ErrNoRows {
+			return 0, false, nil
+		}
+		return bound, err == nil && got == token, err
 	}
 	// ON CONFLICT DO UPDATE locks the row it updates, without an upgrade
 	// from a shared lock: concurrent transactions queue on it.
@@ -125,7 +184,8 @@ ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline`),
 // equals.
 func mysql(table string) queries {
 	// Quoted, so that a reserved word ("select") is a name.
-	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`", "{expiry}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_expiry`")
+	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`", "{expiry}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_expiry`",
+		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`")
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	k LONGBLOB NOT NULL,
@@ -136,6 +196,19 @@ ON DUPLICATE KEY UPDATE last = IF(k = ? AND last <= ?, LAST_INSERT_ID(last + ?),
 	floorSQL := r.Replace(`INSERT INTO {table} (id, k, last) VALUES (?, ?, LAST_INSERT_ID(?))
 ON DUPLICATE KEY UPDATE last = IF(k = ?, LAST_INSERT_ID(GREATEST(last, ?)), last + 0 * LAST_INSERT_ID(0))`)
 	drawSQL := r.Replace(`UPDATE {table} SET last = LAST_INSERT_ID(last + ?) WHERE id = ? AND k = ? AND last <= ?`)
+	// A worker id is taken in three statements, each on its own: insert
+	// the row if there is none; else take it over if its deadline has
+	// passed (or it is the token's already: a retry), an UPDATE that locks
+	// the row and evaluates its WHERE on the latest version, so of two
+	// concurrent takes one finds the other's fresh deadline; then read the
+	// row back. The UPDATE's assignments do not depend on one another, so
+	// that neither MySQL's left-to-right order nor MariaDB's
+	// SIMULTANEOUS_ASSIGNMENT changes what it does.
+	insertWorkerSQL := r.Replace(`INSERT IGNORE INTO {workers} (name, worker, token, deadline, bound)
+VALUES (?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, 0)`)
+	takeWorkerSQL := r.Replace(`UPDATE {workers} SET token = ?, deadline = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
+WHERE name = ? AND worker = ? AND (deadline <= UTC_TIMESTAMP(6) OR token = ?)`)
+	readWorkerSQL := r.Replace(`SELECT token, bound FROM {workers} WHERE name = ? AND worker = ?`)
 	return queries{
 		create: create,
 		read:   r.Replace(`SELECT k, last FROM {table} WHERE id = ?`),
@@ -184,5 +257,41 @@ ON DUPLICATE KEY UPDATE deadline = VALUES(deadline)`),
 		sweepExpiry:  r.Replace(`DELETE FROM {expiry} WHERE deadline <= ?`),
 		deleteKey:    r.Replace(`DELETE FROM {table} WHERE id = ?`),
 		deleteExpiry: r.Replace(`DELETE FROM {expiry} WHERE id = ?`),
+
+		// VARBINARY: a binary collation, so that names that differ only
+		// in case or accents are two names.
+		createWorkers: r.Replace(`CREATE TABLE IF NOT EXISTS {workers} (
+	name VARBINARY(255) NOT NULL,
+	worker BIGINT NOT NULL,
+	token VARBINARY(64) NOT NULL,
+	deadline DATETIME(6) NOT NULL,
+	bound BIGINT NOT NULL,
+	PRIMARY KEY (name, worker)
+) ENGINE=InnoDB`),
+		heldWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = ? AND worker < ? AND deadline > UTC_TIMESTAMP(6)`),
+		takeWorker: func(ctx context.Context, db *sql.DB, name []byte, worker int64, token string, ttl int64) (int64, bool, error) {
+			res, err := db.ExecContext(ctx, insertWorkerSQL, name, worker, token, ttl)
+			if err != nil {
+				return 0, false, err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return 0, false, err
+			} else if n == 0 {
+				if _, err := db.ExecContext(ctx, takeWorkerSQL, token, ttl, name, worker, token); err != nil {
+					return 0, false, err
+				}
+			}
+			var got string
+			var bound int64
+			if err := db.QueryRowContext(ctx, readWorkerSQL, name, worker).Scan(&got, &bound); err != nil {
+				return 0, false, err
+			}
+			return bound, got == token, nil
+		},
+		renewWorker: r.Replace(`UPDATE {workers} SET deadline = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, bound = GREATEST(bound, ?)
+WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
+		holdsWorker: r.Replace(`SELECT count(*) FROM {workers} WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
+		releaseWorker: r.Replace(`UPDATE {workers} SET bound = ?, token = '', deadline = UTC_TIMESTAMP(6)
+WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 	}
 }

@@ -26,7 +26,9 @@
 //
 // A second table, the ledger's name and "_expiry", holds the deadlines of
 // keys that expire (counters per hour, minute or second; see
-// [Store.Expire]): id and deadline, by the database's clock.
+// [Store.Expire]): id and deadline, by the database's clock. A third, the
+// ledger's name and "_workers", holds the worker-id leases of snowflake
+// Gens ([Leaser]).
 //
 // # Allocate
 //
@@ -146,16 +148,21 @@ func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
 // Table returns the name of the ledger table.
 func (s *Store) Table() string { return s.table }
 
-// Migrate creates the ledger table, and the table of the deadlines of
-// expiring keys (the ledger's name and "_expiry"), if they do not exist.
-// It changes nothing in a table that does. Processes may call it at once.
+// Migrate creates the ledger table, the table of the deadlines of
+// expiring keys (the ledger's name and "_expiry") and the table of
+// snowflake worker-id leases (the ledger's name and "_workers", see
+// [Leaser]), if they do not exist. It changes nothing in a table that
+// does. Processes may call it at once.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
 		err := s.retry(ctx, "migrate", func() error {
 			if _, err := s.db.ExecContext(ctx, s.q.create); err != nil {
 				return err
 			}
-			_, err := s.db.ExecContext(ctx, s.q.createExpiry)
+			if _, err := s.db.ExecContext(ctx, s.q.createExpiry); err != nil {
+				return err
+			}
+			_, err := s.db.ExecContext(ctx, s.q.createWorkers)
 			return err
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
