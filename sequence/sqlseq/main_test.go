@@ -8,6 +8,11 @@ import (
 	"github.com/sngen/sn/internal/pgtest"
 )
 
+// TestMain runs a child of TestLeaserMultiProcess when the environment
+// says so (see lease_multiprocess_test.go), and the tests otherwise.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(leaseEnv); spec != "" {
+		os.Exit(runLeaseChild(spec))
+	}
 	os.Exit(pgtest.Run(func() int { return mysqltest.Run(m.Run) }))
 }
