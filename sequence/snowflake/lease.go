@@ -12,7 +12,8 @@ import (
 // after it. That is what keeps a process that restarts after a clock
 // rollback, on this id or another, from issuing an id twice.
 //
-// redisseq.NewLeaser implements it over Redis.
+// redisseq.NewLeaser implements it over Redis, sqlseq.NewLeaser over
+// PostgreSQL or MySQL.
 type Leaser interface {
 	Lease(ctx context.Context, workers int64, ttl time.Duration) (Lease, error)
 }

@@ -2,10 +2,11 @@
 // and a sequence within one time unit, in a [Layout] of your choosing.
 //
 // A Gen needs a worker id that no other live process uses. Give one by
-// hand for a single process or a test ([Options.Worker]), or lease one from
-// a store ([Options.Leaser], such as redisseq.NewLeaser): the lease is
-// renewed in the background, and a Gen that cannot renew stops issuing
-// before its lease can expire and pass to another process.
+// hand for a single process or a test ([Options.Worker]), or lease one
+// from a store ([Options.Leaser], such as redisseq.NewLeaser or
+// sqlseq.NewLeaser): the lease is renewed in the background, and a Gen
+// that cannot renew stops issuing before its lease can expire and pass to
+// another process.
 //
 // The clock is watched: a small step back is waited out, a larger one is
 // an error wrapping [sequence.ErrClockRollback], never a repeated id. With
