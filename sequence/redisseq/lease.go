@@ -116,7 +116,7 @@ func (l *Leaser) Lease(ctx context.Context, workers int64, ttl time.Duration) (s
 	}
 	id, _ := res[0].(int64)
 	lease := &redisLease{l: l, id: id, token: token, ttl: ttl}
-	if s, _ := res[1].(string); s != "" {
+	if s, _ := res[1].(string); s != "" && s != "0" {
 		ns, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return nil, newError(ErrCorrupt, err, "Lease: %sbound:%d holds %q, not nanoseconds", l.prefix, id, s)
@@ -147,10 +147,17 @@ func (r *redisLease) Renew(ctx context.Context, bound time.Time) error {
 	return r.run(ctx, "Renew", renewScript, r.token, r.ttl.Milliseconds(), bound.UnixNano())
 }
 
+// Release records bound, which may be below the bounds renewals recorded
+// (the holder knows its last id) but never below the bound the id had when
+// leased: a holder that issued nothing gives the zero time, and the bound
+// of the holders before it stays.
 func (r *redisLease) Release(ctx context.Context, bound time.Time) error {
 	var ns int64
+	if !r.bound.IsZero() {
+		ns = r.bound.UnixNano()
+	}
 	if !bound.IsZero() {
-		ns = bound.UnixNano()
+		ns = max(ns, bound.UnixNano())
 	}
 	return r.run(ctx, "Release", releaseScript, r.token, ns)
 }

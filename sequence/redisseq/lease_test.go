@@ -228,3 +228,37 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 		set(time.Now())
 	}
 }
+
+// A holder that issued nothing releases its id with the zero bound (as
+// snowflake.New does when its first renewal fails): the bound its earlier
+// holders recorded stays, for the next holder to issue after.
+func TestLeaserReleaseKeepsBound(t *testing.T) {
+	ctx := t.Context()
+	l := redisseq.NewLeaser(redistest.StartServer(t, redistest.Persistent()).Client(t), nil)
+	first, err := l.Lease(ctx, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := time.Now().Add(time.Hour).Round(0)
+	if err := first.Release(ctx, bound); err != nil {
+		t.Fatal(err)
+	}
+	idle, err := l.Lease(ctx, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !idle.Bound().Equal(bound) {
+		t.Fatalf("the second holder found bound %v; want %v", idle.Bound(), bound)
+	}
+	if err := idle.Release(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	third, err := l.Lease(ctx, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Release(ctx, time.Time{})
+	if !third.Bound().Equal(bound) {
+		t.Errorf("after a holder that issued nothing released the id, the bound is %v; want %v", third.Bound(), bound)
+	}
+}
