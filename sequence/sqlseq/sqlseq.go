@@ -82,7 +82,8 @@ const DefaultTable = "sn_ledger"
 type Options struct {
 	// Table is the name of the ledger table, optionally qualified by a
 	// schema ("billing.sn_ledger"): letters, digits and "_", starting with
-	// a letter or "_", at most 63 bytes a part.
+	// a letter or "_", at most 55 bytes (the schema 63), so that the
+	// tables named after it ("<table>_expiry", "<table>_workers") fit.
 	// default: DefaultTable ("sn_ledger").
 	Table string
 
@@ -114,7 +115,10 @@ type Store struct {
 	rows    sync.Map               // [32]byte -> struct{}: keys whose row Gapless saw (MySQL)
 }
 
-var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
+// tableName is a table name and its schema: 63 bytes is the longest name
+// PostgreSQL keeps (MySQL's is 64), and the table's is 8 shorter, for the
+// tables named after it ("_expiry", "_workers").
+var tableName = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,54}$`)
 
 // New returns a Store over db, which it does not own. It checks its
 // arguments and nothing else: call [Store.Migrate] to create the table.

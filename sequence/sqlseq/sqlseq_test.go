@@ -222,7 +222,9 @@ func TestOptions(t *testing.T) {
 			}
 			// Reserved words and mixed case are names like any other; the
 			// mixed-case name is the table its unquoted form names.
-			for _, name := range []string{"select", "user", "Ledger_C"} {
+			// The longest name: its _workers table keeps all its bytes.
+			long := "l" + strings.Repeat("x", 54)
+			for _, name := range []string{"select", "user", "Ledger_C", long} {
 				if r, err := newStore(t, b, db, &sqlseq.Options{Table: name}).Allocate(ctx, "k", 1); err != nil || r.First != 1 {
 					t.Errorf("table %q: %v, %v", name, r, err)
 				}
@@ -230,7 +232,10 @@ func TestOptions(t *testing.T) {
 			if _, err := db.ExecContext(ctx, "SELECT last FROM ledger_c"); err != nil && b.dialect == sqlseq.Postgres {
 				t.Errorf("table Ledger_C is not ledger_c: %v", err)
 			}
-			for _, bad := range []string{"a b", "1x", "x;DROP TABLE y", strings.Repeat("x", 64), "a.b.c"} {
+			if _, err := sqlseq.New(db, b.dialect, &sqlseq.Options{Table: "s" + strings.Repeat("x", 62) + "." + long}); err != nil {
+				t.Errorf("the longest schema and table: %v", err)
+			}
+			for _, bad := range []string{"a b", "1x", "x;DROP TABLE y", strings.Repeat("x", 56), "s." + strings.Repeat("x", 56), strings.Repeat("x", 64) + ".t", "a.b.c"} {
 				if _, err := sqlseq.New(db, b.dialect, &sqlseq.Options{Table: bad}); !errors.Is(err, sequence.ErrInvalidArgument) {
 					t.Errorf("table %q: %v", bad, err)
 				}
