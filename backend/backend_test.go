@@ -333,9 +333,14 @@ func TestCheck(t *testing.T) {
 		{"redis-strict with a ledger", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db", Ledger: "postgres://db/orders", Table: "t"},
 			config.Store{ID: `redis-strict redis://h prefix "sn:" ledger postgres://db/orders table t`, Durable: true, Fields: strictFields}},
 		// A snowflake's ids are not counted: no floor. A leased worker id
-		// outlives the process (its bound is in Redis); a fixed one does not.
+		// outlives the process (its bound is in Redis or the database); a
+		// fixed one does not. A url wins over a ledger.
 		{"snowflake leased", "", config.Sequence{Backend: "snowflake", URL: "redis://u:pw@h:6379/0", Prefix: "t:"},
 			config.Store{ID: `snowflake twitter lease redis://u:xxxxx@h:6379/0 prefix "t:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
+		{"snowflake leased from a ledger", "", config.Sequence{Backend: "snowflake", Ledger: "postgres://u:pw@db/shop", Table: "ids"},
+			config.Store{ID: `snowflake twitter lease ledger postgres://u:xxxxx@db/shop table ids`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "ledger", "table"}}},
+		{"snowflake with a url and a ledger", "", config.Sequence{Backend: "snowflake", URL: "redis://h", Ledger: "postgres://db/shop"},
+			config.Store{ID: `snowflake twitter lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
 		{"snowflake fixed", "", config.Sequence{Backend: "snowflake", Layout: "sonyflake", Worker: new(int64(0)), SingleProcess: true, URL: "redis://h"},
 			config.Store{ID: `snowflake sonyflake worker 0`, NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}},
 		{"snowflake explicit", "", config.Sequence{Backend: "snowflake", Layout: "40/8/10", Epoch: "2024-01-01", Unit: "10ms", URL: "redis://h"},

@@ -13,12 +13,14 @@ import (
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/sqlseq"
 	"github.com/sngen/sn/sequence/snowflake"
 )
 
 // snowflakeDriver is the snowflake backend: time-ordered ids
 // (sequence/snowflake) in the sequence's layout, with a worker id leased
-// from the Redis at its url (redisseq.NewLeaser) or, in one process alone,
+// from the Redis at its url (redisseq.NewLeaser), or, without a url, from
+// its ledger's database (sqlseq.NewLeaser), or, in one process alone,
 // fixed by worker. The templates of a Build that have one layout and one
 // Redis and prefix (or one fixed worker) share one Gen, and so one worker
 // id: their ids never meet, whatever their counter keys.
@@ -63,10 +65,23 @@ func (snowflakeDriver) Check(t *config.Target) (config.Store, error) {
 		st.ID = fmt.Sprintf("snowflake %s worker %d", name, w)
 		return st, nil
 	}
+	if s.URL == "" && s.Ledger != "" {
+		st.Fields = append(st.Fields, ledgerFields...)
+		if err := checkLedger(s, "snowflake", true); err != nil {
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return st, errors.Join(errs...)
+		}
+		st.Durable = true
+		st.ID = ledgerLeaseKey(name, s, redactLedger(s.Ledger))
+		return st, nil
+	}
 	st.Fields = append(st.Fields, "url", "prefix")
 	if s.URL == "" {
-		errs = append(errs, &config.Error{Field: "url", Err: errors.New("the snowflake backend leases its worker id from a Redis: set url here or in store " +
-			"(a Redis that runs with appendonly yes and appendfsync always), or a fixed worker with single_process: true")})
+		errs = append(errs, &config.Error{Field: "url", Err: errors.New("the snowflake backend leases its worker id from a Redis or a database: set url " +
+			"(a Redis that runs with appendonly yes and appendfsync always) or ledger (" + ledgerForms + "), here or in store, " +
+			"or a fixed worker with single_process: true")})
 	} else if err := checkURL(s.URL, "snowflake"); err != nil {
 		errs = append(errs, err)
 	}
@@ -98,13 +113,23 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 		}
 		return sg.g, nil
 	}
-	c, err := connect(ctx, t)
-	if err != nil {
-		return nil, err
+	var leaser snowflake.Leaser
+	var key string
+	if s.URL == "" {
+		store, err := openLedger(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		leaser, key = sqlseq.NewLeaser(store, nil), ledgerLeaseKey(name, s, s.Ledger)
+	} else {
+		c, err := connect(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		leaser, key = redisseq.NewLeaser(c, &redisseq.LeaserOptions{Prefix: s.Prefix}), leaseKey(name, s, s.URL)
 	}
-	key := leaseKey(name, s, s.URL)
 	sg, err := config.Share(t, key, func() (sharedGen, error) {
-		g, err := snowflake.New(ctx, l, snowflake.Options{Leaser: redisseq.NewLeaser(c, &redisseq.LeaserOptions{Prefix: s.Prefix})})
+		g, err := snowflake.New(ctx, l, snowflake.Options{Leaser: leaser})
 		return sharedGen{g}, err
 	})
 	if err != nil {
@@ -122,6 +147,12 @@ func leaseKey(name string, s config.Sequence, url string) string {
 		prefix = redisseq.DefaultPrefix
 	}
 	return fmt.Sprintf("snowflake %s lease %s prefix %q", name, url, prefix)
+}
+
+// ledgerLeaseKey is leaseKey for a worker id leased from the ledger's
+// database (sqlseq.NewLeaser), whose URL is ledger.
+func ledgerLeaseKey(name string, s config.Sequence, ledger string) string {
+	return fmt.Sprintf("snowflake %s lease ledger %s table %s", name, ledger, tableOf(s))
 }
 
 // sharedGen holds a Gen that several templates share. It is not an

@@ -1,6 +1,7 @@
 package backend_test
 
 import (
+	"database/sql"
 	"errors"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence/redisseq"
 	"github.com/sngen/sn/sequence/snowflake"
@@ -54,15 +56,54 @@ func countRepeats(seen map[string]bool, got [][]string) int {
 	return n
 }
 
-// Worker ids leased from Redis: two Sets built at once (two processes)
-// hold two ids, the templates of one Set share its lease, and a later Set
-// that takes an id again issues after the bound its holder recorded. The
-// layout has two worker ids, so the second round takes both again.
+// Worker ids leased from Redis or from a ledger's database: two Sets built
+// at once (two processes) hold two ids, the templates of one Set share its
+// lease, and a later Set that takes an id again issues after the bound its
+// holder recorded. The layout has two worker ids, so the second round
+// takes both again.
 func TestSnowflakeLeased(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.StartServer(t, redistest.Persistent())
+		leased(t, config.Sequence{URL: "redis://" + srv.Addr() + "/0", Prefix: "t:"})
+		// Closed Sets released their leases; the bounds stay.
+		keys, err := srv.Client(t).Keys(t.Context(), "t:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if !strings.HasPrefix(k, "t:{worker:snowflake}:bound:") {
+				t.Errorf("key %s left after Close; want only bounds", k)
+			}
+		}
+		if len(keys) == 0 {
+			t.Error("no bounds recorded under t:")
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		ledger := pgtest.Shared(t).NewDatabase(t)
+		leased(t, config.Sequence{Ledger: ledger, Table: "ids"})
+		db, err := sql.Open("pgx", ledger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var held, bounds int
+		if err := db.QueryRowContext(t.Context(), "SELECT count(*) FILTER (WHERE deadline > now()), count(*) FILTER (WHERE bound > 0) FROM ids_workers").Scan(&held, &bounds); err != nil {
+			t.Fatal(err)
+		}
+		if held != 0 || bounds != 2 {
+			t.Errorf("after Close: %d leases held, %d bounds recorded; want 0 and 2", held, bounds)
+		}
+	})
+}
+
+// leased runs TestSnowflakeLeased with the lease store src.
+func leased(t *testing.T, src config.Sequence) {
 	layout := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Unit: time.Millisecond}
+	store := src
+	store.Backend, store.Layout, store.Epoch = "snowflake", "41/1/12", "2024-01-01"
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "snowflake", URL: "redis://" + srv.Addr() + "/0", Prefix: "t:", Layout: "41/1/12", Epoch: "2024-01-01"},
+		Store: store,
 		Templates: map[string]config.Template{
 			"a": {Template: "@<ownerKey, value=ID>-@<seq>"},
 			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Lead: "5ms"}}},
@@ -129,19 +170,6 @@ func TestSnowflakeLeased(t *testing.T) {
 	}
 	if len(seen) != 2*2*4*5000 {
 		t.Errorf("%d ids, want %d", len(seen), 2*2*4*5000)
-	}
-	// Closed Sets released their leases; the bounds stay.
-	keys, err := srv.Client(t).Keys(t.Context(), "t:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range keys {
-		if !strings.HasPrefix(k, "t:{worker:snowflake}:bound:") {
-			t.Errorf("key %s left after Close; want only bounds", k)
-		}
-	}
-	if len(keys) == 0 {
-		t.Error("no bounds recorded under t:")
 	}
 }
 

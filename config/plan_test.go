@@ -427,11 +427,17 @@ templates:
   b:
     template: B@<seq>
     sequence: {backend: snowflake, url: "http://cache"}
+  c:
+    template: C@<seq>
+    sequence: {backend: snowflake, ledger: "oracle://db/x", prefix: "x:"}
 `, []string{
-			`line 4: template "a": sequence.url: the snowflake backend leases its worker id from a Redis: set url here or in store ` +
-				`(a Redis that runs with appendonly yes and appendfsync always), or a fixed worker with single_process: true`,
+			`line 4: template "a": sequence.url: the snowflake backend leases its worker id from a Redis or a database: set url ` +
+				`(a Redis that runs with appendonly yes and appendfsync always) or ledger (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), ` +
+				`here or in store, or a fixed worker with single_process: true`,
 			`line 7: template "b": sequence.url: redis URL "http://cache": unknown scheme "http" (want redis, rediss, unix, redis+cluster or rediss+cluster)`,
-		}, []string{"a sequence.url", "b sequence.url"}},
+			`line 10: template "c": sequence.prefix: not used by the snowflake backend`,
+			`line 10: template "c": sequence.ledger: ledger "oracle://db/x": unknown scheme "oracle" (want postgres, postgresql or mysql: postgres://user:password@host:5432/db or mysql://user:password@host:3306/db)`,
+		}, []string{"a sequence.url", "b sequence.url", "c sequence.prefix", "c sequence.ledger"}},
 		{"snowflake floor", `templates:
   a:
     template: A@<seq>
