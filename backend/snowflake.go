@@ -13,8 +13,8 @@ import (
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
-	"github.com/sngen/sn/sequence/sqlseq"
 	"github.com/sngen/sn/sequence/snowflake"
+	"github.com/sngen/sn/sequence/sqlseq"
 )
 
 // snowflakeDriver is the snowflake backend: time-ordered ids
