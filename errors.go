@@ -62,6 +62,11 @@ var (
 	ErrInvalidNumber = engine.ErrInvalidNumber
 )
 
+// VarError is a per-call variable that is missing or invalid: the errors
+// wrapping [ErrVarMissing] and [ErrVarInvalid] are *VarError, whose Name
+// says which variable.
+type VarError = engine.VarError
+
 // AmbiguityError is the refusal of a template, or of two templates of a
 // set, that can print one string twice: for two different counter keys,
 // or for two different numbers of one key. Witness shows it.

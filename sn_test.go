@@ -236,3 +236,18 @@ func TestString(t *testing.T) {
 		})
 	}
 }
+
+// A missing or bad variable is a *VarError naming it.
+func TestVarError(t *testing.T) {
+	g := sn.MustNew(`@<customer, chars=A-Z>-@<seq>`, sn.WithSequence("seq", sequence.NewMemory()))
+	for _, tc := range []struct {
+		vars sn.Vars
+		want error
+	}{{nil, sn.ErrVarMissing}, {sn.Vars{"customer": "ab"}, sn.ErrVarInvalid}} {
+		_, err := g.NextWith(t.Context(), tc.vars)
+		var ve *sn.VarError
+		if !errors.As(err, &ve) || ve.Name != "customer" || !errors.Is(err, tc.want) {
+			t.Errorf("vars %v: %v (%#v); want a *VarError for customer wrapping %v", tc.vars, err, ve, tc.want)
+		}
+	}
+}

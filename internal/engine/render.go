@@ -142,27 +142,43 @@ func (pl *Plan) prepare(at time.Time, vars map[string]string, preview bool) (tim
 	return at, nil
 }
 
-// checkVar checks a variable's value against the part's limits.
+// checkVar checks a variable's value against the part's limits. Its
+// error is a *VarError.
 func (p *Part) checkVar(v string, ok bool) error {
+	bad := func(format string, a ...any) error {
+		return &VarError{Name: p.Name, Err: fmt.Errorf(format, a...)}
+	}
 	switch {
 	case !ok || v == "":
-		return fmt.Errorf("%w: %q was not given", ErrVarMissing, p.Name)
+		return bad("%w: %q was not given", ErrVarMissing, p.Name)
 	case p.maxBytes > 0 && len(v) > p.maxBytes:
-		return fmt.Errorf("%w: %q is %d bytes long, more than maxlen=%d", ErrVarInvalid, p.Name, len(v), p.maxBytes)
+		return bad("%w: %q is %d bytes long, more than maxlen=%d", ErrVarInvalid, p.Name, len(v), p.maxBytes)
 	case !utf8.ValidString(v):
-		return fmt.Errorf("%w: %q=%q is not valid UTF-8", ErrVarInvalid, p.Name, v)
+		return bad("%w: %q=%q is not valid UTF-8", ErrVarInvalid, p.Name, v)
 	}
 	for _, r := range v {
 		if p.chars.Has(r) {
 			continue
 		}
 		if p.charsArg != "" {
-			return fmt.Errorf("%w: %q=%q has %q, outside chars=%s", ErrVarInvalid, p.Name, v, r, p.charsArg)
+			return bad("%w: %q=%q has %q, outside chars=%s", ErrVarInvalid, p.Name, v, r, p.charsArg)
 		}
-		return fmt.Errorf("%w: %q=%q has %q, which the template prints as literal text (give the variable chars= to choose its characters)", ErrVarInvalid, p.Name, v, r)
+		return bad("%w: %q=%q has %q, which the template prints as literal text (give the variable chars= to choose its characters)", ErrVarInvalid, p.Name, v, r)
 	}
 	return nil
 }
+
+// VarError is a per-call variable that is missing or invalid. It wraps
+// ErrVarMissing or ErrVarInvalid.
+type VarError struct {
+	// Name is the variable's name.
+	Name string
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *VarError) Error() string { return e.Err.Error() }
+func (e *VarError) Unwrap() error { return e.Err }
 
 // callKey returns the counter key of sequence part s for a call.
 func (pl *Plan) callKey(s *Part, at time.Time, vars map[string]string) string {
