@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -76,7 +75,7 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	s := &Set{gens: make(map[string]*sn.Generator, len(tpls)), shares: &shares{vals: map[string]any{}}}
+	s := &Set{gens: make(map[string]*sn.Generator, len(tpls)), seqOf: make(map[string]sequence.Gen, len(tpls)), storeOf: map[string]string{}, shares: &shares{vals: map[string]any{}}}
 	for _, t := range tpls {
 		g, err := s.open(ctx, t, o.sn)
 		if err != nil {
@@ -105,6 +104,8 @@ func (s *Set) open(ctx context.Context, t checked, opts []sn.Option) (*sn.Genera
 	if err != nil {
 		return nil, err
 	}
+	s.seqOf[t.name] = gen
+	s.storeOf[t.name] = t.store.ID
 	if t.floor > 0 {
 		if err := g.Floor(ctx, t.floor); err != nil {
 			return nil, fmt.Errorf("floor %d: %w", t.floor, err)
@@ -117,18 +118,20 @@ func (s *Set) open(ctx context.Context, t checked, opts []sn.Option) (*sn.Genera
 // [Config.Build]. Its methods are safe for concurrent use, except that no
 // Generator of the Set may be used once Close has been called.
 type Set struct {
-	gens   map[string]*sn.Generator
-	names  []string
-	seqs   []sequence.Gen // opened sequences, in opening order
-	shares *shares        // closed after the sequences
-	close  sync.Once
+	gens  map[string]*sn.Generator
+	seqOf map[string]sequence.Gen // each template's sequence
+	// storeOf is each template's Store.ID: where its numbers are kept
+	storeOf map[string]string
+	names   []string
+	seqs    []sequence.Gen // opened sequences, in opening order
+	shares  *shares        // closed after the sequences
+	close   sync.Once
 }
 
 // addSeq records g, once however many templates use it.
 func (s *Set) addSeq(g sequence.Gen) {
-	t := reflect.TypeOf(g)
 	for _, o := range s.seqs {
-		if reflect.TypeOf(o) == t && t.Comparable() && o == g {
+		if same(o, g) {
 			return
 		}
 	}

@@ -311,3 +311,23 @@ func (s *Gen) Close() error {
 	}
 	return nil
 }
+
+// Ping reports whether the Gen issues: an error wrapping
+// sequence.ErrUnavailable when its lease is lost or not renewed in time,
+// and sequence.ErrClosed after Close.
+func (s *Gen) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return fmt.Errorf("%w: snowflake Gen", sequence.ErrClosed)
+	case s.lost != nil:
+		return fmt.Errorf("%w: worker %d: %w", sequence.ErrUnavailable, s.worker, s.lost)
+	case s.lease != nil && !s.opts.Now().Before(s.valid):
+		return fmt.Errorf("%w: worker %d: %w: not renewed since %v", sequence.ErrUnavailable, s.worker, sequence.ErrLeaseLost, s.valid.Add(-s.opts.TTL/2))
+	}
+	return nil
+}

@@ -247,3 +247,18 @@ func TestInTemplate(t *testing.T) {
 		}
 	}
 }
+
+// A Gen with a fixed worker answers Ping until it is closed.
+func TestPing(t *testing.T) {
+	g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Worker: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Ping(t.Context()); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+	g.Close()
+	if err := g.Ping(t.Context()); !errors.Is(err, sequence.ErrClosed) {
+		t.Errorf("Ping after Close: %v; want ErrClosed", err)
+	}
+}
