@@ -1,0 +1,415 @@
+// Package server serves the templates of a config.Set over HTTP and JSON,
+// for programs in any language: sn serve runs it.
+//
+// The API, under /v1 (see openapi.json for the whole of it):
+//
+//	GET  /v1/templates                 the templates
+//	GET  /v1/templates/{name}          one template, with its parts
+//	POST /v1/templates/{name}/next     issue numbers: {"n": 10, "vars": {...}, "at": "2024-05-01T10:00:00Z"}
+//	POST /v1/templates/{name}/preview  sample numbers, drawing nothing
+//	POST /v1/templates/{name}/validate is {"number": "..."} one the template prints?
+//	POST /v1/templates/{name}/parse    read a number back: its counter key, number and variables
+//	GET  /healthz                      the process answers
+//	GET  /readyz                       every store answers (503 otherwise)
+//
+// Every error is JSON, {"error": {"code": ..., "message": ..., "field": ...}},
+// with a stable [Code] and its HTTP status: bad input is a 4xx that names
+// the field, a store that does not answer a 503.
+package server
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/config"
+)
+
+// DefaultMaxBody is the default for [Options.MaxBody].
+const DefaultMaxBody = 1 << 20
+
+// Options configure a [Server].
+type Options struct {
+	// Tokens are the bearer tokens a request to /v1 may carry
+	// ("Authorization: Bearer TOKEN"). None means no authentication:
+	// only for a server that listens on a loopback address.
+	Tokens []string
+	// MaxBody is the largest request body, in bytes; a larger one is
+	// refused with 413. Zero means DefaultMaxBody.
+	MaxBody int64
+	// Logger receives a line per request that failed (at Warn for a 5xx,
+	// Info otherwise) and, at Debug, per request that succeeded. Tokens
+	// are never logged. nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is an http.Handler serving a config.Set. It does not own the
+// Set: close the Set after the http.Server has shut down, so that every
+// request that finished has its numbers in the store.
+type Server struct {
+	set    *config.Set
+	opts   Options
+	tokens [][]byte
+	mux    *http.ServeMux
+}
+
+// New returns a Server for set.
+func New(set *config.Set, opts Options) (*Server, error) {
+	if set == nil {
+		return nil, errors.New("server: New with a nil Set")
+	}
+	if opts.MaxBody == 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxBody < 0 {
+		return nil, fmt.Errorf("server: MaxBody %d: want a positive size", opts.MaxBody)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{set: set, opts: opts, mux: http.NewServeMux()}
+	for i, t := range opts.Tokens {
+		if len(t) < 16 {
+			return nil, fmt.Errorf("server: token %d is %d bytes long; want at least 16 (a random one: openssl rand -hex 32)", i, len(t))
+		}
+		s.tokens = append(s.tokens, []byte(t))
+	}
+	s.mux.HandleFunc("GET /v1/templates", s.templates)
+	s.mux.HandleFunc("GET /v1/templates/{name}", s.template)
+	s.mux.HandleFunc("POST /v1/templates/{name}/next", s.next)
+	s.mux.HandleFunc("POST /v1/templates/{name}/preview", s.preview)
+	s.mux.HandleFunc("POST /v1/templates/{name}/validate", s.validate)
+	s.mux.HandleFunc("POST /v1/templates/{name}/parse", s.parse)
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	return s, nil
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if v := recover(); v != nil {
+			s.opts.Logger.Error("server: a handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v)
+			if !rw.wrote {
+				s.fail(rw, Error{Code: CodeInternal, Message: fmt.Sprintf("server: internal error: %v", v)}, http.StatusInternalServerError)
+			}
+		}
+		s.log(r, rw, time.Since(start))
+	}()
+	if strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r) {
+		rw.Header().Set("WWW-Authenticate", `Bearer realm="sn"`)
+		s.fail(rw, Error{Code: CodeUnauthorized, Message: "a bearer token is needed: Authorization: Bearer TOKEN"}, http.StatusUnauthorized)
+		return
+	}
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		// The mux answers 404 or 405 in plain text: answer in JSON.
+		probe := &statusProbe{header: http.Header{}}
+		h.ServeHTTP(probe, r)
+		if allow := probe.header.Get("Allow"); allow != "" {
+			rw.Header().Set("Allow", allow)
+		}
+		if probe.status == http.StatusMethodNotAllowed {
+			s.fail(rw, Error{Code: CodeMethod, Message: fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow"))}, http.StatusMethodNotAllowed)
+			return
+		}
+		s.fail(rw, Error{Code: CodeNotFound, Message: fmt.Sprintf("%s %s: no such path", r.Method, r.URL.Path)}, http.StatusNotFound)
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(rw, r.Body, s.opts.MaxBody)
+	}
+	s.mux.ServeHTTP(rw, r)
+}
+
+// authorized reports whether r carries one of the tokens, comparing in
+// constant time; with no tokens, every request is.
+func (s *Server) authorized(r *http.Request) bool {
+	if len(s.tokens) == 0 {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	match := 0
+	for _, t := range s.tokens {
+		match |= subtle.ConstantTimeCompare([]byte(got), t)
+	}
+	return match == 1
+}
+
+func (s *Server) log(r *http.Request, rw *recorder, took time.Duration) {
+	level := slog.LevelDebug
+	switch {
+	case rw.status >= 500:
+		level = slog.LevelWarn
+	case rw.status >= 400:
+		level = slog.LevelInfo
+	}
+	if !s.opts.Logger.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rw.status, "took", took, "remote", r.RemoteAddr}
+	if rw.code != "" {
+		attrs = append(attrs, "code", rw.code, "err", rw.message)
+	}
+	s.opts.Logger.Log(r.Context(), level, "server: request", attrs...)
+}
+
+// generator returns the Generator of the request's template, or answers
+// 404.
+func (s *Server) generator(w http.ResponseWriter, r *http.Request) (string, *sn.Generator, bool) {
+	name := r.PathValue("name")
+	g, ok := s.set.Get(name)
+	if !ok {
+		msg := fmt.Sprintf("no template %q", name)
+		if names := s.set.Names(); len(names) > 0 {
+			msg += " (templates: " + strings.Join(names, ", ") + ")"
+		}
+		s.fail(w, Error{Code: CodeNotFound, Message: msg, Field: "name"}, http.StatusNotFound)
+	}
+	return name, g, ok
+}
+
+func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
+	out := TemplatesResponse{Templates: []Template{}}
+	for _, name := range s.set.Names() {
+		g, _ := s.set.Get(name)
+		out.Templates = append(out.Templates, templateOf(name, g.Explain(), false))
+	}
+	reply(w, http.StatusOK, out)
+}
+
+func (s *Server) template(w http.ResponseWriter, r *http.Request) {
+	name, g, ok := s.generator(w, r)
+	if !ok {
+		return
+	}
+	reply(w, http.StatusOK, templateOf(name, g.Explain(), true))
+}
+
+func (s *Server) next(w http.ResponseWriter, r *http.Request) { s.issue(w, r, false) }
+
+func (s *Server) preview(w http.ResponseWriter, r *http.Request) { s.issue(w, r, true) }
+
+// issue answers next and, with preview, preview.
+func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
+	_, g, ok := s.generator(w, r)
+	if !ok {
+		return
+	}
+	var req NextRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	at, err := instant(req.At)
+	if err != nil {
+		s.fail(w, Error{Code: CodeInstant, Message: fmt.Sprintf("at %q: want an RFC 3339 instant such as 2024-05-01T10:00:00Z", req.At), Field: "at"}, http.StatusBadRequest)
+		return
+	}
+	n := req.N
+	switch {
+	case n == 0:
+		n = 1
+	case n < 0 || n > sn.MaxN:
+		s.fail(w, Error{Code: CodeTooMany, Message: fmt.Sprintf("n %d: want 1 to %d", n, sn.MaxN), Field: "n"}, http.StatusBadRequest)
+		return
+	}
+	vars := sn.Vars(req.Vars)
+	var nums []string
+	switch {
+	case preview:
+		nums, err = g.Preview(r.Context(), n, at, vars)
+	case n == 1:
+		var num string
+		if num, err = g.NextAt(r.Context(), at, vars); err == nil {
+			nums = []string{num}
+		}
+	default:
+		nums, err = g.NextNAt(r.Context(), n, at, vars)
+	}
+	if err != nil {
+		// Numbers issued before the error are gaps: the caller gets an
+		// error, and never learns them.
+		s.error(w, err)
+		return
+	}
+	reply(w, http.StatusOK, NextResponse{Numbers: nums})
+}
+
+func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
+	_, g, ok := s.generator(w, r)
+	if !ok {
+		return
+	}
+	var req NumberRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	if err := g.Validate(req.Number); err != nil {
+		e, _ := errorOf(err)
+		reply(w, http.StatusOK, ValidateResponse{Error: &e})
+		return
+	}
+	reply(w, http.StatusOK, ValidateResponse{Valid: true})
+}
+
+func (s *Server) parse(w http.ResponseWriter, r *http.Request) {
+	_, g, ok := s.generator(w, r)
+	if !ok {
+		return
+	}
+	var req NumberRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	p, err := g.Parse(req.Number)
+	if err != nil {
+		s.error(w, err)
+		return
+	}
+	reply(w, http.StatusOK, parseResponse(p))
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	reply(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	h := Health{Ready: true, Stores: []StoreHealth{}}
+	for _, st := range s.set.Ping(r.Context()) {
+		sh := StoreHealth{Store: st.Store, Templates: st.Templates, OK: st.Err == nil, Millis: float64(st.Took.Microseconds()) / 1000}
+		if st.Err != nil {
+			sh.Error = st.Err.Error()
+			h.Ready = false
+		}
+		h.Stores = append(h.Stores, sh)
+	}
+	status := http.StatusOK
+	if !h.Ready {
+		status = http.StatusServiceUnavailable
+	}
+	reply(w, status, h)
+}
+
+// decode reads the request's JSON body into v, or answers 400 or 413.
+// An empty body is an empty object.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if dec.More() {
+			err = errors.New("more than one JSON value")
+		} else if _, extra := dec.Token(); extra != io.EOF {
+			err = errors.New("more than one JSON value")
+		}
+	}
+	if err == nil || err == io.EOF {
+		return true
+	}
+	var big *http.MaxBytesError
+	if errors.As(err, &big) {
+		s.fail(w, Error{Code: CodeTooLarge, Message: fmt.Sprintf("the body is over %d bytes", big.Limit)}, http.StatusRequestEntityTooLarge)
+		return false
+	}
+	e := Error{Code: CodeBadRequest, Message: "the body: " + err.Error()}
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		e.Field = te.Field
+		e.Message = fmt.Sprintf("the body: %s is a JSON %s; want %s", te.Field, te.Value, jsonType(te.Type.Kind().String()))
+	case errors.As(err, &se):
+		e.Message = fmt.Sprintf("the body is not JSON: %v (at byte %d)", se, se.Offset)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		e.Field = strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		e.Message = fmt.Sprintf("the body: unknown field %q", e.Field)
+	}
+	s.fail(w, e, http.StatusBadRequest)
+	return false
+}
+
+// jsonType names a Go kind as JSON does.
+func jsonType(kind string) string {
+	switch kind {
+	case "int", "int64", "int32":
+		return "a whole number"
+	case "string":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	}
+	return kind
+}
+
+// error answers err with its code and status.
+func (s *Server) error(w http.ResponseWriter, err error) {
+	e, status := errorOf(err)
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	s.fail(w, e, status)
+}
+
+// fail answers the error e with status.
+func (s *Server) fail(w http.ResponseWriter, e Error, status int) {
+	if rw, ok := w.(*recorder); ok {
+		rw.code, rw.message = e.Code, e.Message
+	}
+	reply(w, status, ErrorResponse{Error: e})
+}
+
+// reply answers v as JSON with status.
+func reply(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"server: the answer is not JSON"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// recorder keeps the status and error code of a response, for the log.
+type recorder struct {
+	http.ResponseWriter
+	status  int
+	wrote   bool
+	code    Code
+	message string
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if !r.wrote {
+		r.status, r.wrote = status, true
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+// statusProbe takes the answer of the mux's own 404 and 405 handlers.
+type statusProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *statusProbe) Header() http.Header         { return p.header }
+func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *statusProbe) WriteHeader(status int)      { p.status = status }
