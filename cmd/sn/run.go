@@ -66,6 +66,7 @@ var commands = map[string]func(*env, []string) error{
 	"floor":   cmdFloor,
 	"explain": cmdExplain,
 	"preview": cmdPreview,
+	"serve":   cmdServe,
 }
 
 // run runs sn with args (without the program name) and returns its exit

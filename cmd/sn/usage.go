@@ -12,8 +12,10 @@ var flagHelp = map[string]string{
 	"t": `-t, --template TEMPLATE  the template, such as 'SN-@<seq, width=8>'`,
 	"config": `--config FILE            a YAML or JSON file of named templates; name one
                            after the command instead of giving -t`,
-	"n":   `-n COUNT                 how many numbers`,
-	"var": `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
+	"n":      `-n COUNT                 how many numbers`,
+	"listen": `--listen HOST:PORT       the address to serve on (default 127.0.0.1:8080)`,
+	"tls":    `--tls-cert, --tls-key    serve HTTPS with this certificate and key (PEM files)`,
+	"var":    `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
 	"at": `--at TIME                the document's instant instead of now, such as
                            2017-03-04T10:00:00Z or 2017-03-04 (UTC)`,
 	"store": `--store PATH             the embedded store file (default
@@ -137,9 +139,24 @@ store as for sn next (see sn help next).`,
 		more:     `-n defaults to 3. Sequences print 1, 2, 3...; variables not given print as {NAME}.`,
 		examples: []string{`sn preview -t 'INV-@<date, format=yyyyMM>-@<seq, width=4, reset=month>' --at 2017-03-04`},
 	},
+	"serve": {
+		synopsis: "sn serve --config FILE [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE]",
+		summary:  "serve the config file's templates over HTTP and JSON",
+		flags:    []string{"config", "listen", "tls"},
+		more: `The API is under /v1 (GET /v1/templates; POST /v1/templates/NAME/next
+with {"n": 10, "vars": {...}, "at": "..."}; /preview, /validate, /parse);
+GET /healthz answers while the process runs, GET /readyz while every store
+answers. Bearer tokens come from $SN_TOKENS (comma-separated): without
+them, sn serve listens only on a loopback address. SIGTERM lets requests in
+flight finish (up to 30s), then closes the stores.`,
+		examples: []string{
+			`sn serve --config sn.yaml`,
+			`SN_TOKENS=$(cat /run/secrets/sn-tokens) sn serve --config /etc/sn.yaml --listen :8080 --tls-cert cert.pem --tls-key key.pem`,
+		},
+	},
 }
 
-var order = []string{"next", "check", "parse", "floor", "explain", "preview"}
+var order = []string{"next", "check", "parse", "floor", "explain", "preview", "serve"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {

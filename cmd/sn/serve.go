@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/server"
+)
+
+// tokensEnv names the environment variable that holds sn serve's bearer
+// tokens, separated by commas or white space.
+const tokensEnv = "SN_TOKENS"
+
+// shutdownGrace is how long sn serve lets in-flight requests finish after
+// SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+func cmdServe(e *env, args []string) error {
+	f := newFlags("serve")
+	listen := f.fs.String("listen", "127.0.0.1:8080", "")
+	cert := f.fs.String("tls-cert", "", "")
+	key := f.fs.String("tls-key", "", "")
+	pos, err := f.parse(args)
+	if err != nil {
+		return helpOr(e, f.cmd, err)
+	}
+	switch {
+	case len(pos) > 0:
+		return usagef(f.cmd, "unexpected argument %q", pos[0])
+	case f.config == "":
+		return usagef(f.cmd, "give the templates to serve: --config FILE")
+	case f.template != "":
+		return usagef(f.cmd, "sn serve serves a config file's templates: -t does not apply")
+	case (*cert == "") != (*key == ""):
+		return usagef(f.cmd, "give both --tls-cert and --tls-key, or neither")
+	}
+	tokens := strings.FieldsFunc(os.Getenv(tokensEnv), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
+	host, _, err := net.SplitHostPort(*listen)
+	if err != nil {
+		return usagef(f.cmd, "--listen %q: want HOST:PORT, such as 127.0.0.1:8080", *listen)
+	}
+	if ip := net.ParseIP(host); len(tokens) == 0 && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+		return usagef(f.cmd, "--listen %s without tokens: anyone who reaches the port could issue numbers; set %s to one or more bearer tokens, or listen on 127.0.0.1", *listen, tokensEnv)
+	}
+	cfg, err := config.Load(f.config)
+	if err != nil {
+		return &inputError{err}
+	}
+	dir := filepath.Dir(f.config)
+	if err := cfg.Validate(); err != nil {
+		return &inputError{err}
+	}
+	for _, name := range cfg.Names() {
+		if st, err := cfg.StoreOf(name, config.WithDir(dir)); err == nil && !st.Durable {
+			return &inputError{fmt.Errorf("%s: template %q keeps its numbers in %s, which forgets them when sn serve stops: its numbers would repeat after a restart (give it a store: bolt, sql or redis)", f.config, name, st.ID)}
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	set, err := cfg.Build(ctx, config.WithDir(dir))
+	if err != nil {
+		return f.explain(err)
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	h, err := server.New(set, server.Options{Tokens: tokens, Logger: logger})
+	if err != nil {
+		set.Close()
+		return &inputError{err}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		set.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	scheme := "http"
+	if *cert != "" {
+		scheme = "https"
+	}
+	logger.Info("sn serve: listening", "url", scheme+"://"+ln.Addr().String(), "templates", strings.Join(cfg.Names(), ","), "auth", len(tokens) > 0)
+	served := make(chan error, 1)
+	go func() {
+		if *cert != "" {
+			served <- srv.ServeTLS(ln, *cert, *key)
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
+	var runErr error
+	select {
+	case runErr = <-served:
+	case <-ctx.Done():
+		// In-flight requests finish and their numbers reach the
+		// clients; then the stores close. A request cut off by the
+		// grace period loses its numbers: a gap, never a repeat.
+		logger.Info("sn serve: shutting down", "grace", shutdownGrace)
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		runErr = srv.Shutdown(sctx)
+	}
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	if cerr := set.Close(); runErr == nil {
+		runErr = cerr
+	}
+	logger.Info("sn serve: stopped")
+	return runErr
+}
