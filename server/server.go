@@ -11,6 +11,7 @@
 //	POST /v1/templates/{name}/parse    read a number back: its counter key, number and variables
 //	GET  /healthz                      the process answers
 //	GET  /readyz                       every store answers (503 otherwise)
+//	GET  /openapi.json                 the OpenAPI 3 document of all this
 //
 // Every error is JSON, {"error": {"code": ..., "message": ..., "field": ...}},
 // with a stable [Code] and its HTTP status: bad input is a 4xx that names
@@ -18,7 +19,9 @@
 package server
 
 import (
+	"bytes"
 	"crypto/subtle"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,15 +84,53 @@ func New(set *config.Set, opts Options) (*Server, error) {
 		}
 		s.tokens = append(s.tokens, []byte(t))
 	}
-	s.mux.HandleFunc("GET /v1/templates", s.templates)
-	s.mux.HandleFunc("GET /v1/templates/{name}", s.template)
-	s.mux.HandleFunc("POST /v1/templates/{name}/next", s.next)
-	s.mux.HandleFunc("POST /v1/templates/{name}/preview", s.preview)
-	s.mux.HandleFunc("POST /v1/templates/{name}/validate", s.validate)
-	s.mux.HandleFunc("POST /v1/templates/{name}/parse", s.parse)
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /readyz", s.readyz)
+	for _, rt := range s.routes() {
+		s.mux.HandleFunc(rt.pattern, rt.handler)
+	}
 	return s, nil
+}
+
+// route is one pattern of the API and its handler.
+type route struct {
+	pattern string // "METHOD /path/{name}"
+	handler http.HandlerFunc
+}
+
+// routes are the API: openapi.json describes each one, as a test checks.
+func (s *Server) routes() []route {
+	return []route{
+		{"GET /v1/templates", s.templates},
+		{"GET /v1/templates/{name}", s.template},
+		{"POST /v1/templates/{name}/next", s.next},
+		{"POST /v1/templates/{name}/preview", s.preview},
+		{"POST /v1/templates/{name}/validate", s.validate},
+		{"POST /v1/templates/{name}/parse", s.parse},
+		{"GET /healthz", s.healthz},
+		{"GET /readyz", s.readyz},
+		{"GET /openapi.json", s.openapi},
+	}
+}
+
+// Routes returns the patterns the Server serves, such as
+// "POST /v1/templates/{name}/next".
+func (s *Server) Routes() []string {
+	var out []string
+	for _, rt := range s.routes() {
+		out = append(out, rt.pattern)
+	}
+	return out
+}
+
+//go:embed openapi.json
+var openapiDoc []byte
+
+// OpenAPI returns the OpenAPI 3 document of the API, which GET
+// /openapi.json serves.
+func OpenAPI() []byte { return bytes.Clone(openapiDoc) }
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openapiDoc)
 }
 
 // ServeHTTP serves a request.
