@@ -1,0 +1,278 @@
+// Package client talks to a remote sn serve, with the surface of an
+// sn.Generator: a Go program uses a shared numbering service as it would
+// use the library, and its errors match the same sentinels
+// (errors.Is(err, sn.ErrVarMissing), errors.Is(err, sequence.ErrUnavailable)).
+//
+//	c, err := client.New("https://sn.internal:8080", client.Options{Token: os.Getenv("SN_TOKEN")})
+//	orders := c.Template("orders")
+//	num, err := orders.NextWith(ctx, sn.Vars{"customer": "ACME"})
+//
+// A request that fails after the server drew numbers for it loses them:
+// a gap, never a repeat. The client does not retry: a caller that retries
+// a failed Next gets new numbers.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/server"
+)
+
+// Options configure a [Client].
+type Options struct {
+	// Token is the bearer token, one of the server's SN_TOKENS; "" for a
+	// server without tokens.
+	Token string
+	// HTTPClient sends the requests; nil means a client with a 30 s
+	// timeout.
+	HTTPClient *http.Client
+}
+
+// Client is a connection to one sn serve. It is safe for concurrent use.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// New returns a Client of the server at baseURL, such as
+// "http://127.0.0.1:8080".
+func New(baseURL string, opts Options) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("client: base URL %q: want http://host:port or https://host:port", baseURL)
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: opts.Token, http: hc}, nil
+}
+
+// Template returns the template named name on the server. Nothing is
+// asked of the server until a method is called.
+func (c *Client) Template(name string) *Template {
+	return &Template{c: c, path: "/v1/templates/" + url.PathEscape(name)}
+}
+
+// Templates lists the server's templates.
+func (c *Client) Templates(ctx context.Context) ([]server.Template, error) {
+	var out server.TemplatesResponse
+	err := c.do(ctx, http.MethodGet, "/v1/templates", nil, &out)
+	return out.Templates, err
+}
+
+// Ready reports the health of the server's stores; the error is nil only
+// when every store answers.
+func (c *Client) Ready(ctx context.Context) (server.Health, error) {
+	var h server.Health
+	err := c.do(ctx, http.MethodGet, "/readyz", nil, &h)
+	var e *Error
+	if errors.As(err, &e) && e.Status == http.StatusServiceUnavailable && len(h.Stores) > 0 {
+		return h, fmt.Errorf("client: not ready: %w", sequence.ErrUnavailable)
+	}
+	return h, err
+}
+
+// Template is one template of a server: the methods of sn.Generator that
+// make sense over a network.
+type Template struct {
+	c    *Client
+	path string
+}
+
+// Next returns the next number.
+func (t *Template) Next(ctx context.Context) (string, error) {
+	return t.NextAt(ctx, time.Time{}, nil)
+}
+
+// NextWith returns the next number with per-call variables.
+func (t *Template) NextWith(ctx context.Context, vars sn.Vars) (string, error) {
+	return t.NextAt(ctx, time.Time{}, vars)
+}
+
+// NextAt returns the next number for the instant at (zero: the server's
+// clock) and the variables.
+func (t *Template) NextAt(ctx context.Context, at time.Time, vars sn.Vars) (string, error) {
+	nums, err := t.NextNAt(ctx, 1, at, vars)
+	if err != nil {
+		return "", err
+	}
+	return nums[0], nil
+}
+
+// NextN returns n numbers, at most sn.MaxN, in one request.
+func (t *Template) NextN(ctx context.Context, n int) ([]string, error) {
+	return t.NextNAt(ctx, n, time.Time{}, nil)
+}
+
+// NextNAt returns n numbers for the instant at and the variables.
+func (t *Template) NextNAt(ctx context.Context, n int, at time.Time, vars sn.Vars) ([]string, error) {
+	return t.numbers(ctx, "/next", n, at, vars)
+}
+
+// Preview returns n sample numbers, drawing nothing.
+func (t *Template) Preview(ctx context.Context, n int, at time.Time, vars sn.Vars) ([]string, error) {
+	return t.numbers(ctx, "/preview", n, at, vars)
+}
+
+func (t *Template) numbers(ctx context.Context, op string, n int, at time.Time, vars sn.Vars) ([]string, error) {
+	if n < 1 || n > sn.MaxN {
+		return nil, fmt.Errorf("%w: n %d: want 1 to %d", sn.ErrTooMany, n, sn.MaxN)
+	}
+	req := server.NextRequest{N: n, Vars: vars}
+	if !at.IsZero() {
+		req.At = at.Format(time.RFC3339Nano)
+	}
+	var out server.NextResponse
+	if err := t.c.do(ctx, http.MethodPost, t.path+op, req, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Numbers) != n {
+		return nil, fmt.Errorf("client: %s%s: %d numbers, want %d", t.path, op, len(out.Numbers), n)
+	}
+	return out.Numbers, nil
+}
+
+// Validate returns nil if s is a number the template prints, and
+// otherwise an *Error wrapping sn.ErrInvalidNumber.
+func (t *Template) Validate(ctx context.Context, s string) error {
+	var out server.ValidateResponse
+	if err := t.c.do(ctx, http.MethodPost, t.path+"/validate", server.NumberRequest{Number: s}, &out); err != nil {
+		return err
+	}
+	if !out.Valid {
+		if out.Error == nil {
+			return newError(http.StatusOK, server.Error{Code: server.CodeInvalidNumber, Message: "invalid number"})
+		}
+		return newError(http.StatusOK, *out.Error)
+	}
+	return nil
+}
+
+// Parse reads s back: its counter key, number and variables.
+func (t *Template) Parse(ctx context.Context, s string) (sn.Parsed, error) {
+	var out server.ParseResponse
+	if err := t.c.do(ctx, http.MethodPost, t.path+"/parse", server.NumberRequest{Number: s}, &out); err != nil {
+		return sn.Parsed{}, err
+	}
+	p := sn.Parsed{Key: out.Key, Seq: out.Seq, Vars: out.Vars}
+	for _, d := range out.Draws {
+		p.Draws = append(p.Draws, sn.Draw(d))
+	}
+	return p, nil
+}
+
+// Explain returns the template with its parts.
+func (t *Template) Explain(ctx context.Context) (server.Template, error) {
+	var out server.Template
+	err := t.c.do(ctx, http.MethodGet, t.path, nil, &out)
+	return out, err
+}
+
+// do sends a request with body as JSON and decodes the answer into out.
+// A response that is not 2xx is an *Error; out is still decoded when the
+// body has its shape (readyz).
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("client: %w", err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("client: %s %s: %w", method, path, ctx.Err())
+		}
+		return fmt.Errorf("client: %s %s: %w: %w", method, path, sequence.ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("client: %s %s: reading the answer: %w: %w", method, path, sequence.ErrUnavailable, err)
+	}
+	if resp.StatusCode/100 == 2 || (path == "/readyz" && resp.StatusCode == http.StatusServiceUnavailable) {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("client: %s %s: the answer is not what sn serve sends: %w", method, path, err)
+		}
+		if resp.StatusCode/100 == 2 {
+			return nil
+		}
+	}
+	var er server.ErrorResponse
+	if json.Unmarshal(data, &er) != nil || er.Error.Code == "" {
+		er.Error = server.Error{Code: server.CodeInternal, Message: fmt.Sprintf("%s %s: status %d: %.200s", method, path, resp.StatusCode, data)}
+	}
+	return newError(resp.StatusCode, er.Error)
+}
+
+// Error is an error answer of the server: its status, and the code,
+// message and field it sent. It wraps the sentinel of its code, so that
+// errors.Is works as with the library: var_missing is sn.ErrVarMissing,
+// unavailable is sequence.ErrUnavailable, and so on.
+type Error struct {
+	// Status is the HTTP status.
+	Status int
+	// Code, Message, Field, Part, Offset and Pos are as the server sent
+	// them: see server.Error.
+	Code    server.Code
+	Message string
+	Field   string
+	Part    string
+	Offset  *int
+	Pos     *int
+}
+
+func newError(status int, e server.Error) *Error {
+	return &Error{Status: status, Code: e.Code, Message: e.Message, Field: e.Field, Part: e.Part, Offset: e.Offset, Pos: e.Pos}
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("sn serve: %s (%s, field %s)", e.Message, e.Code, e.Field)
+	}
+	return fmt.Sprintf("sn serve: %s (%s)", e.Message, e.Code)
+}
+
+// Unwrap returns the sentinel of the code, if it has one.
+func (e *Error) Unwrap() error { return sentinels[e.Code] }
+
+// sentinels are the errors of the library that the codes stand for.
+var sentinels = map[server.Code]error{
+	server.CodeVarMissing:    sn.ErrVarMissing,
+	server.CodeVarInvalid:    sn.ErrVarInvalid,
+	server.CodeInstant:       sn.ErrInstant,
+	server.CodeTooMany:       sn.ErrTooMany,
+	server.CodeInvalidNumber: sn.ErrInvalidNumber,
+	server.CodeOverflow:      sn.ErrOverflow,
+	server.CodeExhausted:     sequence.ErrExhausted,
+	server.CodeUnavailable:   sequence.ErrUnavailable,
+	server.CodeClockRollback: sequence.ErrClockRollback,
+	server.CodeLeaseLost:     sequence.ErrLeaseLost,
+	server.CodeRegressed:     sequence.ErrRegressed,
+	server.CodeClosed:        sequence.ErrUnavailable, // the server is going away: another may answer
+}

@@ -1,0 +1,140 @@
+package client_test
+
+import (
+	"errors"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	_ "github.com/sngen/sn/backend"
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/client"
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/server"
+)
+
+const token = "0123456789abcdef0123456789abcdef"
+
+func serve(t *testing.T) *httptest.Server {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`
+store: {backend: bolt, path: sn.db}
+templates:
+  orders:   {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"}
+  invoices: {template: "INV/@<date, format=yyyy>/@<seq, width=5, reset=year>"}
+  tickets:  {template: "@<customer, chars=A-Z, maxlen=4>-@<seq>"}
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	h, err := server.New(set, server.Options{Tokens: []string{token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func TestClient(t *testing.T) {
+	ctx := t.Context()
+	ts := serve(t)
+	c, err := client.New(ts.URL, client.Options{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := c.Template("orders")
+	if n, err := orders.Next(ctx); err != nil || n != "SN-00000001-8" {
+		t.Errorf("Next: %q, %v", n, err)
+	}
+	if ns, err := orders.NextN(ctx, 2); err != nil || !cmp.Equal(ns, []string{"SN-00000002-6", "SN-00000003-4"}) {
+		t.Errorf("NextN: %q, %v", ns, err)
+	}
+	if n, err := c.Template("invoices").NextAt(ctx, time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC), nil); err != nil || n != "INV/2023/00001" {
+		t.Errorf("NextAt: %q, %v", n, err)
+	}
+	tickets := c.Template("tickets")
+	if n, err := tickets.NextWith(ctx, sn.Vars{"customer": "ACME"}); err != nil || n != "ACME-1" {
+		t.Errorf("NextWith: %q, %v", n, err)
+	}
+	_, err = tickets.Next(ctx)
+	var e *client.Error
+	if !errors.Is(err, sn.ErrVarMissing) || !errors.As(err, &e) || e.Field != "vars.customer" || e.Status != 400 {
+		t.Errorf("a missing variable: %v", err)
+	}
+	if err := orders.Validate(ctx, "SN-00000002-6"); err != nil {
+		t.Errorf("Validate a good number: %v", err)
+	}
+	if err := orders.Validate(ctx, "SN-00000002-7"); !errors.Is(err, sn.ErrInvalidNumber) || !errors.As(err, &e) || e.Part != "checksum" {
+		t.Errorf("Validate a bad one: %v", err)
+	}
+	if p, err := tickets.Parse(ctx, "ACME-7"); err != nil || p.Seq != 7 || p.Vars["customer"] != "ACME" || len(p.Draws) != 1 {
+		t.Errorf("Parse: %+v, %v", p, err)
+	}
+	if _, err := tickets.Parse(ctx, "acme-7"); !errors.Is(err, sn.ErrInvalidNumber) {
+		t.Errorf("Parse a bad one: %v", err)
+	}
+	if ns, err := orders.Preview(ctx, 2, time.Time{}, nil); err != nil || len(ns) != 2 {
+		t.Errorf("Preview: %q, %v", ns, err)
+	}
+	if tpls, err := c.Templates(ctx); err != nil || len(tpls) != 3 {
+		t.Errorf("Templates: %v, %v", tpls, err)
+	}
+	if x, err := orders.Explain(ctx); err != nil || len(x.Parts) != 4 {
+		t.Errorf("Explain: %+v, %v", x, err)
+	}
+	if h, err := c.Ready(ctx); err != nil || !h.Ready {
+		t.Errorf("Ready: %+v, %v", h, err)
+	}
+	if _, err := c.Template("nope").Next(ctx); !errors.As(err, &e) || e.Code != server.CodeNotFound {
+		t.Errorf("no such template: %v", err)
+	}
+	if _, err := orders.NextN(ctx, sn.MaxN+1); !errors.Is(err, sn.ErrTooMany) {
+		t.Errorf("too many: %v", err)
+	}
+	anon, _ := client.New(ts.URL, client.Options{})
+	if _, err := anon.Template("orders").Next(ctx); !errors.As(err, &e) || e.Code != server.CodeUnauthorized || e.Status != 401 {
+		t.Errorf("no token: %v", err)
+	}
+	if _, err := client.New("localhost:8080", client.Options{}); err == nil {
+		t.Error("a base URL without a scheme was taken")
+	}
+	// Many callers at once: no number twice.
+	var mu sync.Mutex
+	var all []string
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				ns, err := orders.NextN(ctx, 20)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				all = append(all, ns...)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(all)
+	if n := len(all) - len(slices.Compact(all)); n != 0 || len(all) != 8000 {
+		t.Errorf("%d numbers, %d repeats", len(all), n)
+	}
+	// The server gone: unavailable, as a store that does not answer.
+	ts.Close()
+	if _, err := orders.Next(ctx); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Errorf("the server gone: %v", err)
+	}
+}
