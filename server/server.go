@@ -285,7 +285,45 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		s.error(w, err)
 		return
 	}
-	reply(w, http.StatusOK, NextResponse{Numbers: nums})
+	replyNumbers(w, nums)
+}
+
+// replyNumbers answers a NextResponse, written by hand: a batch of
+// numbers is most of what the server sends, and encoding/json would
+// spend more time on it than issuing them took.
+func replyNumbers(w http.ResponseWriter, nums []string) {
+	size := len(`{"numbers":[]}`) + 1
+	for _, n := range nums {
+		size += len(n) + 3
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"numbers":[`...)
+	for i, n := range nums {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, n)
+	}
+	b = append(b, "]}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+}
+
+// appendJSONString appends s as a JSON string: as it is when it is
+// printable ASCII without a quote or a backslash (a number almost always
+// is), and through encoding/json otherwise.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
