@@ -326,13 +326,20 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
-	_, g, ok := s.generator(w, r)
-	if !ok {
-		return
-	}
+// numberRequest reads the template and the body of validate and parse,
+// or answers the error.
+func (s *Server) numberRequest(w http.ResponseWriter, r *http.Request) (*sn.Generator, NumberRequest, bool) {
 	var req NumberRequest
-	if !s.decode(w, r, &req) {
+	_, g, ok := s.generator(w, r)
+	if !ok || !s.decode(w, r, &req) {
+		return nil, req, false
+	}
+	return g, req, true
+}
+
+func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
+	g, req, ok := s.numberRequest(w, r)
+	if !ok {
 		return
 	}
 	if err := g.Validate(req.Number); err != nil {
@@ -344,12 +351,8 @@ func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) parse(w http.ResponseWriter, r *http.Request) {
-	_, g, ok := s.generator(w, r)
+	g, req, ok := s.numberRequest(w, r)
 	if !ok {
-		return
-	}
-	var req NumberRequest
-	if !s.decode(w, r, &req) {
 		return
 	}
 	p, err := g.Parse(req.Number)
