@@ -251,6 +251,7 @@ func newError(status int, e server.Error) *Error {
 	return &Error{Status: status, Code: e.Code, Message: e.Message, Field: e.Field, Part: e.Part, Offset: e.Offset, Pos: e.Pos}
 }
 
+// Error returns the server's message with its code and field.
 func (e *Error) Error() string {
 	if e.Field != "" {
 		return fmt.Sprintf("sn serve: %s (%s, field %s)", e.Message, e.Code, e.Field)

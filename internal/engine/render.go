@@ -177,7 +177,10 @@ type VarError struct {
 	Err error
 }
 
+// Error returns Err's message, which names the variable.
 func (e *VarError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err, which wraps ErrVarMissing or ErrVarInvalid.
 func (e *VarError) Unwrap() error { return e.Err }
 
 // callKey returns the counter key of sequence part s for a call.
