@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn"
+	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
