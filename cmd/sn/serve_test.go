@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sngen/sn/internal/pgtest"
+	"github.com/sngen/sn/internal/redistest"
 )
 
 // serving is a running sn serve.
@@ -188,5 +191,91 @@ func TestServeRefuses(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), tc.want) {
 			t.Errorf("sn %q: exit %d (%v), output:\n%s\nwant exit 2 and %q", tc.args, code, err, out, tc.want)
 		}
+	}
+}
+
+// Three sn serve processes share one Redis and one PostgreSQL ledger
+// (the service on several machines). Under load from clients spread over
+// them, one process is killed with SIGKILL and started again, Redis is
+// killed and comes back empty, then is flushed: no number any client
+// received repeats.
+func TestServeMachines(t *testing.T) {
+	for _, backend := range []string{"redis", "redis-strict"} {
+		t.Run(backend, func(t *testing.T) {
+			srv := redistest.StartServer(t) // no persistence: a restart is empty
+			ledger := pgtest.Shared(t).NewDatabase(t)
+			cfg := writeConfig(t, t.TempDir(), "sn.yaml", machineConfig(backend, srv.Addr(), ledger, ", step: 100"))
+			var urls [3]atomic.Pointer[string]
+			procs := make([]*serving, 3)
+			for i := range procs {
+				procs[i] = startServe(t, nil, "--config", cfg)
+				urls[i].Store(&procs[i].url)
+			}
+			var mu sync.Mutex
+			var all []string
+			var stop atomic.Bool
+			var answered, failed atomic.Int64
+			var wg sync.WaitGroup
+			for c := range 6 {
+				rnd := rand.New(rand.NewPCG(uint64(c), 11))
+				wg.Go(func() {
+					client := &http.Client{Timeout: 10 * time.Second}
+					for i := 0; i < 1_000_000 && !stop.Load(); i++ {
+						nums, err := issue(client, *urls[(c+i)%3].Load(), "orders", 1+rnd.IntN(20))
+						if err != nil {
+							failed.Add(1)
+							time.Sleep(time.Millisecond)
+							continue
+						}
+						answered.Add(1)
+						mu.Lock()
+						all = append(all, nums...)
+						mu.Unlock()
+					}
+				})
+			}
+			progress := func(n int) {
+				t.Helper()
+				mu.Lock()
+				start := len(all)
+				mu.Unlock()
+				for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					mu.Lock()
+					got := len(all) - start
+					mu.Unlock()
+					if got >= n {
+						return
+					}
+					if time.Now().After(deadline) {
+						stop.Store(true)
+						wg.Wait()
+						t.Fatalf("%d numbers in 60s, want %d (%d requests failed)", got, n, failed.Load())
+					}
+				}
+			}
+			progress(3000)
+			procs[0].cmd.Process.Kill()
+			<-procs[0].done
+			procs[0] = startServe(t, nil, "--config", cfg)
+			urls[0].Store(&procs[0].url)
+			progress(3000)
+			srv.Kill()
+			time.Sleep(300 * time.Millisecond) // requests fail while Redis is away
+			srv.Restart()
+			progress(3000)
+			if err := srv.Client(t).FlushAll(t.Context()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			progress(3000)
+			stop.Store(true)
+			wg.Wait()
+			sorted := slices.Clone(all)
+			slices.Sort(sorted)
+			repeats := len(sorted) - len(slices.Compact(sorted))
+			if repeats != 0 {
+				t.Fatalf("%d repeats in %d numbers", repeats, len(all))
+			}
+			t.Logf("%s: 3 sn serve processes, %d numbers in %d requests (%d failed) through a kill -9 and restart of one process, a kill -9 and empty restart of Redis and a FLUSHALL: 0 repeats", backend, len(all), answered.Load(), failed.Load())
+		})
 	}
 }
