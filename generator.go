@@ -22,8 +22,9 @@ const MaxN = engine.MaxN
 // immutable and safe for concurrent use by multiple goroutines.
 type Generator struct {
 	plan     *engine.Plan
-	hooks    *Hooks     // nil without WithHooks
-	fallback *Generator // nil without WithFallback
+	hooks     *Hooks     // nil without WithHooks or WithObserver
+	observers []Observer // see WithObserver
+	fallback  *Generator // nil without WithFallback
 }
 
 // MustNew is like [New] but panics on error. It simplifies the
@@ -70,9 +71,17 @@ func New(template string, opts ...Option) (*Generator, error) {
 	if err != nil {
 		return nil, publicError(err)
 	}
-	g := &Generator{plan: pl, hooks: o.hooks, fallback: o.fallback}
+	g := &Generator{plan: pl, hooks: o.hooks, observers: o.observers, fallback: o.fallback}
 	if g.fallback != nil {
 		if err := checkFallback(g, g.fallback); err != nil {
+			return nil, err
+		}
+	}
+	if len(g.observers) > 0 {
+		if g.hooks == nil {
+			g.hooks = &Hooks{} // the calls take the path that observes
+		}
+		if err := g.openObservers(); err != nil {
 			return nil, err
 		}
 	}

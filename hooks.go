@@ -128,10 +128,19 @@ func retryable(ctx context.Context, err error) bool {
 	return true
 }
 
-// hooked runs one call through g's hooks: draw is the call itself, on the
-// Generator given (g or its fallback). It returns the numbers and the
-// error of the last attempt.
+// hooked runs one call through g's hooks, then tells its observers how
+// it ended: draw is the call itself, on the Generator given (g or its
+// fallback). It returns the numbers and the error of the last attempt.
 func (g *Generator) hooked(ctx context.Context, c *Call, draw func(*Generator) ([]string, error)) ([]string, error) {
+	nums, err := g.attempts(ctx, c, draw)
+	if len(g.observers) == 0 {
+		return nums, err
+	}
+	return g.observe(ctx, c, nums, err)
+}
+
+// attempts runs one call through g's hooks.
+func (g *Generator) attempts(ctx context.Context, c *Call, draw func(*Generator) ([]string, error)) ([]string, error) {
 	h := g.hooks
 	if h.Before != nil {
 		if err := callHook("Before", func() error { return h.Before(ctx, c) }); err != nil {

@@ -22,6 +22,7 @@ type options struct {
 	retention time.Duration
 	keys      map[string][]byte // obfuscate= keys by name
 	hooks     *Hooks
+	observers []Observer
 	fallback  *Generator
 	errs      []error
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,7 @@ type Segment struct {
 
 	fetches, waits, errs, regressions, released, late atomic.Int64
 	warned                                            atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
+	fetchTime                                         atomic.Int64 // nanoseconds spent in Allocator calls
 }
 
 // SegmentStats are counters of a [Segment] since it was created.
@@ -86,6 +88,9 @@ type SegmentStats struct {
 	Keys        int64 // keys the Segment holds state for now
 	Released    int64 // keys released (SegmentOptions.Idle, Release)
 	Late        int64 // blocks used up before the block fetched ahead arrived: callers waited
+	// FetchTime is the time spent in Allocator calls: with Fetches, the
+	// store's mean latency.
+	FetchTime time.Duration
 }
 
 // KeyStats describe the state of one key of a [Segment].
@@ -523,7 +528,9 @@ func (k *segKey) startFetch() *fetch {
 func (k *segKey) run(f *fetch) {
 	defer k.s.wg.Done()
 	ctx, cancel := context.WithTimeout(k.s.ctx, k.s.opts.FetchTimeout)
+	start := time.Now()
 	r, err := k.s.allocate(ctx, k.key, f.n)
+	k.s.fetchTime.Add(int64(time.Since(start)))
 	cancel()
 	k.s.fetches.Add(1)
 
@@ -706,7 +713,17 @@ func (s *Segment) Stats() SegmentStats {
 		Keys:        int64(s.keys.len()),
 		Released:    s.released.Load(),
 		Late:        s.late.Load(),
+		FetchTime:   time.Duration(s.fetchTime.Load()),
 	}
+}
+
+// Keys returns the keys the Segment holds state for, sorted: those
+// [Segment.KeyStats] describes.
+func (s *Segment) Keys() []string {
+	var keys []string
+	s.keys.each(func(k *segKey) { keys = append(keys, k.key) })
+	slices.Sort(keys)
+	return keys
 }
 
 // KeyStats returns the state of key, or false if the Segment has never seen

@@ -331,3 +331,20 @@ func (s *Gen) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// LeaseInfo describes a Gen's hold on its worker id, for metrics and
+// monitors.
+type LeaseInfo struct {
+	Worker int64     // the worker id
+	Leased bool      // whether the id is leased from a Leaser, not given by hand
+	Valid  time.Time // with a lease, until when the Gen issues without another renewal
+	Err    error     // nil while the Gen issues; otherwise as from Ping
+}
+
+// LeaseInfo returns the Gen's hold on its worker id.
+func (s *Gen) LeaseInfo() LeaseInfo {
+	err := s.Ping(context.Background())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return LeaseInfo{Worker: s.worker, Leased: s.lease != nil, Valid: s.valid, Err: err}
+}

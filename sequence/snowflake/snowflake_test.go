@@ -3,9 +3,11 @@ package snowflake_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,5 +262,53 @@ func TestPing(t *testing.T) {
 	g.Close()
 	if err := g.Ping(t.Context()); !errors.Is(err, sequence.ErrClosed) {
 		t.Errorf("Ping after Close: %v; want ErrClosed", err)
+	}
+}
+
+// testLease is a Leaser of one id whose renewals fail once lost is set.
+type testLease struct{ lost atomic.Bool }
+
+func (l *testLease) Lease(ctx context.Context, workers int64, ttl time.Duration) (snowflake.Lease, error) {
+	return l, nil
+}
+func (l *testLease) Worker() int64    { return 3 }
+func (l *testLease) Bound() time.Time { return time.Time{} }
+func (l *testLease) Renew(ctx context.Context, bound time.Time) error {
+	if l.lost.Load() {
+		return fmt.Errorf("%w: test", sequence.ErrLeaseLost)
+	}
+	return nil
+}
+func (l *testLease) Release(ctx context.Context, bound time.Time) error { return nil }
+
+// LeaseInfo tells a worker id given by hand from a leased one, and a lease
+// that is held from one that is lost.
+func TestLeaseInfo(t *testing.T) {
+	g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Worker: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if li := g.LeaseInfo(); li.Worker != 5 || li.Leased || li.Err != nil {
+		t.Errorf("LeaseInfo by hand = %+v", li)
+	}
+	l := &testLease{}
+	lg, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l, TTL: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lg.Close()
+	if li := lg.LeaseInfo(); li.Worker != 3 || !li.Leased || li.Err != nil || !li.Valid.After(time.Now()) {
+		t.Errorf("LeaseInfo leased = %+v", li)
+	}
+	l.lost.Store(true)
+	for range 100 { // the renewals run every TTL/4 or so: bounded
+		if lg.LeaseInfo().Err != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if li := lg.LeaseInfo(); !errors.Is(li.Err, sequence.ErrUnavailable) {
+		t.Errorf("LeaseInfo after the lease was lost = %+v, want ErrUnavailable", li)
 	}
 }
