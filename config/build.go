@@ -19,6 +19,7 @@ type BuildOption func(*buildOptions)
 type buildOptions struct {
 	env Target // Dir, Exact and LockWait of every Target
 	sn  []sn.Option
+	per []func(name string) []sn.Option // see WithTemplateOptions
 }
 
 // WithDir resolves the relative paths of the config (a bolt file's)
@@ -54,6 +55,14 @@ func WithOptions(opts ...sn.Option) BuildOption {
 	return func(o *buildOptions) { o.sn = append(o.sn, opts...) }
 }
 
+// WithTemplateOptions compiles each template with the options f returns
+// for its name, after those of [WithOptions]: a metric labelled with the
+// template's name (metrics.Metrics.Option), an audit hook per series.
+// default: none.
+func WithTemplateOptions(f func(name string) []sn.Option) BuildOption {
+	return func(o *buildOptions) { o.per = append(o.per, f) }
+}
+
 // Build validates c as [Config.Validate] does, with the templates compiled
 // with the options of [WithOptions] and the stores told apart with the
 // directory of [WithDir], before it opens any store, and returns a [Set]
@@ -77,7 +86,11 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 	}
 	s := &Set{gens: make(map[string]*sn.Generator, len(tpls)), seqOf: make(map[string]sequence.Gen, len(tpls)), storeOf: map[string]string{}, shares: &shares{vals: map[string]any{}}}
 	for _, t := range tpls {
-		g, err := s.open(ctx, t, o.sn)
+		opts := o.sn
+		for _, f := range o.per {
+			opts = append(slices.Clip(opts), f(t.name)...)
+		}
+		g, err := s.open(ctx, t, opts)
 		if err != nil {
 			err = &Error{Template: t.name, Err: err}
 			if cerr := s.Close(); cerr != nil {
@@ -142,6 +155,22 @@ func (s *Set) addSeq(g sequence.Gen) {
 func (s *Set) Get(name string) (*sn.Generator, bool) {
 	g, ok := s.gens[name]
 	return g, ok
+}
+
+// Sequence returns the sequence the template named name draws from, as
+// its backend opened it, for metrics and monitors to inspect (see
+// sequence.Walk). Numbers drawn from it directly are a gap in the
+// template's series.
+func (s *Set) Sequence(name string) (sequence.Gen, bool) {
+	g, ok := s.seqOf[name]
+	return g, ok
+}
+
+// Store returns the ID of the store of the template named name: where its
+// numbers are kept, with passwords hidden, as in [StoreStatus].
+func (s *Set) Store(name string) (string, bool) {
+	id, ok := s.storeOf[name]
+	return id, ok
 }
 
 // Names returns the sorted names of the templates.

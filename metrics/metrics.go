@@ -1,0 +1,244 @@
+// Package metrics exports the Prometheus metrics of sn's Generators and of
+// the stores under them: numbers issued, errors by kind, call latency,
+// block fetches and their latency, waits at block edges, the step, and
+// the state of snowflake leases.
+//
+// A Generator reports through one option:
+//
+//	m, err := metrics.New(prometheus.DefaultRegisterer)
+//	...
+//	g, err := sn.New(template, sn.WithSequence("seq", seg), m.Option("orders"))
+//
+// and a config's templates through config.WithTemplateOptions. Counting a
+// call costs an atomic add and a histogram observation; the state of the
+// stores is read when Prometheus scrapes, not when numbers are issued. A
+// program that does not import this package links none of it.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/snowflake"
+)
+
+// Metrics hold the metrics of the Generators given its [Metrics.Option]
+// and of the stores given to [Metrics.Watch]. They are safe for concurrent
+// use.
+type Metrics struct {
+	issued *prometheus.CounterVec
+	errs   *prometheus.CounterVec
+	calls  *prometheus.HistogramVec
+
+	mu     sync.Mutex
+	stores []watched // in the order watched
+}
+
+// watched is a store reported under a label.
+type watched struct {
+	label string
+	gen   sequence.Gen
+}
+
+// The descriptions of the metrics read from the stores at each scrape.
+var (
+	descFetches   = prometheus.NewDesc("sn_block_fetches_total", "Blocks of numbers asked of the store, successfully or not.", []string{"store"}, nil)
+	descFetchErrs = prometheus.NewDesc("sn_block_fetch_errors_total", "Block fetches that failed.", []string{"store"}, nil)
+	descFetchTime = prometheus.NewDesc("sn_block_fetch_seconds_total", "Time spent fetching blocks from the store; divided by sn_block_fetches_total, its mean latency.", []string{"store"}, nil)
+	descWaits     = prometheus.NewDesc("sn_block_waits_total", "Calls that waited for a block to arrive from the store.", []string{"store"}, nil)
+	descLate      = prometheus.NewDesc("sn_block_late_total", "Blocks used up before the block fetched ahead arrived: callers waited at the block's edge.", []string{"store"}, nil)
+	descRegressed = prometheus.NewDesc("sn_block_regressions_total", "Blocks refused because the store went backwards.", []string{"store"}, nil)
+	descKeys      = prometheus.NewDesc("sn_keys", "Counter keys held in memory.", []string{"store"}, nil)
+	descStep      = prometheus.NewDesc("sn_block_step", "The largest step among the keys: the size of the next block asked for.", []string{"store"}, nil)
+	descLeaseUp   = prometheus.NewDesc("sn_lease_up", "1 while the snowflake worker id is held and the Gen issues, 0 when its lease is lost or not renewed.", []string{"store", "worker"}, nil)
+	descLeaseLeft = prometheus.NewDesc("sn_lease_valid_seconds", "Seconds the snowflake Gen may issue without another renewal of its lease.", []string{"store", "worker"}, nil)
+)
+
+// New returns Metrics registered with reg: prometheus.DefaultRegisterer,
+// or a prometheus.NewRegistry of the caller's. It fails when reg already
+// holds metrics of the same names.
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	if reg == nil {
+		return nil, errors.New("metrics: nil Registerer")
+	}
+	m := &Metrics{
+		issued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sn_numbers_issued_total", Help: "Numbers issued.",
+		}, []string{"template"}),
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sn_errors_total", Help: "Calls that failed, by kind: the code sn serve answers with (unavailable, var_missing...).",
+		}, []string{"template", "kind"}),
+		calls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "sn_call_duration_seconds", Help: "Time a call that issues numbers took, successful or not.",
+			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 11), // 1µs to 1s
+		}, []string{"template"}),
+	}
+	for _, c := range []prometheus.Collector{m.issued, m.errs, m.calls, (*stores)(m)} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Option makes a Generator report under the label template="name": the
+// numbers it issues, its errors and its latency, and the stores of its
+// sequences (under store="name.SEQUENCE", unless [Metrics.Watch] names
+// them).
+func (m *Metrics) Option(name string) sn.Option {
+	return sn.WithObserver(&observer{
+		m: m, name: name,
+		issued: m.issued.WithLabelValues(name),
+		calls:  m.calls.WithLabelValues(name),
+	})
+}
+
+// Watch reports the store g under the label store=label. A store already
+// watched, by Watch or by a Generator's option, takes the new label; the
+// stores watched under one label are reported as one, summed: sn serve
+// labels each store with its ID in the config, which templates on one
+// file or one Redis share.
+func (m *Metrics) Watch(label string, g sequence.Gen) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, w := range m.stores {
+		if same(w.gen, g) {
+			m.stores[i].label = label
+			return
+		}
+	}
+	m.stores = append(m.stores, watched{label, g})
+}
+
+// watch is Watch for a store not watched yet.
+func (m *Metrics) watch(label string, g sequence.Gen) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, w := range m.stores {
+		if same(w.gen, g) {
+			return
+		}
+	}
+	m.stores = append(m.stores, watched{label, g})
+}
+
+// same reports whether a and b are one Gen; Gens that cannot be compared
+// are taken to differ.
+func same(a, b sequence.Gen) (eq bool) {
+	defer func() { recover() }()
+	return a == b
+}
+
+// observer is the sn.Observer of one Generator.
+type observer struct {
+	m      *Metrics
+	name   string
+	issued prometheus.Counter
+	calls  prometheus.Observer
+}
+
+// Open watches the template's sequences.
+func (o *observer) Open(seqs map[string]sequence.Gen) {
+	for name, g := range seqs {
+		o.m.watch(o.name+"."+name, g)
+	}
+}
+
+// Observe counts the call.
+func (o *observer) Observe(ctx context.Context, c *sn.Call, err error) {
+	o.calls.Observe(time.Since(c.Started).Seconds())
+	if err != nil {
+		o.m.errs.WithLabelValues(o.name, Kind(err)).Inc()
+		return
+	}
+	o.issued.Add(float64(len(c.Numbers)))
+}
+
+// stores is the collector of the watched stores' state.
+type stores Metrics
+
+// Describe sends the descriptions of the stores' metrics.
+func (s *stores) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descFetches, descFetchErrs, descFetchTime, descWaits, descLate, descRegressed, descKeys, descStep, descLeaseUp, descLeaseLeft} {
+		ch <- d
+	}
+}
+
+// Collect reads the state of every store watched: the Segments and
+// snowflake Gens found under it by sequence.Walk. Stores watched under one
+// label are summed (the step is their largest).
+func (s *stores) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	ws := append([]watched(nil), s.stores...)
+	s.mu.Unlock()
+	type sums struct {
+		sequence.SegmentStats
+		step int64
+	}
+	var labels []string
+	by := map[string]*sums{}
+	for _, w := range ws {
+		sequence.Walk(w.gen, func(g sequence.Gen) {
+			switch g := g.(type) {
+			case *sequence.Segment:
+				st := by[w.label]
+				if st == nil {
+					st = &sums{}
+					by[w.label] = st
+					labels = append(labels, w.label)
+				}
+				one := g.Stats()
+				st.Fetches += one.Fetches
+				st.Errors += one.Errors
+				st.FetchTime += one.FetchTime
+				st.Waits += one.Waits
+				st.Late += one.Late
+				st.Regressions += one.Regressions
+				st.Keys += one.Keys
+				for _, k := range g.Keys() {
+					if ks, ok := g.KeyStats(k); ok {
+						st.step = max(st.step, ks.Step)
+					}
+				}
+			case *snowflake.Gen:
+				li := g.LeaseInfo()
+				worker := fmt.Sprint(li.Worker)
+				up := 1.0
+				if li.Err != nil {
+					up = 0
+				}
+				ch <- prometheus.MustNewConstMetric(descLeaseUp, prometheus.GaugeValue, up, w.label, worker)
+				if li.Leased {
+					left := max(0, time.Until(li.Valid).Seconds())
+					ch <- prometheus.MustNewConstMetric(descLeaseLeft, prometheus.GaugeValue, left, w.label, worker)
+				}
+			}
+		})
+	}
+	for _, label := range labels {
+		st := by[label]
+		for _, v := range []struct {
+			d *prometheus.Desc
+			t prometheus.ValueType
+			v float64
+		}{
+			{descFetches, prometheus.CounterValue, float64(st.Fetches)},
+			{descFetchErrs, prometheus.CounterValue, float64(st.Errors)},
+			{descFetchTime, prometheus.CounterValue, st.FetchTime.Seconds()},
+			{descWaits, prometheus.CounterValue, float64(st.Waits)},
+			{descLate, prometheus.CounterValue, float64(st.Late)},
+			{descRegressed, prometheus.CounterValue, float64(st.Regressions)},
+			{descKeys, prometheus.GaugeValue, float64(st.Keys)},
+			{descStep, prometheus.GaugeValue, float64(st.step)},
+		} {
+			ch <- prometheus.MustNewConstMetric(v.d, v.t, v.v, label)
+		}
+	}
+}

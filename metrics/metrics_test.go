@@ -1,0 +1,263 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/sngen/sn"
+	_ "github.com/sngen/sn/backend"
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/metrics"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/snowflake"
+	"github.com/sngen/sn/server"
+)
+
+// failing is an Allocator that fails while down is set.
+type failing struct {
+	*sequence.MemoryAllocator
+	down atomic.Bool
+}
+
+func (f *failing) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	if f.down.Load() {
+		return sequence.Range{}, errors.New("store down")
+	}
+	return f.MemoryAllocator.Allocate(ctx, key, n)
+}
+
+// A Generator with the option reports its numbers, errors and latency,
+// and its Segment's fetches, keys and step.
+func TestOption(t *testing.T) {
+	ctx := t.Context()
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := &failing{MemoryAllocator: sequence.NewMemoryAllocator()}
+	seg := sequence.NewSegment(alloc, sequence.SegmentOptions{MinStep: 10, MaxStep: 10})
+	defer seg.Close()
+	g, err := sn.New("SN-@<seq, width=6>@<v, var>", sn.WithSequence("seq", seg), m.Option("orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := sn.Vars{"v": "x"}
+	for range 25 {
+		if _, err := g.NextWith(ctx, vars); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := g.NextNAt(ctx, 5, timeZero, vars); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(ctx); !errors.Is(err, sn.ErrVarMissing) {
+		t.Fatal(err)
+	}
+	alloc.down.Store(true)
+	issued := 30
+	for range 30 { // the blocks fetched ahead run out, then calls fail
+		if _, err = g.NextWith(ctx, vars); err != nil {
+			break
+		}
+		issued++
+	}
+	if !errors.Is(err, sequence.ErrUnavailable) {
+		t.Fatalf("with the store down: %v", err)
+	}
+
+	want := `
+# HELP sn_numbers_issued_total Numbers issued.
+# TYPE sn_numbers_issued_total counter
+sn_numbers_issued_total{template="orders"} %d
+# HELP sn_errors_total Calls that failed, by kind: the code sn serve answers with (unavailable, var_missing...).
+# TYPE sn_errors_total counter
+sn_errors_total{kind="unavailable",template="orders"} 1
+sn_errors_total{kind="var_missing",template="orders"} 1
+# HELP sn_block_fetch_errors_total Block fetches that failed.
+# TYPE sn_block_fetch_errors_total counter
+sn_block_fetch_errors_total{store="orders.seq"} 1
+# HELP sn_keys Counter keys held in memory.
+# TYPE sn_keys gauge
+sn_keys{store="orders.seq"} 1
+# HELP sn_block_step The largest step among the keys: the size of the next block asked for.
+# TYPE sn_block_step gauge
+sn_block_step{store="orders.seq"} 10
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(want, issued)), "sn_numbers_issued_total", "sn_errors_total", "sn_block_fetch_errors_total", "sn_keys", "sn_block_step"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, "sn_call_duration_seconds"); n != 1 {
+		t.Errorf("sn_call_duration_seconds has %d series, want 1", n)
+	}
+	fetches := gauge(t, reg, "sn_block_fetches_total", "orders.seq")
+	if fetches < 4 {
+		t.Errorf("sn_block_fetches_total = %v; 30 numbers in blocks of 10, then a failure, take at least 4", fetches)
+	}
+	if s := gauge(t, reg, "sn_block_fetch_seconds_total", "orders.seq"); s <= 0 {
+		t.Errorf("sn_block_fetch_seconds_total = %v", s)
+	}
+
+	m.Watch("memory", seg) // a better name for the store
+	if v := gauge(t, reg, "sn_keys", "memory"); v != 1 {
+		t.Errorf("after Watch, sn_keys{store=memory} = %v", v)
+	}
+	if _, err := metrics.New(reg); err == nil {
+		t.Error("New registered the same metrics twice")
+	}
+	if _, err := metrics.New(nil); err == nil {
+		t.Error("New(nil) accepted")
+	}
+}
+
+// A snowflake Gen's lease is reported.
+func TestLease(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Worker: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Watch("ids", sf)
+	want := `
+# HELP sn_lease_up 1 while the snowflake worker id is held and the Gen issues, 0 when its lease is lost or not renewed.
+# TYPE sn_lease_up gauge
+sn_lease_up{store="ids",worker="7"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "sn_lease_up"); err != nil {
+		t.Error(err)
+	}
+	sf.Close()
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(strings.Replace(want, "} 1", "} 0", 1)), "sn_lease_up"); err != nil {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
+// A config's templates report through WithTemplateOptions, each under its
+// name.
+func TestConfig(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "bolt", Path: "sn.db"},
+		Templates: map[string]config.Template{
+			"invoice": {Template: "INV-@<seq, width=6>"},
+			"order":   {Template: "ORD-@<seq, width=6>"},
+		},
+	}
+	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()),
+		config.WithTemplateOptions(func(name string) []sn.Option { return []sn.Option{m.Option(name)} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	for i, name := range set.Names() {
+		g, _ := set.Get(name)
+		if _, err := g.NextN(t.Context(), 3+i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := read(t, reg, "sn_numbers_issued_total", "template", "invoice"); v != 3 {
+		t.Errorf("invoice issued %v, want 3", v)
+	}
+	if v := read(t, reg, "sn_numbers_issued_total", "template", "order"); v != 4 {
+		t.Errorf("order issued %v, want 4", v)
+	}
+	if v := gauge(t, reg, "sn_keys", "invoice.seq"); v != 1 {
+		t.Errorf("sn_keys of invoice.seq = %v, want 1", v)
+	}
+	// The two templates share one bolt file: watched under its ID, one
+	// store with both keys.
+	for _, name := range set.Names() {
+		seq, _ := set.Sequence(name)
+		id, _ := set.Store(name)
+		m.Watch(id, seq)
+	}
+	id, _ := set.Store("order")
+	if v := gauge(t, reg, "sn_keys", id); v != 2 {
+		t.Errorf("sn_keys{store=%q} = %v, want 2", id, v)
+	}
+}
+
+// Every kind is the code sn serve answers with for the same error.
+func TestKindIsServerCode(t *testing.T) {
+	for _, err := range []error{
+		sn.ErrVarMissing, sn.ErrVarInvalid, sn.ErrInstant, sn.ErrTooMany, sn.ErrInvalidNumber, sn.ErrOverflow,
+		sequence.ErrExhausted, sequence.ErrClockRollback, sequence.ErrLeaseLost, sequence.ErrRegressed,
+		sequence.ErrClosed, sequence.ErrUnavailable, context.Canceled, context.DeadlineExceeded,
+		fmt.Errorf("%w: %w", sequence.ErrUnavailable, sequence.ErrLeaseLost), errors.New("a bug"),
+	} {
+		code, status := server.Classify(err)
+		if got := metrics.Kind(err); got != string(code) {
+			t.Errorf("Kind(%v) = %q; sn serve answers %q (%d)", err, got, code, status)
+		}
+		if status == http.StatusInternalServerError && metrics.Kind(err) != "internal" {
+			t.Errorf("Kind(%v) is not internal", err)
+		}
+	}
+}
+
+// A Generator with metrics allocates nothing more per number than
+// without, beyond its Call.
+func TestAllocs(t *testing.T) {
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := sequence.NewMemory()
+	plain := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", seq))
+	counted := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", seq), m.Option("t"))
+	ctx := context.Background()
+	buf := make([]byte, 0, 64)
+	base := testing.AllocsPerRun(1000, func() { plain.AppendNext(ctx, buf, timeZero, nil) })
+	with := testing.AllocsPerRun(1000, func() { counted.AppendNext(ctx, buf, timeZero, nil) })
+	if base != 0 || with > 3 {
+		t.Errorf("AppendNext allocates %v times without metrics, %v with; want 0 and at most 3", base, with)
+	}
+}
+
+// BenchmarkObserve measures Next with and without metrics, side by side:
+//
+//	go test -run '^$' -bench Observe -count 6 ./metrics
+func BenchmarkObserve(b *testing.B) {
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	defer seg.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		g    *sn.Generator
+	}{
+		{"plain", sn.MustNew("SN-@<seq, width=12>", sn.WithSequence("seq", seg))},
+		{"metrics", sn.MustNew("SN-@<seq, width=12>", sn.WithSequence("seq", seg), m.Option("t"))},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				buf := make([]byte, 0, 64)
+				for pb.Next() {
+					if _, err := c.g.AppendNext(ctx, buf, timeZero, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
