@@ -21,7 +21,7 @@ const MaxN = engine.MaxN
 // Generator issues numbers from a compiled template. A Generator is
 // immutable and safe for concurrent use by multiple goroutines.
 type Generator struct {
-	plan     *engine.Plan
+	plan      *engine.Plan
 	hooks     *Hooks     // nil without WithHooks or WithObserver
 	observers []Observer // see WithObserver
 	fallback  *Generator // nil without WithFallback
