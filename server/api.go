@@ -146,3 +146,81 @@ func instant(at string) (time.Time, error) {
 	}
 	return time.Parse(time.RFC3339Nano, at)
 }
+
+// Monitor is the answer of GET /v1/monitor: what the monitor page at
+// /monitor shows, read when asked. Counts are since the server started;
+// the page turns them into rates between two readings.
+type Monitor struct {
+	Time      time.Time         `json:"time"`
+	Ready     bool              `json:"ready"`
+	Stores    []StoreHealth     `json:"stores"`
+	Templates []MonitorTemplate `json:"templates"`
+}
+
+// MonitorTemplate is one template as the monitor sees it.
+type MonitorTemplate struct {
+	Name     string `json:"name"`
+	Template string `json:"template"`
+	// Store says where the numbers are kept (passwords hidden).
+	Store string `json:"store"`
+	// Issued counts the numbers issued through this server.
+	Issued int64 `json:"issued"`
+	// Errors counts the requests to issue that failed, by code.
+	Errors map[Code]int64 `json:"errors"`
+	// Blocks are the counters of the blocks under the template's
+	// sequence; null for a sequence that issues without blocks.
+	Blocks *Blocks `json:"blocks"`
+	// Keys are the counter keys held in memory, in key order, at most
+	// MaxMonitorKeys of them; MoreKeys counts those left out.
+	Keys     []KeyState `json:"keys"`
+	MoreKeys int        `json:"more_keys"`
+	// Lease is the snowflake worker id's lease; null without one.
+	Lease *LeaseState `json:"lease"`
+}
+
+// MaxMonitorKeys bounds the keys of a MonitorTemplate.
+const MaxMonitorKeys = 100
+
+// Blocks count the block fetches of a template's stores (see
+// sequence.SegmentStats).
+type Blocks struct {
+	Fetches     int64 `json:"fetches"`
+	Errors      int64 `json:"errors"`
+	Waits       int64 `json:"waits"`
+	Late        int64 `json:"late"`
+	Regressions int64 `json:"regressions"`
+	// FetchMillis is the time spent fetching, in milliseconds: divided by
+	// Fetches, the store's mean latency.
+	FetchMillis float64 `json:"fetch_millis"`
+}
+
+// KeyState is one counter key: the last number drawn, the block it came
+// from and the block fetched ahead.
+type KeyState struct {
+	Key string `json:"key"`
+	// Last is the last number drawn from Block; 0 when none was.
+	Last     int64  `json:"last"`
+	Block    *Range `json:"block"`
+	Next     *Range `json:"next"`
+	Step     int64  `json:"step"`
+	Fetching bool   `json:"fetching"`
+	// Error is that of the last failed fetch, cleared by a success.
+	Error string `json:"error,omitempty"`
+}
+
+// Range is a block of numbers, both ends included.
+type Range struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+}
+
+// LeaseState is a snowflake Gen's hold on its worker id.
+type LeaseState struct {
+	Worker int64 `json:"worker"`
+	// Leased is false for a worker id given by hand.
+	Leased bool `json:"leased"`
+	// Valid is until when the Gen issues without another renewal.
+	Valid time.Time `json:"valid"`
+	OK    bool      `json:"ok"`
+	Error string    `json:"error,omitempty"`
+}

@@ -11,6 +11,9 @@
 //	POST /v1/templates/{name}/parse    read a number back: its counter key, number and variables
 //	GET  /healthz                      the process answers
 //	GET  /readyz                       every store answers (503 otherwise)
+//	GET  /v1/monitor                   what the monitor page shows: stores, keys, blocks, counts
+//	GET  /monitor                      the monitor page, which reads /v1/monitor
+//	GET  /metrics                      Prometheus metrics, when Options.Metrics are given
 //	GET  /openapi.json                 the OpenAPI 3 document of all this
 //
 // Every error is JSON, {"error": {"code": ..., "message": ..., "field": ...}},
@@ -51,6 +54,10 @@ type Options struct {
 	// Info otherwise) and, at Debug, per request that succeeded. Tokens
 	// are never logged. nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics serves GET /metrics, behind the tokens like /v1: the
+	// handler of a Prometheus registry (promhttp.HandlerFor), which sn
+	// serve fills with package metrics. nil answers 404.
+	Metrics http.Handler
 }
 
 // Server is an http.Handler serving a config.Set. It does not own the
@@ -61,6 +68,7 @@ type Server struct {
 	opts   Options
 	tokens [][]byte
 	mux    *http.ServeMux
+	counts map[string]*counts // by template name, for the monitor
 }
 
 // New returns a Server for set.
@@ -77,7 +85,10 @@ func New(set *config.Set, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{set: set, opts: opts, mux: http.NewServeMux()}
+	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}}
+	for _, name := range set.Names() {
+		s.counts[name] = &counts{errs: map[Code]int64{}}
+	}
 	for i, t := range opts.Tokens {
 		if len(t) < 16 {
 			return nil, fmt.Errorf("server: token %d is %d bytes long; want at least 16 (a random one: openssl rand -hex 32)", i, len(t))
@@ -107,6 +118,9 @@ func (s *Server) routes() []route {
 		{"POST /v1/templates/{name}/parse", s.parse},
 		{"GET /healthz", s.healthz},
 		{"GET /readyz", s.readyz},
+		{"GET /v1/monitor", s.monitor},
+		{"GET /monitor", s.page},
+		{"GET /metrics", s.metrics},
 		{"GET /openapi.json", s.openapi},
 	}
 }
@@ -146,7 +160,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log(r, rw, time.Since(start))
 	}()
-	if strings.HasPrefix(r.URL.Path, "/v1/") && !s.authorized(r) {
+	if (strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics") && !s.authorized(r) {
 		rw.Header().Set("WWW-Authenticate", `Bearer realm="sn"`)
 		s.fail(rw, Error{Code: CodeUnauthorized, Message: "a bearer token is needed: Authorization: Bearer TOKEN"}, http.StatusUnauthorized)
 		return
@@ -245,7 +259,7 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) { s.issue(w, r,
 
 // issue answers next and, with preview, preview.
 func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
-	_, g, ok := s.generator(w, r)
+	name, g, ok := s.generator(w, r)
 	if !ok {
 		return
 	}
@@ -282,8 +296,14 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	if err != nil {
 		// Numbers issued before the error are gaps: the caller gets an
 		// error, and never learns them.
-		s.error(w, err)
+		code := s.error(w, err)
+		if !preview {
+			s.counts[name].failed(code)
+		}
 		return
+	}
+	if !preview {
+		s.counts[name].issued.Add(int64(len(nums)))
 	}
 	replyNumbers(w, nums)
 }
@@ -368,6 +388,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	h := s.health(r)
+	status := http.StatusOK
+	if !h.Ready {
+		status = http.StatusServiceUnavailable
+	}
+	reply(w, status, h)
+}
+
+// health pings every store.
+func (s *Server) health(r *http.Request) Health {
 	h := Health{Ready: true, Stores: []StoreHealth{}}
 	for _, st := range s.set.Ping(r.Context()) {
 		sh := StoreHealth{Store: st.Store, Templates: st.Templates, OK: st.Err == nil, Millis: float64(st.Took.Microseconds()) / 1000}
@@ -377,11 +407,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 		h.Stores = append(h.Stores, sh)
 	}
-	status := http.StatusOK
-	if !h.Ready {
-		status = http.StatusServiceUnavailable
-	}
-	reply(w, status, h)
+	return h
 }
 
 // decode reads the request's JSON body into v, or answers 400 or 413.
@@ -435,13 +461,14 @@ func jsonType(kind string) string {
 	return kind
 }
 
-// error answers err with its code and status.
-func (s *Server) error(w http.ResponseWriter, err error) {
+// error answers err with its code and status, and returns the code.
+func (s *Server) error(w http.ResponseWriter, err error) Code {
 	e, status := errorOf(err)
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
 	s.fail(w, e, status)
+	return e.Code
 }
 
 // fail answers the error e with status.

@@ -1,0 +1,120 @@
+package server
+
+import (
+	_ "embed"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/snowflake"
+)
+
+// counts are what the server counts of a template: numbers issued and
+// requests to issue that failed, by code.
+type counts struct {
+	issued atomic.Int64
+	mu     sync.Mutex
+	errs   map[Code]int64
+}
+
+// failed counts a failed request to issue.
+func (c *counts) failed(code Code) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.errs[code]++
+}
+
+//go:embed monitor.html
+var monitorPage []byte
+
+// page serves the monitor page: one HTML file with its style and script,
+// which reads /v1/monitor every two seconds.
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'")
+	w.Write(monitorPage)
+}
+
+// metrics serves Options.Metrics, or 404 without them.
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Metrics == nil {
+		s.fail(w, Error{Code: CodeNotFound, Message: "this server exports no metrics"}, http.StatusNotFound)
+		return
+	}
+	s.opts.Metrics.ServeHTTP(w, r)
+}
+
+// monitor answers GET /v1/monitor.
+func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
+	h := s.health(r)
+	m := Monitor{Time: time.Now().UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []MonitorTemplate{}}
+	for _, name := range s.set.Names() {
+		g, _ := s.set.Get(name)
+		store, _ := s.set.Store(name)
+		mt := MonitorTemplate{Name: name, Template: g.String(), Store: store, Keys: []KeyState{}, Errors: map[Code]int64{}}
+		c := s.counts[name]
+		mt.Issued = c.issued.Load()
+		c.mu.Lock()
+		for code, n := range c.errs {
+			mt.Errors[code] = n
+		}
+		c.mu.Unlock()
+		seq, _ := s.set.Sequence(name)
+		sequence.Walk(seq, func(g sequence.Gen) {
+			switch g := g.(type) {
+			case *sequence.Segment:
+				mt.addSegment(g)
+			case *snowflake.Gen:
+				li := g.LeaseInfo()
+				mt.Lease = &LeaseState{Worker: li.Worker, Leased: li.Leased, Valid: li.Valid, OK: li.Err == nil}
+				if li.Err != nil {
+					mt.Lease.Error = li.Err.Error()
+				}
+			}
+		})
+		m.Templates = append(m.Templates, mt)
+	}
+	reply(w, http.StatusOK, m)
+}
+
+// addSegment adds a Segment's counters and keys.
+func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) {
+	st := seg.Stats()
+	if mt.Blocks == nil {
+		mt.Blocks = &Blocks{}
+	}
+	b := mt.Blocks
+	b.Fetches += st.Fetches
+	b.Errors += st.Errors
+	b.Waits += st.Waits
+	b.Late += st.Late
+	b.Regressions += st.Regressions
+	b.FetchMillis += float64(st.FetchTime.Microseconds()) / 1000
+	for _, key := range seg.Keys() {
+		if len(mt.Keys) == MaxMonitorKeys {
+			mt.MoreKeys++
+			continue
+		}
+		ks, ok := seg.KeyStats(key)
+		if !ok {
+			continue // released since Keys
+		}
+		k := KeyState{Key: key, Step: ks.Step, Fetching: ks.Fetching}
+		if ks.Current.Len() > 0 {
+			k.Block = &Range{ks.Current.First, ks.Current.Last}
+			if ks.Issued > 0 {
+				k.Last = ks.Current.First + ks.Issued - 1
+			}
+		}
+		if ks.Next.Len() > 0 {
+			k.Next = &Range{ks.Next.First, ks.Next.Last}
+		}
+		if ks.LastError != nil {
+			k.Error = ks.LastError.Error()
+		}
+		mt.Keys = append(mt.Keys, k)
+	}
+}

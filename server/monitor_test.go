@@ -1,0 +1,152 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/metrics"
+	"github.com/sngen/sn/server"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// startRedis serves two templates, orders on a bbolt file and tickets on
+// the Redis srv, with metrics; it returns the server's URL.
+func startRedis(t *testing.T, srv *redistest.Server, tokens ...string) *httptest.Server {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`
+store: {backend: bolt, path: sn.db}
+templates:
+  orders:  {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"}
+  tickets:
+    template: "T@<customer, chars=A-Z, maxlen=4>-@<seq, width=6>"
+    sequence: {backend: redis, url: "redis://`+srv.Addr()+`/0"}
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()),
+		config.WithTemplateOptions(func(name string) []sn.Option { return []sn.Option{m.Option(name)} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	s, err := server.New(set, server.Options{Tokens: tokens, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// GET /v1/monitor shows each template's counts, blocks and keys, and the
+// stores' health; a store that is down shows as down.
+func TestMonitor(t *testing.T) {
+	srv := redistest.StartServer(t, redistest.Persistent())
+	ts := startRedis(t, srv)
+	for range 3 {
+		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 4}, nil); st != 200 {
+			t.Fatalf("next: %d", st)
+		}
+	}
+	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", server.NextRequest{Vars: map[string]string{"customer": "ACME"}}, nil); st != 200 {
+		t.Fatalf("next: %d", st)
+	}
+	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", server.NextRequest{}, nil); st != 400 {
+		t.Fatalf("next without customer: %d", st)
+	}
+	var mon server.Monitor
+	if st, _ := call(t, ts, "GET", "/v1/monitor", nil, &mon); st != 200 {
+		t.Fatalf("GET /v1/monitor: %d", st)
+	}
+	if !mon.Ready || len(mon.Stores) != 2 || len(mon.Templates) != 2 {
+		t.Fatalf("monitor: %+v", mon)
+	}
+	orders, tickets := mon.Templates[0], mon.Templates[1]
+	if orders.Name != "orders" || orders.Issued != 12 || len(orders.Keys) != 1 || orders.Blocks == nil || orders.Blocks.Fetches == 0 {
+		t.Errorf("orders: %+v", orders)
+	}
+	if k := orders.Keys[0]; k.Last != 12 || k.Block == nil || k.Block.First > 12 || k.Block.Last < 12 || k.Step == 0 {
+		t.Errorf("orders' key: %+v", k)
+	}
+	if tickets.Issued != 1 || tickets.Errors[server.CodeVarMissing] != 1 || len(tickets.Keys) != 1 || tickets.Keys[0].Last != 1 {
+		t.Errorf("tickets: %+v", tickets)
+	}
+
+	srv.Kill()
+	if st, _ := call(t, ts, "GET", "/v1/monitor", nil, &mon); st != 200 || mon.Ready {
+		t.Fatalf("GET /v1/monitor with Redis down: %d, ready %v", st, mon.Ready)
+	}
+	for _, s := range mon.Stores {
+		if down := strings.HasPrefix(s.Store, "redis"); s.OK == down || down != (s.Error != "") {
+			t.Errorf("store %s: ok %v, error %q", s.Store, s.OK, s.Error)
+		}
+	}
+}
+
+// /metrics serves the registry's metrics behind the tokens, and 404
+// without metrics; /monitor serves the page without a token.
+func TestMetricsAndPage(t *testing.T) {
+	srv := redistest.StartServer(t, redistest.Persistent())
+	ts := startRedis(t, srv, testToken)
+	auth := []string{"Authorization", "Bearer " + testToken}
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 7}, nil, auth...); st != 200 {
+		t.Fatalf("next: %d", st)
+	}
+	if st, _ := call(t, ts, "GET", "/metrics", nil, nil); st != 401 {
+		t.Errorf("GET /metrics without a token: %d, want 401", st)
+	}
+	body := get(t, ts.URL+"/metrics", auth...)
+	for _, want := range []string{`sn_numbers_issued_total{template="orders"} 7`, `sn_keys{store="orders.seq"} 1`, "sn_block_fetch_seconds_total", "sn_call_duration_seconds_bucket"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("GET /metrics lacks %s:\n%s", want, body)
+		}
+	}
+	page := get(t, ts.URL+"/monitor")
+	if !strings.Contains(page, "<title>sn monitor</title>") || strings.Contains(page, "http://") || strings.Contains(page, "https://") || strings.Contains(page, "src=") {
+		t.Errorf("the page is not one self-contained HTML file:\n%.300s", page)
+	}
+
+	plain, _ := start(t, server.Options{})
+	var e server.ErrorResponse
+	if st, _ := call(t, plain, "GET", "/metrics", nil, &e); st != 404 || e.Error.Code != server.CodeNotFound {
+		t.Errorf("GET /metrics without metrics: %d %+v", st, e)
+	}
+}
+
+// get returns the body of a GET of url, which must answer 200.
+func get(t *testing.T, url string, header ...string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v\n%s", url, resp.StatusCode, err, b)
+	}
+	return string(b)
+}
