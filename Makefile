@@ -1,5 +1,5 @@
-# make test   installs what the tests need (redis-server, postgresql and
-#             mariadb-server, via apt-get when missing), then runs vet and
+# make test   installs what the tests need (redis-server, postgresql,
+#             mariadb-server and chromium, via apt-get when missing), then runs vet and
 #             the whole suite under the race detector. The tests start their
 #             own redis-server, postgres and mariadbd processes on
 #             127.0.0.1 (as the postgres and mysql users when run as
@@ -21,17 +21,19 @@ deps:
 	{ command -v redis-server && command -v redis-cli; } >/dev/null 2>&1 || missing="$$missing redis-server redis-tools"; \
 	{ ls /usr/lib/postgresql/*/bin/initdb || command -v initdb; } >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	{ [ -x /usr/sbin/mariadbd ] || command -v mariadbd; } >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
+	{ command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1 || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing$$missing (needed by the Redis, PostgreSQL and MariaDB tests)"; \
+		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB and browser tests)"; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			$(SUDO) apt-get update -qq && \
 			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall $$missing >/dev/null; \
-		elif command -v brew >/dev/null 2>&1; then brew install redis postgresql@15 mariadb; \
+		elif command -v brew >/dev/null 2>&1; then brew install redis postgresql@15 mariadb chromium; \
 		else echo "cannot install$$missing: install them with your package manager" >&2; exit 1; fi; \
 	fi
 	@redis-server --version
 	@"$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)/postgres" --version 2>/dev/null || postgres --version
 	@/usr/sbin/mariadbd --version 2>/dev/null || mariadbd --version
+	@chromium --version 2>/dev/null || chromium-browser --version 2>/dev/null || google-chrome --version
 
 vet:
 	$(GO) vet ./...

@@ -1,0 +1,167 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/server"
+)
+
+// browser starts a headless Chromium for the test, and returns its
+// context, bounded to a minute. The test fails when there is none: make
+// test installs Debian's chromium.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	var path string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Fatal("no chromium on this machine: the monitor page is tested in a real browser.\n" +
+			"!!! Run `make test` at the repository root: it installs chromium (apt-get install chromium).")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox, // the tests run as root in CI
+		chromedp.Flag("headless", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// The monitor page, in a real browser: it loads with only its own
+// requests, asks for a token, shows a key after numbers are issued, and
+// shows a store that went down.
+func TestMonitorPageInBrowser(t *testing.T) {
+	srv := redistest.StartServer(t, redistest.Persistent())
+	ts := startRedis(t, srv, testToken)
+	ctx := browser(t)
+	auth := []string{"Authorization", "Bearer " + testToken}
+
+	var mu sync.Mutex
+	var foreign, thrown []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			if !strings.HasPrefix(e.Request.URL, ts.URL+"/") {
+				foreign = append(foreign, e.Request.URL)
+			}
+		case *runtime.EventExceptionThrown:
+			thrown = append(thrown, fmt.Sprintf("%s %+v", e.ExceptionDetails.Text, e.ExceptionDetails.Exception))
+		}
+	}); err != nil {
+		t.Fatalf("starting the browser: %v", err)
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("the text of %s: %v", sel, err)
+		}
+		return s
+	}
+	wait := func(what string, sels ...string) {
+		t.Helper()
+		for _, sel := range sels {
+			wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(sel)))
+			cancel()
+			if err != nil {
+				html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("body")))
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("%s: waiting for %s: %v\nscript errors: %q\npage: %.3000s", what, sel, err, thrown, html)
+			}
+		}
+	}
+
+	// Without a token, the page asks for one.
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/monitor")); err != nil {
+		t.Fatalf("loading the page: %v", err)
+	}
+	wait("without a token", "#login")
+	if status := text("#status"); !strings.Contains(status, "token") {
+		t.Errorf("status without a token: %q", status)
+	}
+	// With the token typed in, it shows both stores healthy.
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#token"), testToken),
+		chromedp.Click(chromedp.CSS("#login button")),
+	); err != nil {
+		t.Fatalf("typing the token: %v", err)
+	}
+	wait("with a token", `#status[data-ready="true"]`, `#stores tr[data-ok="true"]`)
+
+	// Numbers issued show as the key's last number within a refresh.
+	for range 3 {
+		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 7}, nil, auth...); st != 200 {
+			t.Fatalf("next: %d", st)
+		}
+	}
+	wait("after 21 numbers", `#keys tr[data-last="21"]`)
+	if keyRow := text(`#keys tr[data-last="21"]`); !strings.Contains(keyRow, "SN-") || !strings.Contains(keyRow, "21") {
+		t.Errorf("the key's row: %q", keyRow)
+	}
+	if tplRow := text(`#templates tr[data-template="orders"]`); !strings.Contains(tplRow, "21") {
+		t.Errorf("the template's row does not count 21 numbers: %q", tplRow)
+	}
+
+	// A store that goes down shows as down, and the page as not ready.
+	srv.Kill()
+	wait("with Redis down", `#stores tr[data-ok="false"]`, `#status[data-ready="false"]`)
+	if storeRow := text(`#stores tr[data-ok="false"]`); !strings.Contains(storeRow, "redis") || !strings.Contains(storeRow, "DOWN") {
+		t.Errorf("the down store's row: %q", storeRow)
+	}
+
+	// The token in the URL's fragment works as well, and is taken out of
+	// the address bar.
+	// A new load, with the tab's stored token forgotten.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any]("sessionStorage.clear()")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/monitor#token="+url.QueryEscape(testToken))); err != nil {
+		t.Fatal(err)
+	}
+	wait("with #token=", `#templates tr[data-template="orders"]`)
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(loc, testToken) {
+		t.Errorf("the token stays in the address: %s", loc)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(thrown) > 0 {
+		t.Errorf("the page's script threw: %q", thrown)
+	}
+	if len(foreign) > 0 {
+		t.Errorf("the page asked for what the server does not serve: %q", foreign)
+	}
+}
