@@ -104,7 +104,7 @@ func TestParseErrors(t *testing.T) {
 		{"json unknown field", "json", "{\n  \"templates\": {\n    \"a\": {\"template\": \"x@<seq>\", \"flor\": 1}\n  }\n}",
 			`config: line 3: template "a": unknown field "flor" (known: floor, sequence, template)`},
 		{"json unknown top-level field", "json", `{"template": {}}`,
-			`config: line 1: unknown field "template" (known: obfuscation, store, templates)`},
+			`config: line 1: unknown field "template" (known: obfuscation, serve, store, templates)`},
 		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
 			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker)`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
@@ -120,7 +120,7 @@ func TestParseErrors(t *testing.T) {
 		{"json template as a string", "json", "{\"templates\": {\n\"a\": \"A@<seq>\"}}",
 			`config: line 2: template "a": want an object with the fields floor, sequence, template, found "A@<seq>"`},
 		{"json not an object", "json", "[1]",
-			`config: line 1: want an object with the fields obfuscation, store, templates, found a list`},
+			`config: line 1: want an object with the fields obfuscation, serve, store, templates, found a list`},
 		{"json key twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\",\n\"Template\": \"B@<seq>\"}}}",
 			`config: line 2: template "a": template: given twice (first at line 1)`},
 		{"json template twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\"},\n\"a\": {\"template\": \"B@<seq>\"}}}",
@@ -583,5 +583,51 @@ func TestSegmentOptions(t *testing.T) {
 	}
 	if o, err := (config.Sequence{Idle: "-1s"}).SegmentOptions(); err != nil || o.Idle >= 0 {
 		t.Errorf("idle -1s: %v, %v; want a negative Idle", o.Idle, err)
+	}
+}
+
+// The serve section is read, and each of its problems named with its line.
+func TestServeSection(t *testing.T) {
+	cfg, err := config.Parse([]byte(`templates:
+  a: {template: "A@<seq>"}
+serve:
+  listen: 0.0.0.0:9000
+  tokens_env: MY_TOKENS
+  tokens_file: tokens.txt
+  tls_cert: cert.pem
+  tls_key: key.pem
+  max_body: 4096
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Serve{Listen: "0.0.0.0:9000", TokensEnv: "MY_TOKENS", TokensFile: "tokens.txt", TLSCert: "cert.pem", TLSKey: "key.pem", MaxBody: 4096}
+	if cfg.Serve != want {
+		t.Errorf("serve = %+v, want %+v", cfg.Serve, want)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	bad, err := config.Parse([]byte(`templates:
+  a: {template: "A@<seq>"}
+serve:
+  listen: "9000"
+  tokens_env: "MY-TOKENS"
+  tls_cert: cert.pem
+  max_body: -1
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bad.Validate()
+	for _, want := range []string{
+		`line 4: serve.listen: "9000": want HOST:PORT`,
+		`line 5: serve.tokens_env: "MY-TOKENS": want the name of an environment variable`,
+		`line 6: serve.tls_cert: give both tls_cert and tls_key, or neither`,
+		`line 7: serve.max_body: -1: want a positive size`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v\nwant it to say %s", err, want)
+		}
 	}
 }

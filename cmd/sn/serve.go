@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/server"
 )
 
@@ -28,7 +35,7 @@ const shutdownGrace = 30 * time.Second
 
 func cmdServe(e *env, args []string) error {
 	f := newFlags("serve")
-	listen := f.fs.String("listen", "127.0.0.1:8080", "")
+	listen := f.fs.String("listen", "", "")
 	cert := f.fs.String("tls-cert", "", "")
 	key := f.fs.String("tls-key", "", "")
 	pos, err := f.parse(args)
@@ -45,14 +52,6 @@ func cmdServe(e *env, args []string) error {
 	case (*cert == "") != (*key == ""):
 		return usagef(f.cmd, "give both --tls-cert and --tls-key, or neither")
 	}
-	tokens := strings.FieldsFunc(os.Getenv(tokensEnv), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
-	host, _, err := net.SplitHostPort(*listen)
-	if err != nil {
-		return usagef(f.cmd, "--listen %q: want HOST:PORT, such as 127.0.0.1:8080", *listen)
-	}
-	if ip := net.ParseIP(host); len(tokens) == 0 && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-		return usagef(f.cmd, "--listen %s without tokens: anyone who reaches the port could issue numbers; set %s to one or more bearer tokens, or listen on 127.0.0.1", *listen, tokensEnv)
-	}
 	cfg, err := config.Load(f.config)
 	if err != nil {
 		return &inputError{err}
@@ -60,6 +59,29 @@ func cmdServe(e *env, args []string) error {
 	dir := filepath.Dir(f.config)
 	if err := cfg.Validate(); err != nil {
 		return &inputError{err}
+	}
+	sv := cfg.Serve
+	if *listen != "" {
+		sv.Listen = *listen
+	}
+	if sv.Listen == "" {
+		sv.Listen = "127.0.0.1:8080"
+	}
+	if *cert != "" {
+		sv.TLSCert, sv.TLSKey = *cert, *key
+	} else if sv.TLSCert != "" {
+		sv.TLSCert, sv.TLSKey = inDir(dir, sv.TLSCert), inDir(dir, sv.TLSKey)
+	}
+	tokens, err := serveTokens(sv, dir)
+	if err != nil {
+		return &inputError{err}
+	}
+	host, _, err := net.SplitHostPort(sv.Listen)
+	if err != nil {
+		return usagef(f.cmd, "--listen %q: want HOST:PORT, such as 127.0.0.1:8080", sv.Listen)
+	}
+	if ip := net.ParseIP(host); len(tokens) == 0 && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+		return usagef(f.cmd, "--listen %s without tokens: anyone who reaches the port could issue numbers; set %s to one or more bearer tokens, or listen on 127.0.0.1", sv.Listen, cmp.Or(sv.TokensEnv, tokensEnv))
 	}
 	for _, name := range cfg.Names() {
 		if st, err := cfg.StoreOf(name, config.WithDir(dir)); err == nil && !st.Durable {
@@ -69,17 +91,32 @@ func cmdServe(e *env, args []string) error {
 
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	set, err := cfg.Build(ctx, config.WithDir(dir))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := metrics.New(reg)
+	if err != nil {
+		return err
+	}
+	set, err := cfg.Build(ctx, config.WithDir(dir),
+		config.WithTemplateOptions(func(name string) []sn.Option { return []sn.Option{m.Option(name)} }))
 	if err != nil {
 		return f.explain(err)
 	}
+	for _, name := range set.Names() { // label each store with its ID
+		seq, _ := set.Sequence(name)
+		id, _ := set.Store(name)
+		m.Watch(id, seq)
+	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-	h, err := server.New(set, server.Options{Tokens: tokens, Logger: logger})
+	h, err := server.New(set, server.Options{
+		Tokens: tokens, MaxBody: sv.MaxBody, Logger: logger,
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}),
+	})
 	if err != nil {
 		set.Close()
 		return &inputError{err}
 	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", sv.Listen)
 	if err != nil {
 		set.Close()
 		return err
@@ -93,14 +130,14 @@ func cmdServe(e *env, args []string) error {
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
-	if *cert != "" {
+	if sv.TLSCert != "" {
 		scheme = "https"
 	}
-	logger.Info("sn serve: listening", "url", scheme+"://"+ln.Addr().String(), "templates", strings.Join(cfg.Names(), ","), "auth", len(tokens) > 0)
+	logger.Info("sn serve: listening", "url", scheme+"://"+ln.Addr().String(), "templates", strings.Join(cfg.Names(), ","), "auth", len(tokens) > 0, "monitor", scheme+"://"+ln.Addr().String()+"/monitor")
 	served := make(chan error, 1)
 	go func() {
-		if *cert != "" {
-			served <- srv.ServeTLS(ln, *cert, *key)
+		if sv.TLSCert != "" {
+			served <- srv.ServeTLS(ln, sv.TLSCert, sv.TLSKey)
 		} else {
 			served <- srv.Serve(ln)
 		}
@@ -125,4 +162,36 @@ func cmdServe(e *env, args []string) error {
 	}
 	logger.Info("sn serve: stopped")
 	return runErr
+}
+
+// serveTokens reads the bearer tokens from the environment variable and
+// the file the serve section names.
+func serveTokens(sv config.Serve, dir string) ([]string, error) {
+	split := func(s string) []string {
+		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
+	}
+	tokens := split(os.Getenv(cmp.Or(sv.TokensEnv, tokensEnv)))
+	if sv.TokensFile != "" {
+		path := inDir(dir, sv.TokensFile)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("serve.tokens_file: %w", err)
+		}
+		for line := range strings.Lines(string(data)) {
+			line, _, _ = strings.Cut(line, "#")
+			tokens = append(tokens, split(line)...)
+		}
+		if len(tokens) == 0 {
+			return nil, fmt.Errorf("serve.tokens_file %s: no token in it", path)
+		}
+	}
+	return tokens, nil
+}
+
+// inDir resolves a relative path against the config file's directory.
+func inDir(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }

@@ -3,12 +3,23 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,14 +38,29 @@ type serving struct {
 	cmd  *exec.Cmd
 	url  string
 	done chan struct{} // closed when the process has exited
-	log  *bytes.Buffer
+	mu   sync.Mutex
+	log  *bytes.Buffer // under mu
 }
 
-var listening = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
+// logged returns what sn serve has logged so far.
+func (s *serving) logged() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+var listening = regexp.MustCompile(`url=(https?://127\.0\.0\.1:\d+)`)
 
 // startServe starts sn serve on a free loopback port and waits until it
 // is ready.
 func startServe(t *testing.T, env []string, args ...string) *serving {
+	t.Helper()
+	return startServeWith(t, http.DefaultClient, env, args...)
+}
+
+// startServeWith is startServe, asking whether sn serve is ready with
+// client.
+func startServeWith(t *testing.T, client *http.Client, env []string, args ...string) *serving {
 	t.Helper()
 	cmd := snCommand(t, env, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -46,13 +72,12 @@ func startServe(t *testing.T, env []string, args ...string) *serving {
 	}
 	s := &serving{cmd: cmd, done: make(chan struct{}), log: new(bytes.Buffer)}
 	found := make(chan string, 1)
-	var mu sync.Mutex
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			mu.Lock()
+			s.mu.Lock()
 			s.log.WriteString(sc.Text() + "\n")
-			mu.Unlock()
+			s.mu.Unlock()
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
 			}
@@ -67,12 +92,12 @@ func startServe(t *testing.T, env []string, args ...string) *serving {
 	select {
 	case s.url = <-found:
 	case <-s.done:
-		t.Fatalf("sn serve exited: %s", s.log)
+		t.Fatalf("sn serve exited: %s", s.logged())
 	case <-time.After(20 * time.Second):
-		t.Fatalf("sn serve did not listen within 20s: %s", s.log)
+		t.Fatalf("sn serve did not listen within 20s: %s", s.logged())
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get(s.url + "/readyz")
+		resp, err := client.Get(s.url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -154,11 +179,11 @@ func TestServeRestarts(t *testing.T) {
 		if sig == syscall.SIGTERM {
 			graceful++
 			if code := s.cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("round %d: exit %d after SIGTERM; log:\n%s", round, code, s.log)
+				t.Errorf("round %d: exit %d after SIGTERM; log:\n%s", round, code, s.logged())
 			}
 		}
 		if answered.Load() == 0 {
-			t.Fatalf("round %d: no request answered; log:\n%s", round, s.log)
+			t.Fatalf("round %d: no request answered; log:\n%s", round, s.logged())
 		}
 		t.Logf("round %d (%v): %d requests answered, %d failed as the server went away", round, sig, answered.Load(), failed.Load())
 	}
@@ -175,6 +200,8 @@ func TestServeRefuses(t *testing.T) {
 	dir := t.TempDir()
 	mem := writeConfig(t, dir, "mem.yaml", "store: {backend: memory}\ntemplates:\n  a: {template: \"A@<seq>\"}\n")
 	bolt := writeConfig(t, dir, "bolt.yaml", "store: {backend: bolt, path: sn.db}\ntemplates:\n  a: {template: \"A@<seq>\"}\n")
+	noFile := writeConfig(t, dir, "nofile.yaml", "store: {backend: bolt, path: sn.db}\ntemplates:\n  a: {template: \"A@<seq>\"}\nserve: {tokens_file: missing.txt}\n")
+	badTLS := writeConfig(t, dir, "badtls.yaml", "store: {backend: bolt, path: sn.db}\ntemplates:\n  a: {template: \"A@<seq>\"}\nserve: {tls_key: key.pem}\n")
 	for _, tc := range []struct {
 		args []string
 		env  []string
@@ -185,6 +212,8 @@ func TestServeRefuses(t *testing.T) {
 		{[]string{"serve", "--config", bolt, "--listen", "127.0.0.1:0"}, []string{"SN_TOKENS=short"}, "at least 16"},
 		{[]string{"serve"}, nil, "--config FILE"},
 		{[]string{"serve", "--config", bolt, "--tls-cert", "c.pem"}, nil, "--tls-key"},
+		{[]string{"serve", "--config", noFile}, nil, "serve.tokens_file: open"},
+		{[]string{"serve", "--config", badTLS}, nil, "line 4: serve.tls_cert: give both"},
 	} {
 		cmd := snCommand(t, tc.env, tc.args...)
 		out, err := cmd.CombinedOutput()
@@ -278,4 +307,118 @@ func TestServeMachines(t *testing.T) {
 			t.Logf("%s: 3 sn serve processes, %d numbers in %d requests (%d failed) through a kill -9 and restart of one process, a kill -9 and empty restart of Redis and a FLUSHALL: 0 repeats", backend, len(all), answered.Load(), failed.Load())
 		})
 	}
+}
+
+// The config's serve section gives the tokens (from a variable and a
+// file it names) and the TLS certificate; sn serve then speaks only
+// HTTPS, wants a token on /v1 and /metrics, and exports the metrics of
+// its templates and stores.
+func TestServeConfigSection(t *testing.T) {
+	dir := t.TempDir()
+	pool := selfSigned(t, dir)
+	fileToken, envToken := "file-token-0123456789abcdef", "env-token-0123456789abcdef"
+	if err := os.WriteFile(filepath.Join(dir, "tokens.txt"), []byte("# the ledger team\n"+fileToken+"\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, dir, "sn.yaml", `store: {backend: bolt, path: sn.db}
+templates:
+  a: {template: "A-@<seq, width=6>"}
+serve:
+  listen: 127.0.0.1:1   # the flag overrides it
+  tokens_env: MY_TOKENS
+  tokens_file: tokens.txt
+  tls_cert: cert.pem
+  tls_key: key.pem
+  max_body: 512
+`)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	s := startServeWith(t, client, []string{"MY_TOKENS=" + envToken}, "--config", cfg)
+	if !strings.HasPrefix(s.url, "https://") {
+		t.Fatalf("sn serve listens on %s, want https", s.url)
+	}
+	do := func(method, path, token, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, _ := do("POST", "/v1/templates/a/next", "", `{"n": 3}`); st != 401 {
+		t.Errorf("without a token: %d", st)
+	}
+	for _, token := range []string{fileToken, envToken} {
+		if st, body := do("POST", "/v1/templates/a/next", token, `{"n": 3}`); st != 200 {
+			t.Errorf("with the token %s: %d %s", token, st, body)
+		}
+	}
+	if st, _ := do("POST", "/v1/templates/a/next", envToken, `{"n": 3, "vars": {"pad": "`+strings.Repeat("x", 600)+`"}}`); st != 413 {
+		t.Errorf("a body over max_body: %d, want 413", st)
+	}
+	if st, _ := do("GET", "/metrics", "", ""); st != 401 {
+		t.Errorf("GET /metrics without a token: %d", st)
+	}
+	st, body := do("GET", "/metrics", fileToken, "")
+	for _, want := range []string{`sn_numbers_issued_total{template="a"} 6`, `sn_keys{store="bolt `, "go_goroutines", "process_open_fds"} {
+		if st != 200 || !strings.Contains(body, want) {
+			t.Errorf("GET /metrics: %d, lacks %s", st, want)
+		}
+	}
+	if st, body := do("GET", "/monitor", "", ""); st != 200 || !strings.Contains(body, "sn monitor") {
+		t.Errorf("GET /monitor: %d", st)
+	}
+	if plain, err := http.Get(strings.Replace(s.url, "https", "http", 1) + "/healthz"); err == nil {
+		plain.Body.Close()
+		if plain.StatusCode == 200 {
+			t.Error("sn serve with a certificate answers plain HTTP")
+		}
+	}
+	if log := s.logged(); strings.Contains(log, fileToken) || strings.Contains(log, envToken) {
+		t.Errorf("a token is in the log:\n%s", log)
+	}
+}
+
+// selfSigned writes cert.pem and key.pem for 127.0.0.1 into dir and
+// returns a pool that trusts the certificate.
+func selfSigned(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sn test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, block := range map[string]*pem.Block{"cert.pem": {Type: "CERTIFICATE", Bytes: der}, "key.pem": {Type: "EC PRIVATE KEY", Bytes: kder}} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return pool
 }

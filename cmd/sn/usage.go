@@ -13,7 +13,8 @@ var flagHelp = map[string]string{
 	"config": `--config FILE            a YAML or JSON file of named templates; name one
                            after the command instead of giving -t`,
 	"n":      `-n COUNT                 how many numbers`,
-	"listen": `--listen HOST:PORT       the address to serve on (default 127.0.0.1:8080)`,
+	"listen": `--listen HOST:PORT       the address to serve on (default: the config's
+                           serve.listen, or 127.0.0.1:8080)`,
 	"tls":    `--tls-cert, --tls-key    serve HTTPS with this certificate and key (PEM files)`,
 	"var":    `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
 	"at": `--at TIME                the document's instant instead of now, such as
@@ -146,9 +147,12 @@ store as for sn next (see sn help next).`,
 		more: `The API is under /v1 (GET /v1/templates; POST /v1/templates/NAME/next
 with {"n": 10, "vars": {...}, "at": "..."}; /preview, /validate, /parse);
 GET /healthz answers while the process runs, GET /readyz while every store
-answers. Bearer tokens come from $SN_TOKENS (comma-separated): without
-them, sn serve listens only on a loopback address. SIGTERM lets requests in
-flight finish (up to 30s), then closes the stores.`,
+answers; /monitor is a page of the stores, keys and blocks, /metrics the
+Prometheus metrics. Bearer tokens come from $SN_TOKENS (comma-separated),
+or the variable and the file the config's serve section names: without
+them, sn serve listens only on a loopback address. The serve section also
+gives listen, tls_cert, tls_key and max_body; flags override it. SIGTERM
+lets requests in flight finish (up to 30s), then closes the stores.`,
 		examples: []string{
 			`sn serve --config sn.yaml`,
 			`SN_TOKENS=$(cat /run/secrets/sn-tokens) sn serve --config /etc/sn.yaml --listen :8080 --tls-cert cert.pem --tls-key key.pem`,
