@@ -12,11 +12,11 @@ var flagHelp = map[string]string{
 	"t": `-t, --template TEMPLATE  the template, such as 'SN-@<seq, width=8>'`,
 	"config": `--config FILE            a YAML or JSON file of named templates; name one
                            after the command instead of giving -t`,
-	"n":      `-n COUNT                 how many numbers`,
+	"n": `-n COUNT                 how many numbers`,
 	"listen": `--listen HOST:PORT       the address to serve on (default: the config's
                            serve.listen, or 127.0.0.1:8080)`,
-	"tls":    `--tls-cert, --tls-key    serve HTTPS with this certificate and key (PEM files)`,
-	"var":    `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
+	"tls": `--tls-cert, --tls-key    serve HTTPS with this certificate and key (PEM files)`,
+	"var": `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
 	"at": `--at TIME                the document's instant instead of now, such as
                            2017-03-04T10:00:00Z or 2017-03-04 (UTC)`,
 	"store": `--store PATH             the embedded store file (default
