@@ -31,7 +31,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sngen/sn"
@@ -316,7 +319,14 @@ func replyNumbers(w http.ResponseWriter, nums []string) {
 	for _, n := range nums {
 		size += len(n) + 3
 	}
-	b := make([]byte, 0, size)
+	buf := replyBuffers.Get().(*[]byte)
+	defer replyBuffers.Put(buf)
+	b := slices.Grow((*buf)[:0], size)
+	defer func() {
+		if cap(b) <= 1<<20 {
+			*buf = b[:0]
+		}
+	}()
 	b = append(b, `{"numbers":[`...)
 	for i, n := range nums {
 		if i > 0 {
@@ -325,11 +335,19 @@ func replyNumbers(w http.ResponseWriter, nums []string) {
 		b = appendJSONString(b, n)
 	}
 	b = append(b, "]}\n"...)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	// With its length told, the answer goes out in one piece, not
+	// chunked, and the client reads it into one buffer.
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 }
+
+// replyBuffers are the buffers of replyNumbers. A buffer larger than
+// 1 MiB is not kept.
+var replyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // appendJSONString appends s as a JSON string: as it is when it is
 // printable ASCII without a quote or a backslash (a number almost always
