@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sngen/sn"
@@ -211,7 +212,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("client: %s %s: %w: %w", method, path, sequence.ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
-	data, err := readAll(resp)
+	buf := answers.Get().(*[]byte)
+	defer answers.Put(buf)
+	data, err := readAll(resp, buf)
 	if err != nil {
 		return fmt.Errorf("client: %s %s: reading the answer: %w: %w", method, path, sequence.ErrUnavailable, err)
 	}
@@ -287,16 +290,36 @@ var sentinels = map[server.Code]error{
 // maxAnswer bounds the answer the client reads.
 const maxAnswer = 64 << 20
 
-// readAll reads the answer's body, in one allocation when its length is
-// known.
-func readAll(resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; n >= 0 && n <= maxAnswer {
-		data := make([]byte, n)
-		_, err := io.ReadFull(resp.Body, data)
-		return data, err
+// readAll reads the answer's body into *buf, which it may grow; what it
+// returns is only valid until *buf is used again.
+func readAll(resp *http.Response, buf *[]byte) ([]byte, error) {
+	b := (*buf)[:0]
+	if n := resp.ContentLength; n > int64(cap(b)) && n <= maxAnswer {
+		b = make([]byte, 0, n)
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		k, err := resp.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if len(b) > maxAnswer {
+			return nil, fmt.Errorf("an answer over %d bytes", maxAnswer)
+		}
+		if err == io.EOF {
+			if cap(b) <= 1<<20 {
+				*buf = b // kept for the next answer
+			}
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
+
+// answers are the buffers the answers are read into.
+var answers = sync.Pool{New: func() any { return new([]byte) }}
 
 // readNumbers reads the answer of next as sn serve writes it,
 // {"numbers":["A","B"]} with numbers of printable ASCII and no escape, in
@@ -318,8 +341,7 @@ func readNumbers(data []byte) ([]string, bool) {
 	if body == "" {
 		return []string{}, true
 	}
-	n := strings.Count(body, `","`) + 1
-	nums := make([]string, 0, n)
+	nums := make([]string, 0, strings.Count(body, `"`)/2)
 	for i := 0; i < len(body); {
 		if body[i] != '"' {
 			return nil, false

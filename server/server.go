@@ -354,7 +354,7 @@ var replyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // is), and through encoding/json otherwise.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+		if !plain[s[i]] {
 			q, _ := json.Marshal(s)
 			return append(b, q...)
 		}
@@ -363,6 +363,15 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// plain marks the bytes a JSON string holds as they are: printable ASCII
+// but the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // numberRequest reads the template and the body of validate and parse,
 // or answers the error.
