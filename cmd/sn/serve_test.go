@@ -234,79 +234,127 @@ func TestServeMachines(t *testing.T) {
 			srv := redistest.StartServer(t) // no persistence: a restart is empty
 			ledger := pgtest.Shared(t).NewDatabase(t)
 			cfg := writeConfig(t, t.TempDir(), "sn.yaml", machineConfig(backend, srv.Addr(), ledger, ", step: 100"))
-			var urls [3]atomic.Pointer[string]
-			procs := make([]*serving, 3)
-			for i := range procs {
-				procs[i] = startServe(t, nil, "--config", cfg)
-				urls[i].Store(&procs[i].url)
-			}
-			var mu sync.Mutex
-			var all []string
-			var stop atomic.Bool
-			var answered, failed atomic.Int64
-			var wg sync.WaitGroup
-			for c := range 6 {
-				rnd := rand.New(rand.NewPCG(uint64(c), 11))
-				wg.Go(func() {
-					client := &http.Client{Timeout: 10 * time.Second}
-					for i := 0; i < 1_000_000 && !stop.Load(); i++ {
-						nums, err := issue(client, *urls[(c+i)%3].Load(), "orders", 1+rnd.IntN(20))
-						if err != nil {
-							failed.Add(1)
-							time.Sleep(time.Millisecond)
-							continue
-						}
-						answered.Add(1)
-						mu.Lock()
-						all = append(all, nums...)
-						mu.Unlock()
-					}
-				})
-			}
-			progress := func(n int) {
-				t.Helper()
-				mu.Lock()
-				start := len(all)
-				mu.Unlock()
-				for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-					mu.Lock()
-					got := len(all) - start
-					mu.Unlock()
-					if got >= n {
-						return
-					}
-					if time.Now().After(deadline) {
-						stop.Store(true)
-						wg.Wait()
-						t.Fatalf("%d numbers in 60s, want %d (%d requests failed)", got, n, failed.Load())
-					}
-				}
-			}
-			progress(3000)
-			procs[0].cmd.Process.Kill()
-			<-procs[0].done
-			procs[0] = startServe(t, nil, "--config", cfg)
-			urls[0].Store(&procs[0].url)
-			progress(3000)
+			m := startServers(t, [3]string{cfg, cfg, cfg})
+			m.progress(3000)
+			m.restart(0)
+			m.progress(3000)
 			srv.Kill()
 			time.Sleep(300 * time.Millisecond) // requests fail while Redis is away
 			srv.Restart()
-			progress(3000)
+			m.progress(3000)
 			if err := srv.Client(t).FlushAll(t.Context()).Err(); err != nil {
 				t.Fatal(err)
 			}
-			progress(3000)
-			stop.Store(true)
-			wg.Wait()
-			sorted := slices.Clone(all)
-			slices.Sort(sorted)
-			repeats := len(sorted) - len(slices.Compact(sorted))
+			m.progress(3000)
+			n, repeats := m.stop()
 			if repeats != 0 {
-				t.Fatalf("%d repeats in %d numbers", repeats, len(all))
+				t.Fatalf("%d repeats in %d numbers", repeats, n)
 			}
-			t.Logf("%s: 3 sn serve processes, %d numbers in %d requests (%d failed) through a kill -9 and restart of one process, a kill -9 and empty restart of Redis and a FLUSHALL: 0 repeats", backend, len(all), answered.Load(), failed.Load())
+			t.Logf("%s: 3 sn serve processes, %d numbers in %d requests (%d failed) through a kill -9 and restart of one process, a kill -9 and empty restart of Redis and a FLUSHALL: 0 repeats", backend, n, m.answered.Load(), m.failed.Load())
 		})
 	}
+}
+
+// The control of TestServeMachines: the same load on three sn serve
+// processes that each keep the counters in a bbolt file of their own, as
+// three machines would with the embedded store. Their numbers repeat, and
+// the count of repeats finds it.
+func TestServeMachinesControl(t *testing.T) {
+	var cfgs [3]string
+	for i := range cfgs {
+		cfgs[i] = writeConfig(t, t.TempDir(), "sn.yaml", "store: {backend: bolt, path: sn.db}\ntemplates:\n  orders: {template: \"SN-@<seq, width=10>\"}\n")
+	}
+	m := startServers(t, cfgs)
+	m.progress(3000)
+	n, repeats := m.stop()
+	if repeats == 0 {
+		t.Fatalf("no repeat in %d numbers from three stores that do not share their counters: the count cannot see repeats", n)
+	}
+	t.Logf("control: 3 sn serve processes on a bbolt file each: %d repeats in %d numbers", repeats, n)
+}
+
+// servers are three sn serve processes under load from six clients, each
+// client spreading its requests over the three.
+type servers struct {
+	t                *testing.T
+	cfgs             [3]string
+	procs            [3]*serving
+	urls             [3]atomic.Pointer[string]
+	mu               sync.Mutex
+	all              []string // every number a client received
+	stopped          atomic.Bool
+	answered, failed atomic.Int64
+	wg               sync.WaitGroup
+}
+
+// startServers starts sn serve with each config, and the clients.
+func startServers(t *testing.T, cfgs [3]string) *servers {
+	m := &servers{t: t, cfgs: cfgs}
+	for i := range m.procs {
+		m.procs[i] = startServe(t, nil, "--config", cfgs[i])
+		m.urls[i].Store(&m.procs[i].url)
+	}
+	for c := range 6 {
+		rnd := rand.New(rand.NewPCG(uint64(c), 11))
+		m.wg.Go(func() {
+			client := &http.Client{Timeout: 10 * time.Second}
+			for i := 0; i < 1_000_000 && !m.stopped.Load(); i++ {
+				nums, err := issue(client, *m.urls[(c+i)%3].Load(), "orders", 1+rnd.IntN(20))
+				if err != nil {
+					m.failed.Add(1)
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				m.answered.Add(1)
+				m.mu.Lock()
+				m.all = append(m.all, nums...)
+				m.mu.Unlock()
+			}
+		})
+	}
+	t.Cleanup(func() {
+		m.stopped.Store(true)
+		m.wg.Wait()
+	})
+	return m
+}
+
+// progress waits until the clients have received n more numbers.
+func (m *servers) progress(n int) {
+	m.t.Helper()
+	m.mu.Lock()
+	start := len(m.all)
+	m.mu.Unlock()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		m.mu.Lock()
+		got := len(m.all) - start
+		m.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("%d numbers in 60s, want %d (%d requests failed)", got, n, m.failed.Load())
+		}
+	}
+}
+
+// restart kills process i with SIGKILL and starts it again.
+func (m *servers) restart(i int) {
+	m.t.Helper()
+	m.procs[i].cmd.Process.Kill()
+	<-m.procs[i].done
+	m.procs[i] = startServe(m.t, nil, "--config", m.cfgs[i])
+	m.urls[i].Store(&m.procs[i].url)
+}
+
+// stop stops the clients, and returns how many numbers they received and
+// how many of those repeat an earlier one.
+func (m *servers) stop() (numbers, repeats int) {
+	m.stopped.Store(true)
+	m.wg.Wait()
+	sorted := slices.Clone(m.all)
+	slices.Sort(sorted)
+	return len(sorted), len(sorted) - len(slices.Compact(sorted))
 }
 
 // The config's serve section gives the tokens (from a variable and a
