@@ -56,7 +56,7 @@ var (
 	descLate      = prometheus.NewDesc("sn_block_late_total", "Blocks used up before the block fetched ahead arrived: callers waited at the block's edge.", []string{"store"}, nil)
 	descRegressed = prometheus.NewDesc("sn_block_regressions_total", "Blocks refused because the store went backwards.", []string{"store"}, nil)
 	descKeys      = prometheus.NewDesc("sn_keys", "Counter keys held in memory.", []string{"store"}, nil)
-	descStep      = prometheus.NewDesc("sn_block_step", "The largest step among the keys: the size of the next block asked for.", []string{"store"}, nil)
+	descStep      = prometheus.NewDesc("sn_block_step", "The size the last block fetch asked for: the step the store is served at now.", []string{"store"}, nil)
 	descLeaseUp   = prometheus.NewDesc("sn_lease_up", "1 while the snowflake worker id is held and the Gen issues, 0 when its lease is lost or not renewed.", []string{"store", "worker"}, nil)
 	descLeaseLeft = prometheus.NewDesc("sn_lease_valid_seconds", "Seconds the snowflake Gen may issue without another renewal of its lease.", []string{"store", "worker"}, nil)
 )
@@ -173,7 +173,8 @@ func (s *stores) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads the state of every store watched: the Segments and
 // snowflake Gens found under it by sequence.Walk. Stores watched under one
-// label are summed (the step is their largest).
+// label are summed (the step is their largest). A scrape costs the same
+// however many keys the stores hold.
 func (s *stores) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
 	ws := append([]watched(nil), s.stores...)
@@ -202,11 +203,7 @@ func (s *stores) Collect(ch chan<- prometheus.Metric) {
 				st.Late += one.Late
 				st.Regressions += one.Regressions
 				st.Keys += one.Keys
-				for _, k := range g.Keys() {
-					if ks, ok := g.KeyStats(k); ok {
-						st.step = max(st.step, ks.Step)
-					}
-				}
+				st.step = max(st.step, one.LastStep)
 			case *snowflake.Gen:
 				li := g.LeaseInfo()
 				worker := fmt.Sprint(li.Worker)

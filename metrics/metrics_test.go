@@ -88,7 +88,7 @@ sn_block_fetch_errors_total{store="orders.seq"} 1
 # HELP sn_keys Counter keys held in memory.
 # TYPE sn_keys gauge
 sn_keys{store="orders.seq"} 1
-# HELP sn_block_step The largest step among the keys: the size of the next block asked for.
+# HELP sn_block_step The size the last block fetch asked for: the step the store is served at now.
 # TYPE sn_block_step gauge
 sn_block_step{store="orders.seq"} 10
 `

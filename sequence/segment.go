@@ -77,6 +77,7 @@ type Segment struct {
 	fetches, waits, errs, regressions, released, late atomic.Int64
 	warned                                            atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
 	fetchTime                                         atomic.Int64 // nanoseconds spent in Allocator calls
+	lastStep                                          atomic.Int64 // the size the last fetch asked for
 }
 
 // SegmentStats are counters of a [Segment] since it was created.
@@ -91,6 +92,9 @@ type SegmentStats struct {
 	// FetchTime is the time spent in Allocator calls: with Fetches, the
 	// store's mean latency.
 	FetchTime time.Duration
+	// LastStep is the size the last fetch asked for, of whichever key:
+	// the step the Segment runs at now.
+	LastStep int64
 }
 
 // KeyStats describe the state of one key of a [Segment].
@@ -533,6 +537,7 @@ func (k *segKey) run(f *fetch) {
 	k.s.fetchTime.Add(int64(time.Since(start)))
 	cancel()
 	k.s.fetches.Add(1)
+	k.s.lastStep.Store(f.n)
 
 	k.lock()
 	defer k.unlock()
@@ -714,14 +719,21 @@ func (s *Segment) Stats() SegmentStats {
 		Released:    s.released.Load(),
 		Late:        s.late.Load(),
 		FetchTime:   time.Duration(s.fetchTime.Load()),
+		LastStep:    s.lastStep.Load(),
 	}
 }
 
-// Keys returns the keys the Segment holds state for, sorted: those
-// [Segment.KeyStats] describes.
-func (s *Segment) Keys() []string {
+// Keys returns, sorted, up to limit of the keys the Segment holds state
+// for (all of them when limit <= 0): those [Segment.KeyStats] describes.
+// With more keys than limit, which are returned is unspecified;
+// [SegmentStats].Keys counts them all.
+func (s *Segment) Keys(limit int) []string {
 	var keys []string
-	s.keys.each(func(k *segKey) { keys = append(keys, k.key) })
+	s.keys.each(func(k *segKey) {
+		if limit <= 0 || len(keys) < limit {
+			keys = append(keys, k.key)
+		}
+	})
 	slices.Sort(keys)
 	return keys
 }

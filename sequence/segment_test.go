@@ -637,7 +637,12 @@ func TestSegmentStats(t *testing.T) {
 		t.Errorf("KeyStats after the prefetch = %+v; want %+v", ks, want)
 	}
 	s.Bind("b")
-	if st, want := s.Stats(), (sequence.SegmentStats{Fetches: 2, Waits: 1, Keys: 2}); st != want {
+	st := s.Stats()
+	if st.FetchTime <= 0 {
+		t.Errorf("Stats.FetchTime = %v after two fetches", st.FetchTime)
+	}
+	st.FetchTime = 0
+	if want := (sequence.SegmentStats{Fetches: 2, Waits: 1, Keys: 2, LastStep: 10}); st != want {
 		t.Errorf("Stats = %+v; want %+v", st, want)
 	}
 }

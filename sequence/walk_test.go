@@ -43,10 +43,13 @@ func TestWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := a.Keys(); !slices.Equal(got, []string{"a", "b", "c"}) {
+	if got := a.Keys(0); !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Errorf("Keys = %q", got)
 	}
-	if st := a.Stats(); st.Fetches == 0 || st.FetchTime <= 0 {
+	if got := a.Keys(2); len(got) != 2 || !slices.IsSorted(got) {
+		t.Errorf("Keys = %q", got)
+	}
+	if st := a.Stats(); st.Fetches == 0 || st.FetchTime <= 0 || st.LastStep == 0 {
 		t.Errorf("Stats = %+v: no fetch time counted", st)
 	}
 }

@@ -171,7 +171,8 @@ type MonitorTemplate struct {
 	// sequence; null for a sequence that issues without blocks.
 	Blocks *Blocks `json:"blocks"`
 	// Keys are the counter keys held in memory, in key order, at most
-	// MaxMonitorKeys of them; MoreKeys counts those left out.
+	// MaxMonitorKeys of them (which ones, when there are more, is
+	// unspecified); MoreKeys counts those left out.
 	Keys     []KeyState `json:"keys"`
 	MoreKeys int        `json:"more_keys"`
 	// Lease is the snowflake worker id's lease; null without one.

@@ -93,11 +93,9 @@ func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) {
 	b.Late += st.Late
 	b.Regressions += st.Regressions
 	b.FetchMillis += float64(st.FetchTime.Microseconds()) / 1000
-	for _, key := range seg.Keys() {
-		if len(mt.Keys) == MaxMonitorKeys {
-			mt.MoreKeys++
-			continue
-		}
+	keys := seg.Keys(MaxMonitorKeys - len(mt.Keys))
+	mt.MoreKeys += int(st.Keys) - len(keys)
+	for _, key := range keys {
 		ks, ok := seg.KeyStats(key)
 		if !ok {
 			continue // released since Keys
