@@ -273,6 +273,7 @@ func (e *Error) Unwrap() error { return sentinels[e.Code] }
 
 // sentinels are the errors of the library that the codes stand for.
 var sentinels = map[server.Code]error{
+	server.CodeAmbiguous:     sn.ErrAmbiguous,
 	server.CodeVarMissing:    sn.ErrVarMissing,
 	server.CodeVarInvalid:    sn.ErrVarInvalid,
 	server.CodeInstant:       sn.ErrInstant,

@@ -15,6 +15,7 @@ var kinds = []struct {
 	err  error
 	kind string
 }{
+	{sn.ErrAmbiguous, "ambiguous"},
 	{sn.ErrVarMissing, "var_missing"},
 	{sn.ErrVarInvalid, "var_invalid"},
 	{sn.ErrInstant, "instant_invalid"},

@@ -33,6 +33,7 @@ const (
 	CodeRegressed     Code = "regressed"      // 503: the store went backwards (sequence.ErrRegressed): nothing is issued from it
 	CodeClosed        Code = "closed"         // 503: the server is shutting down (sequence.ErrClosed)
 	CodeCancelled     Code = "cancelled"      // 499: the client went away or the request timed out
+	CodeAmbiguous     Code = "ambiguous"      // 500: the template can print one string twice (sn.ErrAmbiguous); sn serve refuses such a template at start, so it never answers this
 	CodeInternal      Code = "internal"       // 500: a panic or an error the server did not expect
 )
 
@@ -47,6 +48,7 @@ func Classify(err error) (Code, int) {
 		code   Code
 		status int
 	}{
+		{sn.ErrAmbiguous, CodeAmbiguous, http.StatusInternalServerError},
 		{sn.ErrVarMissing, CodeVarMissing, http.StatusBadRequest},
 		{sn.ErrVarInvalid, CodeVarInvalid, http.StatusBadRequest},
 		{sn.ErrInstant, CodeInstant, http.StatusBadRequest},

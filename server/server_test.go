@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sngen/sn"
 	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
@@ -231,6 +232,7 @@ func TestCodes(t *testing.T) {
 		{sequence.ErrExhausted, server.CodeExhausted, 409},
 		{sequence.ErrClosed, server.CodeClosed, 503},
 		{context.Canceled, server.CodeCancelled, 499},
+		{fmt.Errorf("%w: %w", sn.ErrTemplate, sn.ErrAmbiguous), server.CodeAmbiguous, 500},
 		{fmt.Errorf("disk on fire"), server.CodeInternal, 500},
 	} {
 		code, status := server.Classify(tc.err)
