@@ -30,6 +30,9 @@ templates:
   tickets:
     template: "T@<customer, chars=A-Z, maxlen=4>-@<seq, width=6>"
     sequence: {backend: redis, url: "redis://`+srv.Addr()+`/0"}
+  ids:
+    template: "ID-@<seq>"
+    sequence: {backend: snowflake, url: "redis://`+srv.Addr()+`/0", layout: sonyflake}
 `), "yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -74,10 +77,13 @@ func TestMonitor(t *testing.T) {
 	if st, _ := call(t, ts, "GET", "/v1/monitor", nil, &mon); st != 200 {
 		t.Fatalf("GET /v1/monitor: %d", st)
 	}
-	if !mon.Ready || len(mon.Stores) != 2 || len(mon.Templates) != 2 {
+	if !mon.Ready || len(mon.Stores) != 3 || len(mon.Templates) != 3 {
 		t.Fatalf("monitor: %+v", mon)
 	}
-	orders, tickets := mon.Templates[0], mon.Templates[1]
+	ids, orders, tickets := mon.Templates[0], mon.Templates[1], mon.Templates[2]
+	if l := ids.Lease; ids.Blocks != nil || l == nil || !l.Leased || !l.OK || l.Valid.Before(mon.Time) {
+		t.Errorf("ids, on a snowflake Gen with a lease in Redis: %+v, lease %+v", ids, l)
+	}
 	if orders.Name != "orders" || orders.Issued != 12 || len(orders.Keys) != 1 || orders.Blocks == nil || orders.Blocks.Fetches == 0 {
 		t.Errorf("orders: %+v", orders)
 	}
@@ -92,6 +98,8 @@ func TestMonitor(t *testing.T) {
 	if st, _ := call(t, ts, "GET", "/v1/monitor", nil, &mon); st != 200 || mon.Ready {
 		t.Fatalf("GET /v1/monitor with Redis down: %d, ready %v", st, mon.Ready)
 	}
+	// The snowflake Gen still issues: its lease holds until it cannot
+	// be renewed in time.
 	for _, s := range mon.Stores {
 		if down := strings.HasPrefix(s.Store, "redis"); s.OK == down || down != (s.Error != "") {
 			t.Errorf("store %s: ok %v, error %q", s.Store, s.OK, s.Error)
