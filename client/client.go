@@ -295,8 +295,8 @@ const maxAnswer = 64 << 20
 // returns is only valid until *buf is used again.
 func readAll(resp *http.Response, buf *[]byte) ([]byte, error) {
 	b := (*buf)[:0]
-	if n := resp.ContentLength; n > int64(cap(b)) && n <= maxAnswer {
-		b = make([]byte, 0, n)
+	if n := resp.ContentLength; n >= int64(cap(b)) && n <= maxAnswer {
+		b = make([]byte, 0, n+1) // the byte more finds the end without growing
 	}
 	for {
 		if len(b) == cap(b) {
