@@ -23,6 +23,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -423,10 +424,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	reply(w, status, h)
 }
 
+// pingTimeout bounds how long health waits for the stores: a store that
+// takes longer is down.
+const pingTimeout = 5 * time.Second
+
 // health pings every store.
 func (s *Server) health(r *http.Request) Health {
 	h := Health{Ready: true, Stores: []StoreHealth{}}
-	for _, st := range s.set.Ping(r.Context()) {
+	ctx, cancel := context.WithTimeout(r.Context(), pingTimeout)
+	defer cancel()
+	for _, st := range s.set.Ping(ctx) {
 		sh := StoreHealth{Store: st.Store, Templates: st.Templates, OK: st.Err == nil, Millis: float64(st.Took.Microseconds()) / 1000}
 		if st.Err != nil {
 			sh.Error = st.Err.Error()

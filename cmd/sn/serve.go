@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -76,6 +77,14 @@ func cmdServe(e *env, args []string) error {
 	if err != nil {
 		return &inputError{err}
 	}
+	var tlsConfig *tls.Config
+	if sv.TLSCert != "" { // read now, so that a bad file fails the start, not the first request
+		cert, err := tls.LoadX509KeyPair(sv.TLSCert, sv.TLSKey)
+		if err != nil {
+			return &inputError{fmt.Errorf("the TLS certificate and key: %w", err)}
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	host, _, err := net.SplitHostPort(sv.Listen)
 	if err != nil {
 		return usagef(f.cmd, "--listen %q: want HOST:PORT, such as 127.0.0.1:8080", sv.Listen)
@@ -128,16 +137,17 @@ func cmdServe(e *env, args []string) error {
 		WriteTimeout:      time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		TLSConfig:         tlsConfig,
 	}
 	scheme := "http"
-	if sv.TLSCert != "" {
+	if tlsConfig != nil {
 		scheme = "https"
 	}
 	logger.Info("sn serve: listening", "url", scheme+"://"+ln.Addr().String(), "templates", strings.Join(cfg.Names(), ","), "auth", len(tokens) > 0, "monitor", scheme+"://"+ln.Addr().String()+"/monitor")
 	served := make(chan error, 1)
 	go func() {
-		if sv.TLSCert != "" {
-			served <- srv.ServeTLS(ln, sv.TLSCert, sv.TLSKey)
+		if tlsConfig != nil {
+			served <- srv.ServeTLS(ln, "", "")
 		} else {
 			served <- srv.Serve(ln)
 		}
