@@ -1,0 +1,109 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/server"
+)
+
+// failNext is the error the failing backend's sequence returns; nil
+// issues from memory.
+var failNext atomic.Pointer[error]
+
+// failDriver is a backend whose sequence fails with failNext.
+type failDriver struct{}
+
+func (failDriver) Check(t *config.Target) (config.Store, error) {
+	return config.Store{Durable: true, ID: "fail"}, nil
+}
+
+func (failDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	return failGen{sequence.NewMemory()}, nil
+}
+
+type failGen struct{ m *sequence.Memory }
+
+func (g failGen) Next(ctx context.Context, key string) (int64, error) {
+	if err := failNext.Load(); err != nil {
+		return 0, *err
+	}
+	return g.m.Next(ctx, key)
+}
+
+func init() { config.Register("fail-test", failDriver{}) }
+
+// panicking is an expression that panics, a bug in a user's code.
+type panicking struct{}
+
+func (panicking) Append(dst []byte, c *expression.Context) ([]byte, error) {
+	panic("a bug in an expression")
+}
+func (panicking) Order() expression.Order { return expression.Before }
+func (panicking) MaxLen() int             { return 3 }
+
+// Each error of a store, and a panic in a part, comes out of POST next
+// with its code and status, and 503s with Retry-After.
+func TestStoreErrorCodes(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+store: {backend: fail-test}
+templates:
+  orders: {template: "SN-@<seq, width=8>"}
+  buggy:  {template: "B-@<seq>-@<bug>"}
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := cfg.Build(t.Context(), config.WithOptions(sn.WithExpression("bug", func(expression.Args) (expression.Expression, error) { return panicking{}, nil })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	h, err := server.New(set, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	for _, tc := range []struct {
+		err    error
+		code   server.Code
+		status int
+	}{
+		{fmt.Errorf("%w: connection refused", sequence.ErrUnavailable), server.CodeUnavailable, 503},
+		{fmt.Errorf("%w: worker 3", sequence.ErrLeaseLost), server.CodeLeaseLost, 503},
+		{fmt.Errorf("%w: 2 s", sequence.ErrClockRollback), server.CodeClockRollback, 503},
+		{fmt.Errorf("%w: 100 below 200", sequence.ErrRegressed), server.CodeRegressed, 503},
+		{sequence.ErrClosed, server.CodeClosed, 503},
+		{fmt.Errorf("%w: at its maximum", sequence.ErrExhausted), server.CodeExhausted, 409},
+		{context.Canceled, server.CodeCancelled, 499},
+		{errors.New("disk on fire"), server.CodeInternal, 500},
+	} {
+		failNext.Store(&tc.err)
+		var e server.ErrorResponse
+		st, hdr := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 2}, &e)
+		if st != tc.status || e.Error.Code != tc.code {
+			t.Errorf("%v: %d %s; want %d %s", tc.err, st, e.Error.Code, tc.status, tc.code)
+		}
+		if retry := hdr.Get("Retry-After"); (st == 503) != (retry != "") {
+			t.Errorf("%v: status %d, Retry-After %q", tc.err, st, retry)
+		}
+	}
+	failNext.Store(nil)
+	var e server.ErrorResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/buggy/next", nil, &e); st != 500 || e.Error.Code != server.CodeInternal {
+		t.Errorf("a panicking expression: %d %+v; want 500 internal", st, e)
+	}
+	var ok server.NextResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", nil, &ok); st != 200 || len(ok.Numbers) != 1 {
+		t.Errorf("after the failures: %d %+v", st, ok)
+	}
+}
