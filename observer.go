@@ -20,6 +20,9 @@ import (
 // the call returns. It must be fast and safe for concurrent use, and must
 // not keep or change c. An Observer that panics makes the call return an
 // error wrapping [ErrPanic], and numbers it issued are then a gap.
+//
+// A call that [WithFallback]'s Generator answers is observed by the
+// Generator's observers (c.Fallback is then true), not the fallback's.
 type Observer interface {
 	Open(seqs map[string]sequence.Gen)
 	Observe(ctx context.Context, c *Call, err error)

@@ -295,7 +295,9 @@ const maxAnswer = 64 << 20
 // returns is only valid until *buf is used again.
 func readAll(resp *http.Response, buf *[]byte) ([]byte, error) {
 	b := (*buf)[:0]
-	if n := resp.ContentLength; n >= int64(cap(b)) && n <= maxAnswer {
+	// Trust a told length up to 1 MiB, a batch of about 60,000 numbers;
+	// beyond, the buffer grows with what arrives.
+	if n := resp.ContentLength; n >= int64(cap(b)) && n < 1<<20 {
 		b = make([]byte, 0, n+1) // the byte more finds the end without growing
 	}
 	for {

@@ -58,6 +58,10 @@ func WithOptions(opts ...sn.Option) BuildOption {
 // WithTemplateOptions compiles each template with the options f returns
 // for its name, after those of [WithOptions]: a metric labelled with the
 // template's name (metrics.Metrics.Option), an audit hook per series.
+// They are not given to Validate's compilation, so an option a template
+// needs to compile at all (a sequence, an expression) belongs in
+// WithOptions; Build proves again, on the Generators it built, that no
+// two templates print one string.
 // default: none.
 func WithTemplateOptions(f func(name string) []sn.Option) BuildOption {
 	return func(o *buildOptions) { o.per = append(o.per, f) }
@@ -85,21 +89,34 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 		return nil, errors.Join(errs...)
 	}
 	s := &Set{gens: make(map[string]*sn.Generator, len(tpls)), seqOf: make(map[string]sequence.Gen, len(tpls)), storeOf: map[string]string{}, shares: &shares{vals: map[string]any{}}}
-	for _, t := range tpls {
+	fail := func(err error) (*Set, error) {
+		if cerr := s.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		return nil, err
+	}
+	for i, t := range tpls {
 		opts := o.sn
 		for _, f := range o.per {
 			opts = append(slices.Clip(opts), f(t.name)...)
 		}
 		g, err := s.open(ctx, t, opts)
 		if err != nil {
-			err = &Error{Template: t.name, Err: err}
-			if cerr := s.Close(); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
-			return nil, err
+			return fail(&Error{Template: t.name, Err: err})
 		}
+		tpls[i].gen = g
 		s.gens[t.name] = g
 		s.names = append(s.names, t.name)
+	}
+	if len(o.per) > 0 {
+		// The per-template options may change what a template prints:
+		// prove again, on the Generators built, that no two collide.
+		if errs := checkSet(tpls); len(errs) > 0 {
+			for _, e := range errs {
+				c.src.locate(e)
+			}
+			return fail(errors.Join(errs[0]))
+		}
 	}
 	return s, nil
 }

@@ -205,13 +205,15 @@ type Serve struct {
 	// separated by commas or white space, each at least 16 bytes.
 	// default: SN_TOKENS.
 	TokensEnv string `json:"tokens_env,omitempty" yaml:"tokens_env,omitempty"`
-	// TokensFile is a file of bearer tokens, one per line ("#" starts a
-	// comment), relative to the config file's directory: a mounted
-	// secret. Its tokens are added to those of TokensEnv.
+	// TokensFile is a file of bearer tokens, one per line (a line that
+	// starts with "#" is a comment), relative to the config file's
+	// directory: a mounted secret. Its tokens are added to those of
+	// TokensEnv.
 	// default: none.
 	TokensFile string `json:"tokens_file,omitempty" yaml:"tokens_file,omitempty"`
 	// TLSCert and TLSKey are the PEM files of the certificate and its
-	// key: with them, sn serve speaks HTTPS only.
+	// key, relative to the config file's directory: with them, sn serve
+	// speaks HTTPS only.
 	// default: none: plain HTTP.
 	TLSCert string `json:"tls_cert,omitempty" yaml:"tls_cert,omitempty"`
 	TLSKey  string `json:"tls_key,omitempty" yaml:"tls_key,omitempty"`

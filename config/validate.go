@@ -77,7 +77,7 @@ type checked struct {
 	floor int64
 	plan  plan
 	store Store
-	gen   *sn.Generator // compiled against a placeholder sequence
+	gen   *sn.Generator // compiled against a placeholder sequence; Build puts the one built in its place
 }
 
 // check validates c and returns its templates in name order. env gives

@@ -56,7 +56,7 @@ var (
 	descLate      = prometheus.NewDesc("sn_block_late_total", "Blocks used up before the block fetched ahead arrived: callers waited at the block's edge.", []string{"store"}, nil)
 	descRegressed = prometheus.NewDesc("sn_block_regressions_total", "Blocks refused because the store went backwards.", []string{"store"}, nil)
 	descKeys      = prometheus.NewDesc("sn_keys", "Counter keys held in memory.", []string{"store"}, nil)
-	descStep      = prometheus.NewDesc("sn_block_step", "The size the last block fetch asked for: the step the store is served at now.", []string{"store"}, nil)
+	descStep      = prometheus.NewDesc("sn_block_step", "The size the last block fetch asked for, by whichever key fetched last.", []string{"store"}, nil)
 	descLeaseUp   = prometheus.NewDesc("sn_lease_up", "1 while the snowflake worker id is held and the Gen issues, 0 when its lease is lost or not renewed.", []string{"store", "worker"}, nil)
 	descLeaseLeft = prometheus.NewDesc("sn_lease_valid_seconds", "Seconds the snowflake Gen may issue without another renewal of its lease.", []string{"store", "worker"}, nil)
 )
@@ -70,7 +70,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	m := &Metrics{
 		issued: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sn_numbers_issued_total", Help: "Numbers issued.",
+			Name: "sn_numbers_issued_total", Help: "Numbers issued by calls that succeeded (a call that fails part-way counts none).",
 		}, []string{"template"}),
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sn_errors_total", Help: "Calls that failed, by kind: the code sn serve answers with (unavailable, var_missing...).",
@@ -101,10 +101,12 @@ func (m *Metrics) Option(name string) sn.Option {
 }
 
 // Watch reports the store g under the label store=label. A store already
-// watched, by Watch or by a Generator's option, takes the new label; the
-// stores watched under one label are reported as one, summed: sn serve
-// labels each store with its ID in the config, which templates on one
-// file or one Redis share.
+// watched, by Watch or by a Generator's option, takes the new label, and
+// so does a Gen under g that is watched on its own (a Segment under a
+// Queued): each Segment and lease is reported once, under the label its
+// first Watch gave it. The stores watched under one label are reported as
+// one, summed: sn serve labels each store with its ID in the config,
+// which templates on one file or one Redis share.
 func (m *Metrics) Watch(label string, g sequence.Gen) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -114,10 +116,12 @@ func (m *Metrics) Watch(label string, g sequence.Gen) {
 			return
 		}
 	}
-	m.stores = append(m.stores, watched{label, g})
+	// Before those of the Generators' options, which Collect then reaches
+	// only for what this one does not hold.
+	m.stores = append([]watched{{label, g}}, m.stores...)
 }
 
-// watch is Watch for a store not watched yet.
+// watch reports g under label unless it is watched already.
 func (m *Metrics) watch(label string, g sequence.Gen) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -172,8 +176,8 @@ func (s *stores) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect reads the state of every store watched: the Segments and
-// snowflake Gens found under it by sequence.Walk. Stores watched under one
-// label are summed (the step is their largest). A scrape costs the same
+// snowflake Gens found under it by sequence.Walk, each once. Stores
+// watched under one label are summed (the step is their largest). A scrape costs the same
 // however many keys the stores hold.
 func (s *stores) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
@@ -183,10 +187,23 @@ func (s *stores) Collect(ch chan<- prometheus.Metric) {
 		sequence.SegmentStats
 		step int64
 	}
+	type lease struct {
+		label, worker string
+	}
 	var labels []string
+	var leases []lease
 	by := map[string]*sums{}
+	up, left := map[lease]float64{}, map[lease]float64{}
+	seen := map[sequence.Gen]bool{} // each Segment and snowflake Gen once, however often reached
 	for _, w := range ws {
 		sequence.Walk(w.gen, func(g sequence.Gen) {
+			switch g.(type) {
+			case *sequence.Segment, *snowflake.Gen:
+				if seen[g] {
+					return
+				}
+				seen[g] = true
+			}
 			switch g := g.(type) {
 			case *sequence.Segment:
 				st := by[w.label]
@@ -205,19 +222,28 @@ func (s *stores) Collect(ch chan<- prometheus.Metric) {
 				st.Keys += one.Keys
 				st.step = max(st.step, one.LastStep)
 			case *snowflake.Gen:
+				// Two Gens of one worker id under one label (one closed,
+				// its successor open) are one series: up if either is.
 				li := g.LeaseInfo()
-				worker := fmt.Sprint(li.Worker)
-				up := 1.0
-				if li.Err != nil {
-					up = 0
+				l := lease{w.label, fmt.Sprint(li.Worker)}
+				if _, ok := up[l]; !ok {
+					leases = append(leases, l)
+					up[l] = 0
 				}
-				ch <- prometheus.MustNewConstMetric(descLeaseUp, prometheus.GaugeValue, up, w.label, worker)
+				if li.Err == nil {
+					up[l] = 1
+				}
 				if li.Leased {
-					left := max(0, time.Until(li.Valid).Seconds())
-					ch <- prometheus.MustNewConstMetric(descLeaseLeft, prometheus.GaugeValue, left, w.label, worker)
+					left[l] = max(left[l], time.Until(li.Valid).Seconds())
 				}
 			}
 		})
+	}
+	for _, l := range leases {
+		ch <- prometheus.MustNewConstMetric(descLeaseUp, prometheus.GaugeValue, up[l], l.label, l.worker)
+		if v, ok := left[l]; ok {
+			ch <- prometheus.MustNewConstMetric(descLeaseLeft, prometheus.GaugeValue, v, l.label, l.worker)
+		}
 	}
 	for _, label := range labels {
 		st := by[label]

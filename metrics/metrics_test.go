@@ -74,7 +74,7 @@ func TestOption(t *testing.T) {
 	}
 
 	want := `
-# HELP sn_numbers_issued_total Numbers issued.
+# HELP sn_numbers_issued_total Numbers issued by calls that succeeded (a call that fails part-way counts none).
 # TYPE sn_numbers_issued_total counter
 sn_numbers_issued_total{template="orders"} %d
 # HELP sn_errors_total Calls that failed, by kind: the code sn serve answers with (unavailable, var_missing...).
@@ -87,7 +87,7 @@ sn_block_fetch_errors_total{store="orders.seq"} 1
 # HELP sn_keys Counter keys held in memory.
 # TYPE sn_keys gauge
 sn_keys{store="orders.seq"} 1
-# HELP sn_block_step The size the last block fetch asked for: the step the store is served at now.
+# HELP sn_block_step The size the last block fetch asked for, by whichever key fetched last.
 # TYPE sn_block_step gauge
 sn_block_step{store="orders.seq"} 10
 `
@@ -114,6 +114,66 @@ sn_block_step{store="orders.seq"} 10
 	}
 	if _, err := metrics.New(nil); err == nil {
 		t.Error("New(nil) accepted")
+	}
+}
+
+// Each Segment and lease is reported once, however many watched stores
+// reach it: a Segment under a Queued watched on its own, a snowflake Gen
+// under two Queued (two templates on one lease), and a closed Gen and its
+// successor on one worker id.
+func TestWatchedOnce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	defer seg.Close()
+	q, err := sequence.NewQueued(seg, sequence.QueuedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	g := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", q), m.Option("orders"))
+	if _, err := g.Next(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	m.Watch("bolt /x.db", seg)
+	if v := gauge(t, reg, "sn_block_fetches_total", "bolt /x.db"); v != float64(seg.Stats().Fetches) {
+		t.Errorf("sn_block_fetches_total{store=bolt /x.db} = %v, want %d", v, seg.Stats().Fetches)
+	}
+	if n := testutil.CollectAndCount(reg, "sn_block_fetches_total"); n != 1 {
+		t.Errorf("the Segment is reported as %d stores, want 1", n)
+	}
+
+	old, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Worker: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []sequence.Gen
+	for range 2 {
+		qd, err := sequence.NewQueued(old, sequence.QueuedOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer qd.Close()
+		qs = append(qs, qd)
+	}
+	m.Watch("lease", qs[0])
+	m.Watch("lease", qs[1])
+	old.Close()
+	successor, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Worker: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer successor.Close()
+	sn.MustNew("ID-@<seq>", sn.WithSequence("seq", successor), m.Option("ids")) // a rebuild
+	sn.MustNew("ID-@<seq>", sn.WithSequence("seq", old), m.Option("ids"))
+	if _, err := reg.Gather(); err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	if v := read(t, reg, "sn_lease_up", "store", "ids.seq"); v != 1 {
+		t.Errorf("sn_lease_up of a closed Gen and its open successor = %v, want 1", v)
 	}
 }
 

@@ -165,7 +165,9 @@ type MonitorTemplate struct {
 	Store string `json:"store"`
 	// Issued counts the numbers issued through this server.
 	Issued int64 `json:"issued"`
-	// Errors counts the requests to issue that failed, by code.
+	// Errors counts the requests to issue that failed, by code: those
+	// the Generator refused and those refused before it (a bad body, n
+	// or at).
 	Errors map[Code]int64 `json:"errors"`
 	// Blocks are the counters of the blocks under the template's
 	// sequence; null for a sequence that issues without blocks.
@@ -195,8 +197,11 @@ type Blocks struct {
 	FetchMillis float64 `json:"fetch_millis"`
 }
 
-// KeyState is one counter key: the last number drawn, the block it came
-// from and the block fetched ahead.
+// KeyState is one counter key of a Segment: the last number drawn, the
+// block it came from and the block fetched ahead. Numbers are the store's
+// counter values: under queued, the queue draws ahead of the callers;
+// under balanced, each member lists the key with its own counter, which
+// the template prints with the member's index in its low bits.
 type KeyState struct {
 	Key string `json:"key"`
 	// Last is the last number drawn from Block; 0 when none was.

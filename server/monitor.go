@@ -93,8 +93,11 @@ func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) {
 	b.Late += st.Late
 	b.Regressions += st.Regressions
 	b.FetchMillis += float64(st.FetchTime.Microseconds()) / 1000
-	keys := seg.Keys(MaxMonitorKeys - len(mt.Keys))
-	mt.MoreKeys += int(st.Keys) - len(keys)
+	var keys []string
+	if room := MaxMonitorKeys - len(mt.Keys); room > 0 {
+		keys = seg.Keys(room)
+	}
+	mt.MoreKeys += max(0, int(st.Keys)-len(keys))
 	for _, key := range keys {
 		ks, ok := seg.KeyStats(key)
 		if !ok {

@@ -73,6 +73,11 @@ func TestMonitor(t *testing.T) {
 	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", server.NextRequest{}, nil); st != 400 {
 		t.Fatalf("next without customer: %d", st)
 	}
+	for _, body := range []string{`{"n": -1}`, `{"at": "yesterday"}`, `{"n": "2"}`} {
+		if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", body, nil); st != 400 {
+			t.Fatalf("next with %s: %d", body, st)
+		}
+	}
 	var mon server.Monitor
 	if st, _ := call(t, ts, "GET", "/v1/monitor", nil, &mon); st != 200 {
 		t.Fatalf("GET /v1/monitor: %d", st)
@@ -90,7 +95,7 @@ func TestMonitor(t *testing.T) {
 	if k := orders.Keys[0]; k.Last != 12 || k.Block == nil || k.Block.First > 12 || k.Block.Last < 12 || k.Step == 0 {
 		t.Errorf("orders' key: %+v", k)
 	}
-	if tickets.Issued != 1 || tickets.Errors[server.CodeVarMissing] != 1 || len(tickets.Keys) != 1 || tickets.Keys[0].Last != 1 {
+	if tickets.Issued != 1 || tickets.Errors[server.CodeVarMissing] != 1 || tickets.Errors[server.CodeTooMany] != 1 || tickets.Errors[server.CodeInstant] != 1 || tickets.Errors[server.CodeBadRequest] != 1 || len(tickets.Keys) != 1 || tickets.Keys[0].Last != 1 {
 		t.Errorf("tickets: %+v", tickets)
 	}
 

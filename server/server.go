@@ -267,13 +267,22 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	if !ok {
 		return
 	}
+	failed := func(code Code) {
+		if !preview {
+			s.counts[name].failed(code)
+		}
+	}
 	var req NextRequest
 	if !s.decode(w, r, &req) {
+		if rw, ok := w.(*recorder); ok {
+			failed(rw.code)
+		}
 		return
 	}
 	at, err := instant(req.At)
 	if err != nil {
 		s.fail(w, Error{Code: CodeInstant, Message: fmt.Sprintf("at %q: want an RFC 3339 instant such as 2024-05-01T10:00:00Z", req.At), Field: "at"}, http.StatusBadRequest)
+		failed(CodeInstant)
 		return
 	}
 	n := req.N
@@ -282,6 +291,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		n = 1
 	case n < 0 || n > sn.MaxN:
 		s.fail(w, Error{Code: CodeTooMany, Message: fmt.Sprintf("n %d: want 1 to %d", n, sn.MaxN), Field: "n"}, http.StatusBadRequest)
+		failed(CodeTooMany)
 		return
 	}
 	vars := sn.Vars(req.Vars)
@@ -300,10 +310,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	if err != nil {
 		// Numbers issued before the error are gaps: the caller gets an
 		// error, and never learns them.
-		code := s.error(w, err)
-		if !preview {
-			s.counts[name].failed(code)
-		}
+		failed(s.error(w, err))
 		return
 	}
 	if !preview {

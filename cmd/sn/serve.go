@@ -188,7 +188,9 @@ func serveTokens(sv config.Serve, dir string) ([]string, error) {
 			return nil, fmt.Errorf("serve.tokens_file: %w", err)
 		}
 		for line := range strings.Lines(string(data)) {
-			line, _, _ = strings.Cut(line, "#")
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue // a comment: a token may hold a #
+			}
 			tokens = append(tokens, split(line)...)
 		}
 		if len(tokens) == 0 {

@@ -365,7 +365,7 @@ func (m *servers) stop() (numbers, repeats int) {
 func TestServeConfigSection(t *testing.T) {
 	dir := t.TempDir()
 	pool := selfSigned(t, dir)
-	fileToken, envToken := "file-token-0123456789abcdef", "env-token-0123456789abcdef"
+	fileToken, envToken := "file-token-0123456789#abcdef", "env-token-0123456789abcdef"
 	if err := os.WriteFile(filepath.Join(dir, "tokens.txt"), []byte("# the ledger team\n"+fileToken+"\n\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

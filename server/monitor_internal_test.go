@@ -1,0 +1,28 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// A template over several Segments (balanced) lists at most
+// MaxMonitorKeys keys in all, and counts the others.
+func TestMonitorKeysBound(t *testing.T) {
+	var mt MonitorTemplate
+	for s := range 3 {
+		seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+		defer seg.Close()
+		for k := range 70 {
+			if _, err := seg.Next(context.Background(), fmt.Sprintf("key-%d-%03d", s, k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mt.addSegment(seg)
+	}
+	if len(mt.Keys) != MaxMonitorKeys || mt.MoreKeys != 3*70-MaxMonitorKeys {
+		t.Errorf("%d keys listed and %d more; want %d and %d", len(mt.Keys), mt.MoreKeys, MaxMonitorKeys, 3*70-MaxMonitorKeys)
+	}
+}
