@@ -168,6 +168,24 @@ func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars)
 	})
 }
 
+// AppendNextN is [Generator.NextNAt] for a caller that writes the numbers
+// out (sn serve's JSON): it appends the n numbers to dst one after
+// another, and the end of each in dst to ends, so that number i is
+// dst[ends[i-1]:ends[i]] (dst[len(dst) at the call:ends[0]] for the
+// first). With room in dst and ends, it allocates nothing. On error, the
+// numbers issued so far are appended with it.
+func (g *Generator) AppendNextN(ctx context.Context, dst []byte, ends []int, n int, at time.Time, vars Vars) ([]byte, []int, error) {
+	if g.hooks == nil {
+		return g.plan.AppendNextN(ctx, dst, ends, n, at, vars)
+	}
+	nums, err := g.NextNAt(ctx, n, at, vars)
+	for _, num := range nums {
+		dst = append(dst, num...)
+		ends = append(ends, len(dst))
+	}
+	return dst, ends, err
+}
+
 // Preview returns n sample numbers, at most [MaxN], without drawing from
 // any sequence: the sequences print 1, 2, ... n. Variables not given print
 // as their name in braces; those given are checked as by Next. at is as

@@ -8,10 +8,15 @@ import (
 
 // Numbers written by hand read back as encoding/json reads them, whatever
 // their characters.
-func TestReplyNumbers(t *testing.T) {
+func TestReplyBatch(t *testing.T) {
 	nums := []string{"SN-00000001-8", `a"b`, `back\slash`, "é/ü", "\x01\n", "<&>", ""}
 	rec := httptest.NewRecorder()
-	replyNumbers(rec, nums)
+	bt := getBatch()
+	for _, n := range nums {
+		bt.b = append(bt.b, n...)
+		bt.ends = append(bt.ends, len(bt.b))
+	}
+	replyBatch(rec, bt)
 	var got NextResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatalf("%v in %s", err, rec.Body)
@@ -27,4 +32,36 @@ func TestReplyNumbers(t *testing.T) {
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
 	}
+}
+
+// plainJSON agrees with the table, byte by byte, at every position of an
+// 8-byte word and in the tail.
+func TestPlainJSON(t *testing.T) {
+	for c := range 256 {
+		for pos := range 19 {
+			b := []byte("SN-00000001-8/ABCDEFG")[:19]
+			b[pos] = byte(c)
+			want := true
+			for _, x := range b {
+				want = want && plain[x]
+			}
+			if got := plainJSON(b); got != want {
+				t.Errorf("plainJSON with %#x at %d = %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}
+
+// FuzzPlainJSON: plainJSON is the table's verdict.
+func FuzzPlainJSON(f *testing.F) {
+	f.Add([]byte("SN-00000001-8"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := true
+		for _, x := range b {
+			want = want && plain[x]
+		}
+		if got := plainJSON(b); got != want {
+			t.Errorf("plainJSON(%q) = %v, want %v", b, got, want)
+		}
+	})
 }

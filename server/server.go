@@ -24,6 +24,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -295,17 +296,17 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		return
 	}
 	vars := sn.Vars(req.Vars)
-	var nums []string
-	switch {
-	case preview:
+	bt := getBatch()
+	defer putBatch(bt)
+	if preview {
+		var nums []string
 		nums, err = g.Preview(r.Context(), n, at, vars)
-	case n == 1:
-		var num string
-		if num, err = g.NextAt(r.Context(), at, vars); err == nil {
-			nums = []string{num}
+		for _, num := range nums {
+			bt.b = append(bt.b, num...)
+			bt.ends = append(bt.ends, len(bt.b))
 		}
-	default:
-		nums, err = g.NextNAt(r.Context(), n, at, vars)
+	} else {
+		bt.b, bt.ends, err = g.AppendNextN(r.Context(), bt.b, bt.ends, n, at, vars)
 	}
 	if err != nil {
 		// Numbers issued before the error are gaps: the caller gets an
@@ -314,35 +315,72 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		return
 	}
 	if !preview {
-		s.counts[name].issued.Add(int64(len(nums)))
+		s.counts[name].issued.Add(int64(len(bt.ends)))
 	}
-	replyNumbers(w, nums)
+	replyBatch(w, bt)
 }
 
-// replyNumbers answers a NextResponse, written by hand: a batch of
-// numbers is most of what the server sends, and encoding/json would
-// spend more time on it than issuing them took.
-func replyNumbers(w http.ResponseWriter, nums []string) {
-	size := len(`{"numbers":[]}`) + 1
-	for _, n := range nums {
-		size += len(n) + 3
+// batch is a batch of numbers as Generator.AppendNextN appends them: one
+// after another in b, number i ending at ends[i].
+type batch struct {
+	b    []byte
+	ends []int
+}
+
+// batches are the buffers of the batches and of the answers. A buffer
+// larger than 1 MiB is not kept.
+var batches = sync.Pool{New: func() any { return new(batch) }}
+
+// getBatch returns an empty batch from the pool.
+func getBatch() *batch {
+	bt := batches.Get().(*batch)
+	bt.b, bt.ends = bt.b[:0], bt.ends[:0]
+	return bt
+}
+
+// putBatch gives bt back to the pool.
+func putBatch(bt *batch) {
+	if cap(bt.b) <= 1<<20 {
+		batches.Put(bt)
 	}
-	buf := replyBuffers.Get().(*[]byte)
-	defer replyBuffers.Put(buf)
-	b := slices.Grow((*buf)[:0], size)
-	defer func() {
-		if cap(b) <= 1<<20 {
-			*buf = b[:0]
-		}
-	}()
+}
+
+// number returns number i of the batch.
+func (bt *batch) number(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = bt.ends[i-1]
+	}
+	return bt.b[start:bt.ends[i]]
+}
+
+// replyBatch answers a NextResponse of the batch, written by hand: a
+// batch of numbers is most of what the server sends, and encoding/json
+// would spend more time on it than issuing them took.
+func replyBatch(w http.ResponseWriter, bt *batch) {
+	out := getBatch()
+	defer putBatch(out)
+	b := slices.Grow(out.b, len(`{"numbers":[]}`)+1+len(bt.b)+3*len(bt.ends))
 	b = append(b, `{"numbers":[`...)
-	for i, n := range nums {
-		if i > 0 {
-			b = append(b, ',')
+	if plainJSON(bt.b) { // one pass over the batch, 8 bytes at a time
+		for i := range bt.ends {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, bt.number(i)...)
+			b = append(b, '"')
 		}
-		b = appendJSONString(b, n)
+	} else {
+		for i := range bt.ends {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, bt.number(i))
+		}
 	}
 	b = append(b, "]}\n"...)
+	out.b = b
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
@@ -353,17 +391,13 @@ func replyNumbers(w http.ResponseWriter, nums []string) {
 	w.Write(b)
 }
 
-// replyBuffers are the buffers of replyNumbers. A buffer larger than
-// 1 MiB is not kept.
-var replyBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
 // appendJSONString appends s as a JSON string: as it is when it is
 // printable ASCII without a quote or a backslash (a number almost always
 // is), and through encoding/json otherwise.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if !plain[s[i]] {
-			q, _ := json.Marshal(s)
+func appendJSONString(b []byte, s []byte) []byte {
+	for _, c := range s {
+		if !plain[c] {
+			q, _ := json.Marshal(string(s))
 			return append(b, q...)
 		}
 	}
@@ -372,14 +406,38 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// plain marks the bytes a JSON string holds as they are: printable ASCII
-// but the quote and the backslash.
+// plain marks the bytes a JSON string holds as they are: ASCII from the
+// space up, but the quote and the backslash.
 var plain = func() (t [256]bool) {
-	for c := 0x20; c <= 0x7e; c++ {
+	for c := 0x20; c < 0x80; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
 	return t
 }()
+
+// plainJSON reports whether every byte of b is plain, eight at a time.
+func plainJSON(b []byte) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	// A byte of x is below n (n <= 0x80) where (x - n*ones) & ^x & highs
+	// has its high bit, and equal to c where x^(c*ones) is below 1.
+	below := func(x, n uint64) uint64 { return (x - n*ones) & ^x & highs }
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if (x&highs)|below(x, 0x20)|below(x^('"'*ones), 1)|below(x^('\\'*ones), 1) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if !plain[c] {
+			return false
+		}
+	}
+	return true
+}
 
 // numberRequest reads the template and the body of validate and parse,
 // or answers the error.

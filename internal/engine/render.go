@@ -323,12 +323,37 @@ func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]s
 	if n < 0 || n > MaxN {
 		return nil, fmt.Errorf("%w: %d numbers asked for; one call gives 0 to %d", ErrTooMany, n, MaxN)
 	}
-	if err := ctx.Err(); err != nil {
+	// One buffer holds every number, and each string points into it: two
+	// allocations for the batch. Should a number outgrow the estimate, the
+	// buffer moves, and the strings made before keep the old one alive.
+	out := make([]string, 0, n)
+	_, _, err := pl.appendMany(ctx, make([]byte, 0, n*pl.bufSize), nil, &out, n, at, vars, m)
+	if len(out) == 0 {
 		return nil, err
+	}
+	return out, err
+}
+
+// AppendNextN appends n numbers sharing one instant and one set of
+// variables to dst, one after another, and the end of each in dst to
+// ends. On error, the numbers issued so far are appended with it.
+func (pl *Plan) AppendNextN(ctx context.Context, dst []byte, ends []int, n int, at time.Time, vars map[string]string) ([]byte, []int, error) {
+	if n < 0 || n > MaxN {
+		return dst, ends, fmt.Errorf("%w: %d numbers asked for; one call gives 0 to %d", ErrTooMany, n, MaxN)
+	}
+	return pl.appendMany(ctx, dst, ends, nil, n, at, vars, modeRender)
+}
+
+// appendMany draws n numbers and appends them to dst, and their ends to
+// ends or, when out is not nil, strings of them, pointing into dst, to
+// *out.
+func (pl *Plan) appendMany(ctx context.Context, dst []byte, ends []int, out *[]string, n int, at time.Time, vars map[string]string, m mode) ([]byte, []int, error) {
+	if err := ctx.Err(); err != nil {
+		return dst, ends, err
 	}
 	at, err := pl.prepare(at, vars, m == modePreview)
 	if err != nil || n == 0 {
-		return nil, err
+		return dst, ends, err
 	}
 	var small [2][]int64
 	draws := small[:0]
@@ -369,34 +394,36 @@ func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]s
 	if len(draws) < len(pl.seqs) {
 		got = 0 // a sequence drew nothing: no number can be printed
 	}
-	// One buffer holds every number, and each string points into it: two
-	// allocations for the batch. Should a number outgrow the estimate, the
-	// buffer moves, and the strings made before keep the old one alive.
-	out := make([]string, 0, got)
-	buf := make([]byte, 0, got*pl.bufSize)
+	dst = slices.Grow(dst, got*pl.bufSize)
+	if out == nil {
+		ends = slices.Grow(ends, got)
+	}
+	last := len(dst) // where the last whole number ends
 	c := call{ctx: ctx, at: at, vars: vars, mode: m}
 	vals := c.setVals(len(pl.seqs))
 	for j := 0; j < got; j++ {
-		start := len(buf)
-		var err error
 		if pl.simple != nil && m == modeRender {
-			buf, err = pl.renderSimple(buf, draws[0][j])
+			dst, err = pl.renderSimple(dst, draws[0][j])
 		} else {
 			for k := range vals {
 				vals[k] = draws[k][j]
 			}
-			buf, err = pl.render(buf, &c)
+			dst, err = pl.render(dst, &c)
 		}
 		if err != nil {
-			return out, err
+			return dst[:last], ends, err
 		}
-		if len(buf) == start {
-			out = append(out, "")
-			continue
+		switch {
+		case out == nil:
+			ends = append(ends, len(dst))
+		case len(dst) == last:
+			*out = append(*out, "")
+		default:
+			*out = append(*out, unsafe.String(&dst[last], len(dst)-last))
 		}
-		out = append(out, unsafe.String(&buf[start], len(buf)-start))
+		last = len(dst)
 	}
-	return out, drawErr
+	return dst, ends, drawErr
 }
 
 // drawPool holds the slices a batch draws into, so that NextN allocates
