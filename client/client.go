@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
+	"github.com/sngen/sn/internal/batchjson"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/server"
 )
@@ -219,7 +220,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("client: %s %s: reading the answer: %w: %w", method, path, sequence.ErrUnavailable, err)
 	}
 	if nr, ok := out.(*server.NextResponse); ok && resp.StatusCode == http.StatusOK {
-		if nums, ok := readNumbers(data); ok {
+		if nums, ok := batchjson.Read(data); ok {
 			nr.Numbers = nums
 			return nil
 		}
@@ -323,53 +324,3 @@ func readAll(resp *http.Response, buf *[]byte) ([]byte, error) {
 
 // answers are the buffers the answers are read into.
 var answers = sync.Pool{New: func() any { return new([]byte) }}
-
-// readNumbers reads the answer of next as sn serve writes it,
-// {"numbers":["A","B"]} with numbers of printable ASCII and no escape, in
-// one pass and one string: the numbers are parts of it. It returns false
-// for anything else, which encoding/json then reads.
-func readNumbers(data []byte) ([]string, bool) {
-	const head = `{"numbers":[`
-	if len(data) < len(head)+2 || string(data[:len(head)]) != head {
-		return nil, false
-	}
-	end := len(data)
-	for end > 0 && (data[end-1] == '\n' || data[end-1] == ' ' || data[end-1] == '\r') {
-		end--
-	}
-	if end < len(head)+2 || string(data[end-2:end]) != "]}" {
-		return nil, false
-	}
-	body := string(data[len(head) : end-2]) // "A","B"
-	if body == "" {
-		return []string{}, true
-	}
-	nums := make([]string, 0, strings.Count(body, `"`)/2)
-	for i := 0; i < len(body); {
-		if body[i] != '"' {
-			return nil, false
-		}
-		j := i + 1
-		for j < len(body) && body[j] != '"' {
-			if c := body[j]; c == '\\' || c < 0x20 || c >= 0x80 {
-				return nil, false
-			}
-			j++
-		}
-		if j == len(body) {
-			return nil, false
-		}
-		nums = append(nums, body[i+1:j])
-		i = j + 1
-		if i < len(body) {
-			if body[i] != ',' {
-				return nil, false
-			}
-			i++
-			if i == len(body) {
-				return nil, false
-			}
-		}
-	}
-	return nums, true
-}

@@ -33,35 +33,3 @@ func TestReplyBatch(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 }
-
-// plainJSON agrees with the table, byte by byte, at every position of an
-// 8-byte word and in the tail.
-func TestPlainJSON(t *testing.T) {
-	for c := range 256 {
-		for pos := range 19 {
-			b := []byte("SN-00000001-8/ABCDEFG")[:19]
-			b[pos] = byte(c)
-			want := true
-			for _, x := range b {
-				want = want && plain[x]
-			}
-			if got := plainJSON(b); got != want {
-				t.Errorf("plainJSON with %#x at %d = %v, want %v", c, pos, got, want)
-			}
-		}
-	}
-}
-
-// FuzzPlainJSON: plainJSON is the table's verdict.
-func FuzzPlainJSON(f *testing.F) {
-	f.Add([]byte("SN-00000001-8"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		want := true
-		for _, x := range b {
-			want = want && plain[x]
-		}
-		if got := plainJSON(b); got != want {
-			t.Errorf("plainJSON(%q) = %v, want %v", b, got, want)
-		}
-	})
-}

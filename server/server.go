@@ -24,7 +24,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/batchjson"
 )
 
 // DefaultMaxBody is the default for [Options.MaxBody].
@@ -345,98 +345,20 @@ func putBatch(bt *batch) {
 	}
 }
 
-// number returns number i of the batch.
-func (bt *batch) number(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = bt.ends[i-1]
-	}
-	return bt.b[start:bt.ends[i]]
-}
-
-// replyBatch answers a NextResponse of the batch, written by hand: a
-// batch of numbers is most of what the server sends, and encoding/json
-// would spend more time on it than issuing them took.
+// replyBatch answers a NextResponse of the batch, written by hand
+// (package batchjson).
 func replyBatch(w http.ResponseWriter, bt *batch) {
 	out := getBatch()
 	defer putBatch(out)
-	b := slices.Grow(out.b, len(`{"numbers":[]}`)+1+len(bt.b)+3*len(bt.ends))
-	b = append(b, `{"numbers":[`...)
-	if plainJSON(bt.b) { // one pass over the batch, 8 bytes at a time
-		for i := range bt.ends {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '"')
-			b = append(b, bt.number(i)...)
-			b = append(b, '"')
-		}
-	} else {
-		for i := range bt.ends {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, bt.number(i))
-		}
-	}
-	b = append(b, "]}\n"...)
-	out.b = b
+	out.b = batchjson.Append(slices.Grow(out.b, batchjson.Size(bt.b, bt.ends)), bt.b, bt.ends)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	// With its length told, the answer goes out in one piece, not
 	// chunked, and the client reads it into one buffer.
-	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Content-Length", strconv.Itoa(len(out.b)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(b)
-}
-
-// appendJSONString appends s as a JSON string: as it is when it is
-// printable ASCII without a quote or a backslash (a number almost always
-// is), and through encoding/json otherwise.
-func appendJSONString(b []byte, s []byte) []byte {
-	for _, c := range s {
-		if !plain[c] {
-			q, _ := json.Marshal(string(s))
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// plain marks the bytes a JSON string holds as they are: ASCII from the
-// space up, but the quote and the backslash.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// plainJSON reports whether every byte of b is plain, eight at a time.
-func plainJSON(b []byte) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	// A byte of x is below n (n <= 0x80) where (x - n*ones) & ^x & highs
-	// has its high bit, and equal to c where x^(c*ones) is below 1.
-	below := func(x, n uint64) uint64 { return (x - n*ones) & ^x & highs }
-	for len(b) >= 8 {
-		x := binary.LittleEndian.Uint64(b)
-		if (x&highs)|below(x, 0x20)|below(x^('"'*ones), 1)|below(x^('\\'*ones), 1) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if !plain[c] {
-			return false
-		}
-	}
-	return true
+	w.Write(out.b)
 }
 
 // numberRequest reads the template and the body of validate and parse,
