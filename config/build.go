@@ -112,10 +112,8 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 		// The per-template options may change what a template prints:
 		// prove again, on the Generators built, that no two collide.
 		if errs := checkSet(tpls); len(errs) > 0 {
-			for _, e := range errs {
-				c.src.locate(e)
-			}
-			return fail(errors.Join(errs[0]))
+			c.src.locate(errs[0]) // checkSet finds one collision, with its witness
+			return fail(errs[0])
 		}
 	}
 	return s, nil

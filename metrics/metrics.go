@@ -107,28 +107,26 @@ func (m *Metrics) Option(name string) sn.Option {
 // first Watch gave it. The stores watched under one label are reported as
 // one, summed: sn serve labels each store with its ID in the config,
 // which templates on one file or one Redis share.
-func (m *Metrics) Watch(label string, g sequence.Gen) {
+func (m *Metrics) Watch(label string, g sequence.Gen) { m.watch(label, g, true) }
+
+// watch reports g under label; a store already watched takes the new
+// label only with relabel.
+func (m *Metrics) watch(label string, g sequence.Gen, relabel bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, w := range m.stores {
 		if same(w.gen, g) {
-			m.stores[i].label = label
+			if relabel {
+				m.stores[i].label = label
+			}
 			return
 		}
 	}
-	// Before those of the Generators' options, which Collect then reaches
-	// only for what this one does not hold.
-	m.stores = append([]watched{{label, g}}, m.stores...)
-}
-
-// watch reports g under label unless it is watched already.
-func (m *Metrics) watch(label string, g sequence.Gen) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, w := range m.stores {
-		if same(w.gen, g) {
-			return
-		}
+	if relabel {
+		// Before those of the Generators' options, which Collect then
+		// reaches only for what this one does not hold.
+		m.stores = append([]watched{{label, g}}, m.stores...)
+		return
 	}
 	m.stores = append(m.stores, watched{label, g})
 }
@@ -151,7 +149,7 @@ type observer struct {
 // Open watches the template's sequences.
 func (o *observer) Open(seqs map[string]sequence.Gen) {
 	for name, g := range seqs {
-		o.m.watch(o.name+"."+name, g)
+		o.m.watch(o.name+"."+name, g, false)
 	}
 }
 
@@ -183,16 +181,12 @@ func (s *stores) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
 	ws := append([]watched(nil), s.stores...)
 	s.mu.Unlock()
-	type sums struct {
-		sequence.SegmentStats
-		step int64
-	}
 	type lease struct {
 		label, worker string
 	}
 	var labels []string
 	var leases []lease
-	by := map[string]*sums{}
+	by := map[string]*sequence.SegmentStats{}
 	up, left := map[lease]float64{}, map[lease]float64{}
 	seen := map[sequence.Gen]bool{} // each Segment and snowflake Gen once, however often reached
 	for _, w := range ws {
@@ -208,19 +202,11 @@ func (s *stores) Collect(ch chan<- prometheus.Metric) {
 			case *sequence.Segment:
 				st := by[w.label]
 				if st == nil {
-					st = &sums{}
+					st = &sequence.SegmentStats{}
 					by[w.label] = st
 					labels = append(labels, w.label)
 				}
-				one := g.Stats()
-				st.Fetches += one.Fetches
-				st.Errors += one.Errors
-				st.FetchTime += one.FetchTime
-				st.Waits += one.Waits
-				st.Late += one.Late
-				st.Regressions += one.Regressions
-				st.Keys += one.Keys
-				st.step = max(st.step, one.LastStep)
+				*st = st.Add(g.Stats())
 			case *snowflake.Gen:
 				// Two Gens of one worker id under one label (one closed,
 				// its successor open) are one series: up if either is.
@@ -259,7 +245,7 @@ func (s *stores) Collect(ch chan<- prometheus.Metric) {
 			{descLate, prometheus.CounterValue, float64(st.Late)},
 			{descRegressed, prometheus.CounterValue, float64(st.Regressions)},
 			{descKeys, prometheus.GaugeValue, float64(st.Keys)},
-			{descStep, prometheus.GaugeValue, float64(st.step)},
+			{descStep, prometheus.GaugeValue, float64(st.LastStep)},
 		} {
 			ch <- prometheus.MustNewConstMetric(v.d, v.t, v.v, label)
 		}

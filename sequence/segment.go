@@ -92,9 +92,25 @@ type SegmentStats struct {
 	// FetchTime is the time spent in Allocator calls: with Fetches, the
 	// store's mean latency.
 	FetchTime time.Duration
-	// LastStep is the size the last fetch asked for, of whichever key:
-	// the step the Segment runs at now.
+	// LastStep is the size the last fetch asked for, by whichever key
+	// fetched last; KeyStats.Step is each key's own.
 	LastStep int64
+}
+
+// Add returns the stats of a and b as those of one store: the counters
+// and keys summed, the larger LastStep.
+func (a SegmentStats) Add(b SegmentStats) SegmentStats {
+	return SegmentStats{
+		Fetches:     a.Fetches + b.Fetches,
+		Waits:       a.Waits + b.Waits,
+		Errors:      a.Errors + b.Errors,
+		Regressions: a.Regressions + b.Regressions,
+		Keys:        a.Keys + b.Keys,
+		Released:    a.Released + b.Released,
+		Late:        a.Late + b.Late,
+		FetchTime:   a.FetchTime + b.FetchTime,
+		LastStep:    max(a.LastStep, b.LastStep),
+	}
 }
 
 // KeyStats describe the state of one key of a [Segment].

@@ -744,3 +744,16 @@ func TestSegmentFirstFetchNotLate(t *testing.T) {
 		t.Errorf("first fetch of a key counted as late: Late=%d, log=%q", st.Late, logbuf.String())
 	}
 }
+
+// Add sums the counters of two Segments and keeps the larger step.
+func TestSegmentStatsAdd(t *testing.T) {
+	a := sequence.SegmentStats{Fetches: 1, Waits: 2, Errors: 3, Regressions: 4, Keys: 5, Released: 6, Late: 7, FetchTime: 8, LastStep: 100}
+	b := sequence.SegmentStats{Fetches: 10, Waits: 20, Errors: 30, Regressions: 40, Keys: 50, Released: 60, Late: 70, FetchTime: 80, LastStep: 10}
+	want := sequence.SegmentStats{Fetches: 11, Waits: 22, Errors: 33, Regressions: 44, Keys: 55, Released: 66, Late: 77, FetchTime: 88, LastStep: 100}
+	if got := a.Add(b); got != want {
+		t.Errorf("Add = %+v, want %+v", got, want)
+	}
+	if got := b.Add(a); got != want {
+		t.Errorf("Add is not symmetric: %+v", got)
+	}
+}

@@ -63,10 +63,15 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 		}
 		c.mu.Unlock()
 		seq, _ := s.set.Sequence(name)
+		var blocks *sequence.SegmentStats // of the Segments under seq, summed
 		sequence.Walk(seq, func(g sequence.Gen) {
 			switch g := g.(type) {
 			case *sequence.Segment:
-				mt.addSegment(g)
+				st := mt.addSegment(g)
+				if blocks != nil {
+					st = blocks.Add(st)
+				}
+				blocks = &st
 			case *snowflake.Gen:
 				li := g.LeaseInfo()
 				mt.Lease = &LeaseState{Worker: li.Worker, Leased: li.Leased, Valid: li.Valid, OK: li.Err == nil}
@@ -75,24 +80,20 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		})
+		if blocks != nil {
+			mt.Blocks = &Blocks{
+				Fetches: blocks.Fetches, Errors: blocks.Errors, Waits: blocks.Waits, Late: blocks.Late,
+				Regressions: blocks.Regressions, FetchMillis: float64(blocks.FetchTime.Microseconds()) / 1000,
+			}
+		}
 		m.Templates = append(m.Templates, mt)
 	}
 	reply(w, http.StatusOK, m)
 }
 
-// addSegment adds a Segment's counters and keys.
-func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) {
+// addSegment adds a Segment's keys to mt, and returns its counters.
+func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) sequence.SegmentStats {
 	st := seg.Stats()
-	if mt.Blocks == nil {
-		mt.Blocks = &Blocks{}
-	}
-	b := mt.Blocks
-	b.Fetches += st.Fetches
-	b.Errors += st.Errors
-	b.Waits += st.Waits
-	b.Late += st.Late
-	b.Regressions += st.Regressions
-	b.FetchMillis += float64(st.FetchTime.Microseconds()) / 1000
 	var keys []string
 	if room := MaxMonitorKeys - len(mt.Keys); room > 0 {
 		keys = seg.Keys(room)
@@ -118,4 +119,5 @@ func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) {
 		}
 		mt.Keys = append(mt.Keys, k)
 	}
+	return st
 }

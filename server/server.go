@@ -274,10 +274,8 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		}
 	}
 	var req NextRequest
-	if !s.decode(w, r, &req) {
-		if rw, ok := w.(*recorder); ok {
-			failed(rw.code)
-		}
+	if code := s.decode(w, r, &req); code != "" {
+		failed(code)
 		return
 	}
 	at, err := instant(req.At)
@@ -366,7 +364,7 @@ func replyBatch(w http.ResponseWriter, bt *batch) {
 func (s *Server) numberRequest(w http.ResponseWriter, r *http.Request) (*sn.Generator, NumberRequest, bool) {
 	var req NumberRequest
 	_, g, ok := s.generator(w, r)
-	if !ok || !s.decode(w, r, &req) {
+	if !ok || s.decode(w, r, &req) != "" {
 		return nil, req, false
 	}
 	return g, req, true
@@ -431,9 +429,10 @@ func (s *Server) health(r *http.Request) Health {
 	return h
 }
 
-// decode reads the request's JSON body into v, or answers 400 or 413.
+// decode reads the request's JSON body into v and returns "", or answers 400
+// or 413 and returns its code.
 // An empty body is an empty object.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) Code {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -445,12 +444,12 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		}
 	}
 	if err == nil || err == io.EOF {
-		return true
+		return ""
 	}
 	var big *http.MaxBytesError
 	if errors.As(err, &big) {
 		s.fail(w, Error{Code: CodeTooLarge, Message: fmt.Sprintf("the body is over %d bytes", big.Limit)}, http.StatusRequestEntityTooLarge)
-		return false
+		return CodeTooLarge
 	}
 	e := Error{Code: CodeBadRequest, Message: "the body: " + err.Error()}
 	var te *json.UnmarshalTypeError
@@ -466,7 +465,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		e.Message = fmt.Sprintf("the body: unknown field %q", e.Field)
 	}
 	s.fail(w, e, http.StatusBadRequest)
-	return false
+	return CodeBadRequest
 }
 
 // jsonType names a Go kind as JSON does.

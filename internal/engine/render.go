@@ -320,8 +320,8 @@ func (pl *Plan) Preview(ctx context.Context, n int, at time.Time, vars map[strin
 }
 
 func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]string, m mode) ([]string, error) {
-	if n < 0 || n > MaxN {
-		return nil, fmt.Errorf("%w: %d numbers asked for; one call gives 0 to %d", ErrTooMany, n, MaxN)
+	if err := checkN(n); err != nil {
+		return nil, err
 	}
 	// One buffer holds every number, and each string points into it: two
 	// allocations for the batch. Should a number outgrow the estimate, the
@@ -338,10 +338,18 @@ func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]s
 // variables to dst, one after another, and the end of each in dst to
 // ends. On error, the numbers issued so far are appended with it.
 func (pl *Plan) AppendNextN(ctx context.Context, dst []byte, ends []int, n int, at time.Time, vars map[string]string) ([]byte, []int, error) {
-	if n < 0 || n > MaxN {
-		return dst, ends, fmt.Errorf("%w: %d numbers asked for; one call gives 0 to %d", ErrTooMany, n, MaxN)
+	if err := checkN(n); err != nil {
+		return dst, ends, err
 	}
 	return pl.appendMany(ctx, dst, ends, nil, n, at, vars, modeRender)
+}
+
+// checkN refuses a batch of n outside 0 to MaxN.
+func checkN(n int) error {
+	if n < 0 || n > MaxN {
+		return fmt.Errorf("%w: %d numbers asked for; one call gives 0 to %d", ErrTooMany, n, MaxN)
+	}
+	return nil
 }
 
 // appendMany draws n numbers and appends them to dst, and their ends to
