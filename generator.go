@@ -22,7 +22,7 @@ const MaxN = engine.MaxN
 // immutable and safe for concurrent use by multiple goroutines.
 type Generator struct {
 	plan      *engine.Plan
-	hooks     *Hooks     // nil without WithHooks or WithObserver
+	hooks     *Hooks     // nil without WithHooks
 	observers []Observer // see WithObserver
 	fallback  *Generator // nil without WithFallback
 }
@@ -77,13 +77,8 @@ func New(template string, opts ...Option) (*Generator, error) {
 			return nil, err
 		}
 	}
-	if len(g.observers) > 0 {
-		if g.hooks == nil {
-			g.hooks = &Hooks{} // the calls take the path that observes
-		}
-		if err := g.openObservers(); err != nil {
-			return nil, err
-		}
+	if err := g.openObservers(); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
@@ -108,7 +103,7 @@ func (g *Generator) NextWith(ctx context.Context, vars Vars) (string, error) {
 // outside a yy date's window) is an error wrapping [ErrInstant]; a missing
 // or bad variable wraps [ErrVarMissing] or [ErrVarInvalid].
 func (g *Generator) NextAt(ctx context.Context, at time.Time, vars Vars) (string, error) {
-	if g.hooks == nil {
+	if g.hooks == nil && g.observers == nil {
 		return g.plan.Next(ctx, at, vars)
 	}
 	nums, err := g.hooked(ctx, g.call(at, vars, 1), func(from *Generator) ([]string, error) {
@@ -133,7 +128,12 @@ func (g *Generator) call(at time.Time, vars Vars, n int) *Call {
 // has room. at and vars are as for [Generator.NextAt].
 func (g *Generator) AppendNext(ctx context.Context, dst []byte, at time.Time, vars Vars) ([]byte, error) {
 	if g.hooks == nil {
-		return g.plan.AppendNext(ctx, dst, at, vars)
+		if g.observers == nil {
+			return g.plan.AppendNext(ctx, dst, at, vars)
+		}
+		c := g.call(at, vars, 1)
+		dst, err := g.plan.AppendNext(ctx, dst, at, vars)
+		return dst, g.observed(ctx, c, err)
 	}
 	n := len(dst)
 	_, err := g.hooked(ctx, g.call(at, vars, 1), func(from *Generator) ([]string, error) {
@@ -160,7 +160,7 @@ func (g *Generator) NextN(ctx context.Context, n int) ([]string, error) {
 // NextNAt is [Generator.NextN] with an instant and per-call variables, as
 // for [Generator.NextAt].
 func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars) ([]string, error) {
-	if g.hooks == nil {
+	if g.hooks == nil && g.observers == nil {
 		return g.plan.NextN(ctx, n, at, vars)
 	}
 	return g.hooked(ctx, g.call(at, vars, n), func(from *Generator) ([]string, error) {
@@ -176,7 +176,12 @@ func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars)
 // numbers issued so far are appended with it.
 func (g *Generator) AppendNextN(ctx context.Context, dst []byte, ends []int, n int, at time.Time, vars Vars) ([]byte, []int, error) {
 	if g.hooks == nil {
-		return g.plan.AppendNextN(ctx, dst, ends, n, at, vars)
+		if g.observers == nil {
+			return g.plan.AppendNextN(ctx, dst, ends, n, at, vars)
+		}
+		c := g.call(at, vars, n)
+		dst, ends, err := g.plan.AppendNextN(ctx, dst, ends, n, at, vars)
+		return dst, ends, g.observed(ctx, c, err)
 	}
 	nums, err := g.NextNAt(ctx, n, at, vars)
 	for _, num := range nums {

@@ -139,9 +139,12 @@ func (g *Generator) hooked(ctx context.Context, c *Call, draw func(*Generator) (
 	return g.observe(ctx, c, nums, err)
 }
 
-// attempts runs one call through g's hooks.
+// attempts runs one call through g's hooks, if it has any.
 func (g *Generator) attempts(ctx context.Context, c *Call, draw func(*Generator) ([]string, error)) ([]string, error) {
 	h := g.hooks
+	if h == nil {
+		h = &Hooks{}
+	}
 	if h.Before != nil {
 		if err := callHook("Before", func() error { return h.Before(ctx, c) }); err != nil {
 			return nil, err

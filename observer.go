@@ -16,9 +16,12 @@ import (
 // Open is called once, by [New], with the sequences the template draws
 // from by name, so that the Observer can report on their stores. Observe
 // is called when a call ends, after the hooks, on the caller's goroutine:
-// with the numbers issued in c.Numbers and a nil err, or with the error
-// the call returns. It must be fast and safe for concurrent use, and must
-// not keep or change c. An Observer that panics makes the call return an
+// with a nil err when the call issued the c.N numbers it asked for, or
+// with the error the call returns. c.Numbers holds the numbers, except
+// after AppendNext and AppendNextN on a Generator without [Hooks]: those
+// leave them in the caller's buffer only, so that observing costs no
+// string per number. Observe must be fast and safe for concurrent use,
+// and must not keep or change c. An Observer that panics makes the call return an
 // error wrapping [ErrPanic], and numbers it issued are then a gap.
 //
 // A call that [WithFallback]'s Generator answers is observed by the
@@ -41,6 +44,9 @@ func WithObserver(o Observer) Option {
 
 // openObservers tells each observer of g the sequences of g's template.
 func (g *Generator) openObservers() error {
+	if len(g.observers) == 0 {
+		return nil
+	}
 	seqs := map[string]sequence.Gen{}
 	for _, p := range g.plan.Parts() {
 		if p.Kind == engine.Seq {
@@ -53,6 +59,14 @@ func (g *Generator) openObservers() error {
 		}
 	}
 	return nil
+}
+
+// observed tells the observers how a call issued without hooks, and
+// without strings, ended.
+func (g *Generator) observed(ctx context.Context, c *Call, err error) error {
+	c.Attempt = 1
+	_, err = g.observe(ctx, c, nil, err)
+	return err
 }
 
 // observe tells each observer how c ended, and returns err, or an error

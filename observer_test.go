@@ -17,6 +17,9 @@ type tally struct {
 	mu      sync.Mutex
 	seqs    []string
 	numbers int
+	// unprinted counts numbers observed without c.Numbers: those of
+	// AppendNext and AppendNextN without hooks
+	unprinted int
 	errs    []error
 	log     *[]string
 	panics  bool
@@ -43,10 +46,13 @@ func (o *tally) Observe(ctx context.Context, c *sn.Call, err error) {
 		o.errs = append(o.errs, err)
 		return
 	}
-	if len(c.Numbers) != c.N {
+	if c.Numbers != nil && len(c.Numbers) != c.N {
 		panic("Observe saw fewer numbers than asked for")
 	}
-	o.numbers += len(c.Numbers)
+	if c.Numbers == nil {
+		o.unprinted += c.N
+	}
+	o.numbers += c.N
 }
 
 // Observers see every way of issuing, the errors that end calls, and the
@@ -91,6 +97,34 @@ func TestObserver(t *testing.T) {
 	}
 	if want := "after,observe"; strings.Join(log[:2], ",") != want {
 		t.Errorf("ran as %v, want %s first", log, want)
+	}
+
+	// Without hooks, the appending calls leave the numbers in the
+	// caller's buffer: the observer is told how many.
+	c := &tally{}
+	plain, err := sn.New("A-@<seq, width=6>", sn.WithSequence("seq", sequence.NewMemory()), sn.WithObserver(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.AppendNext(ctx, nil, time.Time{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := plain.AppendNextN(ctx, nil, nil, 4, time.Time{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.NextN(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if c.numbers != 7 || c.unprinted != 5 || len(c.errs) != 0 {
+		t.Errorf("observer without hooks saw %d numbers, %d without strings, errors %v; want 7, 5, none", c.numbers, c.unprinted, c.errs)
+	}
+	buf := make([]byte, 0, 64)
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := plain.AppendNext(ctx, buf, time.Time{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs > 1 {
+		t.Errorf("AppendNext with an observer allocates %v times; want at most 1 (the Call)", allocs)
 	}
 
 	if _, err := sn.New("A-@<seq>", sn.WithObserver(nil)); err == nil {

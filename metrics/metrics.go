@@ -160,7 +160,7 @@ func (o *observer) Observe(ctx context.Context, c *sn.Call, err error) {
 		o.m.errs.WithLabelValues(o.name, Kind(err)).Inc()
 		return
 	}
-	o.issued.Add(float64(len(c.Numbers)))
+	o.issued.Add(float64(c.N))
 }
 
 // stores is the collector of the watched stores' state.

@@ -14,8 +14,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/server"
 )
 
@@ -36,7 +40,13 @@ func BenchmarkLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	set, err := cfg.Build(context.Background(), config.WithDir(b.TempDir()))
+	// Metrics as sn serve has them, on both contenders.
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := cfg.Build(context.Background(), config.WithDir(b.TempDir()),
+		config.WithTemplateOptions(func(name string) []sn.Option { return []sn.Option{m.Option(name)} }))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,5 +129,5 @@ func BenchmarkLoad(b *testing.B) {
 			time.Duration(med(r.p50)).Round(100*time.Nanosecond), time.Duration(med(r.p99)).Round(100*time.Nanosecond), ratio)
 	}
 	w.Flush()
-	fmt.Printf("medians of %d rounds of %v each, contenders interleaved; the store is a bbolt file behind a Segment\n", *loadRounds, *loadSlice)
+	fmt.Printf("medians of %d rounds of %v each, contenders interleaved; the store is a bbolt file behind a Segment; both with metrics, as in sn serve\n", *loadRounds, *loadSlice)
 }
