@@ -20,9 +20,9 @@ type tally struct {
 	// unprinted counts numbers observed without c.Numbers: those of
 	// AppendNext and AppendNextN without hooks
 	unprinted int
-	errs    []error
-	log     *[]string
-	panics  bool
+	errs      []error
+	log       *[]string
+	panics    bool
 }
 
 func (o *tally) Open(seqs map[string]sequence.Gen) {
