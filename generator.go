@@ -152,7 +152,9 @@ func (g *Generator) AppendNext(ctx context.Context, dst []byte, at time.Time, va
 // NextN returns n numbers, at most [MaxN]. They share one reading of the
 // clock, and a sequence that supports batches (sequence.Batcher) is asked
 // for them at once. On error, the numbers issued so far are returned with
-// it.
+// it. A template with two sequence parts on one counter (@<seq>.@<seq>)
+// draws the first part's n values, then the second's: its batch prints
+// other pairs than n calls of Next would, each value still once.
 func (g *Generator) NextN(ctx context.Context, n int) ([]string, error) {
 	return g.NextNAt(ctx, n, time.Time{}, nil)
 }
