@@ -3,6 +3,10 @@ package sn_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,4 +70,80 @@ func TestAppendNextN(t *testing.T) {
 	if !errors.Is(err, sn.ErrOverflow) || len(ends) != 9 || string(dst) != "T1T2T3T4T5T6T7T8T9" {
 		t.Errorf("overflow partway: %q %v %v", dst, ends, err)
 	}
+}
+
+// On random templates, AppendNextN prints what NextNAt prints, batch by
+// batch (overflows partway included), no number repeats, every number is
+// one the template's Regexp matches, and the strings NextNAt returned
+// never change as later batches are issued.
+func TestAppendNextNRandomTemplates(t *testing.T) {
+	ctx := context.Background()
+	rnd := rand.New(rand.NewPCG(7, 11))
+	parts := []func() string{
+		func() string { return []string{"SN-", "-", "/", "X", "."}[rnd.IntN(5)] },
+		func() string { return fmt.Sprintf("@<seq, width=%d>", 1+rnd.IntN(4)) },
+		func() string { return fmt.Sprintf("@<seq, width=%d, overflow=grow>", 1+rnd.IntN(3)) },
+		func() string { return "@<date, format=yyyyMMdd>" },
+		func() string { return "@<v, var>" },
+		func() string { return "@<checksum, algo=luhn>" },
+		func() string { return "@<s2, width=2, reset=day>" },
+	}
+	days := []time.Time{time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), time.Date(2024, 5, 2, 23, 59, 59, 0, time.UTC)}
+	type kept struct{ got, copy string }
+	var keep []kept
+	compiled, numbers, partial := 0, 0, 0
+	for range 800 {
+		var b strings.Builder
+		for range 1 + rnd.IntN(6) {
+			b.WriteString(parts[rnd.IntN(len(parts))]())
+		}
+		tmpl := b.String()
+		gen := func() (*sn.Generator, error) {
+			return sn.New(tmpl, sn.WithSequence("seq", sequence.NewMemory()), sn.WithSequence("s2", sequence.NewMemory()))
+		}
+		a, err := gen()
+		if err != nil {
+			continue // no sequence part, reset= without its date, ambiguous...
+		}
+		bg, _ := gen()
+		compiled++
+		re := regexp.MustCompile(a.Regexp())
+		seen := map[string]bool{}
+		dst, ends := []byte("prefix"), []int(nil)
+		for range 12 {
+			n, at, vars := rnd.IntN(60), days[rnd.IntN(2)], sn.Vars{"v": []string{"a", "zz"}[rnd.IntN(2)]}
+			start, from := len(dst), len(ends)
+			var errA error
+			dst, ends, errA = a.AppendNextN(ctx, dst, ends, n, at, vars)
+			want, errB := bg.NextNAt(ctx, n, at, vars)
+			if (errA == nil) != (errB == nil) || len(ends)-from != len(want) {
+				t.Fatalf("%s, n=%d: AppendNextN gave %d and %v, NextNAt %d and %v", tmpl, n, len(ends)-from, errA, len(want), errB)
+			}
+			if errA != nil {
+				if !errors.Is(errA, sn.ErrOverflow) {
+					t.Fatalf("%s: %v", tmpl, errA)
+				}
+				partial++
+			}
+			for i, end := range ends[from:] {
+				got := string(dst[start:end])
+				start = end
+				if got != want[i] || seen[got] || !re.MatchString(got) {
+					t.Fatalf("%s, n=%d, number %d: %q; NextNAt %q; seen before %v; matches %s: %v", tmpl, n, i, got, want[i], seen[got], a.Regexp(), re.MatchString(got))
+				}
+				seen[got] = true
+				keep = append(keep, kept{want[i], strings.Clone(want[i])})
+			}
+			numbers += len(want)
+		}
+	}
+	for _, k := range keep {
+		if k.got != k.copy {
+			t.Fatalf("a string NextNAt returned changed from %q to %q", k.copy, k.got)
+		}
+	}
+	if compiled < 200 || partial == 0 {
+		t.Fatalf("%d templates compiled, %d batches overflowed partway: the test no longer tries what it means to", compiled, partial)
+	}
+	t.Logf("%d templates, %d numbers, %d batches overflowed partway: AppendNextN and NextNAt agree, 0 repeats", compiled, numbers, partial)
 }
