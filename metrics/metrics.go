@@ -9,7 +9,7 @@
 //	...
 //	g, err := sn.New(template, sn.WithSequence("seq", seg), m.Option("orders"))
 //
-// and a config's templates through config.WithTemplateOptions. Counting a
+// and a config's templates through config.WithTemplateOptions(m.Options). Counting a
 // call costs an atomic add and a histogram observation; the state of the
 // stores is read when Prometheus scrapes, not when numbers are issued. A
 // program that does not import this package links none of it.
@@ -99,6 +99,11 @@ func (m *Metrics) Option(name string) sn.Option {
 		calls:  m.calls.WithLabelValues(name),
 	})
 }
+
+// Options returns [Metrics.Option] of name alone, in the form
+// config.WithTemplateOptions takes, so that every template of a config
+// reports under its name: config.WithTemplateOptions(m.Options).
+func (m *Metrics) Options(name string) []sn.Option { return []sn.Option{m.Option(name)} }
 
 // Watch reports the store g under the label store=label. A store already
 // watched, by Watch or by a Generator's option, takes the new label, and

@@ -219,7 +219,7 @@ func TestConfig(t *testing.T) {
 		},
 	}
 	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()),
-		config.WithTemplateOptions(func(name string) []sn.Option { return []sn.Option{m.Option(name)} }))
+		config.WithTemplateOptions(m.Options))
 	if err != nil {
 		t.Fatal(err)
 	}

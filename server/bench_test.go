@@ -16,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sngen/sn"
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/metrics"
@@ -46,7 +45,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	set, err := cfg.Build(context.Background(), config.WithDir(b.TempDir()),
-		config.WithTemplateOptions(func(name string) []sn.Option { return []sn.Option{m.Option(name)} }))
+		config.WithTemplateOptions(m.Options))
 	if err != nil {
 		b.Fatal(err)
 	}

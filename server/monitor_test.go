@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/metrics"
@@ -43,7 +42,7 @@ templates:
 		t.Fatal(err)
 	}
 	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()),
-		config.WithTemplateOptions(func(name string) []sn.Option { return []sn.Option{m.Option(name)} }))
+		config.WithTemplateOptions(m.Options))
 	if err != nil {
 		t.Fatal(err)
 	}

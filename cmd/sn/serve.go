@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/server"
@@ -107,7 +106,7 @@ func cmdServe(e *env, args []string) error {
 		return err
 	}
 	set, err := cfg.Build(ctx, config.WithDir(dir),
-		config.WithTemplateOptions(func(name string) []sn.Option { return []sn.Option{m.Option(name)} }))
+		config.WithTemplateOptions(m.Options))
 	if err != nil {
 		return f.explain(err)
 	}
