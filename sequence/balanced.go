@@ -135,30 +135,36 @@ func (b *Balanced) NextN(ctx context.Context, key string, dst []int64, n int) ([
 	}
 	want := n
 	err := b.each(ctx, func(ctx context.Context, i int) error {
-		start := len(dst)
+		// Gen i's values are collected apart from dst (in its spare
+		// room) and reach dst only once shifted: a Gen that panics
+		// half-way leaves dst as it was, never holding raw values that
+		// another Gen's numbers could equal.
+		got := dst[len(dst):]
 		var err error
 		if bg, ok := b.gens[i].(Batcher); ok {
-			dst, err = bg.NextN(ctx, key, dst, want)
+			got, err = bg.NextN(ctx, key, got, want)
 		} else {
 			for range want {
 				var v int64
 				if v, err = b.gens[i].Next(ctx, key); err != nil {
 					break
 				}
-				dst = append(dst, v)
+				got = append(got, v)
 			}
 		}
 		// Numbers a Gen issued before failing are kept: they are
 		// consumed, and unique.
-		for j := start; j < len(dst); j++ {
-			v, verr := b.number(i, dst[j])
+		for j := range got {
+			v, verr := b.number(i, got[j])
 			if verr != nil {
-				dst = dst[:j]
-				return verr
+				got, err = got[:j], verr
+				break
 			}
-			dst[j] = v
+			got[j] = v
 		}
-		want -= len(dst) - start
+		got = got[:min(len(got), want)]
+		dst = append(dst, got...)
+		want -= len(got)
 		if err == nil && want > 0 {
 			err = fmt.Errorf("%w: NextN returned %d numbers too few", ErrUnavailable, want)
 		}

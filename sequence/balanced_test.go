@@ -285,3 +285,86 @@ func TestNewBalancedRefuses(t *testing.T) {
 type onlyNext struct{ sequence.Gen }
 
 func (g onlyNext) Next(ctx context.Context, key string) (int64, error) { return g.Gen.Next(ctx, key) }
+
+// panicky is a Gen, not a Batcher, whose Next panics at random after
+// drawing its value, as a member with a bug would half-way through a batch.
+type panicky struct {
+	sequence.Gen
+	rnd *rand.Rand
+	mu  sync.Mutex
+}
+
+func (g *panicky) Next(ctx context.Context, key string) (int64, error) {
+	v, err := g.Gen.Next(ctx, key)
+	g.mu.Lock()
+	boom := g.rnd.IntN(4) == 0
+	g.mu.Unlock()
+	if boom {
+		panic("panicky: bug in a Gen")
+	}
+	return v, err
+}
+
+// repeats counts the numbers that appear more than once in batches.
+func repeats(batches [][]int64) int {
+	seen := make(map[int64]bool)
+	n := 0
+	for _, b := range batches {
+		for _, v := range b {
+			if seen[v] {
+				n++
+			}
+			seen[v] = true
+		}
+	}
+	return n
+}
+
+// A member that panics half-way through a batch leaves nothing of its raw
+// values in the batch: 8 goroutines draw batches from [panicky, Memory]
+// and no number repeats. The control shows the count sees raw values that
+// reach a batch unshifted.
+func TestBalancedNextNMemberPanics(t *testing.T) {
+	ctx := context.Background()
+	b := mustBalanced(t, []sequence.Gen{
+		&panicky{Gen: sequence.NewMemory(), rnd: rand.New(rand.NewPCG(1, 2))},
+		sequence.NewMemory(),
+	}, sequence.BalancedOptions{Rescue: time.Nanosecond})
+	var mu sync.Mutex
+	var batches [][]int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]int64, 0, 64) // room, so that a Gen writes into the caller's array
+			for range 500 {
+				got, err := b.NextN(ctx, "k", buf[:0], 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				batches = append(batches, append([]int64(nil), got...))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if r := repeats(batches); r != 0 {
+		t.Errorf("%d numbers repeated across %d batches of a Balanced whose member panics", r, len(batches))
+	}
+
+	// Control: one member's raw values beside another's numbers repeat.
+	raw, m := sequence.NewMemory(), sequence.NewMemory()
+	control := mustBalanced(t, []sequence.Gen{m, m}, sequence.BalancedOptions{})
+	var leaked [][]int64
+	for range 50 {
+		v, _ := raw.Next(ctx, "k")
+		n, _ := control.Next(ctx, "k")
+		leaked = append(leaked, []int64{v, n})
+	}
+	if repeats(leaked) == 0 {
+		t.Error("control: raw values beside a Balanced's numbers did not repeat; the count cannot see a leak")
+	}
+}
