@@ -54,3 +54,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzNew -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzCollision -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzCompute -fuzztime 60s ./checksum
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./config

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
 )
 
 // Calendar periods: each call is a number and its counter key at an
@@ -114,7 +115,14 @@ func TestCalendarPeriods(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := mustNew(t, tt.tpl)
+			// The store's clock is at the calls' instants: counters per
+			// hour, minute or second expire by it, and an instant long
+			// before it is refused.
+			storeNow := func() time.Time { return tt.calls[0].at }
+			g, err := sn.New(tt.tpl, sn.WithSequence("seq", sequence.NewMemory(sequence.MemoryClock(storeNow))))
+			if err != nil {
+				t.Fatal(err)
+			}
 			var got, want []string
 			for _, c := range tt.calls {
 				s, err := g.NextAt(ctx, c.at, nil)

@@ -36,8 +36,17 @@ var (
 
 	// ErrInstant means the instant of a call is one the template's dates
 	// cannot print: a year outside 0000-9999, or outside the window of a yy
-	// date. Nothing was drawn.
+	// date; or, for a counter per hour, minute or second, an instant given
+	// more than half the retention before the store's time, whose counter
+	// may be gone (see [WithRetention]). Nothing was drawn.
 	ErrInstant = engine.ErrInstant
+
+	// ErrKey means the key of an obfuscate=NAME part is not the key its
+	// series was issued with: the store records a check value of the key
+	// (a keyed hash that does not reveal it) with the first number, and
+	// refuses to draw or raise a floor with another key, which would
+	// print, read back and floor every number wrongly. Nothing was drawn.
+	ErrKey = engine.ErrKey
 
 	// ErrSequence means a sequence returned zero or a negative number, or
 	// a batch of another size than asked for. The numbers are not printed.

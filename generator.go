@@ -237,6 +237,9 @@ func (g *Generator) Floor(ctx context.Context, floor int64) error {
 		ts = append(ts, target{p, fl, key})
 	}
 	for _, t := range ts {
+		if err := t.p.Bind(ctx); err != nil {
+			return fmt.Errorf("sn: Floor: %w", err)
+		}
 		if err := t.fl.Floor(ctx, t.key, floor); err != nil {
 			return fmt.Errorf("sn: Floor: %s at offset %d: %w", t.p.Name, t.p.Offset, err)
 		}
@@ -289,6 +292,9 @@ func (g *Generator) FloorParsed(ctx context.Context, ps ...Parsed) error {
 		fl, ok := part.Gen().(sequence.Floorer)
 		if !ok {
 			return fmt.Errorf("sn: FloorParsed: %s at offset %d: %w: %T cannot raise a floor", part.Name, part.Offset, errors.ErrUnsupported, part.Gen())
+		}
+		if err := part.Bind(ctx); err != nil {
+			return fmt.Errorf("sn: FloorParsed: %w", err)
 		}
 		floorers[c.offset] = fl
 	}

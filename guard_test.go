@@ -119,6 +119,41 @@ func TestClockGuard(t *testing.T) {
 	}
 }
 
+// After an idle spell longer than a period and the retention, with every
+// clock right, nothing has been drawn since the counter of t0 was: the
+// store's clock alone has moved, and its counter expired. A process
+// restarted with its clock still at t0, and a document instant at t0, are
+// refused; the store's clock, not the last instant issued at, is what the
+// guard compares with.
+func TestClockGuardIdleSpell(t *testing.T) {
+	const tpl = `@<date, format=yyyyMMddHH>-@<seq, reset=hour>`
+	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	store := &fixedClock{t: t0}
+	mem := sequence.NewMemory(sequence.MemoryClock(store.now))
+	process := func(clock func() time.Time) *sn.Generator {
+		g, err := sn.New(tpl, sn.WithSequence("seq", mem), sn.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	first, err := process(store.now).Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.set(t0.Add(5 * time.Hour)) // idle: the store's clock alone moves
+	behind := process(func() time.Time { return t0 })
+	if n, err := behind.Next(ctx); !errors.Is(err, sequence.ErrClockRollback) {
+		t.Errorf("a process restarted with its clock at t0 after the idle spell: %q, %v; want ErrClockRollback (first %q)", n, err, first)
+	}
+	if n, err := process(store.now).NextAt(ctx, t0, nil); !errors.Is(err, sn.ErrInstant) {
+		t.Errorf("a document instant at t0 after the idle spell: %q, %v; want ErrInstant (first %q)", n, err, first)
+	}
+	if n, err := process(store.now).NextAt(ctx, t0.Add(4*time.Hour+30*time.Minute), nil); err != nil {
+		t.Errorf("a document instant 30 minutes back: %q, %v", n, err)
+	}
+}
+
 // WithRetention refuses less than an hour.
 func TestWithRetention(t *testing.T) {
 	_, err := sn.New(`@<date, format=yyyyMMddHH>@<seq, reset=hour>`, sn.WithRetention(time.Minute))

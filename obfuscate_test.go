@@ -1,13 +1,16 @@
 package sn_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/boltseq"
 )
 
 var orderKey = []byte("a key of 16 bytes or more, from a secret store")
@@ -117,5 +120,89 @@ func TestObfuscateIsANewSeries(t *testing.T) {
 	err := sn.CheckSet([]sn.Member{{Name: "old", Gen: plain, Store: "db"}, {Name: "new", Gen: obf, Store: "db"}})
 	if !errors.Is(err, sn.ErrAmbiguous) {
 		t.Errorf("CheckSet(plain, obfuscated on one store) = %v, want ErrAmbiguous", err)
+	}
+}
+
+// hideRecords hides a Segment's Recorder: the control of TestObfuscateKey.
+type hideRecords struct{ s *sequence.Segment }
+
+func (h hideRecords) Next(ctx context.Context, key string) (int64, error) { return h.s.Next(ctx, key) }
+
+// A series issued with one obfuscation key, in a bbolt file, and then a
+// process with another key under the same name: its draws, its Floor and
+// its FloorParsed are refused with ErrKey (the file records the key's
+// check value with the first number), so nothing prints twice and no
+// floor is raised wrongly. The control, the same file without records,
+// prints numbers the first key printed.
+func TestObfuscateKey(t *testing.T) {
+	otherKey := []byte("another key of sixteen bytes or more")
+	const tpl = `INV-@<seq, width=3, obfuscate=invoices>`
+	for _, recorded := range []bool{true, false} {
+		t.Run(map[bool]string{true: "recorded", false: "control"}[recorded], func(t *testing.T) {
+			store, err := boltseq.Open(filepath.Join(t.TempDir(), "sn.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			process := func(key []byte) *sn.Generator {
+				seg := sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10})
+				t.Cleanup(func() { seg.Close() })
+				var gen sequence.Gen = seg
+				if !recorded {
+					gen = hideRecords{seg}
+				}
+				return sn.MustNew(tpl, sn.WithSequence("seq", gen), sn.WithObfuscation("invoices", key))
+			}
+			seen := map[string]bool{}
+			repeats := 0
+			first := process(orderKey)
+			for range 400 {
+				n, err := first.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen[n] = true
+			}
+			second := process(otherKey)
+			refused := 0
+			for range 400 {
+				n, err := second.Next(ctx)
+				if errors.Is(err, sn.ErrKey) {
+					refused++
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if seen[n] {
+					repeats++
+				}
+				seen[n] = true
+			}
+			if !recorded {
+				if repeats == 0 {
+					t.Error("the control repeated nothing: the test cannot see a number printed under two keys")
+				}
+				return
+			}
+			if repeats != 0 || refused != 400 {
+				t.Errorf("another key: %d repeats, %d of 400 draws refused", repeats, refused)
+			}
+			if err := second.Floor(ctx, 900); !errors.Is(err, sn.ErrKey) {
+				t.Errorf("Floor with another key: %v; want ErrKey", err)
+			}
+			p, err := second.Parse("INV-123")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := second.FloorParsed(ctx, p); !errors.Is(err, sn.ErrKey) {
+				t.Errorf("FloorParsed with another key: %v; want ErrKey", err)
+			}
+			if _, err := first.Next(ctx); err != nil {
+				t.Errorf("the first key after the second was refused: %v", err)
+			}
+			_, err = second.Next(ctx)
+			t.Log(err)
+		})
 	}
 }

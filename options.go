@@ -110,13 +110,15 @@ func WithClock(now func() time.Time) Option {
 
 // WithRetention sets how long the counter of a period of an hour or
 // shorter (reset=hour, minute, second) stays in the store after its
-// period: two hours unless set, and at least one, so that the hour a zone
-// repeats in the autumn finds its counter. Such counters expire in stores
-// that can expire keys (every store of package sequence and its
-// subpackages), and a call at an instant more than half the retention
-// before the latest instant numbers were issued at is refused with an
-// error wrapping sequence.ErrClockRollback: its counter may be gone, and
-// starting it again would repeat numbers.
+// period ends: two hours unless set, and at least one, so that the hour a
+// zone repeats in the autumn finds its counter. Such counters expire, by
+// the store's clock, in stores that can expire keys and tell their time
+// (sequence.Expirer and sequence.Clock: every store of package sequence
+// and its subpackages). A call at an instant more than half the retention
+// before the store's time is refused, since its counter may be gone and
+// starting it again would repeat numbers: with an error wrapping
+// sequence.ErrClockRollback when the instant is the clock's, and
+// [ErrInstant] when the caller gave it.
 func WithRetention(d time.Duration) Option {
 	return func(o *options) {
 		if d < engine.MinRetention {

@@ -375,6 +375,10 @@ var (
 
 func decodeYAML(data []byte, c *Config) ([]keyPos, []*Error) {
 	keys, err := yamlKeys(data)
+	var ae *aliasError
+	if errors.As(err, &ae) {
+		return nil, []*Error{{Line: ae.line, Err: ae}}
+	}
 	if err == nil { // otherwise the decoder says what is wrong
 		if errs := checkKeys(keys); len(errs) > 0 {
 			return nil, errs
@@ -452,13 +456,49 @@ func yamlError(msg string, keys []keyPos) *Error {
 	return typeError(k, line, want(into, "a mapping"), found)
 }
 
+// Aliases let a few bytes of YAML stand for a huge document (a mapping
+// of nine aliases of a mapping of nine aliases...: 9^k nodes in a few
+// hundred bytes), which the key walk, following aliases as the decoder
+// does, would expand. So the walk visits at most maxAliasRatio times the
+// nodes the document has, and at least minAliasBudget nodes; a document
+// that expands further is refused.
+const (
+	maxAliasRatio  = 20
+	minAliasBudget = 10_000
+)
+
+// aliasError is a document whose aliases expand it too far.
+type aliasError struct {
+	line          int // of the first alias
+	nodes, budget int
+}
+
+func (e *aliasError) Error() string {
+	return fmt.Sprintf("the document's aliases expand it beyond %d nodes (it has %d): refused; write the repeated parts out, or use fewer levels of aliases", e.budget, e.nodes)
+}
+
 // yamlKeys lists the mapping keys of the first YAML document in data, in
-// order, following aliases and merge keys ("<<") as the decoder does.
+// order, following aliases and merge keys ("<<") as the decoder does. A
+// document whose aliases expand it too far gives an *aliasError.
 func yamlKeys(data []byte) ([]keyPos, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
+	nodes, firstAlias := 0, 0
+	var count func(n *yaml.Node)
+	count = func(n *yaml.Node) {
+		nodes++
+		if n.Kind == yaml.AliasNode && firstAlias == 0 {
+			firstAlias = n.Line
+		}
+		for _, c := range n.Content {
+			count(c)
+		}
+	}
+	count(&doc)
+	budget := max(minAliasBudget, maxAliasRatio*nodes)
+	visits := 0
 	var keys []keyPos
 	walking := map[*yaml.Node]bool{} // against aliases that contain themselves
 	// walk lists the keys of the mapping n at path but those in skip, and
@@ -469,6 +509,9 @@ func yamlKeys(data []byte) ([]keyPos, error) {
 			n = n.Alias
 		}
 		listed := map[string]bool{}
+		if visits++; visits > budget || n == nil {
+			return listed
+		}
 		if n == nil || walking[n] || len(path) > 0 && !strings.HasPrefix(path[len(path)-1], "[") && structAt(path) == nil && structAt(path[:len(path)-1]) == nil {
 			// nothing deeper is a field of a Config
 			return listed
@@ -535,6 +578,9 @@ func yamlKeys(data []byte) ([]keyPos, error) {
 		return listed
 	}
 	walk(&doc, nil, nil)
+	if visits > budget {
+		return nil, &aliasError{line: firstAlias, nodes: nodes, budget: budget}
+	}
 	return keys, nil
 }
 

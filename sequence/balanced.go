@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math"
 	"math/bits"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -24,6 +26,14 @@ import (
 // databases, two Redis servers, or the same store twice). They are not
 // increasing: each Gen counts on its own, so check a Balanced with
 // [sequencetest.RunUnordered].
+//
+// A Gen's place is part of every number it gives, so another process with
+// the Gens in another order would issue the numbers of this one: each Gen
+// whose store keeps records ([Recorder]) records its place (its index
+// and the number of Gens) there before its first number, and a Balanced
+// that finds another place recorded issues nothing and returns an error
+// wrapping [ErrInvalidArgument] that names both. A Gen used once per
+// place per store: two Gens over one store at two places are refused too.
 //
 // A Gen whose call fails is taken out of the turn for
 // [BalancedOptions.Rescue] and then tried again. A call fails over to the
@@ -43,6 +53,9 @@ type Balanced struct {
 	out    []atomic.Int64 // per Gen: until when (unix nanoseconds) it is out of the turn; 0 when in
 	nout   atomic.Int32   // how many Gens are out, so that the clock is read only then
 	closed atomic.Bool
+
+	placed  []atomic.Bool         // per Gen: its place is recorded in its store, or it keeps no records
+	refused atomic.Pointer[error] // set when a store records another place: every call fails
 }
 
 // BalancedOptions configure a [Balanced]. The zero value is ready to use.
@@ -91,12 +104,57 @@ func NewBalanced(gens []Gen, opts BalancedOptions) (*Balanced, error) {
 	}
 	shift := uint(bits.TrailingZeros(uint(n)))
 	return &Balanced{
-		gens:  append([]Gen(nil), gens...),
-		shift: shift,
-		max:   math.MaxInt64 >> shift,
-		opts:  opts,
-		out:   make([]atomic.Int64, n),
+		gens:   append([]Gen(nil), gens...),
+		shift:  shift,
+		max:    math.MaxInt64 >> shift,
+		opts:   opts,
+		out:    make([]atomic.Int64, n),
+		placed: make([]atomic.Bool, n),
 	}, nil
+}
+
+// placeRecord is the name a Gen's place is recorded under in its store.
+const placeRecord = "sequence.Balanced place"
+
+// place records Gen i's place in its store, once, and refuses another.
+func (b *Balanced) place(ctx context.Context, i int) error {
+	r, ok := b.gens[i].(Recorder)
+	if !ok {
+		b.placed[i].Store(true)
+		return nil
+	}
+	var at []string
+	for j, g := range b.gens {
+		if sameGen(g, b.gens[i]) {
+			at = append(at, strconv.Itoa(j))
+		}
+	}
+	want := fmt.Sprintf("Gen %s of %d", strings.Join(at, ","), len(b.gens))
+	got, err := r.Record(ctx, placeRecord, want)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+	case err != nil:
+		return fmt.Errorf("recording its place: %w", err)
+	case got != want:
+		refusal := fmt.Errorf("%w: Balanced: the store of Gen %d (%T) records its place as %q, and this Balanced has it as %q: "+
+			"the low bits of a number name the Gen, so Gens in another order would issue one another's numbers; list the Gens in the recorded order, or give this Balanced stores of its own",
+			ErrInvalidArgument, i, b.gens[i], got, want)
+		b.refused.CompareAndSwap(nil, &refusal)
+		return refusal
+	}
+	b.placed[i].Store(true)
+	return nil
+}
+
+// sameGen reports whether a and b are one Gen; Gens of types that cannot
+// be compared are different.
+func sameGen(a, b Gen) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // Split returns the index of the Gen that issued number and the value that
@@ -190,6 +248,9 @@ func (b *Balanced) each(ctx context.Context, try func(ctx context.Context, i int
 	if b.closed.Load() {
 		return fmt.Errorf("%w: Balanced", ErrClosed)
 	}
+	if r := b.refused.Load(); r != nil {
+		return *r
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -209,6 +270,9 @@ func (b *Balanced) each(ctx context.Context, try func(ctx context.Context, i int
 				continue // the first pass takes the Gens in the turn, the second the others
 			}
 			err := b.call(ctx, i, try)
+			if r := b.refused.Load(); r != nil {
+				return *r
+			}
 			if err == nil {
 				if until != 0 && b.out[i].CompareAndSwap(until, 0) {
 					b.nout.Add(-1)
@@ -238,6 +302,11 @@ func (b *Balanced) call(ctx context.Context, i int, try func(ctx context.Context
 			err = fmt.Errorf("Gen %d panicked: %v", i, r)
 		}
 	}()
+	if !b.placed[i].Load() {
+		if err := b.place(ctx, i); err != nil {
+			return err
+		}
+	}
 	return try(ctx, i)
 }
 

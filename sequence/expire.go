@@ -23,13 +23,64 @@ type Expirer interface {
 // returns the mark, read from the store at the time of the call (never
 // from a cache): the largest v any process has marked. Marks share the
 // keys of counters: the mark of a key is its counter's last number, and a
-// key used for marks must not be drawn from. sn keeps the latest instant
-// numbers were issued at as a mark, so that a process whose clock went
-// back into a period whose counter has expired refuses to draw instead of
-// starting the counter again. A wrapper whose store cannot keep marks
-// returns an error wrapping errors.ErrUnsupported.
+// key used for marks must not be drawn from. sn keeps the latest reading
+// of the store's [Clock] as a mark, so that a store whose clock went back
+// does not let a process draw from a period whose counter the store has
+// deleted. A wrapper whose store cannot keep marks returns an error
+// wrapping errors.ErrUnsupported.
 type Marker interface {
 	Mark(ctx context.Context, key string, v int64) (int64, error)
+}
+
+// Clock is implemented by a [Gen] or [Allocator] whose store expires keys
+// ([Expirer]) by a clock of its own. Now returns that clock's time, read
+// from the store at the time of the call: a database's now(), Redis's
+// TIME, the process's clock for a store in a local file or in memory.
+//
+// sn reads it to know which counters the store may have deleted: a
+// counter per hour, minute or second expires by the store's clock, not by
+// the caller's, so a call for an instant whose period's counter may be
+// gone by that clock is refused, however long nothing was drawn and
+// whatever the caller's clock says. A store that expires keys must be a
+// Clock, or sn does not let its counters expire. A wrapper whose store
+// has no clock returns an error wrapping errors.ErrUnsupported.
+type Clock interface {
+	Now(ctx context.Context) (time.Time, error)
+}
+
+// Recorder is implemented by a [Gen] or [Allocator] whose store keeps
+// records: facts about the series it serves that every process sharing
+// the store must agree on, such as the place of a store among the Gens of
+// a [Balanced] or the check value of an obfuscation key. Record stores
+// value under name unless the store has a value for name already, and
+// returns the value stored: value itself, or the one recorded first. Two
+// processes that record at once get the same answer. Records are kept for
+// good. A wrapper whose store keeps no records returns an error wrapping
+// errors.ErrUnsupported.
+type Recorder interface {
+	Record(ctx context.Context, name, value string) (string, error)
+}
+
+// records is a store's records in memory.
+type records struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (r *records) record(ctx context.Context, name, value string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v, ok := r.m[name]; ok {
+		return v, nil
+	}
+	if r.m == nil {
+		r.m = map[string]string{}
+	}
+	r.m[name] = value
+	return value, nil
 }
 
 // expiries keeps the deadlines of the keys of an in-memory store.

@@ -13,13 +13,14 @@ import (
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer], [Marker], [Expirer] and [Identifier]: each
+// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id   string
 	mu   sync.Mutex
 	last map[string]int64 // key -> last number reserved
 	exp  expiries
+	recs records
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.
@@ -76,6 +77,21 @@ func (a *MemoryAllocator) Mark(ctx context.Context, key string, v int64) (int64,
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.last[key], nil
+}
+
+// Now returns the time the MemoryAllocator's deadlines are kept by:
+// time.Now.
+func (a *MemoryAllocator) Now(ctx context.Context) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
+	return a.exp.clock(), nil
+}
+
+// Record stores value under name unless the MemoryAllocator has a value
+// for name, and returns the value stored (see [Recorder]).
+func (a *MemoryAllocator) Record(ctx context.Context, name, value string) (string, error) {
+	return a.recs.record(ctx, name, value)
 }
 
 // Expire deletes key once ttl has passed (on a later Mark, Floor or

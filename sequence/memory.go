@@ -13,11 +13,12 @@ import (
 // at 1 for each key (see [StartAt]) and are lost when the process ends, so
 // Memory suits tests, examples and numbers that only need to be unique within
 // one run. It is safe for concurrent use and implements [Batcher], [Binder],
-// [Floorer], [Marker] and [Expirer].
+// [Floorer], [Marker], [Expirer], [Clock] and [Recorder].
 type Memory struct {
 	start    int64
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
 	exp      expiries
+	recs     records
 }
 
 // MemoryOption configures a [Memory].
@@ -130,6 +131,21 @@ func (m *Memory) Mark(ctx context.Context, key string, v int64) (int64, error) {
 		return 0, err
 	}
 	return m.counter(key).Load(), nil
+}
+
+// Now returns the time the Memory's deadlines are kept by: time.Now, or
+// the clock given with [MemoryClock].
+func (m *Memory) Now(ctx context.Context) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
+	return m.exp.clock(), nil
+}
+
+// Record stores value under name unless the Memory has a value for name,
+// and returns the value stored (see [Recorder]).
+func (m *Memory) Record(ctx context.Context, name, value string) (string, error) {
+	return m.recs.record(ctx, name, value)
 }
 
 // Expire deletes key once ttl has passed (on a later Mark or Expire; at

@@ -54,6 +54,13 @@ type QueuedOptions struct {
 	// queued numbers become a gap, and the key's next call starts a new
 	// queue. Zero means 10 minutes; a negative Idle keeps every queue.
 	Idle time.Duration
+	// FillTimeout bounds each refill: a call to the Gen that has not
+	// returned by then is cancelled, and the callers waiting for it get
+	// an error wrapping [ErrUnavailable], so that one call that hangs
+	// does not wedge its key (nor, under a [Balanced], the member). The
+	// next caller starts another refill. Numbers the abandoned call
+	// returns late are still queued. Zero means 5 seconds.
+	FillTimeout time.Duration
 }
 
 // queue is one key's numbers drawn ahead.
@@ -84,8 +91,11 @@ func NewQueued(gen Gen, opts QueuedOptions) (*Queued, error) {
 	if gen == nil {
 		return nil, fmt.Errorf("%w: NewQueued with a nil Gen", ErrInvalidArgument)
 	}
-	if opts.Lead < 0 || opts.Min < 0 || opts.Max < 0 {
-		return nil, fmt.Errorf("%w: NewQueued: negative Lead (%v), Min (%d) or Max (%d)", ErrInvalidArgument, opts.Lead, opts.Min, opts.Max)
+	if opts.Lead < 0 || opts.Min < 0 || opts.Max < 0 || opts.FillTimeout < 0 {
+		return nil, fmt.Errorf("%w: NewQueued: negative Lead (%v), Min (%d), Max (%d) or FillTimeout (%v)", ErrInvalidArgument, opts.Lead, opts.Min, opts.Max, opts.FillTimeout)
+	}
+	if opts.FillTimeout == 0 {
+		opts.FillTimeout = 5 * time.Second
 	}
 	if opts.Lead == 0 {
 		opts.Lead = 50 * time.Millisecond
@@ -240,10 +250,40 @@ func (qd *Queued) measure(q *queue) {
 	q.target = int(min(max(want, float64(qd.opts.Min)), float64(qd.opts.Max)))
 }
 
-// run draws want numbers for key and appends them to q.
+// run draws want numbers for key and appends them to q, within
+// FillTimeout: a draw that takes longer fails the fill, and what it
+// returns late is queued all the same.
 func (qd *Queued) run(q *queue, key string, f *fill, want int) {
 	defer qd.fills.Done()
-	got, err := qd.draw(key, want)
+	ctx, cancel := context.WithTimeout(qd.ctx, qd.opts.FillTimeout)
+	type result struct {
+		got []int64
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		defer cancel()
+		got, err := qd.draw(ctx, key, want)
+		res <- result{got, err}
+	}()
+	t := time.NewTimer(qd.opts.FillTimeout + qd.opts.FillTimeout/10)
+	defer t.Stop()
+	select {
+	case r := <-res:
+		qd.add(q, key, f, r.got, r.err)
+	case <-t.C:
+		// The Gen did not return, even cancelled: the fill fails, and
+		// the next caller starts another.
+		qd.add(q, key, f, nil, fmt.Errorf("%w: the Gen did not return within %v (QueuedOptions.FillTimeout)", ErrUnavailable, qd.opts.FillTimeout))
+		go func() {
+			r := <-res
+			qd.add(q, key, nil, r.got, nil)
+		}()
+	}
+}
+
+// add queues the numbers got, and ends fill f (if not nil) with err.
+func (qd *Queued) add(q *queue, key string, f *fill, got []int64, err error) {
 	slices.Sort(got)
 	q.mu.Lock()
 	if q.head > 0 && q.head >= len(q.buf)/2 {
@@ -259,17 +299,26 @@ func (qd *Queued) run(q *queue, key string, f *fill, want int) {
 			q.tail = n
 		}
 	}
+	if f == nil {
+		q.mu.Unlock()
+		return
+	}
 	if err != nil {
+		if !errors.Is(err, ErrUnavailable) && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
 		f.err = fmt.Errorf("sequence: Queued: refilling %q: %w", key, err)
 	}
-	q.fill = nil
+	if q.fill == f {
+		q.fill = nil
+	}
 	q.mu.Unlock()
 	close(f.done)
 }
 
 // draw takes want numbers for key from the Gen, in one batch if it is a
 // [Batcher]. On error it returns the numbers drawn before it.
-func (qd *Queued) draw(key string, want int) (got []int64, err error) {
+func (qd *Queued) draw(ctx context.Context, key string, want int) (got []int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the Gen panicked: %v", r)
@@ -277,16 +326,27 @@ func (qd *Queued) draw(key string, want int) (got []int64, err error) {
 	}()
 	got = make([]int64, 0, want)
 	if b, ok := qd.gen.(Batcher); ok {
-		return b.NextN(qd.ctx, key, got, want)
+		return b.NextN(ctx, key, got, want)
 	}
 	for range want {
-		n, err := qd.gen.Next(qd.ctx, key)
+		n, err := qd.gen.Next(ctx, key)
 		if err != nil {
 			return got, err
 		}
 		got = append(got, n)
 	}
 	return got, nil
+}
+
+// Record records value under name in the Gen's store (see [Recorder]). It
+// returns an error wrapping errors.ErrUnsupported if the Gen is not a
+// Recorder.
+func (qd *Queued) Record(ctx context.Context, name, value string) (string, error) {
+	r, ok := qd.gen.(Recorder)
+	if !ok {
+		return "", fmt.Errorf("sequence: Queued: Record(%q): %T keeps no records: %w", name, qd.gen, errors.ErrUnsupported)
+	}
+	return r.Record(ctx, name, value)
 }
 
 // Floor raises key's floor in the Gen and drops the queued numbers at or

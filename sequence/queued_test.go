@@ -263,3 +263,77 @@ func TestQueuedIdleRelease(t *testing.T) {
 		}
 	}
 }
+
+// hangGen hangs in Next while hang is set: ignoring its context when
+// deaf is set, else until the context ends.
+type hangGen struct {
+	Gen   sequence.Gen
+	hang  atomic.Bool
+	deaf  bool
+	freed chan struct{}
+}
+
+func (h *hangGen) Next(ctx context.Context, key string) (int64, error) {
+	if h.hang.Load() {
+		if h.deaf {
+			<-h.freed
+		} else {
+			<-ctx.Done()
+			return 0, ctx.Err()
+		}
+	}
+	return h.Gen.Next(ctx, key)
+}
+
+// A refill whose call to the Gen hangs, whether the Gen honours its
+// context or not, fails within FillTimeout with ErrUnavailable instead of
+// wedging the key until Close; once the Gen answers again the key issues
+// again, numbers a late call returned included, with no repeat. Under a
+// Balanced, the other member serves meanwhile.
+func TestQueuedFillTimeout(t *testing.T) {
+	for _, deaf := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cancellable", true: "deaf"}[deaf], func(t *testing.T) {
+			ctx := context.Background()
+			h := &hangGen{Gen: sequence.NewMemory(), deaf: deaf, freed: make(chan struct{})}
+			q, err := sequence.NewQueued(h, sequence.QueuedOptions{FillTimeout: 100 * time.Millisecond, Min: 4, Max: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			h.hang.Store(true)
+			long, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			if _, err := q.Next(long, "k"); !errors.Is(err, sequence.ErrUnavailable) {
+				t.Fatalf("a refill that hangs: %v; want ErrUnavailable", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the refill failed after %v; want about FillTimeout", d)
+			}
+			b := mustBalanced(t, []sequence.Gen{q, sequence.NewMemory()}, sequence.BalancedOptions{})
+			for range 10 {
+				if _, err := b.Next(long, "k"); err != nil {
+					t.Fatalf("a Balanced over the hanging Queued: %v", err)
+				}
+			}
+			h.hang.Store(false)
+			if deaf {
+				close(h.freed)
+			}
+			seen := map[int64]bool{}
+			for range 50 {
+				n, err := q.Next(long, "k")
+				for try := 0; try < 10 && errors.Is(err, sequence.ErrUnavailable); try++ { // a fill started while hanging
+					n, err = q.Next(long, "k")
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if seen[n] {
+					t.Fatalf("%d twice", n)
+				}
+				seen[n] = true
+			}
+		})
+	}
+}

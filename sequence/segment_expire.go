@@ -21,6 +21,34 @@ func (s *Segment) Mark(ctx context.Context, key string, v int64) (int64, error) 
 	return m.Mark(ctx, key, v)
 }
 
+// Now returns the time by the Allocator's store clock (see [Clock]). It
+// returns an error wrapping errors.ErrUnsupported if the Allocator is not
+// a Clock.
+func (s *Segment) Now(ctx context.Context) (time.Time, error) {
+	if s.closed.Load() {
+		return time.Time{}, ErrClosed
+	}
+	c, ok := s.alloc.(Clock)
+	if !ok {
+		return time.Time{}, fmt.Errorf("sequence: Now: %T is not a Clock: %w", s.alloc, errors.ErrUnsupported)
+	}
+	return c.Now(ctx)
+}
+
+// Record records value under name in the Allocator's store (see
+// [Recorder]). It returns an error wrapping errors.ErrUnsupported if the
+// Allocator is not a Recorder.
+func (s *Segment) Record(ctx context.Context, name, value string) (string, error) {
+	if s.closed.Load() {
+		return "", ErrClosed
+	}
+	r, ok := s.alloc.(Recorder)
+	if !ok {
+		return "", fmt.Errorf("sequence: Record(%q): %T keeps no records: %w", name, s.alloc, errors.ErrUnsupported)
+	}
+	return r.Record(ctx, name, value)
+}
+
 // Expire lets the Allocator delete key once ttl has passed (see
 // [Expirer]). The Segment's own state for the key stays until it is
 // released or idle; a block it holds for a key the store deleted and

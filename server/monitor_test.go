@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -13,6 +14,8 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/metrics"
+	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/server"
 )
 
@@ -22,6 +25,15 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // the Redis srv, with metrics; it returns the server's URL.
 func startRedis(t *testing.T, srv *redistest.Server, tokens ...string) *httptest.Server {
 	t.Helper()
+	// A worker id released earlier, with its bound: the server's snowflake
+	// Gen takes it and issues at once (a new id waits one TTL).
+	lease, err := redisseq.NewLeaser(srv.Client(t), nil).Lease(t.Context(), snowflake.Sonyflake, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(t.Context(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := config.Parse([]byte(`
 store: {backend: bolt, path: sn.db}
 templates:

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -304,6 +307,9 @@ func (c *compiler) obfuscate(p *Part, name string) error {
 		return expression.Errorf("obfuscate", "obfuscate=%s: %v", name, err)
 	}
 	p.perm, p.Obfuscate = perm, name
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("sn obfuscation key check"))
+	p.keyCheck, p.keyOK = hex.EncodeToString(mac.Sum(nil)[:8]), new(atomic.Bool)
 	return nil
 }
 

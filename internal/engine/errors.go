@@ -22,6 +22,7 @@ var (
 	ErrTooMany       = errors.New("sn: too many numbers in one call")
 	ErrInvalidNumber = errors.New("sn: invalid number")
 	ErrPart          = errors.New("sn: part printed text outside its pattern")
+	ErrKey           = errors.New("sn: obfuscation key does not match the series")
 )
 
 // TemplateError is an error in a template at a byte offset. It wraps

@@ -25,48 +25,54 @@ const MinRetention = time.Hour
 // from drawing from a counter the store has deleted.
 //
 // The counters of such periods expire in the store (sequence.Expirer), so
-// they do not pile up: each is kept for its period and the retention R
-// after its first draw. A draw at an instant whose counter may be gone
-// would start it again at 1 and repeat the numbers of that period. So the
-// latest instant numbers were issued at is kept as a mark in the store
-// (sequence.Marker), shared by every process, and a draw at an instant
-// more than R/2 before the mark is refused with sequence.ErrClockRollback:
-// a clock set back, a process whose clock is behind the others', a
-// document instant given too far in the past. Within R/2 the counter is
-// certainly there and continues.
+// they do not pile up, and they expire by the store's clock
+// (sequence.Clock): a database's now(), Redis's TIME. So the guard reads
+// that clock, not the caller's and not the instants numbers were issued
+// at. A counter is given, when it is first drawn from, an expiry that
+// ends the retention R after its period ends by the store's clock
+// (however far in the future a document's instant puts that period), and
+// a draw at an instant more than R/2 before the store's time is refused:
+// its counter may be gone, and starting it again would repeat its
+// numbers. Within R/2 the counter is certainly there and continues. This
+// holds after an idle spell of any length, in a process restarted with a
+// clock behind the store's, and for a document instant given too far in
+// the past; a caller's instant never moves anything.
 //
-// The mark is read and raised once per period per process, and again when
-// R/4 has passed on the process's monotonic clock without a new period (a
-// wall clock that stopped). What is pushed is the later of the instant and
-// the last mark read plus the monotonic time since, so a clock set back
-// while the process runs is caught on its own.
+// The store's time is read when a call first draws in a period later than
+// any before (at most once a period), and every R/4 on the process's
+// monotonic clock, and carried forward on that clock between readings. Each reading is also raised
+// into a mark in the store (sequence.Marker), shared by every process, and
+// the latest mark counts as the store's time: a store whose clock went
+// back (a failover to a server whose clock is behind) does not let a call
+// into a period whose counter was deleted by the clock before.
 type guard struct {
-	marker    sequence.Marker
+	clock     sequence.Clock
+	marker    sequence.Marker  // nil: the store keeps no marks
 	expirer   sequence.Expirer // nil: the store keeps every counter
 	key       string           // the mark's key
 	period    time.Duration
 	retention time.Duration
 
-	fast atomic.Pointer[guardState] // what was checked last, for the hot path
+	fast atomic.Pointer[guardState] // the key checked last, for the hot path
 
 	mu      sync.Mutex
-	off     bool            // the store keeps no marks: its counters never expire either
-	mark    int64           // the mark last read, in Unix microseconds
-	readAt  time.Time       // when, on the monotonic clock
-	bucket  int64           // the period checked last
-	expired map[string]bool // the keys of that period given an expiry
+	off     bool            // the store has no clock: its counters never expire either
+	latest  int64           // the latest period drawn in
+	st      guardState      // the last reading
+	expired map[string]bool // the keys given an expiry since that reading
 }
 
-// guardState is a period and a key that passed the guard, until a
-// deadline on the monotonic clock.
+// guardState is a reading of the store's time, and a key that passed the
+// guard with it.
 type guardState struct {
-	bucket int64
 	key    string
-	until  time.Time
+	clock  time.Time // the store's clock when read
+	mark   time.Time // the latest reading any process marked, at least clock
+	readAt time.Time // when, on the monotonic clock
 }
 
 // newGuard returns the guard of part s drawing from gen, or nil when s has
-// no fine reset or gen keeps no marks.
+// no fine reset or gen has no clock.
 func newGuard(s *Part, gen sequence.Gen, base string, retention time.Duration) *guard {
 	var period time.Duration
 	switch s.Reset {
@@ -79,73 +85,135 @@ func newGuard(s *Part, gen sequence.Gen, base string, retention time.Duration) *
 	default:
 		return nil
 	}
-	m, ok := gen.(sequence.Marker)
+	c, ok := gen.(sequence.Clock)
 	if !ok {
 		return nil
 	}
-	g := &guard{marker: m, key: escapeKey(base) + "|guard", period: period, retention: retention}
+	g := &guard{clock: c, key: escapeKey(base) + "|clock", period: period, retention: retention}
+	g.marker, _ = gen.(sequence.Marker)
 	g.expirer, _ = gen.(sequence.Expirer)
 	return g
 }
 
-// check lets a draw at instant at, in period b, from counter key go
-// ahead, or refuses it.
-func (g *guard) check(ctx context.Context, b int64, at time.Time, key string) error {
-	if st := g.fast.Load(); st != nil && st.bucket == b && st.key == key && time.Now().Before(st.until) {
-		return nil
+// lateError is a draw refused by a guard: its instant is too far before
+// the store's time. It wraps sequence.ErrClockRollback, or ErrInstant when
+// the caller gave the instant.
+type lateError struct {
+	at, store time.Time
+	limit     time.Duration
+	given     bool
+}
+
+func (e *lateError) Error() string {
+	whose := "the clock's instant"
+	if e.given {
+		whose = "the instant given"
+	}
+	return fmt.Sprintf("%v: %s %s is %v before the store's time (%s); counters of periods more than %v old may be gone from the store, so nothing is drawn for it",
+		e.Unwrap(), whose, e.at.Format(time.RFC3339Nano), e.store.Sub(e.at).Round(time.Millisecond), e.store.UTC().Format(time.RFC3339Nano), e.limit)
+}
+
+func (e *lateError) Unwrap() error {
+	if e.given {
+		return ErrInstant
+	}
+	return sequence.ErrClockRollback
+}
+
+// check lets a draw at instant at (given by the caller, or read from the
+// clock), in period b, from counter key go ahead, or refuses it.
+func (g *guard) check(ctx context.Context, b int64, at time.Time, given bool, key string) error {
+	now := time.Now()
+	if st := g.fast.Load(); st != nil && st.key == key && now.Sub(st.readAt) < g.retention/4 {
+		return g.late(st, now, at, given)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.off {
 		return nil
 	}
-	now := time.Now()
-	if b != g.bucket || now.Sub(g.readAt) >= g.retention/4 {
-		push := max(at.UnixMicro(), 0)
-		if !g.readAt.IsZero() {
-			push = max(push, g.mark+now.Sub(g.readAt).Microseconds())
+	if b > g.latest || now.Sub(g.st.readAt) >= g.retention/4 {
+		if err := g.read(ctx); err != nil {
+			return err
 		}
-		m, err := g.marker.Mark(ctx, g.key, push)
-		if errors.Is(err, errors.ErrUnsupported) {
-			g.off = true // no marks: Expire is never called, counters stay
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%w: reading the clock guard's mark: %w", sequence.ErrUnavailable, err)
-		}
-		g.mark, g.readAt = m, now
-		if b != g.bucket {
-			g.bucket, g.expired = b, map[string]bool{}
-		}
+		g.latest = max(g.latest, b)
+		now = time.Now()
 	}
-	if lag := time.Duration(g.mark-at.UnixMicro()) * time.Microsecond; lag > g.retention/2 {
-		g.bucket = 0 // check again next time
-		return fmt.Errorf("%w: the instant %s is %v before the latest instant numbers were issued at (%s); counters of periods more than %v old may be gone from the store, so nothing is drawn for it",
-			sequence.ErrClockRollback, at.Format(time.RFC3339Nano), lag.Round(time.Millisecond), time.UnixMicro(g.mark).UTC().Format(time.RFC3339Nano), g.retention/2)
+	if err := g.late(&g.st, now, at, given); err != nil {
+		return err
 	}
 	if g.expirer == nil || g.expired[key] {
-		g.fast.Store(&guardState{bucket: b, key: key, until: g.readAt.Add(g.retention / 4)})
+		st := g.st
+		st.key = key
+		g.fast.Store(&st)
 	}
 	return nil
 }
 
-// drawn gives counter key, just drawn from, its expiry in the store, once
-// per period: its period and the retention from now. It is done after the
-// first draw, when the key is in the store. A failure leaves the key
-// without an expiry (it stays in the store) and is tried again on the
-// next draw.
-func (g *guard) drawn(ctx context.Context, b int64, key string) {
+// read reads the store's clock and raises the mark; g.mu is held.
+func (g *guard) read(ctx context.Context) error {
+	t, err := g.clock.Now(ctx)
+	if errors.Is(err, errors.ErrUnsupported) {
+		g.off = true // no clock: Expire is never called, counters stay
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: reading the store's clock: %w", sequence.ErrUnavailable, err)
+	}
+	readAt := time.Now()
+	mark := t
+	if g.marker != nil {
+		// What this process saw before, carried forward, goes in too: a
+		// store whose clock went back since is caught on its own.
+		push := t.UnixMicro()
+		if !g.st.readAt.IsZero() {
+			push = max(push, g.st.mark.Add(readAt.Sub(g.st.readAt)).UnixMicro())
+		}
+		m, err := g.marker.Mark(ctx, g.key, max(push, 0))
+		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			return fmt.Errorf("%w: marking the store's clock: %w", sequence.ErrUnavailable, err)
+		}
+		if err == nil && m > mark.UnixMicro() {
+			mark = time.UnixMicro(m)
+		}
+	}
+	g.st = guardState{clock: t, mark: mark, readAt: readAt}
+	g.expired = map[string]bool{}
+	return nil
+}
+
+// late refuses an instant more than half the retention before the store's
+// time, as reading st carries it forward to now.
+func (g *guard) late(st *guardState, now, at time.Time, given bool) error {
+	store := st.mark.Add(now.Sub(st.readAt))
+	if store.Sub(at) > g.retention/2 {
+		return &lateError{at: at, store: store, limit: g.retention / 2, given: given}
+	}
+	return nil
+}
+
+// drawn gives counter key, just drawn from at instant at, its expiry in
+// the store: the retention after its period ends, by the store's clock,
+// and a period's length more for the hour a zone repeats. It is done after
+// the first draw (when the key is in the store) and again after each
+// reading of the clock. A failure leaves the key without an expiry (it
+// stays in the store) and is tried again on the next draw.
+func (g *guard) drawn(ctx context.Context, at time.Time, key string) {
 	if g.expirer == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.off || b != g.bucket || g.expired[key] {
+	if g.off || g.expired == nil || g.expired[key] {
 		return
 	}
-	if err := g.expirer.Expire(ctx, key, g.period+g.retention); err != nil {
+	clock := g.st.clock.Add(time.Since(g.st.readAt))
+	ttl := max(at.Sub(clock), 0) + 2*g.period + g.retention
+	if err := g.expirer.Expire(ctx, key, ttl); err != nil {
 		return
 	}
 	g.expired[key] = true
-	g.fast.Store(&guardState{bucket: b, key: key, until: g.readAt.Add(g.retention / 4)})
+	st := g.st
+	st.key = key
+	g.fast.Store(&st)
 }

@@ -100,6 +100,8 @@ type Part struct {
 	guard     *guard        // for a reset of an hour or shorter on a store that keeps marks
 	Obfuscate string        // obfuscate=NAME
 	perm      *feistel.Perm // obfuscate=: prints 1+perm(n-1) for n
+	keyCheck  string        // obfuscate=: the check value of the key, recorded in the store
+	keyOK     *atomic.Bool  // obfuscate=: the store has the key's check value, or keeps no records
 	maxSeq    int64         // the largest number the part prints, or 0 for no limit
 	Digits    string        // radix= or alphabet=: the digits, 0 first; "" for decimal
 

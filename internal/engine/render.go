@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sngen/sn/expression"
 	"github.com/sngen/sn/internal/host"
+	"github.com/sngen/sn/sequence"
 )
 
 // MaxN is the most numbers one call to NextN or Preview issues.
@@ -72,6 +74,7 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}
+	given := !at.IsZero()
 	if pl.needTime || len(pl.vars) > 0 {
 		if at, err = pl.prepare(at, vars, false); err != nil {
 			return dst, err
@@ -79,7 +82,7 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 	}
 	if pl.simple != nil {
 		// The commonest case: text, one sequence, a check over it.
-		n, err := pl.draw(ctx, pl.simple.seq, at, vars)
+		n, err := pl.draw(ctx, pl.simple.seq, at, given, vars)
 		if err != nil {
 			return dst, err
 		}
@@ -87,7 +90,7 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 	}
 	if pl.direct && len(pl.seqs) == 1 {
 		// The common case: one sequence, rendered in template position.
-		n, err := pl.draw(ctx, &pl.parts[pl.seqs[0]], at, vars)
+		n, err := pl.draw(ctx, &pl.parts[pl.seqs[0]], at, given, vars)
 		if err != nil {
 			return dst, err
 		}
@@ -100,7 +103,7 @@ func (pl *Plan) AppendNext(ctx context.Context, dst []byte, at time.Time, vars m
 		vals = make([]int64, 0, len(pl.seqs))
 	}
 	for _, i := range pl.seqs {
-		n, err := pl.draw(ctx, &pl.parts[i], at, vars)
+		n, err := pl.draw(ctx, &pl.parts[i], at, given, vars)
 		if err != nil {
 			return dst, err
 		}
@@ -226,24 +229,57 @@ func (pl *Plan) turn(s *Part, b int64) {
 	}
 }
 
+// Bind checks, once, what part p's store must agree on before p draws
+// from it or raises its floor: the check value of its obfuscation key,
+// recorded in the store (sequence.Recorder) with its first number. A
+// store that records another key's is refused with ErrKey; a store that
+// keeps no records is not checked. Draws call it; callers that raise a
+// floor call it first.
+func (p *Part) Bind(ctx context.Context) error {
+	if p.keyOK == nil || p.keyOK.Load() {
+		return nil
+	}
+	r, ok := p.gen.(sequence.Recorder)
+	if !ok {
+		p.keyOK.Store(true)
+		return nil
+	}
+	got, err := r.Record(ctx, "sn obfuscate "+p.Obfuscate, p.keyCheck)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+	case err != nil:
+		return p.fail(fmt.Errorf("recording the check value of the key of obfuscate=%s: %w", p.Obfuscate, err))
+	case got != p.keyCheck:
+		return p.fail(fmt.Errorf("%w: obfuscate=%s: the store records numbers issued with a key whose check value is %s, and this key's is %s: "+
+			"with another key every number would print, read back and take a floor wrongly; give the key the series was issued with", ErrKey, p.Obfuscate, got, p.keyCheck))
+	}
+	p.keyOK.Store(true)
+	return nil
+}
+
 // draw draws the next number of sequence part s. A panic in the sequence,
 // an error, and a number that is not positive are errors naming the part.
-func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, vars map[string]string) (n int64, err error) {
+func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, given bool, vars map[string]string) (n int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			n, err = 0, s.fail(recovered(r))
 		}
 	}()
+	if s.keyOK != nil && !s.keyOK.Load() {
+		if err := s.Bind(ctx); err != nil {
+			return 0, err
+		}
+	}
 	switch {
 	case s.handle != nil:
 		n, err = s.handle.Next(ctx)
 	case s.guard != nil:
 		key, b := pl.callKeyPeriod(s, at, vars)
-		if err := s.guard.check(ctx, b, at, key); err != nil {
+		if err := s.guard.check(ctx, b, at, given, key); err != nil {
 			return 0, s.fail(err)
 		}
 		if n, err = s.gen.Next(ctx, key); err == nil {
-			s.guard.drawn(ctx, b, key)
+			s.guard.drawn(ctx, at, key)
 		}
 	default:
 		n, err = s.gen.Next(ctx, pl.callKey(s, at, vars))
@@ -259,19 +295,24 @@ func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, vars map[string
 
 // drawN draws n numbers of sequence part s, in one batch when its sequence
 // is a sequence.Batcher. On error it returns the numbers drawn so far.
-func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, vars map[string]string, out []int64, n int) (_ []int64, err error) {
+func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, given bool, vars map[string]string, out []int64, n int) (_ []int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = s.fail(recovered(r))
 		}
 	}()
+	if s.keyOK != nil && !s.keyOK.Load() {
+		if err := s.Bind(ctx); err != nil {
+			return out, err
+		}
+	}
 	if s.batcher != nil {
 		key, b := pl.callKeyPeriod(s, at, vars)
 		if s.guard != nil {
-			if err := s.guard.check(ctx, b, at, key); err != nil {
+			if err := s.guard.check(ctx, b, at, given, key); err != nil {
 				return out, s.fail(err)
 			}
-			defer s.guard.drawn(ctx, b, key)
+			defer s.guard.drawn(ctx, at, key)
 		}
 		out, err = s.batcher.NextN(ctx, key, out, n)
 		for i, v := range out {
@@ -288,7 +329,7 @@ func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, vars map[strin
 		return out, nil
 	}
 	for len(out) < n {
-		v, err := pl.draw(ctx, s, at, vars)
+		v, err := pl.draw(ctx, s, at, given, vars)
 		if err != nil {
 			return out, err
 		}
@@ -359,6 +400,7 @@ func (pl *Plan) appendMany(ctx context.Context, dst []byte, ends []int, out *[]s
 	if err := ctx.Err(); err != nil {
 		return dst, ends, err
 	}
+	given := !at.IsZero()
 	at, err := pl.prepare(at, vars, m == modePreview)
 	if err != nil || n == 0 {
 		return dst, ends, err
@@ -392,7 +434,7 @@ func (pl *Plan) appendMany(ctx context.Context, dst []byte, ends []int, out *[]s
 			pooled[k] = buf
 		}
 		var d []int64
-		d, drawErr = pl.drawN(ctx, &pl.parts[i], at, vars, (*buf)[:0], got)
+		d, drawErr = pl.drawN(ctx, &pl.parts[i], at, given, vars, (*buf)[:0], got)
 		draws = append(draws, d)
 		got = min(got, len(d))
 		if drawErr != nil {

@@ -21,7 +21,7 @@
 // bbolt file) behind a shared Redis repeats numbers once Redis loses its
 // data, since each machine's store knows only its own ranges.
 // [NewRedisOnlyAllocator] keeps counters in Redis alone, as an explicit
-// choice that needs a Redis with appendonly yes and appendfsync always,
+// choice that needs a Redis with appendonly yes, appendfsync always and maxmemory-policy noeviction,
 // which it checks.
 //
 // [Lock], the distributed lock Counter refills under, is usable on its own.

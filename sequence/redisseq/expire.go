@@ -65,6 +65,47 @@ func (a *Allocator) Mark(ctx context.Context, key string, v int64) (int64, error
 	return m, nil
 }
 
+// recordScript sets KEYS[1] to ARGV[1] unless it has a value, and returns
+// its value.
+var recordScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v then return v end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]
+`)
+
+// Record stores value under name unless the store has one, and returns
+// the value stored (a [sequence.Recorder]): with a ledger, in the ledger,
+// which must be a Recorder itself; without one, in Redis.
+func (a *Allocator) Record(ctx context.Context, name, value string) (string, error) {
+	if a.core != nil {
+		return a.core.Record(ctx, name, value)
+	}
+	rkey := redisKey(a.prefix, name, ":record")
+	if err := a.only.check(ctx, a, "Record", rkey); err != nil {
+		return "", err
+	}
+	got, err := a.replicas.script(ctx, a.rdb, recordScript, rkey, value).Text()
+	if err != nil {
+		return "", classify("Record", rkey, err)
+	}
+	return got, nil
+}
+
+// Now returns the clock keys expire by (a [sequence.Clock]): with a
+// ledger, the ledger's, which must be a Clock itself; without one, the
+// Redis server's (TIME).
+func (a *Allocator) Now(ctx context.Context) (time.Time, error) {
+	if a.core != nil {
+		return a.core.Now(ctx)
+	}
+	t, err := a.rdb.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, classify("Now", a.prefix, err)
+	}
+	return t, nil
+}
+
 // Expire lets key's counter expire after ttl (a [sequence.Expirer]): with
 // a ledger, its range in Redis and its row in the ledger, which must be an
 // Expirer itself; without one, the counter and its epoch marker. A ttl
@@ -90,6 +131,35 @@ func (c *Counter) Mark(ctx context.Context, key string, v int64) (int64, error) 
 		return 0, durableError("mark", c.Key(key), c.durable, err)
 	}
 	return last, nil
+}
+
+// Record records value under name in the durable allocator, which must be
+// a [sequence.Recorder] (a [sequence.Recorder] itself).
+func (c *Counter) Record(ctx context.Context, name, value string) (string, error) {
+	r, ok := c.durable.(sequence.Recorder)
+	if !ok {
+		return "", fmt.Errorf("redisseq: Record(%q): the durable allocator %T keeps no records: %w", name, c.durable, errors.ErrUnsupported)
+	}
+	got, err := r.Record(ctx, name, value)
+	if err != nil {
+		return "", durableError("record in", c.prefix, c.durable, err)
+	}
+	return got, nil
+}
+
+// Now returns the durable allocator's clock (a [sequence.Clock]): its
+// rows expire first, by that clock. The durable allocator must be a
+// Clock itself.
+func (c *Counter) Now(ctx context.Context) (time.Time, error) {
+	k, ok := c.durable.(sequence.Clock)
+	if !ok {
+		return time.Time{}, fmt.Errorf("redisseq: Now: the durable allocator %T has no clock: %w", c.durable, errors.ErrUnsupported)
+	}
+	t, err := k.Now(ctx)
+	if err != nil {
+		return time.Time{}, durableError("read the clock of", c.prefix, c.durable, err)
+	}
+	return t, nil
 }
 
 // Expire lets key's range in Redis and its row in the durable allocator,

@@ -188,7 +188,7 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 		var lastID int64
 		if crash {
 			// A holder that records a bound and dies without releasing.
-			lease, err := l.Lease(ctx, 2, ttl)
+			lease, err := l.Lease(ctx, one, ttl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,6 +201,9 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A new id: its Gen issues after a TTL on its clock.
+			set(time.Now().Add(2 * ttl))
+			time.Sleep(ttl / 2) // a renewal on the moved clock
 			for range 100 {
 				if lastID, err = a.Next(ctx, ""); err != nil {
 					t.Fatal(err)
@@ -235,7 +238,7 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 func TestLeaserReleaseKeepsBound(t *testing.T) {
 	ctx := t.Context()
 	l := redisseq.NewLeaser(redistest.StartServer(t, redistest.Persistent()).Client(t), nil)
-	first, err := l.Lease(ctx, 1, time.Minute)
+	first, err := l.Lease(ctx, snowflake.Layout{TimeBits: 41, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +246,7 @@ func TestLeaserReleaseKeepsBound(t *testing.T) {
 	if err := first.Release(ctx, bound); err != nil {
 		t.Fatal(err)
 	}
-	idle, err := l.Lease(ctx, 1, time.Minute)
+	idle, err := l.Lease(ctx, snowflake.Layout{TimeBits: 41, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +256,7 @@ func TestLeaserReleaseKeepsBound(t *testing.T) {
 	if err := idle.Release(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	third, err := l.Lease(ctx, 1, time.Minute)
+	third, err := l.Lease(ctx, snowflake.Layout{TimeBits: 41, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

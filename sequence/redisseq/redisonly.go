@@ -16,9 +16,11 @@ import (
 	"github.com/sngen/sn/sequence"
 )
 
-// ErrUnsafe means a Redis that an Allocator without a ledger would keep its
-// counters in can lose writes it acknowledged: it does not fsync every
-// write to an append-only file. Numbers would repeat after a crash.
+// ErrUnsafe means a Redis that an Allocator without a ledger (or a
+// Leaser) would keep its counters (or bounds) in can lose writes it
+// acknowledged: it does not fsync every write to an append-only file, or
+// it may evict keys (a maxmemory-policy other than noeviction). Numbers
+// would repeat after a crash or an eviction.
 var ErrUnsafe = errors.New("redisseq: Redis may lose counters")
 
 // onlyRedis is what an Allocator without a ledger checks: the servers'
@@ -105,8 +107,8 @@ func (o *onlyRedis) allocate(ctx context.Context, a *Allocator, rkey string, n i
 }
 
 // persistence asks the server, or every master of a cluster, whether it
-// fsyncs every write. A server that refuses CONFIG (managed services often
-// rename it) is trusted.
+// fsyncs every write and never evicts keys. A server that refuses CONFIG
+// (managed services often rename it) is trusted.
 func persistence(ctx context.Context, rdb redis.UniversalClient, op, rkey string) error {
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
@@ -114,6 +116,12 @@ func persistence(ctx context.Context, rdb redis.UniversalClient, op, rkey string
 		})
 	}
 	cfg, err := rdb.ConfigGet(ctx, "append*").Result()
+	if err == nil {
+		var policy map[string]string
+		if policy, err = rdb.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil {
+			cfg["maxmemory-policy"] = policy["maxmemory-policy"]
+		}
+	}
 	if err != nil {
 		if strings.Contains(strings.ToLower(err.Error()), "unknown command") || strings.Contains(err.Error(), "NOPERM") {
 			return nil
@@ -123,6 +131,10 @@ func persistence(ctx context.Context, rdb redis.UniversalClient, op, rkey string
 	if cfg["appendonly"] != "yes" || cfg["appendfsync"] != "always" {
 		return fmt.Errorf("%w: it runs with appendonly %s and appendfsync %s; without a ledger, Redis must run with appendonly yes and appendfsync always (or give the Allocator a ledger)",
 			ErrUnsafe, cfg["appendonly"], cfg["appendfsync"])
+	}
+	if p := cfg["maxmemory-policy"]; p != "noeviction" {
+		return fmt.Errorf("%w: it runs with maxmemory-policy %s, so it may evict a counter or a bound, which would then start again; without a ledger, Redis must run with maxmemory-policy noeviction (or give the Allocator a ledger)",
+			ErrUnsafe, p)
 	}
 	return nil
 }

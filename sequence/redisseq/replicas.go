@@ -81,7 +81,13 @@ func (r replicas) check(cmd interface{ SetErr(error) }, wait *redis.IntCmd) {
 // script runs s on key like s.Run and then, if replicas are asked for,
 // waits for them in the same round trip. NOSCRIPT is handled as Run does.
 func (r replicas) script(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, key string, args ...any) *redis.Cmd {
-	keys := []string{key}
+	return r.scriptKeys(ctx, rdb, s, []string{key}, args...)
+}
+
+// scriptKeys is script for a script of several keys, all in the hash slot
+// of the first.
+func (r replicas) scriptKeys(ctx context.Context, rdb redis.UniversalClient, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	key := keys[0]
 	if r.n == 0 {
 		return s.Run(ctx, rdb, keys, args...)
 	}

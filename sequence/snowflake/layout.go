@@ -44,6 +44,19 @@ func (l Layout) End() time.Time {
 	return l.Epoch.Add(time.Duration(l.maxTick()) * l.Unit)
 }
 
+// String returns the layout in one line, all of what decides which bits
+// an id gets: "41/10/12 time|worker|seq unit=1ms epoch=2010-11-04T01:42:54.657Z".
+// A [Leaser] records it with its name, so that two layouts never share
+// worker ids: 41/2/11 with worker 2 and 41/1/12 with worker 1 put the
+// same bits in the same place.
+func (l Layout) String() string {
+	order := "time|worker|seq"
+	if l.SeqBeforeWorker {
+		order = "time|seq|worker"
+	}
+	return fmt.Sprintf("%d/%d/%d %s unit=%v epoch=%s", l.TimeBits, l.WorkerBits, l.SeqBits, order, l.Unit, l.Epoch.UTC().Format(time.RFC3339Nano))
+}
+
 // Workers returns how many worker ids the layout has.
 func (l Layout) Workers() int64 { return 1 << l.WorkerBits }
 

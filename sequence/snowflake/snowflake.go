@@ -10,9 +10,15 @@
 //
 // The clock is watched: a small step back is waited out, a larger one is
 // an error wrapping [sequence.ErrClockRollback], never a repeated id. With
-// a lease, the last instant the Gen may issue at is recorded in the store,
-// so a process that restarts after the clock went back does not issue at
-// instants already used.
+// a lease, the last instant the Gen may issue at is recorded in the store
+// (the bound), so a process that restarts after the clock went back does
+// not issue at instants already used. A Gen that leases an id whose bound
+// the store does not know — an id never used, or a store that lost its
+// data while another process still held the id — issues only after one
+// TTL, by when any such holder has stopped; until then Next waits (within
+// its context) and Ping reports sequence.ErrUnavailable. Leasers prefer
+// an id a holder released, whose bound is known. A Leaser also records the
+// layout of its series and refuses another ([ErrLayout]).
 package snowflake
 
 import (
@@ -41,7 +47,9 @@ type Options struct {
 
 	// TTL is how long a lease lasts unless renewed. It is renewed every
 	// TTL/4, and the Gen stops issuing once TTL/2 has passed since the
-	// start of its last successful renewal. Zero means 10 seconds.
+	// start of its last successful renewal. A Gen whose id has no bound
+	// in the store waits one TTL before its first id. Every Gen of one
+	// series should have the same TTL. Zero means 10 seconds.
 	TTL time.Duration
 
 	// MaxWait is the longest clock step back that is waited out. The
@@ -72,6 +80,7 @@ type Gen struct {
 	tick   int64 // the tick of the last id issued
 	seq    int64 // the sequence of the last id in tick
 	bound  int64 // with a lease: the last tick the store allows; math.MaxInt64 without
+	start  int64 // with a lease: the last tick earlier holders may have issued in; -1 without
 	valid  time.Time
 	lease  Lease
 	lost   error // set once the lease is lost for good
@@ -104,7 +113,7 @@ func New(ctx context.Context, l Layout, opts Options) (*Gen, error) {
 	if err := l.Validate(now); err != nil {
 		return nil, err
 	}
-	s := &Gen{l: l, opts: opts, maxSeq: 1<<l.SeqBits - 1, maxTick: l.maxTick(), tick: -1, bound: math.MaxInt64}
+	s := &Gen{l: l, opts: opts, maxSeq: 1<<l.SeqBits - 1, maxTick: l.maxTick(), tick: -1, start: -1, bound: math.MaxInt64}
 	if opts.Leaser == nil {
 		if opts.Worker < 0 || opts.Worker >= l.Workers() {
 			return nil, fmt.Errorf("%w: snowflake: worker %d; the layout has %d bits of worker, so 0 to %d", sequence.ErrInvalidArgument, opts.Worker, l.WorkerBits, l.Workers()-1)
@@ -112,15 +121,24 @@ func New(ctx context.Context, l Layout, opts Options) (*Gen, error) {
 		s.worker = opts.Worker
 		return s, nil
 	}
-	lease, err := opts.Leaser.Lease(ctx, l.Workers(), opts.TTL)
+	lease, err := opts.Leaser.Lease(ctx, l, opts.TTL)
 	if err != nil {
 		return nil, fmt.Errorf("snowflake: leasing a worker id: %w", err)
 	}
 	s.lease, s.worker = lease, lease.Worker()
-	if b := lease.Bound(); !b.IsZero() {
-		// Earlier holders never issued after b: start above its tick.
-		s.tick, s.seq = l.tick(b), s.maxSeq
+	start := lease.Bound()
+	if start.IsZero() {
+		// No bound: the id was never used, or the store lost what it
+		// knew of it (flushed, restored from an older snapshot, failed
+		// over to a replica that lagged, a key evicted), and a process
+		// may still hold and use it. Such a holder stops issuing within
+		// TTL/2 of its last renewal, which was before the loss; so
+		// issue only after TTL from now.
+		start = now.Add(opts.TTL)
 	}
+	// Earlier holders never issued after start: begin above its tick.
+	s.start = l.tick(start)
+	s.tick, s.seq = s.start, s.maxSeq
 	if err := s.renew(ctx); err != nil {
 		lease.Release(context.WithoutCancel(ctx), time.Time{})
 		return nil, fmt.Errorf("snowflake: first renewal of worker %d: %w", s.worker, err)
@@ -230,6 +248,20 @@ func (s *Gen) take(ctx context.Context) (tick, seq int64, err error) {
 		if t < 0 {
 			return 0, 0, fmt.Errorf("%w: the clock (%v) is before the layout's epoch", sequence.ErrClockRollback, now.UTC())
 		}
+		if t <= s.start && s.tick == s.start {
+			// Nothing issued yet: wait for the ticks of earlier holders
+			// (or of a holder the store forgot) to pass. That is up to
+			// TTL and the longest step back waited out; a clock
+			// further behind is a clock set back.
+			d := s.l.start(s.start + 1).Sub(now)
+			if d > s.opts.TTL+s.opts.MaxWait {
+				return 0, 0, fmt.Errorf("%w: %v behind the bound its worker id's earlier holders recorded (%v)", sequence.ErrClockRollback, d, s.l.start(s.start+1).UTC())
+			}
+			if err := s.wait(ctx, d); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
 		if t < s.tick {
 			if back := s.l.start(s.tick).Sub(now); back > s.opts.MaxWait {
 				return 0, 0, fmt.Errorf("%w: %v behind the last id issued (waits up to %v)", sequence.ErrClockRollback, back, s.opts.MaxWait)
@@ -328,6 +360,8 @@ func (s *Gen) Ping(ctx context.Context) error {
 		return fmt.Errorf("%w: worker %d: %w", sequence.ErrUnavailable, s.worker, s.lost)
 	case s.lease != nil && !s.opts.Now().Before(s.valid):
 		return fmt.Errorf("%w: worker %d: %w: not renewed since %v", sequence.ErrUnavailable, s.worker, sequence.ErrLeaseLost, s.valid.Add(-s.opts.TTL/2))
+	case s.tick == s.start && s.l.tick(s.opts.Now()) <= s.start:
+		return fmt.Errorf("%w: worker %d issues from %v on, after the instants its earlier holders may have issued at", sequence.ErrUnavailable, s.worker, s.l.start(s.start+1).UTC())
 	}
 	return nil
 }

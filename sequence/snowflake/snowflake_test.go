@@ -268,11 +268,11 @@ func TestPing(t *testing.T) {
 // testLease is a Leaser of one id whose renewals fail once lost is set.
 type testLease struct{ lost atomic.Bool }
 
-func (l *testLease) Lease(ctx context.Context, workers int64, ttl time.Duration) (snowflake.Lease, error) {
+func (l *testLease) Lease(ctx context.Context, layout snowflake.Layout, ttl time.Duration) (snowflake.Lease, error) {
 	return l, nil
 }
 func (l *testLease) Worker() int64    { return 3 }
-func (l *testLease) Bound() time.Time { return time.Time{} }
+func (l *testLease) Bound() time.Time { return time.Now().Add(-time.Hour) }
 func (l *testLease) Renew(ctx context.Context, bound time.Time) error {
 	if l.lost.Load() {
 		return fmt.Errorf("%w: test", sequence.ErrLeaseLost)
@@ -310,5 +310,46 @@ func TestLeaseInfo(t *testing.T) {
 	}
 	if li := lg.LeaseInfo(); !errors.Is(li.Err, sequence.ErrUnavailable) {
 		t.Errorf("LeaseInfo after the lease was lost = %+v, want ErrUnavailable", li)
+	}
+}
+
+// unbounded is a Leaser of one id whose store knows no bound for it.
+type unbounded struct{ testLease }
+
+func (l *unbounded) Lease(ctx context.Context, layout snowflake.Layout, ttl time.Duration) (snowflake.Lease, error) {
+	return l, nil
+}
+func (l *unbounded) Bound() time.Time { return time.Time{} }
+
+// A lease without a bound (an id never used, or one whose store lost what
+// it knew) may be in use by a holder that has not noticed yet: the Gen
+// issues nothing before one TTL has passed, Ping says so meanwhile, and
+// its first id is after that TTL.
+func TestLeaseWithoutBoundWaits(t *testing.T) {
+	const ttl = 300 * time.Millisecond
+	start := time.Now()
+	g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: &unbounded{}, TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Ping(t.Context()); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Errorf("Ping while waiting for the TTL: %v; want ErrUnavailable", err)
+	}
+	short, cancel := context.WithTimeout(t.Context(), ttl/10)
+	defer cancel()
+	if _, err := g.Next(short, ""); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Next with a deadline shorter than the wait: %v; want DeadlineExceeded", err)
+	}
+	id, err := g.Next(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := snowflake.Twitter.Decompose(id)
+	if !d.Time.After(start.Add(ttl - time.Millisecond)) {
+		t.Errorf("the first id is at %v, %v after New; want at least the TTL, %v", d.Time, d.Time.Sub(start), ttl)
+	}
+	if err := g.Ping(t.Context()); err != nil {
+		t.Errorf("Ping once issuing: %v", err)
 	}
 }

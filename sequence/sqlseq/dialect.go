@@ -42,6 +42,7 @@ type queries struct {
 	// by the database's clock, in microseconds from its own now.
 	createExpiry string
 	now          string // the database's time now, in the type of a deadline
+	nowMicros    string // the database's time now, in Unix microseconds
 	setExpiry    string // sets key $1's deadline to $2 + $3 microseconds
 	sweepLedger  string // deletes the ledger rows whose deadline is at or before $1
 	sweepExpiry  string // deletes the deadlines at or before $1
@@ -71,6 +72,15 @@ type queries struct {
 	// bound of a row that token holds and whose deadline has not passed,
 	// and frees it: no token, the deadline now.
 	releaseWorker string
+	// releasedWorkers, of name $1 and workers $2, reads up to 16 free ids
+	// below $2 that have a bound: those a holder released.
+	releasedWorkers string
+
+	// The records (see Store.Record): name -> value, kept for good.
+	createRecords string
+	// addRecord, of name $1 and value $2, records the value of a name
+	// that has none; readRecord, of name $1, reads it.
+	addRecord, readRecord string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -91,7 +101,7 @@ func postgres(table string) queries {
 	// PostgreSQL folds the unquoted name, so that it names the same table.
 	parts := strings.Split(strings.ToLower(table), ".")
 	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`, "{expiry}", `"`+strings.Join(parts, `"."`)+`_expiry"`,
-		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`)
+		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`, "{records}", `"`+strings.Join(parts, `"."`)+`_records"`)
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	k bytea NOT NULL,
@@ -129,7 +139,8 @@ RETURNING last`)
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	deadline timestamptz NOT NULL
 )`),
-		now: `SELECT now()`,
+		now:       `SELECT now()`,
+		nowMicros: `SELECT (extract(epoch FROM now()) * 1000000)::bigint`,
 		setExpiry: r.Replace(`INSERT INTO {expiry} (id, deadline) VALUES ($1, $2::timestamptz + $3 * interval '1 microsecond')
 ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline`),
 		sweepLedger:  r.Replace(`DELETE FROM {table} l USING {expiry} e WHERE l.id = e.id AND e.deadline <= $1`),
@@ -151,6 +162,13 @@ WHERE name = $3 AND worker = $4 AND token = $5 AND deadline > now()`),
 		holdsWorker: r.Replace(`SELECT count(*) FROM {workers} WHERE name = $1 AND worker = $2 AND token = $3 AND deadline > now()`),
 		releaseWorker: r.Replace(`UPDATE {workers} SET bound = $1, token = '', deadline = now()
 WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
+		releasedWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = $1 AND worker < $2 AND deadline <= now() AND bound > 0 LIMIT 16`),
+		createRecords: r.Replace(`CREATE TABLE IF NOT EXISTS {records} (
+	name bytea PRIMARY KEY,
+	value bytea NOT NULL
+)`),
+		addRecord:  r.Replace(`INSERT INTO {records} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`),
+		readRecord: r.Replace(`SELECT value FROM {records} WHERE name = $1`),
 	}
 	// The row is inserted, or taken over if its deadline has passed (or
 	// it is token's already: a retry of a statement whose commit was not
@@ -185,7 +203,7 @@ RETURNING token, bound`)
 func mysql(table string) queries {
 	// Quoted, so that a reserved word ("select") is a name.
 	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`", "{expiry}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_expiry`",
-		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`")
+		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`", "{records}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_records`")
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	k LONGBLOB NOT NULL,
@@ -250,7 +268,8 @@ WHERE name = ? AND worker = ? AND (deadline <= UTC_TIMESTAMP(6) OR token = ?)`)
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	deadline DATETIME(6) NOT NULL
 ) ENGINE=InnoDB`),
-		now: `SELECT UTC_TIMESTAMP(6)`,
+		now:       `SELECT UTC_TIMESTAMP(6)`,
+		nowMicros: `SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))`,
 		setExpiry: r.Replace(`INSERT INTO {expiry} (id, deadline) VALUES (?, ? + INTERVAL ? MICROSECOND)
 ON DUPLICATE KEY UPDATE deadline = VALUES(deadline)`),
 		sweepLedger:  r.Replace(`DELETE l FROM {table} l JOIN {expiry} e ON l.id = e.id WHERE e.deadline <= ?`),
@@ -293,5 +312,12 @@ WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 		holdsWorker: r.Replace(`SELECT count(*) FROM {workers} WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 		releaseWorker: r.Replace(`UPDATE {workers} SET bound = ?, token = '', deadline = UTC_TIMESTAMP(6)
 WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
+		releasedWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = ? AND worker < ? AND deadline <= UTC_TIMESTAMP(6) AND bound > 0 LIMIT 16`),
+		createRecords: r.Replace(`CREATE TABLE IF NOT EXISTS {records} (
+	name VARBINARY(255) NOT NULL PRIMARY KEY,
+	value VARBINARY(4096) NOT NULL
+) ENGINE=InnoDB`),
+		addRecord:  r.Replace(`INSERT IGNORE INTO {records} (name, value) VALUES (?, ?)`),
+		readRecord: r.Replace(`SELECT value FROM {records} WHERE name = ?`),
 	}
 }

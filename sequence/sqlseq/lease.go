@@ -78,33 +78,52 @@ func NewLeaser(s *Store, opts *LeaserOptions) *Leaser {
 // table names the table of leases in messages.
 func (l *Leaser) table() string { return l.s.table + "_workers" }
 
-// Lease takes a free worker id below workers for ttl, trying the ids from
-// a random one on. It returns an error wrapping [sequence.ErrUnavailable]
-// when every id is held (or the database cannot be reached), and one
-// wrapping [sequence.ErrInvalidArgument] for workers < 1, ttl < 1ms or a
-// Name longer than 255 bytes.
-func (l *Leaser) Lease(ctx context.Context, workers int64, ttl time.Duration) (snowflake.Lease, error) {
-	if workers < 1 || ttl < time.Millisecond || len(l.name) > maxLeaseName {
-		return nil, fmt.Errorf("sqlseq: Lease(%d workers, ttl %v) of name %.40q (%d bytes, at most %d): %w",
-			workers, ttl, l.name, len(l.name), maxLeaseName, sequence.ErrInvalidArgument)
+// Lease takes a free worker id below layout.Workers() for ttl: one a
+// holder released (its bound is known, so a Gen issues with it at once)
+// if there is one, else the first free one from a random id on. The first
+// Lease of a name records its layout; a Lease with another layout returns
+// an error wrapping snowflake.ErrLayout. Lease returns an error wrapping
+// [sequence.ErrUnavailable] when every id is held (or the database cannot
+// be reached), and one wrapping [sequence.ErrInvalidArgument] for a ttl
+// under 1ms or a Name longer than 255 bytes.
+func (l *Leaser) Lease(ctx context.Context, layout snowflake.Layout, ttl time.Duration) (snowflake.Lease, error) {
+	if layout.WorkerBits < 0 || layout.WorkerBits > 30 || ttl < time.Millisecond || len(l.name) > maxLeaseName {
+		return nil, fmt.Errorf("sqlseq: Lease(%d worker bits, ttl %v) of name %.40q (%d bytes, at most %d): want 0 to 30 worker bits and a ttl of at least 1ms: %w",
+			layout.WorkerBits, ttl, l.name, len(l.name), maxLeaseName, sequence.ErrInvalidArgument)
 	}
+	workers := layout.Workers()
 	name := []byte(l.name)
+	if err := l.checkLayout(ctx, layout.String()); err != nil {
+		return nil, err
+	}
 	held := map[int64]bool{}
+	var released []int64
 	err := l.s.retry(ctx, "lease: read the held worker ids", func() error {
 		clear(held)
-		rows, err := l.s.db.QueryContext(ctx, l.s.q.heldWorkers, name, workers)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+		released = released[:0]
+		for _, q := range []string{l.s.q.heldWorkers, l.s.q.releasedWorkers} {
+			rows, err := l.s.db.QueryContext(ctx, q, name, workers)
+			if err != nil {
 				return err
 			}
-			held[id] = true
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				if q == l.s.q.heldWorkers {
+					held[id] = true
+				} else {
+					released = append(released, id)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -113,11 +132,16 @@ func (l *Leaser) Lease(ctx context.Context, workers int64, ttl time.Duration) (s
 	rand.Read(tok[:])
 	token := hex.EncodeToString(tok[:])
 	start, _ := rand.Int(rand.Reader, big.NewInt(workers))
-	for k := range workers {
+	for k := range int64(len(released)) + workers {
 		if int64(len(held)) >= workers {
 			break
 		}
-		id := (start.Int64() + k) % workers
+		var id int64
+		if k < int64(len(released)) {
+			id = released[k]
+		} else {
+			id = (start.Int64() + k - int64(len(released))) % workers
+		}
 		if held[id] {
 			continue
 		}
@@ -138,6 +162,20 @@ func (l *Leaser) Lease(ctx context.Context, workers int64, ttl time.Duration) (s
 		return &sqlLease{l: l, name: name, id: id, token: token, ttl: ttl, bound: bound}, nil
 	}
 	return nil, fmt.Errorf("sqlseq: Lease: all %d worker ids of %q (table %s) are held: %w", workers, l.name, l.table(), sequence.ErrUnavailable)
+}
+
+// checkLayout records layout as the name's, unless it has one, and
+// refuses another.
+func (l *Leaser) checkLayout(ctx context.Context, layout string) error {
+	got, err := l.s.Record(ctx, "snowflake layout "+l.name, layout)
+	if err != nil {
+		return err
+	}
+	if got != layout {
+		return fmt.Errorf("sqlseq: Lease: the worker ids of %q (table %s) were leased with the layout %q; this Gen's is %q. Ids of two layouts can meet: give this one a name of its own (LeaserOptions.Name): %w",
+			l.name, l.table(), got, layout, snowflake.ErrLayout)
+	}
+	return nil
 }
 
 // sqlLease is one holding of a worker id.

@@ -1,6 +1,7 @@
 package sqlseq_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"strings"
@@ -47,25 +48,25 @@ func TestLease(t *testing.T) {
 				workers int64
 				ttl     time.Duration
 				l       *sqlseq.Leaser
-			}{{0, time.Second, l}, {2, 0, l}, {2, time.Microsecond, l}, {2, time.Second, sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: strings.Repeat("n", 256)})}} {
-				if _, err := bad.l.Lease(ctx, bad.workers, bad.ttl); !errors.Is(err, sequence.ErrInvalidArgument) {
+			}{{-1, time.Second, l}, {2, 0, l}, {2, time.Microsecond, l}, {2, time.Second, sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: strings.Repeat("n", 256)})}} {
+				if _, err := bad.l.Lease(ctx, layoutOf(bad.workers), bad.ttl); !errors.Is(err, sequence.ErrInvalidArgument) {
 					t.Errorf("Lease(%d, %v): %v; want ErrInvalidArgument", bad.workers, bad.ttl, err)
 				}
 			}
 
 			const ttl = 300 * time.Millisecond
-			a, err := l.Lease(ctx, 1, ttl)
+			a, err := l.Lease(ctx, layoutOf(1), ttl)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if a.Worker() != 0 || !a.Bound().IsZero() {
 				t.Fatalf("the first lease of one id: worker %d, bound %v", a.Worker(), a.Bound())
 			}
-			if _, err := l.Lease(ctx, 1, ttl); !errors.Is(err, sequence.ErrUnavailable) {
+			if _, err := l.Lease(ctx, layoutOf(1), ttl); !errors.Is(err, sequence.ErrUnavailable) {
 				t.Fatalf("a second lease of one held id: %v; want ErrUnavailable", err)
 			}
 			// Another name is another series of ids.
-			if o, err := sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: "other"}).Lease(ctx, 1, ttl); err != nil || o.Worker() != 0 {
+			if o, err := sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: "other"}).Lease(ctx, layoutOf(1), ttl); err != nil || o.Worker() != 0 {
 				t.Fatalf("the one id of another name: %v", err)
 			}
 			b1 := time.Unix(0, 1_000_000_000_000)
@@ -83,7 +84,7 @@ func TestLease(t *testing.T) {
 			if err := a.Release(ctx, b2); !errors.Is(err, sequence.ErrLeaseLost) {
 				t.Fatalf("a release after the deadline: %v; want ErrLeaseLost", err)
 			}
-			c, err := l.Lease(ctx, 1, ttl)
+			c, err := l.Lease(ctx, layoutOf(1), ttl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func TestLease(t *testing.T) {
 			if err := c.Renew(ctx, b3); !errors.Is(err, sequence.ErrLeaseLost) {
 				t.Fatalf("a renewal after Release: %v; want ErrLeaseLost", err)
 			}
-			d, err := l.Lease(ctx, 1, ttl) // free at once
+			d, err := l.Lease(ctx, layoutOf(1), ttl) // free at once
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +113,7 @@ func TestLease(t *testing.T) {
 			if err := d.Release(ctx, time.Time{}); err != nil {
 				t.Fatal(err)
 			}
-			e, err := l.Lease(ctx, 1, ttl)
+			e, err := l.Lease(ctx, layoutOf(1), ttl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +140,7 @@ func TestLeaserConcurrent(t *testing.T) {
 			var wg sync.WaitGroup
 			for range callers {
 				wg.Go(func() {
-					lease, err := l.Lease(ctx, workers, time.Minute)
+					lease, err := l.Lease(ctx, layoutOf(workers), time.Minute)
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -330,7 +331,7 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 				var lastID int64
 				if crash {
 					// A holder that records a bound and dies without releasing.
-					lease, err := l.Lease(ctx, 2, ttl)
+					lease, err := l.Lease(ctx, tiny, ttl)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -343,6 +344,9 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					// A new id: its Gen issues after a TTL on its clock.
+					set(time.Now().Add(2 * ttl))
+					time.Sleep(ttl / 2) // a renewal on the moved clock
 					for range 100 {
 						if lastID, err = a.Next(ctx, ""); err != nil {
 							t.Fatal(err)
@@ -369,6 +373,122 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 				hold.Close()
 				set(time.Now())
 			}
+		})
+	}
+}
+
+// layoutOf returns a layout of workers worker ids (a power of two; -1 for
+// a layout with a negative number of worker bits).
+func layoutOf(workers int64) snowflake.Layout {
+	bits := -1
+	for w := int64(1); w <= workers; w <<= 1 {
+		bits++
+	}
+	return snowflake.Layout{TimeBits: 41, WorkerBits: bits, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+}
+
+// The database loses the rows of two live holders, which hold both ids of
+// the layout (an operator's DELETE, a restore of an older backup). A third
+// process then leases one of their ids: it finds no bound and issues only
+// after one TTL, by which time the holders have stopped (their renewals
+// find no row): 0 repeats.
+func TestLeaserDataLoss(t *testing.T) {
+	const ttl = 400 * time.Millisecond
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := b.open(t)
+			s := newStore(t, b, db, nil)
+			var mu sync.Mutex
+			seen := map[int64]int{}
+			repeats := 0
+			issue := func(g *snowflake.Gen, who int, stop <-chan struct{}) error {
+				for {
+					select {
+					case <-stop:
+						return nil
+					default:
+					}
+					ids, err := g.NextN(ctx, "", nil, 64)
+					mu.Lock()
+					for _, id := range ids {
+						if w, ok := seen[id]; ok && w != who {
+							repeats++
+						}
+						seen[id] = who
+					}
+					mu.Unlock()
+					if err != nil {
+						return err
+					}
+				}
+			}
+			newGen := func() *snowflake.Gen {
+				g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: sqlseq.NewLeaser(s, nil), TTL: ttl})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { g.Close() })
+				return g
+			}
+			holders := []*snowflake.Gen{newGen(), newGen()}
+			stop := make(chan struct{})
+			errs := make(chan error, 3)
+			var wg sync.WaitGroup
+			for i, h := range holders {
+				wg.Go(func() { errs <- issue(h, i, stop) })
+			}
+			time.Sleep(2 * ttl)
+			if _, err := db.ExecContext(ctx, "DELETE FROM sn_ledger_workers"); err != nil {
+				t.Fatal(err)
+			}
+			third := newGen()
+			wg.Go(func() { errs <- issue(third, 2, stop) })
+			time.Sleep(3 * ttl)
+			close(stop)
+			wg.Wait()
+			close(errs)
+			stopped := 0
+			for err := range errs {
+				switch {
+				case errors.Is(err, sequence.ErrLeaseLost):
+					stopped++
+				case err != nil:
+					t.Errorf("a holder: %v", err)
+				}
+			}
+			t.Logf("%d ids, %d holders stopped on a lost lease, %d repeats", len(seen), stopped, repeats)
+			if repeats != 0 || stopped != 2 {
+				t.Errorf("%d repeats, %d of 2 holders stopped", repeats, stopped)
+			}
+		})
+	}
+}
+
+// A name records its layout with its first lease: a Gen with another
+// layout is refused under it (snowflake.ErrLayout), and works under
+// another name.
+func TestLeaserLayout(t *testing.T) {
+	ctx := t.Context()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newStore(t, b, b.open(t), nil)
+			a := snowflake.Layout{TimeBits: 41, WorkerBits: 2, SeqBits: 11, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+			other := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+			lease, err := sqlseq.NewLeaser(s, nil).Lease(ctx, a, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lease.Release(ctx, time.Time{})
+			_, err = sqlseq.NewLeaser(s, nil).Lease(ctx, other, time.Minute)
+			if !errors.Is(err, snowflake.ErrLayout) || !strings.Contains(err.Error(), a.String()) || !strings.Contains(err.Error(), other.String()) {
+				t.Fatalf("another layout under one name: %v; want ErrLayout naming both", err)
+			}
+			o, err := sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: "other"}).Lease(ctx, other, time.Minute)
+			if err != nil {
+				t.Fatalf("another layout under another name: %v", err)
+			}
+			o.Release(ctx, time.Time{})
 		})
 	}
 }

@@ -166,7 +166,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := s.db.ExecContext(ctx, s.q.createExpiry); err != nil {
 				return err
 			}
-			_, err := s.db.ExecContext(ctx, s.q.createWorkers)
+			if _, err := s.db.ExecContext(ctx, s.q.createWorkers); err != nil {
+				return err
+			}
+			_, err := s.db.ExecContext(ctx, s.q.createRecords)
 			return err
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
