@@ -84,3 +84,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkValidate validates configs of 100, 1,000 and 10,000 templates
+// of distinct literal text on one store: compiling each template and
+// proving them against one another.
+func BenchmarkValidate(b *testing.B) {
+	for _, n := range []int{100, 1_000, 10_000} {
+		var s strings.Builder
+		s.WriteString("store: {backend: bolt, path: sn.db}\ntemplates:\n")
+		for i := range n {
+			fmt.Fprintf(&s, "  t%d: {template: \"T%d-@<seq, width=8>-@<checksum, algo=luhn>\"}\n", i, i)
+		}
+		cfg, err := config.Parse([]byte(s.String()), "yaml")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if err := cfg.Validate(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1321,3 +1321,60 @@ func TestAppendNext(t *testing.T) {
 		})
 	}
 }
+
+// CheckSet compares only the pairs whose literal prefixes nest and whose
+// literal suffixes nest: 10,000 templates with distinct literal text give
+// no pair to search, while nested text (including the empty prefix of a
+// template that starts with a date) still does, text that ends apart does
+// not, and the colliding pair
+// among them is refused whatever the number of others.
+func TestCheckSetCandidates(t *testing.T) {
+	seqs, _ := recorders()
+	cfg := testConfig(seqs, nil)
+	compile := func(tpl string) *Plan {
+		pl, err := Compile(tpl, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	var ms []Member
+	for i := range 10_000 {
+		ms = append(ms, Member{fmt.Sprintf("t%d", i), compile(fmt.Sprintf("T%d-@<seq, width=8>", i)), "s"})
+	}
+	if got := candidates(ms); len(got) != 0 {
+		t.Errorf("10,000 templates of distinct literal text: %d pairs to search, first %v; want none", len(got), got[0])
+	}
+	ms = append(ms,
+		Member{"dated", compile(`@<date, format=yyyyMMdd>-@<seq, width=8>`), "s"},
+		Member{"nested", compile(`T1-1@<seq, width=7>`), "s"},
+		Member{"suffix Y", compile(`T5-@<seq, width=8>Y`), "s"},
+		Member{"suffix Z", compile(`T5-@<seq, width=8>Z`), "s"},
+	)
+	got := candidates(ms)
+	want := map[[2]int]bool{
+		{1, 10_001}: true, // T1- and T1-1
+		{5, 10_002}: true, // T5- and T5-...Y: the empty suffix nests in any
+		{5, 10_003}: true, // T5- and T5-...Z; but Y and Z never meet
+	}
+	for i := range 10_000 + 4 {
+		if i != 10_000 {
+			want[[2]int{min(i, 10_000), max(i, 10_000)}] = true // the date template has no literal prefix or suffix
+		}
+	}
+	n := 0
+	for _, p := range got {
+		if !want[p] {
+			t.Errorf("pair %v (%s, %s) searched", p, ms[p[0]].Name, ms[p[1]].Name)
+		}
+		n++
+	}
+	if n != len(want) {
+		t.Errorf("%d pairs searched, want %d", n, len(want))
+	}
+	err := CheckSet(ms)
+	var se *SetError
+	if !errors.As(err, &se) || se.A != "t1" || se.B != "nested" {
+		t.Errorf("CheckSet of 10,003 templates = %v; want t1 and nested refused", err)
+	}
+}

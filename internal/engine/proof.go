@@ -431,26 +431,92 @@ type Member struct {
 // stores must print disjoint numbers; members on one store may share a
 // counter only when they read it from the same places.
 func CheckSet(ms []Member) error {
-	for i := range ms {
-		for j := i + 1; j < len(ms); j++ {
-			a, b := ms[i], ms[j]
-			same := a.Store == b.Store
-			diverged := !same || !keysMeet(a.Plan, b.Plan) || signature(a.Plan) != signature(b.Plan)
-			amb, err := search(a.Plan, b.Plan, diverged, same)
-			if amb == nil {
-				if errors.Is(err, lang.ErrTooComplex) {
-					return &SetError{A: a.Name, B: b.Name, Err: fmt.Errorf("too complex to prove that they never print alike")}
-				}
-				continue
+	for _, pair := range candidates(ms) {
+		a, b := ms[pair[0]], ms[pair[1]]
+		same := a.Store == b.Store
+		diverged := !same || !keysMeet(a.Plan, b.Plan) || signature(a.Plan) != signature(b.Plan)
+		amb, err := search(a.Plan, b.Plan, diverged, same)
+		if amb == nil {
+			if errors.Is(err, lang.ErrTooComplex) {
+				return &SetError{A: a.Name, B: b.Name, Err: fmt.Errorf("too complex to prove that they never print alike")}
 			}
-			amb.A.Template, amb.B.Template = a.Name, b.Name
-			p := &a.Plan.parts[amb.part]
-			amb.Part, amb.Offset = p.label(), p.Offset
-			amb.Hint = "give them different literal text, or put them on one store with the same counter"
-			return &SetError{A: a.Name, B: b.Name, Err: &amb.Ambiguity}
+			continue
 		}
+		amb.A.Template, amb.B.Template = a.Name, b.Name
+		p := &a.Plan.parts[amb.part]
+		amb.Part, amb.Offset = p.label(), p.Offset
+		amb.Hint = "give them different literal text, or put them on one store with the same counter"
+		return &SetError{A: a.Name, B: b.Name, Err: &amb.Ambiguity}
 	}
 	return nil
+}
+
+// candidates returns the pairs i < j of members that may print one
+// string, in order: those whose literal prefixes (the text before the
+// first part that varies) are one a prefix of the other, and likewise
+// their literal suffixes. Other pairs print nothing alike, since every
+// string of one starts (or ends) with text no string of the other can.
+// The prefixes are sorted, so that each member meets only the members
+// under its prefix and those whose prefix is under its own: a set of
+// templates with distinct literal text is checked in about n log n, not
+// n^2.
+func candidates(ms []Member) [][2]int {
+	type ends struct{ prefix, suffix string }
+	e := make([]ends, len(ms))
+	byPrefix := map[string][]int{}
+	order := make([]int, len(ms))
+	for i, m := range ms {
+		e[i] = ends{literalEnd(m.Plan, false), literalEnd(m.Plan, true)}
+		byPrefix[e[i].prefix] = append(byPrefix[e[i].prefix], i)
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(e[a].prefix, e[b].prefix) })
+	suffixesMeet := func(a, b string) bool { return strings.HasSuffix(a, b) || strings.HasSuffix(b, a) }
+	var pairs [][2]int
+	add := func(i, j int) {
+		if i != j && suffixesMeet(e[i].suffix, e[j].suffix) {
+			pairs = append(pairs, [2]int{min(i, j), max(i, j)})
+		}
+	}
+	for k, i := range order {
+		// Those whose prefix starts with i's (i's own included) follow
+		// it in the order.
+		for _, j := range order[k+1:] {
+			if !strings.HasPrefix(e[j].prefix, e[i].prefix) {
+				break
+			}
+			add(i, j)
+		}
+	}
+	slices.SortFunc(pairs, func(a, b [2]int) int {
+		if c := a[0] - b[0]; c != 0 {
+			return c
+		}
+		return a[1] - b[1]
+	})
+	return slices.Compact(pairs)
+}
+
+// literalEnd returns the text every string of pl starts with (or, with
+// suffix, ends with): its leading (trailing) text and setters.
+func literalEnd(pl *Plan, suffix bool) string {
+	var parts []string
+	n := len(pl.parts)
+	for k := range n {
+		i := k
+		if suffix {
+			i = n - 1 - k
+		}
+		p := &pl.parts[i]
+		if p.Kind != Text && p.Kind != Setter {
+			break
+		}
+		parts = append(parts, p.Lit)
+	}
+	if suffix {
+		slices.Reverse(parts)
+	}
+	return strings.Join(parts, "")
 }
 
 // SetError is a refusal of two templates of a set.
