@@ -199,8 +199,8 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json") // the server refuses a POST without it
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

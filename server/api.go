@@ -11,7 +11,9 @@ import (
 // NextRequest asks for numbers: POST /v1/templates/{name}/next, and
 // /preview for samples that draw nothing.
 type NextRequest struct {
-	// N is how many numbers, 1 to sn.MaxN; 0 means 1.
+	// N is how many numbers, 1 to sn.MaxN; absent means 1, and 0 is
+	// refused (a client that sends the length of an empty list gets an
+	// error, not a number).
 	N int `json:"n,omitempty"`
 	// Vars are the per-call variables.
 	Vars map[string]string `json:"vars,omitempty"`

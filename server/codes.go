@@ -21,20 +21,22 @@ const (
 	CodeInstant       Code = "instant_invalid" // 400: at is not RFC 3339, or a date part cannot print it (sn.ErrInstant)
 	CodeTooMany       Code = "too_many"        // 400: n is above sn.MaxN (sn.ErrTooMany) or below 0
 	CodeUnauthorized  Code = "unauthorized"    // 401: no bearer token, or not one the server knows
+	CodeForbidden     Code = "forbidden"       // 403: a cross-site request from a browser, or, without tokens, a Host that is not a loopback name
 	CodeNotFound      Code = "not_found"       // 404: no such template, or no such path
 	CodeMethod        Code = "method_not_allowed"
-	CodeTooLarge      Code = "too_large"      // 413: the body is over the server's limit
-	CodeInvalidNumber Code = "invalid_number" // 422: parse of a number the template does not print (sn.ErrInvalidNumber)
-	CodeOverflow      Code = "overflow"       // 409: the counter has outgrown the template's width (sn.ErrOverflow)
-	CodeExhausted     Code = "exhausted"      // 409: the sequence has no numbers left (sequence.ErrExhausted)
-	CodeUnavailable   Code = "unavailable"    // 503: the store does not answer (sequence.ErrUnavailable); retry
-	CodeClockRollback Code = "clock_rollback" // 503: the clock went back past what was issued (sequence.ErrClockRollback)
-	CodeLeaseLost     Code = "lease_lost"     // 503: the worker id's lease is lost (sequence.ErrLeaseLost)
-	CodeRegressed     Code = "regressed"      // 503: the store went backwards (sequence.ErrRegressed): nothing is issued from it
-	CodeClosed        Code = "closed"         // 503: the server is shutting down (sequence.ErrClosed)
-	CodeCancelled     Code = "cancelled"      // 499: the client went away or the request timed out
-	CodeAmbiguous     Code = "ambiguous"      // 500: the template can print one string twice (sn.ErrAmbiguous); sn serve refuses such a template at start, so it never answers this
-	CodeInternal      Code = "internal"       // 500: a panic or an error the server did not expect
+	CodeTooLarge      Code = "too_large"              // 413: the body (or the header, 431) is over the server's limit
+	CodeMediaType     Code = "unsupported_media_type" // 415: a POST whose Content-Type is not application/json
+	CodeInvalidNumber Code = "invalid_number"         // 422: parse of a number the template does not print (sn.ErrInvalidNumber)
+	CodeOverflow      Code = "overflow"               // 409: the counter has outgrown the template's width (sn.ErrOverflow)
+	CodeExhausted     Code = "exhausted"              // 409: the sequence has no numbers left (sequence.ErrExhausted)
+	CodeUnavailable   Code = "unavailable"            // 503: the store does not answer (sequence.ErrUnavailable); retry
+	CodeClockRollback Code = "clock_rollback"         // 503: the clock went back past what was issued (sequence.ErrClockRollback)
+	CodeLeaseLost     Code = "lease_lost"             // 503: the worker id's lease is lost (sequence.ErrLeaseLost)
+	CodeRegressed     Code = "regressed"              // 503: the store went backwards (sequence.ErrRegressed): nothing is issued from it
+	CodeClosed        Code = "closed"                 // 503: the server is shutting down (sequence.ErrClosed)
+	CodeCancelled     Code = "cancelled"              // 499: the client went away or the request timed out
+	CodeAmbiguous     Code = "ambiguous"              // 500: the template can print one string twice (sn.ErrAmbiguous); sn serve refuses such a template at start, so it never answers this
+	CodeInternal      Code = "internal"               // 500: a panic or an error the server did not expect
 )
 
 // statusCancelled is the status of a request whose client went away.

@@ -31,16 +31,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"net"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/batchjson"
+	"github.com/sngen/sn/internal/engine"
 )
 
 // DefaultMaxBody is the default for [Options.MaxBody].
@@ -165,6 +170,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log(r, rw, time.Since(start))
 	}()
+	rw.Header().Set("X-Content-Type-Options", "nosniff")
+	if len(s.tokens) == 0 && !loopbackHost(r.Host) {
+		// Without tokens the server trusts whoever reaches it, which
+		// must be this machine: a page whose name resolves here (DNS
+		// rebinding) sends its own Host.
+		s.fail(rw, Error{Code: CodeForbidden, Message: fmt.Sprintf("Host %s: a server without tokens answers only loopback names (localhost, 127.0.0.1, [::1]); give it tokens to serve other names", Quote(r.Host))}, http.StatusForbidden)
+		return
+	}
+	if err := crossOrigin.Check(r); err != nil {
+		s.fail(rw, Error{Code: CodeForbidden, Message: "a cross-origin request from a browser (Sec-Fetch-Site or Origin): refused, so that no web page can issue numbers"}, http.StatusForbidden)
+		return
+	}
+	if r.Method == http.MethodPost && !jsonContent(r.Header.Get("Content-Type")) {
+		s.fail(rw, Error{Code: CodeMediaType, Message: fmt.Sprintf("Content-Type %s: want application/json", Quote(r.Header.Get("Content-Type")))}, http.StatusUnsupportedMediaType)
+		return
+	}
 	if (strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics") && !s.authorized(r) {
 		rw.Header().Set("WWW-Authenticate", `Bearer realm="sn"`)
 		s.fail(rw, Error{Code: CodeUnauthorized, Message: "a bearer token is needed: Authorization: Bearer TOKEN"}, http.StatusUnauthorized)
@@ -191,16 +212,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(rw, r)
 }
 
+// crossOrigin refuses the state-changing requests (POST) a browser sends
+// from another origin (Sec-Fetch-Site, or Origin against Host).
+var crossOrigin = http.NewCrossOriginProtection()
+
+// jsonContent reports whether a Content-Type is application/json, with
+// parameters or not. A browser sends it cross-origin only after a CORS
+// preflight, which this server never grants.
+func jsonContent(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+// loopbackHost reports whether the Host of a request names this machine:
+// localhost (or a name under .localhost), or a loopback address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Quote quotes a value of a request for a message: at most its first 64
+// bytes and its length.
+func Quote(s string) string { return engine.Quote(s) }
+
 // authorized reports whether r carries one of the tokens, comparing in
 // constant time; with no tokens, every request is.
 func (s *Server) authorized(r *http.Request) bool {
 	if len(s.tokens) == 0 {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") { // schemes are case-insensitive (RFC 9110)
 		return false
 	}
+	got = strings.TrimLeft(got, " ")
 	match := 0
 	for _, t := range s.tokens {
 		match |= subtle.ConstantTimeCompare([]byte(got), t)
@@ -274,7 +326,8 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		}
 	}
 	var req NextRequest
-	if code := s.decode(w, r, &req); code != "" {
+	present, code := s.decode(w, r, &req)
+	if code != "" {
 		failed(code)
 		return
 	}
@@ -285,10 +338,11 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		return
 	}
 	n := req.N
-	switch {
-	case n == 0:
+	if !present["n"] {
 		n = 1
-	case n < 0 || n > sn.MaxN:
+	}
+	switch {
+	case n < 1 || n > sn.MaxN:
 		s.fail(w, Error{Code: CodeTooMany, Message: fmt.Sprintf("n %d: want 1 to %d", n, sn.MaxN), Field: "n"}, http.StatusBadRequest)
 		failed(CodeTooMany)
 		return
@@ -364,7 +418,10 @@ func replyBatch(w http.ResponseWriter, bt *batch) {
 func (s *Server) numberRequest(w http.ResponseWriter, r *http.Request) (*sn.Generator, NumberRequest, bool) {
 	var req NumberRequest
 	_, g, ok := s.generator(w, r)
-	if !ok || s.decode(w, r, &req) != "" {
+	if !ok {
+		return nil, req, false
+	}
+	if _, code := s.decode(w, r, &req); code != "" {
 		return nil, req, false
 	}
 	return g, req, true
@@ -429,13 +486,44 @@ func (s *Server) health(r *http.Request) Health {
 	return h
 }
 
-// decode reads the request's JSON body into v and returns "", or answers 400
-// or 413 and returns its code.
-// An empty body is an empty object.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) Code {
-	dec := json.NewDecoder(r.Body)
+// decode reads the request's JSON body into v and returns the fields it
+// had, or answers 400 or 413 and returns its code. An empty body is an
+// empty object. The body must be UTF-8 (encoding/json would put U+FFFD in
+// place of a bad byte, silently), and its field names must be v's exactly
+// (encoding/json would match "N" to "n").
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[string]bool, Code) {
+	body, err := io.ReadAll(r.Body)
+	var big *http.MaxBytesError
+	if errors.As(err, &big) {
+		s.fail(w, Error{Code: CodeTooLarge, Message: fmt.Sprintf("the body is over %d bytes", big.Limit)}, http.StatusRequestEntityTooLarge)
+		return nil, CodeTooLarge
+	}
+	bad := func(e Error) (map[string]bool, Code) {
+		e.Code = CodeBadRequest
+		s.fail(w, e, http.StatusBadRequest)
+		return nil, CodeBadRequest
+	}
+	if err != nil {
+		return bad(Error{Message: "the body: " + err.Error()})
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return map[string]bool{}, ""
+	}
+	if !utf8.Valid(body) {
+		return bad(Error{Message: "the body is not UTF-8"})
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err == nil {
+		known := jsonFields(v)
+		for name := range fields {
+			if !known[name] {
+				return bad(Error{Message: fmt.Sprintf("the body: unknown field %s (fields are lower case: %s)", Quote(name), strings.Join(slices.Sorted(maps.Keys(known)), ", ")), Field: name})
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if err == nil {
 		if dec.More() {
 			err = errors.New("more than one JSON value")
@@ -443,15 +531,14 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) Code {
 			err = errors.New("more than one JSON value")
 		}
 	}
-	if err == nil || err == io.EOF {
-		return ""
+	if err == nil {
+		present := make(map[string]bool, len(fields))
+		for name := range fields {
+			present[name] = true
+		}
+		return present, ""
 	}
-	var big *http.MaxBytesError
-	if errors.As(err, &big) {
-		s.fail(w, Error{Code: CodeTooLarge, Message: fmt.Sprintf("the body is over %d bytes", big.Limit)}, http.StatusRequestEntityTooLarge)
-		return CodeTooLarge
-	}
-	e := Error{Code: CodeBadRequest, Message: "the body: " + err.Error()}
+	e := Error{Message: "the body: " + err.Error()}
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -464,8 +551,21 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) Code {
 		e.Field = strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		e.Message = fmt.Sprintf("the body: unknown field %q", e.Field)
 	}
-	s.fail(w, e, http.StatusBadRequest)
-	return CodeBadRequest
+	return bad(e)
+}
+
+// jsonFields returns the JSON names of the fields of the struct v points
+// to.
+func jsonFields(v any) map[string]bool {
+	t := reflect.TypeOf(v).Elem()
+	out := map[string]bool{}
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // jsonType names a Go kind as JSON does.

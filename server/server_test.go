@@ -25,14 +25,20 @@ const testToken = "0123456789abcdef0123456789abcdef"
 // start serves a Set of a few templates on a bbolt file, on 127.0.0.1.
 func start(t *testing.T, opts server.Options) (*httptest.Server, *config.Set) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`
+	return startConfig(t, `
 store: {backend: bolt, path: sn.db}
 templates:
   orders:   {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"}
   invoices: {template: "INV/@<date, format=yyyy>/@<seq, width=5, reset=year>"}
   tickets:  {template: "@<customer, chars=A-Z, maxlen=4>-@<seq>"}
   tiny:     {template: "T@<seq, width=1>", floor: 8}
-`), "yaml")
+`, opts)
+}
+
+// startConfig serves the Set of a config, on 127.0.0.1.
+func startConfig(t *testing.T, yaml string, opts server.Options) (*httptest.Server, *config.Set) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +76,14 @@ func call(t *testing.T, ts *httptest.Server, method, path string, body any, out 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if method == "POST" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := ts.Client().Do(req)

@@ -391,6 +391,9 @@ serve:
 		if err != nil {
 			t.Fatal(err)
 		}
+		if method == "POST" {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

@@ -404,7 +404,9 @@ func varPart(p *Part, args expression.Args) error {
 
 // separators keeps the template's literal characters out of the variables
 // that do not say which characters they take (chars=): so that
-// "@<area>-@<unit>" cannot read "a-b-c" two ways.
+// "@<area>-@<unit>" cannot read "a-b-c" two ways. Such variables take
+// printable characters only (lang.Printable): no newline, NUL or bidi
+// override in a number.
 func (c *compiler) separators() {
 	var lits strings.Builder
 	for i := range c.pl.parts {
@@ -415,7 +417,7 @@ func (c *compiler) separators() {
 	seps := lang.Runes(lits.String())
 	for i := range c.pl.parts {
 		if p := &c.pl.parts[i]; p.Kind == Var && p.charsArg == "" {
-			p.chars, p.seps = lang.Any.Minus(seps), lits.String()
+			p.chars, p.seps = lang.Printable.Minus(seps), lits.String()
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sngen/sn/expression"
 	"github.com/sngen/sn/internal/host"
+	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/sequence"
 )
 
@@ -156,19 +158,44 @@ func (p *Part) checkVar(v string, ok bool) error {
 		return bad("%w: %q was not given", ErrVarMissing, p.Name)
 	case p.maxBytes > 0 && len(v) > p.maxBytes:
 		return bad("%w: %q is %d bytes long, more than maxlen=%d", ErrVarInvalid, p.Name, len(v), p.maxBytes)
+	case p.maxBytes == 0 && len(v) > DefaultVarLen:
+		return bad("%w: %q is %d bytes long, more than the %d a variable without maxlen= takes", ErrVarInvalid, p.Name, len(v), DefaultVarLen)
 	case !utf8.ValidString(v):
-		return bad("%w: %q=%q is not valid UTF-8", ErrVarInvalid, p.Name, v)
+		return bad("%w: %q=%s is not valid UTF-8", ErrVarInvalid, p.Name, Quote(v))
 	}
 	for _, r := range v {
 		if p.chars.Has(r) {
 			continue
 		}
-		if p.charsArg != "" {
-			return bad("%w: %q=%q has %q, outside chars=%s", ErrVarInvalid, p.Name, v, r, p.charsArg)
+		switch {
+		case p.charsArg != "":
+			return bad("%w: %q=%s has %q, outside chars=%s", ErrVarInvalid, p.Name, Quote(v), r, p.charsArg)
+		case !lang.Printable.Has(r):
+			return bad("%w: %q=%s has %q, a control, format or unassigned character that a number cannot print unseen (give the variable chars= to choose its characters)", ErrVarInvalid, p.Name, Quote(v), r)
 		}
-		return bad("%w: %q=%q has %q, which the template prints as literal text (give the variable chars= to choose its characters)", ErrVarInvalid, p.Name, v, r)
+		return bad("%w: %q=%s has %q, which the template prints as literal text (give the variable chars= to choose its characters)", ErrVarInvalid, p.Name, Quote(v), r)
 	}
 	return nil
+}
+
+// DefaultVarLen is the longest value, in bytes, of a variable without
+// maxlen=: a longer value is ErrVarInvalid before anything is drawn, so
+// that counter keys, messages and logs stay small.
+const DefaultVarLen = MaxVarLen
+
+// Quote quotes s for a message, as %q does, shortened to its first 64
+// bytes and its length when longer: a value given per call may be long,
+// and a message or a log line should not be.
+func Quote(s string) string {
+	const keep = 64
+	if len(s) <= keep {
+		return strconv.Quote(s)
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
 // VarError is a per-call variable that is missing or invalid. It wraps

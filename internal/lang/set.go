@@ -28,6 +28,26 @@ type Set []Range
 // Any is every valid rune.
 var Any = Set{{0, 0xD7FF}, {0xE000, utf8.MaxRune}}
 
+// Printable is every rune a number may print where people read it: all
+// but the controls (C0, DEL, C1), the line and paragraph separators, the
+// zero-width and bidirectional format characters (which reorder or hide
+// text: U+202E shows "gnp.exe" for "exe.png"), the byte order mark and
+// the specials, and the private and unassigned planes' noncharacters.
+var Printable = Any.Minus(NewSet(
+	Range{0, 0x1F}, Range{0x7F, 0x9F}, // C0, DEL, C1
+	Range{0xAD, 0xAD},        // soft hyphen
+	Range{0x061C, 0x061C},    // Arabic letter mark
+	Range{0x180E, 0x180E},    // Mongolian vowel separator
+	Range{0x200B, 0x200F},    // zero-width spaces and joiners, LRM, RLM
+	Range{0x2028, 0x202E},    // line and paragraph separators, bidi embeddings and overrides
+	Range{0x2060, 0x206F},    // word joiner, invisible operators, bidi isolates, deprecated formats
+	Range{0xFDD0, 0xFDEF},    // noncharacters
+	Range{0xFEFF, 0xFEFF},    // byte order mark
+	Range{0xFFF0, 0xFFFF},    // specials and noncharacters
+	Range{0xE0000, 0xE007F},  // tags
+	Range{0xF0000, 0x10FFFF}, // private use planes
+))
+
 // Digits is 0-9.
 var Digits = Set{{'0', '9'}}
 
