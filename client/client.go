@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sngen/sn"
@@ -187,28 +188,41 @@ func (t *Template) Explain(ctx context.Context) (server.Template, error) {
 // A response that is not 2xx is an *Error; out is still decoded when the
 // body has its shape (readyz).
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	var r io.Reader
+	var b []byte
 	if body != nil {
-		b, err := json.Marshal(body)
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("client: %w", err)
+		}
+	}
+	// A request that meets a connection the server is closing (a
+	// keep-alive connection it closed as idle, or at shutdown) is sent
+	// again, on a new connection (at most twice). For next that costs at most a gap:
+	// if the server issued numbers for the first, they are never seen.
+	var resp *http.Response
+	for try := 0; ; try++ {
+		req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(b))
 		if err != nil {
 			return fmt.Errorf("client: %w", err)
 		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
-	if err != nil {
-		return fmt.Errorf("client: %w", err)
-	}
-	if method == http.MethodPost {
-		req.Header.Set("Content-Type", "application/json") // the server refuses a POST without it
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
+		if method == http.MethodPost {
+			req.Header.Set("Content-Type", "application/json") // the server refuses a POST without it
+		}
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err = c.http.Do(req)
+		if err == nil {
+			break
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("client: %s %s: %w", method, path, ctx.Err())
+		}
+		if try < 2 && connectionLost(err) {
+			// Its other idle connections are likely closing too: the
+			// next try dials a new one.
+			c.http.CloseIdleConnections()
+			continue
 		}
 		return fmt.Errorf("client: %s %s: %w: %w", method, path, sequence.ErrUnavailable, err)
 	}
@@ -238,6 +252,14 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		er.Error = server.Error{Code: server.CodeInternal, Message: fmt.Sprintf("%s %s: status %d: %.200s", method, path, resp.StatusCode, data)}
 	}
 	return newError(resp.StatusCode, er.Error)
+}
+
+// connectionLost reports whether err is a connection that ended before an
+// answer came: the server closed it (EOF, a reset), not a connection
+// refused or a timeout.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // Error is an error answer of the server: its status, and the code,

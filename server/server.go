@@ -39,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -79,7 +80,13 @@ type Server struct {
 	tokens [][]byte
 	mux    *http.ServeMux
 	counts map[string]*counts // by template name, for the monitor
+	drain  atomic.Bool        // shutting down: /readyz answers 503
 }
+
+// Drain makes /readyz answer 503 from now on, so that load balancers
+// send no more requests: call it when the process is about to shut down.
+// Requests are still served.
+func (s *Server) Drain() { s.drain.Store(true) }
 
 // New returns a Server for set.
 func New(set *config.Set, opts Options) (*Server, error) {
@@ -460,6 +467,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	h := s.health(r)
 	status := http.StatusOK
+	if s.drain.Load() {
+		h.Ready = false
+	}
 	if !h.Ready {
 		status = http.StatusServiceUnavailable
 	}

@@ -129,28 +129,21 @@ func cmdServe(e *env, args []string) error {
 		set.Close()
 		return err
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		TLSConfig:         tlsConfig,
+	srv := server.HTTPServer(h)
+	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	if tlsConfig != nil {
+		// TLS under the limits, so that net/http's own errors are JSON
+		// too (see server.Limit).
+		ln = tls.NewListener(ln, tlsConfig)
 	}
+	ln = server.Limit(ln, srv, server.Limits{})
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
 	}
 	logger.Info("sn serve: listening", "url", scheme+"://"+ln.Addr().String(), "templates", strings.Join(cfg.Names(), ","), "auth", len(tokens) > 0, "monitor", scheme+"://"+ln.Addr().String()+"/monitor")
 	served := make(chan error, 1)
-	go func() {
-		if tlsConfig != nil {
-			served <- srv.ServeTLS(ln, "", "")
-		} else {
-			served <- srv.Serve(ln)
-		}
-	}()
+	go func() { served <- srv.Serve(ln) }()
 	var runErr error
 	select {
 	case runErr = <-served:
@@ -158,7 +151,14 @@ func cmdServe(e *env, args []string) error {
 		// In-flight requests finish and their numbers reach the
 		// clients; then the stores close. A request cut off by the
 		// grace period loses its numbers: a gap, never a repeat.
+		// Answers from now on say Connection: close and /readyz says
+		// 503, so that clients and balancers go elsewhere; a client
+		// that sends on a connection as it closes gets no answer and
+		// may send again (the Go client does, once): for next that
+		// costs at most a gap.
 		logger.Info("sn serve: shutting down", "grace", shutdownGrace)
+		h.Drain()
+		srv.SetKeepAlivesEnabled(false)
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		runErr = srv.Shutdown(sctx)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	crand "crypto/rand"
@@ -11,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -29,8 +31,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/server"
 )
 
 // serving is a running sn serve.
@@ -473,4 +477,72 @@ func selfSigned(t *testing.T, dir string) *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	return pool
+}
+
+// Sixteen clients on keep-alive connections (the Go client) issue numbers
+// while sn serve gets SIGTERM. Every request is answered, or refused
+// cleanly once the server has stopped listening (connection refused): none
+// fails with a connection closed under it, since the server sends
+// Connection: close from the signal on and the client sends again on a
+// new connection what met a closing one. No number repeats.
+func TestServeShutdownKeepAlive(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "sn.yaml", "store: {backend: bolt, path: sn.db}\ntemplates:\n  orders: {template: \"SN@<seq, width=10>\"}\n")
+	for round := range 3 {
+		s := startServe(t, nil, "--config", cfg)
+		c, err := client.New(s.url, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders := c.Template("orders")
+		var mu sync.Mutex
+		var all []string
+		failures := map[string]int{}
+		var answered atomic.Int64
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for i := 0; i < 200000 && !stop.Load(); i++ {
+					nums, err := orders.NextN(context.Background(), 5)
+					var ce *client.Error
+					mu.Lock()
+					switch {
+					case err == nil:
+						all = append(all, nums...)
+						answered.Add(1)
+					case errors.Is(err, syscall.ECONNREFUSED):
+						failures["refused"]++
+					case errors.As(err, &ce) && ce.Code == server.CodeClosed:
+						failures["closed"]++
+					default:
+						failures[err.Error()]++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		time.Sleep(300 * time.Millisecond)
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(40 * time.Second):
+			t.Fatalf("round %d: sn serve did not stop", round)
+		}
+		time.Sleep(100 * time.Millisecond)
+		stop.Store(true)
+		wg.Wait()
+		sorted := slices.Clone(all)
+		slices.Sort(sorted)
+		repeats := len(sorted) - len(slices.Compact(sorted))
+		t.Logf("round %d: %d requests answered, %d numbers, %d repeats, failures %v", round, answered.Load(), len(all), repeats, failures)
+		for f, n := range failures {
+			if f != "refused" && f != "closed" {
+				t.Errorf("round %d: %d requests failed with %s", round, n, f)
+			}
+		}
+		if repeats != 0 || answered.Load() == 0 {
+			t.Errorf("round %d: %d repeats, %d answered", round, repeats, answered.Load())
+		}
+	}
 }
