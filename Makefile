@@ -1,6 +1,8 @@
 # make test   installs what the tests need (redis-server, postgresql,
-#             mariadb-server and chromium, via apt-get when missing), then runs vet and
-#             the whole suite under the race detector. The tests start their
+#             mariadb-server, chromium and nodejs/npm, via apt-get when missing), then
+#             runs vet, lints the service's OpenAPI document with an outside
+#             tool (@redocly/cli, through npx) and runs the whole suite under
+#             the race detector. The tests start their
 #             own redis-server, postgres and mariadbd processes on
 #             127.0.0.1 (as the postgres and mysql users when run as
 #             root); nothing has to be running beforehand, and the
@@ -11,9 +13,12 @@ GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEMPLATE ?= @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
 
-.PHONY: test deps vet run bench bench-all fuzz
+.PHONY: test deps vet lint-openapi run bench bench-all fuzz
 
-test: deps vet
+# REDOCLY is the OpenAPI linter, pinned; it needs Node.js 20.19 or later.
+REDOCLY ?= @redocly/cli@2.77.0
+
+test: deps vet lint-openapi
 	$(GO) test -race -count=1 -timeout 40m ./...
 
 deps:
@@ -22,21 +27,28 @@ deps:
 	{ ls /usr/lib/postgresql/*/bin/initdb || command -v initdb; } >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	{ [ -x /usr/sbin/mariadbd ] || command -v mariadbd; } >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
 	{ command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1 || missing="$$missing chromium"; \
+	{ command -v node && command -v npx; } >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB and browser tests)"; \
+		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB and browser tests and the OpenAPI lint)"; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			$(SUDO) apt-get update -qq && \
 			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall $$missing >/dev/null; \
-		elif command -v brew >/dev/null 2>&1; then brew install redis postgresql@15 mariadb chromium; \
+		elif command -v brew >/dev/null 2>&1; then brew install redis postgresql@15 mariadb chromium node; \
 		else echo "cannot install$$missing: install them with your package manager" >&2; exit 1; fi; \
 	fi
 	@redis-server --version
 	@"$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)/postgres" --version 2>/dev/null || postgres --version
 	@/usr/sbin/mariadbd --version 2>/dev/null || mariadbd --version
 	@chromium --version 2>/dev/null || chromium-browser --version 2>/dev/null || google-chrome --version
+	@echo "node $$(node --version)"
 
 vet:
 	$(GO) vet ./...
+
+# lint-openapi checks server/openapi.json with redocly's recommended rules
+# (redocly.yaml): 0 errors, or make test fails.
+lint-openapi:
+	npx --yes $(REDOCLY) lint --format=stylish server/openapi.json
 
 run:
 	$(GO) run ./cmd/sn next -t '$(TEMPLATE)' -n 5

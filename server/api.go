@@ -43,8 +43,10 @@ type ValidateResponse struct {
 
 // ParseResponse is a number read back: sn.Parsed.
 type ParseResponse struct {
-	Key   string            `json:"key"`
-	Seq   int64             `json:"seq"`
+	Key string `json:"key"`
+	// Seq is a JSON string: above 2^53 a JSON number loses digits in
+	// JavaScript.
+	Seq   int64             `json:"seq,string"`
 	Vars  map[string]string `json:"vars,omitempty"`
 	Draws []Draw            `json:"draws"`
 }
@@ -54,7 +56,7 @@ type Draw struct {
 	Part   string `json:"part"`
 	Offset int    `json:"offset"`
 	Key    string `json:"key"`
-	Seq    int64  `json:"seq"`
+	Seq    int64  `json:"seq,string"` // a JSON string, as ParseResponse.Seq
 }
 
 // Template describes one template: GET /v1/templates lists them, GET
@@ -206,8 +208,10 @@ type Blocks struct {
 // the template prints with the member's index in its low bits.
 type KeyState struct {
 	Key string `json:"key"`
-	// Last is the last number drawn from Block; 0 when none was.
-	Last     int64  `json:"last"`
+	// Last is the last number drawn from Block; 0 when none was. It is a
+	// JSON string, as are the ends of a Range: above 2^53 a JSON number
+	// loses digits in JavaScript.
+	Last     int64  `json:"last,string"`
 	Block    *Range `json:"block"`
 	Next     *Range `json:"next"`
 	Step     int64  `json:"step"`
@@ -218,8 +222,8 @@ type KeyState struct {
 
 // Range is a block of numbers, both ends included.
 type Range struct {
-	First int64 `json:"first"`
-	Last  int64 `json:"last"`
+	First int64 `json:"first,string"`
+	Last  int64 `json:"last,string"`
 }
 
 // LeaseState is a snowflake Gen's hold on its worker id.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -203,5 +204,45 @@ templates:
 	resp.Body.Close()
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("/monitor headers: CSP %q, nosniff %q", csp, resp.Header.Get("X-Content-Type-Options"))
+	}
+}
+
+// Counter values above 2^53 reach JavaScript exactly: parse and the
+// monitor send them as JSON strings, which JSON.parse in a real browser
+// keeps digit for digit. The control: the same value as a JSON number
+// comes out another number.
+func TestBigNumbersInBrowser(t *testing.T) {
+	ctx := browser(t)
+	ts, _ := startConfig(t, `
+store: {backend: bolt, path: sn.db}
+templates:
+  big: {template: "B@<seq>", floor: 9007199254740993}
+`, server.Options{})
+	var out server.NextResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/big/next", "{}", &out); st != 200 || len(out.Numbers) != 1 {
+		t.Fatalf("next: %d %v", st, out)
+	}
+	num := out.Numbers[0] // B9007199254740994
+	script := fmt.Sprintf(`(async () => {
+		const h = {"Content-Type": "application/json"};
+		const p = await (await fetch("/v1/templates/big/parse", {method: "POST", headers: h, body: JSON.stringify({number: %q})})).json();
+		const m = await (await fetch("/v1/monitor")).json();
+		const k = m.templates[0].keys[0];
+		return [p.seq, p.draws[0].seq, k.last, k.block.first, String(JSON.parse('{"seq": 9007199254740995}').seq)];
+	})()`, num)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/healthz")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](script, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("the page's script: %v", err)
+	}
+	t.Logf("read in the browser: %q", got)
+	want := []string{"9007199254740994", "9007199254740994", "9007199254740994", "9007199254740994"}
+	if len(got) != 5 || !slices.Equal(got[:4], want) {
+		t.Errorf("read in the browser %q; want %q", got, want)
+	}
+	if len(got) == 5 && got[4] == "9007199254740995" {
+		t.Error("control: JSON.parse kept a number above 2^53 exactly; the test cannot see the loss")
 	}
 }

@@ -106,13 +106,13 @@ func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) sequence.SegmentSta
 			continue // released since Keys
 		}
 		k := KeyState{Key: key, Step: ks.Step, Fetching: ks.Fetching}
-		if ks.Current.Len() > 0 {
+		if ks.Current.First > 0 && ks.Current.Len() > 0 { // {0, 0} is no block
 			k.Block = &Range{ks.Current.First, ks.Current.Last}
 			if ks.Issued > 0 {
 				k.Last = ks.Current.First + ks.Issued - 1
 			}
 		}
-		if ks.Next.Len() > 0 {
+		if ks.Next.First > 0 && ks.Next.Len() > 0 {
 			k.Next = &Range{ks.Next.First, ks.Next.Last}
 		}
 		if ks.LastError != nil {
