@@ -130,6 +130,9 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 	}
 	sg, err := config.Share(t, key, func() (sharedGen, error) {
 		g, err := snowflake.New(ctx, l, snowflake.Options{Leaser: leaser})
+		if errors.Is(err, snowflake.ErrLayout) {
+			err = fmt.Errorf("%w (in a config, another layout needs its own prefix, or its own table on a ledger)", err)
+		}
 		return sharedGen{g}, err
 	})
 	if err != nil {

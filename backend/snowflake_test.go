@@ -232,3 +232,32 @@ func TestSnowflakeBesideRedis(t *testing.T) {
 		t.Errorf("leases left after Close: %q", keys)
 	}
 }
+
+// A config whose snowflake layout changed (a rolling deploy: 41/2/11, then
+// 41/1/12, the same bits for worker 2 and worker 1) is refused at Build on
+// the Redis that recorded the first layout, with the way out; under
+// another prefix it builds.
+func TestSnowflakeLayoutChange(t *testing.T) {
+	srv := redistest.StartServer(t, redistest.Persistent())
+	build := func(layout, prefix string) (*config.Set, error) {
+		cfg := &config.Config{Templates: map[string]config.Template{"a": {
+			Template: "ID-@<seq>",
+			Sequence: config.Sequence{Backend: "snowflake", URL: "redis://" + srv.Addr() + "/0", Prefix: prefix, Layout: layout, Epoch: "2024-01-01"},
+		}}}
+		return cfg.Build(t.Context())
+	}
+	first, err := build("41/2/11", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	_, err = build("41/1/12", "")
+	if !errors.Is(err, snowflake.ErrLayout) || !strings.Contains(err.Error(), "its own prefix") {
+		t.Fatalf("another layout under the recorded one: %v; want snowflake.ErrLayout and the way out", err)
+	}
+	other, err := build("41/1/12", "v2:")
+	if err != nil {
+		t.Fatalf("another layout under another prefix: %v", err)
+	}
+	other.Close()
+}
