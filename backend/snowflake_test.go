@@ -21,6 +21,21 @@ import (
 // taking templates names of set in turn, and returns them per goroutine.
 func issueConcurrently(t *testing.T, set *config.Set, names []string, goroutines, n int) [][]string {
 	t.Helper()
+	// A worker id new to its store issues after one TTL (10 s): wait,
+	// boundedly, until the Set's stores say they issue.
+	for try := 0; ; try++ {
+		ready := true
+		for _, st := range set.Ping(t.Context()) {
+			ready = ready && st.Err == nil
+		}
+		if ready {
+			break
+		}
+		if try == 300 {
+			t.Fatal("the Set's stores did not become ready within 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	out := make([][]string, goroutines)
 	var wg sync.WaitGroup
 	for i := range goroutines {

@@ -8,8 +8,11 @@
 //	num, err := orders.NextWith(ctx, sn.Vars{"customer": "ACME"})
 //
 // A request that fails after the server drew numbers for it loses them:
-// a gap, never a repeat. The client does not retry: a caller that retries
-// a failed Next gets new numbers.
+// a gap, never a repeat. The client sends a request again only when the
+// connection it went out on closed before an answer (a keep-alive
+// connection the server closed as idle, or at shutdown), at most four
+// times, on new connections; it does not retry an error the server
+// answered. A caller that retries a failed Next gets new numbers.
 package client
 
 import (
@@ -197,7 +200,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	// A request that meets a connection the server is closing (a
 	// keep-alive connection it closed as idle, or at shutdown) is sent
-	// again, on a new connection (at most twice). For next that costs at most a gap:
+	// again, on a new connection (at most four times). For next that costs at most a gap:
 	// if the server issued numbers for the first, they are never seen.
 	var resp *http.Response
 	for try := 0; ; try++ {
@@ -218,7 +221,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		if ctx.Err() != nil {
 			return fmt.Errorf("client: %s %s: %w", method, path, ctx.Err())
 		}
-		if try < 2 && connectionLost(err) {
+		if try < 4 && connectionLost(err) {
 			// Its other idle connections are likely closing too: the
 			// next try dials a new one.
 			c.http.CloseIdleConnections()

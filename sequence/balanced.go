@@ -28,12 +28,20 @@ import (
 // [sequencetest.RunUnordered].
 //
 // A Gen's place is part of every number it gives, so another process with
-// the Gens in another order would issue the numbers of this one: each Gen
-// whose store keeps records ([Recorder]) records its place (its index
-// and the number of Gens) there before its first number, and a Balanced
-// that finds another place recorded issues nothing and returns an error
-// wrapping [ErrInvalidArgument] that names both. A Gen used once per
-// place per store: two Gens over one store at two places are refused too.
+// the Gens in another order would issue the numbers of this one. So each
+// Gen whose store keeps records ([Recorder]) records its place (its index
+// and the number of Gens) there, and a Balanced issues its first number
+// only once every Gen's place is recorded or found as recorded: a Balanced
+// that finds another place issues nothing and returns an error wrapping
+// [ErrInvalidArgument] that names both, and until every store has
+// answered, calls fail with [ErrUnavailable] (a store that is down when a
+// process starts delays its first number; once started, a Balanced goes
+// on while some Gens fail). Records are kept for good: a process in
+// another order that starts while the stores hold no places yet may
+// record some of them before it is refused, and then both orders are
+// refused until the records are cleared; nothing repeats. Two Gens over
+// one store at two places are refused too. A Gen whose store keeps no
+// records is not checked.
 //
 // A Gen whose call fails is taken out of the turn for
 // [BalancedOptions.Rescue] and then tried again. A call fails over to the
@@ -54,8 +62,9 @@ type Balanced struct {
 	nout   atomic.Int32   // how many Gens are out, so that the clock is read only then
 	closed atomic.Bool
 
-	placed  []atomic.Bool         // per Gen: its place is recorded in its store, or it keeps no records
-	refused atomic.Pointer[error] // set when a store records another place: every call fails
+	placed    []atomic.Bool         // per Gen: its place is recorded in its store, or it keeps no records
+	allPlaced atomic.Bool           // every Gen is placed: numbers may be issued
+	refused   atomic.Pointer[error] // set when a store records another place: every call fails
 }
 
 // BalancedOptions configure a [Balanced]. The zero value is ready to use.
@@ -113,11 +122,74 @@ func NewBalanced(gens []Gen, opts BalancedOptions) (*Balanced, error) {
 	}, nil
 }
 
+// placeAll places every Gen not placed yet, and reports the first that
+// could not be: a refusal, or a store that does not answer.
+func (b *Balanced) placeAll(ctx context.Context) error {
+	var errs []error
+	for i := range b.gens {
+		if b.placed[i].Load() {
+			continue
+		}
+		pctx := ctx
+		if b.opts.Timeout > 0 {
+			var cancel context.CancelFunc
+			pctx, cancel = context.WithTimeout(ctx, b.opts.Timeout)
+			defer cancel()
+		}
+		if err := b.place(pctx, i); err != nil {
+			if r := b.refused.Load(); r != nil {
+				return *r
+			}
+			errs = append(errs, fmt.Errorf("Gen %d: %w", i, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: Balanced: a Balanced issues its first number only once every Gen's place is recorded in its store, and %d did not answer: %w", ErrUnavailable, len(errs), errors.Join(errs...))
+	}
+	b.allPlaced.Store(true)
+	return nil
+}
+
+// Record records value under name in the store of every Gen that keeps
+// records, under a name that says which Gen ("Gen 1 of 2: NAME"), so that
+// a Balanced inside another is placed through its own Gens. It returns the
+// first value recorded that is not value, if any; an error wrapping
+// errors.ErrUnsupported when no Gen keeps records.
+func (b *Balanced) Record(ctx context.Context, name, value string) (string, error) {
+	got, any := value, false
+	for i, g := range b.gens {
+		r, ok := g.(Recorder)
+		if !ok {
+			continue
+		}
+		v, err := r.Record(ctx, fmt.Sprintf("Gen %d of %d: %s", i, len(b.gens), name), value)
+		if errors.Is(err, errors.ErrUnsupported) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("sequence: Balanced: Record on Gen %d: %w", i, err)
+		}
+		any = true
+		if v != value && got == value {
+			got = v
+		}
+	}
+	if !any {
+		return "", fmt.Errorf("sequence: Balanced: Record(%q): no Gen keeps records: %w", name, errors.ErrUnsupported)
+	}
+	return got, nil
+}
+
 // placeRecord is the name a Gen's place is recorded under in its store.
 const placeRecord = "sequence.Balanced place"
 
 // place records Gen i's place in its store, once, and refuses another.
-func (b *Balanced) place(ctx context.Context, i int) error {
+func (b *Balanced) place(ctx context.Context, i int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("Gen %d panicked recording its place: %v", i, r)
+		}
+	}()
 	r, ok := b.gens[i].(Recorder)
 	if !ok {
 		b.placed[i].Store(true)
@@ -254,6 +326,11 @@ func (b *Balanced) each(ctx context.Context, try func(ctx context.Context, i int
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if !b.allPlaced.Load() {
+		if err := b.placeAll(ctx); err != nil {
+			return err
+		}
+	}
 	n := len(b.gens)
 	first := int(b.turn.Add(1) % uint64(n))
 	var now int64
@@ -302,11 +379,6 @@ func (b *Balanced) call(ctx context.Context, i int, try func(ctx context.Context
 			err = fmt.Errorf("Gen %d panicked: %v", i, r)
 		}
 	}()
-	if !b.placed[i].Load() {
-		if err := b.place(ctx, i); err != nil {
-			return err
-		}
-	}
 	return try(ctx, i)
 }
 

@@ -368,3 +368,70 @@ func TestBalancedNextNMemberPanics(t *testing.T) {
 		t.Error("control: raw values beside a Balanced's numbers did not repeat; the count cannot see a leak")
 	}
 }
+
+// downStore is a Segment whose store may be down: Next and Record fail.
+type downStore struct {
+	*sequence.Segment
+	down atomic.Bool
+}
+
+func (d *downStore) Next(ctx context.Context, key string) (int64, error) {
+	if d.down.Load() {
+		return 0, errFlaky
+	}
+	return d.Segment.Next(ctx, key)
+}
+
+func (d *downStore) Record(ctx context.Context, name, value string) (string, error) {
+	if d.down.Load() {
+		return "", errFlaky
+	}
+	return d.Segment.Record(ctx, name, value)
+}
+
+// A Balanced records every Gen's place before its first number: a second
+// Balanced with the Gens in another order is refused at its first call,
+// even when the first drew one number only, from one Gen (found by an
+// adversary: places recorded one by one let the second record the other
+// Gen's place first and print the same number). While a store is down at
+// the start, nothing is issued (ErrUnavailable), and once it answers the
+// Balanced goes on.
+func TestBalancedPlacesEveryGenFirst(t *testing.T) {
+	ctx := context.Background()
+	newStore := func() *downStore {
+		s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+		t.Cleanup(func() { s.Close() })
+		return &downStore{Segment: s}
+	}
+	a, b := newStore(), newStore()
+	first := mustBalanced(t, []sequence.Gen{a, b}, sequence.BalancedOptions{})
+	n, err := first.Next(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := mustBalanced(t, []sequence.Gen{b, a}, sequence.BalancedOptions{})
+	if m, err := second.Next(ctx, "k"); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("the Gens in another order, after one number (%d): %d, %v; want ErrInvalidArgument", n, m, err)
+	}
+
+	c, d := newStore(), newStore()
+	d.down.Store(true)
+	third := mustBalanced(t, []sequence.Gen{c, d}, sequence.BalancedOptions{})
+	if m, err := third.Next(ctx, "k"); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Errorf("a store down at the start: %d, %v; want ErrUnavailable", m, err)
+	}
+	d.down.Store(false)
+	if _, err := third.Next(ctx, "k"); err != nil {
+		t.Fatalf("once its stores answer: %v", err)
+	}
+	reordered := mustBalanced(t, []sequence.Gen{d, c}, sequence.BalancedOptions{})
+	if _, err := reordered.Next(ctx, "k"); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("the other order: %v; want ErrInvalidArgument", err)
+	}
+	d.down.Store(true) // once placed, a Gen that fails leaves the turn
+	for range 4 {
+		if _, err := third.Next(ctx, "k"); err != nil {
+			t.Fatalf("with one store down after the start: %v", err)
+		}
+	}
+}

@@ -162,6 +162,9 @@ func TestHostileRequests(t *testing.T) {
 		{"another origin", `{"n": 1}`, []string{"Origin", "https://evil.example"}, 403, server.CodeForbidden, ""},
 		{"invalid UTF-8", "{\"vars\": {\"customer\": \"AC\xffME\"}}", nil, 400, server.CodeBadRequest, ""},
 		{"lower-case bearer", `{"n": 1}`, []string{"Authorization", "bearer " + testToken}, 200, "", ""},
+		{"null", `null`, nil, 400, server.CodeBadRequest, ""},
+		{"a list", `[{"n": 1}]`, nil, 400, server.CodeBadRequest, ""},
+		{"a field twice", `{"n": 2, "n": null}`, nil, 400, server.CodeBadRequest, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var e server.ErrorResponse
@@ -182,7 +185,7 @@ store: {backend: bolt, path: sn.db}
 templates:
   notes: {template: "N-@<memo>-@<seq, key=memo>"}
 `, server.Options{})
-	for _, v := range []string{"A\u202eB", "A\x00B", "A\u2066B", "A\nB", "A\u200bB", strings.Repeat("A", 257), strings.Repeat("A", 1<<19)} {
+	for _, v := range []string{"A\u202eB", "A\x00B", "A\u2066B", "A\nB", "A\u200bB", "vis\u034f", "vis\ufe0f", "vis\u3164", "vis\u2800", strings.Repeat("A", 257), strings.Repeat("A", 1<<19)} {
 		var e server.ErrorResponse
 		body, _ := json.Marshal(map[string]any{"vars": map[string]string{"memo": v}})
 		st, _ := call(t, notes, "POST", "/v1/templates/notes/next", string(body), &e)

@@ -31,7 +31,8 @@ type Limits struct {
 // hold at most 16 KiB (net/http's default is 1 MiB, so a thousand idle
 // clients could hold a GiB), a whole request within 30 s, an answer be
 // written within 60 s, and a keep-alive connection idle for 30 s is
-// closed. Serve it on a listener from [Limit]. On the internet, put a
+// closed. (net/http allows 4 KiB over MaxHeaderBytes before it answers
+// 431.) Serve it on a listener from [Limit]. On the internet, put a
 // proxy in front (TLS, rate limits per client), as the README says.
 func HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
@@ -51,7 +52,8 @@ const MaxHeaderBytes = 16 << 10
 // Limit returns a listener that accepts from ln within lim, and sets
 // srv.ConnState to follow which connections are idle. It also answers in
 // JSON the errors net/http writes itself, before any handler runs (400 for
-// a request it cannot read, 431 for a header over srv.MaxHeaderBytes),
+// a request it cannot read, 431 for a header over srv.MaxHeaderBytes, 501
+// and 505 for a transfer encoding or an HTTP version it does not speak),
 // unless the connection is TLS that net/http itself decrypts: wrap ln in
 // tls.NewListener before Limit, and call srv.Serve, to have those in JSON
 // too.
@@ -207,13 +209,16 @@ var netHTTPError = []byte("\r\nContent-Type: text/plain; charset=utf-8\r\nConnec
 // answers in JSON like every other error.
 func (c *limitedConn) Write(b []byte) (int, error) {
 	status, rest, ok := bytes.Cut(b, netHTTPError)
-	if !ok || !bytes.HasPrefix(status, []byte("HTTP/1.1 4")) {
+	if !ok || !(bytes.HasPrefix(status, []byte("HTTP/1.1 4")) || bytes.HasPrefix(status, []byte("HTTP/1.1 5"))) {
 		return c.Conn.Write(b)
 	}
 	line := string(status[len("HTTP/1.1 "):])
 	code, msg := CodeBadRequest, string(rest)
-	if bytes.HasPrefix(status, []byte("HTTP/1.1 431")) {
+	switch {
+	case bytes.HasPrefix(status, []byte("HTTP/1.1 431")):
 		code, msg = CodeTooLarge, fmt.Sprintf("the request's header is over %d bytes", MaxHeaderBytes)
+	case bytes.HasPrefix(status, []byte("HTTP/1.1 5")): // 501 for a transfer encoding, 505 for a version net/http does not speak
+		code = CodeBadRequest
 	}
 	body := fmt.Sprintf(`{"error":{"code":%q,"message":%q}}`+"\n", code, msg)
 	out := fmt.Sprintf("HTTP/1.1 %s\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", line, len(body), body)

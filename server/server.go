@@ -168,6 +168,13 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	if r.Body != nil && r.Body != http.NoBody {
+		// An answer given before the body is read closes the
+		// connection: net/http would otherwise read what is left of the
+		// body first, for as long as the client cares to send it.
+		rw.body = &trackedBody{ReadCloser: r.Body}
+		r.Body = rw.body
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			s.opts.Logger.Error("server: a handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v)
@@ -522,13 +529,14 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[stri
 	if !utf8.Valid(body) {
 		return bad(Error{Message: "the body is not UTF-8"})
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err == nil {
-		known := jsonFields(v)
-		for name := range fields {
-			if !known[name] {
-				return bad(Error{Message: fmt.Sprintf("the body: unknown field %s (fields are lower case: %s)", Quote(name), strings.Join(slices.Sorted(maps.Keys(known)), ", ")), Field: name})
-			}
+	fields, err := objectKeys(body)
+	if err != nil {
+		return bad(Error{Message: "the body: " + err.Error()})
+	}
+	known := jsonFields(v)
+	for _, name := range fields {
+		if !known[name] {
+			return bad(Error{Message: fmt.Sprintf("the body: unknown field %s (fields are lower case: %s)", Quote(name), strings.Join(slices.Sorted(maps.Keys(known)), ", ")), Field: name})
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -543,7 +551,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[stri
 	}
 	if err == nil {
 		present := make(map[string]bool, len(fields))
-		for name := range fields {
+		for _, name := range fields {
 			present[name] = true
 		}
 		return present, ""
@@ -562,6 +570,36 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[stri
 		e.Message = fmt.Sprintf("the body: unknown field %q", e.Field)
 	}
 	return bad(e)
+}
+
+// objectKeys returns the keys of the JSON object body, refusing anything
+// but an object and a key given twice ({"n": 2, "n": null}: which one
+// counts is a guess).
+func objectKeys(body []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if err != nil {
+			return nil, fmt.Errorf("not JSON: %v", err)
+		}
+		return nil, errors.New("want a JSON object")
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("not JSON: %v", err)
+		}
+		k, _ := t.(string)
+		if slices.Contains(keys, k) {
+			return nil, fmt.Errorf("field %s given twice", Quote(k))
+		}
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, fmt.Errorf("not JSON: %v", err)
+		}
+	}
+	return keys, nil
 }
 
 // jsonFields returns the JSON names of the fields of the struct v points
@@ -629,18 +667,44 @@ type recorder struct {
 	wrote   bool
 	code    Code
 	message string
+	body    *trackedBody // the request's body, or nil
 }
 
 func (r *recorder) WriteHeader(status int) {
 	if !r.wrote {
 		r.status, r.wrote = status, true
+		if r.body != nil && !r.body.done {
+			// net/http reads up to 256 KiB of an unread body after the
+			// answer, at the client's pace: end the reading now.
+			r.Header().Set("Connection", "close")
+			http.NewResponseController(r.ResponseWriter).SetReadDeadline(time.Now())
+		}
 	}
 	r.ResponseWriter.WriteHeader(status)
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
-	r.wrote = true
+	if !r.wrote {
+		r.WriteHeader(http.StatusOK)
+	}
 	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// trackedBody is a request body that knows whether it was read to its end.
+type trackedBody struct {
+	io.ReadCloser
+	done bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.done = true
+	}
+	return n, err
 }
 
 // statusProbe takes the answer of the mux's own 404 and 405 handlers.

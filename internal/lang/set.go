@@ -32,19 +32,30 @@ var Any = Set{{0, 0xD7FF}, {0xE000, utf8.MaxRune}}
 // but the controls (C0, DEL, C1), the line and paragraph separators, the
 // zero-width and bidirectional format characters (which reorder or hide
 // text: U+202E shows "gnp.exe" for "exe.png"), the byte order mark and
-// the specials, and the private and unassigned planes' noncharacters.
+// the specials, the private planes, and the characters that show nothing
+// (fillers, variation selectors, the grapheme joiner, the braille blank),
+// which would make two numbers that look the same.
 var Printable = Any.Minus(NewSet(
 	Range{0, 0x1F}, Range{0x7F, 0x9F}, // C0, DEL, C1
 	Range{0xAD, 0xAD},        // soft hyphen
+	Range{0x034F, 0x034F},    // combining grapheme joiner
 	Range{0x061C, 0x061C},    // Arabic letter mark
-	Range{0x180E, 0x180E},    // Mongolian vowel separator
+	Range{0x115F, 0x1160},    // Hangul fillers
+	Range{0x17B4, 0x17B5},    // Khmer inherent vowels
+	Range{0x180B, 0x180F},    // Mongolian variation selectors and vowel separator
 	Range{0x200B, 0x200F},    // zero-width spaces and joiners, LRM, RLM
 	Range{0x2028, 0x202E},    // line and paragraph separators, bidi embeddings and overrides
 	Range{0x2060, 0x206F},    // word joiner, invisible operators, bidi isolates, deprecated formats
+	Range{0x2800, 0x2800},    // braille blank
+	Range{0x3164, 0x3164},    // Hangul filler
 	Range{0xFDD0, 0xFDEF},    // noncharacters
+	Range{0xFE00, 0xFE0F},    // variation selectors
 	Range{0xFEFF, 0xFEFF},    // byte order mark
+	Range{0xFFA0, 0xFFA0},    // halfwidth Hangul filler
 	Range{0xFFF0, 0xFFFF},    // specials and noncharacters
+	Range{0x1D173, 0x1D17A},  // musical formatting
 	Range{0xE0000, 0xE007F},  // tags
+	Range{0xE0100, 0xE01EF},  // variation selectors supplement
 	Range{0xF0000, 0x10FFFF}, // private use planes
 ))
 

@@ -23,7 +23,7 @@ func (h hideClock) Next(ctx context.Context, key string) (int64, error) { return
 
 // Four machines (each its own plan, Segment and Allocator) issue
 // per-second numbers from one Redis, over a PostgreSQL ledger and alone,
-// with a retention of two seconds. They draw for a second, then nothing is
+// with a retention of four seconds. They draw for a second, then nothing is
 // drawn for longer than two periods and the retention, so the store
 // (the ledger's clock, or Redis's TIME) expires that second's counter.
 // Then one machine's clock is set back into that second, a machine
@@ -34,7 +34,7 @@ func (h hideClock) Next(ctx context.Context, key string) (int64, error) { return
 func TestClockGuardMachines(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	rdb := srv.Client(t)
-	const retention = 2 * time.Second
+	const retention = 4 * time.Second
 	const tpl = `@<date, format=yyyyMMddHHmmss>-@<seq, width=6, reset=second>`
 	for _, store := range []string{"ledger", "redis only"} {
 		for _, guarded := range []bool{true, false} {
@@ -131,7 +131,7 @@ func TestClockGuardMachines(t *testing.T) {
 					}
 					wg.Wait()
 				}
-				s0 := time.Now().Truncate(time.Second)
+				s0 := time.Now()
 				run(machines, 50, s0) // one second's numbers
 				if !guarded {
 					for k := range keys { // the expiry the guard would give them
