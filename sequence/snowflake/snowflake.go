@@ -19,6 +19,12 @@
 // its context) and Ping reports sequence.ErrUnavailable. Leasers prefer
 // an id a holder released, whose bound is known. A Leaser also records the
 // layout of its series and refuses another ([ErrLayout]).
+//
+// Bounds are instants of the holders' own clocks, so the clocks of the
+// processes that share a series must agree within TTL/2: after a store
+// lost its data, a new holder of an id waits one TTL on its clock, and an
+// old holder whose clock is ahead by more than TTL/2 may have issued in
+// the instants the new one reaches.
 package snowflake
 
 import (

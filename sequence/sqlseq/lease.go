@@ -21,7 +21,8 @@ import (
 // deadline; and the bound, the last instant its holders may have issued
 // at. Deadlines are computed and compared by the database's clock only
 // (its now plus the ttl), never a client's, so that machines whose clocks
-// disagree agree on who holds an id. An id is free when it has no row or
+// disagree agree on who holds an id. Bounds are the holders' own instants,
+// so their clocks must still agree within TTL/2 (see package snowflake). An id is free when it has no row or
 // its deadline has passed. Taking one is a single conditional statement
 // (PostgreSQL) or a conditional UPDATE of a row that locks it (MySQL),
 // read back by its token: of two processes that try at once, one gets
