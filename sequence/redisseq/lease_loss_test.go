@@ -201,7 +201,7 @@ func TestLeaserReplicas(t *testing.T) {
 	master := redistest.StartServer(t, redistest.Persistent())
 	replica := redistest.StartReplica(t, master, redistest.Persistent())
 	rdb := master.Client(t)
-	l := redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Replicas: 1, ReplicaTimeout: 500 * time.Millisecond})
+	l := redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second})
 	g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: 400 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
