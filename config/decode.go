@@ -275,6 +275,10 @@ func decodeJSON(data []byte, c *Config) ([]keyPos, []*Error) {
 	for i := range keys {
 		keys[i].line = lineAt(keys[i].end)
 	}
+	var de *depthError
+	if errors.As(err, &de) {
+		return nil, []*Error{{Line: lineAt(de.end), Err: de}}
+	}
 	if err == nil { // otherwise the decoder says what is wrong
 		if errs := checkKeys(keys); len(errs) > 0 {
 			return nil, errs
@@ -331,6 +335,9 @@ func jsonKeys(data []byte) ([]keyPos, error) {
 	var keys []keyPos
 	var value func(path []string) error
 	value = func(path []string) error {
+		if len(path) > maxDepth {
+			return &depthError{end: dec.InputOffset()}
+		}
 		tok, err := dec.Token()
 		if err != nil {
 			return err
@@ -378,6 +385,10 @@ func decodeYAML(data []byte, c *Config) ([]keyPos, []*Error) {
 	var ae *aliasError
 	if errors.As(err, &ae) {
 		return nil, []*Error{{Line: ae.line, Err: ae}}
+	}
+	var de *depthError
+	if errors.As(err, &de) {
+		return nil, []*Error{{Line: de.line, Err: de}}
 	}
 	if err == nil { // otherwise the decoder says what is wrong
 		if errs := checkKeys(keys); len(errs) > 0 {
@@ -467,6 +478,21 @@ const (
 	minAliasBudget = 10_000
 )
 
+// maxDepth is the deepest a config document may nest: a config's deepest
+// field is a few levels down, and checking keys costs more the deeper
+// they are.
+const maxDepth = 32
+
+// depthError is a document that nests deeper than maxDepth.
+type depthError struct {
+	line int   // YAML
+	end  int64 // JSON: the offset
+}
+
+func (e *depthError) Error() string {
+	return fmt.Sprintf("the document nests deeper than %d levels, which no config does", maxDepth)
+}
+
 // aliasError is a document whose aliases expand it too far.
 type aliasError struct {
 	line          int // of the first alias
@@ -499,6 +525,7 @@ func yamlKeys(data []byte) ([]keyPos, error) {
 	count(&doc)
 	budget := max(minAliasBudget, maxAliasRatio*nodes)
 	visits := 0
+	var deep *depthError
 	var keys []keyPos
 	walking := map[*yaml.Node]bool{} // against aliases that contain themselves
 	// walk lists the keys of the mapping n at path but those in skip, and
@@ -509,7 +536,11 @@ func yamlKeys(data []byte) ([]keyPos, error) {
 			n = n.Alias
 		}
 		listed := map[string]bool{}
-		if visits++; visits > budget || n == nil {
+		if visits++; visits > budget || n == nil || deep != nil {
+			return listed
+		}
+		if len(path) > maxDepth {
+			deep = &depthError{line: n.Line}
 			return listed
 		}
 		if n == nil || walking[n] || len(path) > 0 && !strings.HasPrefix(path[len(path)-1], "[") && structAt(path) == nil && structAt(path[:len(path)-1]) == nil {
@@ -570,6 +601,10 @@ func yamlKeys(data []byte) ([]keyPos, error) {
 				each = m.Content
 			}
 			for _, e := range each {
+				// A merge's work is the names it skips, too: count them.
+				if visits += len(skip) + len(listed); visits > budget {
+					return listed
+				}
 				for name := range walk(e, path, union(skip, listed)) {
 					listed[name] = true
 				}
@@ -578,6 +613,9 @@ func yamlKeys(data []byte) ([]keyPos, error) {
 		return listed
 	}
 	walk(&doc, nil, nil)
+	if deep != nil {
+		return nil, deep
+	}
 	if visits > budget {
 		return nil, &aliasError{line: firstAlias, nodes: nodes, budget: budget}
 	}
