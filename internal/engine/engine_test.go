@@ -1322,11 +1322,12 @@ func TestAppendNext(t *testing.T) {
 	}
 }
 
-// CheckSet compares only the pairs whose literal prefixes nest and whose
-// literal suffixes nest: 10,000 templates with distinct literal text give
-// no pair to search, while nested text (including the empty prefix of a
-// template that starts with a date) still does, text that ends apart does
-// not, and the colliding pair
+// CheckSet compares only the pairs whose literal prefixes nest, whose
+// literal suffixes nest, and whose first characters can meet: 10,000
+// templates with distinct literal text give no pair to search, nested
+// text does, text that ends apart does not, a date of fixed width meets
+// only text of its shape, a variable first meets what its characters
+// can start, and the colliding pair
 // among them is refused whatever the number of others.
 func TestCheckSetCandidates(t *testing.T) {
 	seqs, _ := recorders()
@@ -1350,18 +1351,20 @@ func TestCheckSetCandidates(t *testing.T) {
 		Member{"nested", compile(`T1-1@<seq, width=7>`), "s"},
 		Member{"suffix Y", compile(`T5-@<seq, width=8>Y`), "s"},
 		Member{"suffix Z", compile(`T5-@<seq, width=8>Z`), "s"},
+		Member{"a date as text", compile(`20240101-@<seq, width=8>`), "s"},
+		Member{"a variable first", compile(`@<memo, chars=0-9>/@<seq, width=8>`), "s"},
 	)
 	got := candidates(ms)
 	want := map[[2]int]bool{
-		{1, 10_001}: true, // T1- and T1-1
-		{5, 10_002}: true, // T5- and T5-...Y: the empty suffix nests in any
-		{5, 10_003}: true, // T5- and T5-...Z; but Y and Z never meet
+		{1, 10_001}:      true, // T1- and T1-1
+		{5, 10_002}:      true, // T5- and T5-...Y: the empty suffix nests in any
+		{5, 10_003}:      true, // T5- and T5-...Z; but Y and Z never meet
+		{10_000, 10_004}: true, // eight digits, then "-": the date and the text can meet
 	}
-	for i := range 10_000 + 4 {
-		if i != 10_000 {
-			want[[2]int{min(i, 10_000), max(i, 10_000)}] = true // the date template has no literal prefix or suffix
-		}
-	}
+	// A variable of digits, first, meets what starts with a digit: no
+	// literal prefix, and a head of one position.
+	want[[2]int{10_000, 10_005}] = true
+	want[[2]int{10_004, 10_005}] = true
 	n := 0
 	for _, p := range got {
 		if !want[p] {
@@ -1375,6 +1378,6 @@ func TestCheckSetCandidates(t *testing.T) {
 	err := CheckSet(ms)
 	var se *SetError
 	if !errors.As(err, &se) || se.A != "t1" || se.B != "nested" {
-		t.Errorf("CheckSet of 10,003 templates = %v; want t1 and nested refused", err)
+		t.Errorf("CheckSet of 10,006 templates = %v; want t1 and nested refused", err)
 	}
 }

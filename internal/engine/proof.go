@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -453,39 +454,104 @@ func CheckSet(ms []Member) error {
 
 // candidates returns the pairs i < j of members that may print one
 // string, in order: those whose literal prefixes (the text before the
-// first part that varies) are one a prefix of the other, and likewise
-// their literal suffixes. Other pairs print nothing alike, since every
-// string of one starts (or ends) with text no string of the other can.
-// The prefixes are sorted, so that each member meets only the members
-// under its prefix and those whose prefix is under its own: a set of
-// templates with distinct literal text is checked in about n log n, not
-// n^2.
+// first part that varies) are one a prefix of the other, whose literal
+// suffixes nest likewise, and whose first characters can meet, position
+// by position, as far as each template's first parts have a fixed length
+// (a date of yyyyMMdd is eight digits, then text). Other pairs print
+// nothing alike. The prefixes are sorted, so that each member meets only
+// the members under its prefix and those whose prefix is under its own: a
+// set of templates with distinct literal text is checked in about n log
+// n. Templates that start with a part of varying length (a variable) are
+// checked against every other.
 func candidates(ms []Member) [][2]int {
-	type ends struct{ prefix, suffix string }
-	e := make([]ends, len(ms))
-	byPrefix := map[string][]int{}
-	order := make([]int, len(ms))
-	for i, m := range ms {
-		e[i] = ends{literalEnd(m.Plan, false), literalEnd(m.Plan, true)}
-		byPrefix[e[i].prefix] = append(byPrefix[e[i].prefix], i)
-		order[i] = i
+	type ends struct {
+		prefix, suffix string
+		head           []lang.Set
 	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(e[a].prefix, e[b].prefix) })
-	suffixesMeet := func(a, b string) bool { return strings.HasSuffix(a, b) || strings.HasSuffix(b, a) }
+	e := make([]ends, len(ms))
+	for i, m := range ms {
+		e[i] = ends{literalEnd(m.Plan, false), literalEnd(m.Plan, true), head(m.Plan, 24)}
+	}
+	meet := func(i, j int) bool {
+		a, b := &e[i], &e[j]
+		if !strings.HasPrefix(a.prefix, b.prefix) && !strings.HasPrefix(b.prefix, a.prefix) {
+			return false
+		}
+		if !strings.HasSuffix(a.suffix, b.suffix) && !strings.HasSuffix(b.suffix, a.suffix) {
+			return false
+		}
+		for k := range min(len(a.head), len(b.head)) {
+			if !a.head[k].Meets(b.head[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	// Each head is a leading run of character classes (a date's digits,
+	// a variable's first character), then literal characters: its key is
+	// the classes (interned) and the literal run after them. Members with
+	// the same classes meet only if one's literal run is a prefix of the
+	// other's, so within a group the sorted keys give the pairs as literal
+	// prefixes do; members of two groups are compared one by one.
+	ids := map[string]rune{}
+	group := map[string][]int{}
+	key := make([]string, len(ms))
+	for i := range ms {
+		var classes, lits strings.Builder
+		h := e[i].head
+		k := 0
+		for ; k < len(h) && !(len(h[k]) == 1 && h[k][0].Lo == h[k][0].Hi); k++ {
+			c := h[k].String()
+			id, ok := ids[c]
+			if !ok {
+				id = rune(len(ids))
+				ids[c] = id
+			}
+			classes.WriteRune(id)
+		}
+		for ; k < len(h) && len(h[k]) == 1 && h[k][0].Lo == h[k][0].Hi; k++ {
+			lits.WriteRune(h[k][0].Lo)
+		}
+		key[i] = lits.String()
+		group[classes.String()] = append(group[classes.String()], i)
+	}
 	var pairs [][2]int
 	add := func(i, j int) {
-		if i != j && suffixesMeet(e[i].suffix, e[j].suffix) {
+		if meet(i, j) {
 			pairs = append(pairs, [2]int{min(i, j), max(i, j)})
 		}
 	}
-	for k, i := range order {
-		// Those whose prefix starts with i's (i's own included) follow
-		// it in the order.
-		for _, j := range order[k+1:] {
-			if !strings.HasPrefix(e[j].prefix, e[i].prefix) {
-				break
+	names := slices.Sorted(maps.Keys(group))
+	for gi, g := range names {
+		members := group[g]
+		if g == "" {
+			// No leading classes: the literal prefix is the key.
+			slices.SortFunc(members, func(a, b int) int { return strings.Compare(e[a].prefix, e[b].prefix) })
+			for k, i := range members {
+				for _, j := range members[k+1:] {
+					if !strings.HasPrefix(e[j].prefix, e[i].prefix) {
+						break
+					}
+					add(i, j)
+				}
 			}
-			add(i, j)
+		} else {
+			slices.SortFunc(members, func(a, b int) int { return strings.Compare(key[a], key[b]) })
+			for k, i := range members {
+				for _, j := range members[k+1:] {
+					if !strings.HasPrefix(key[j], key[i]) {
+						break
+					}
+					add(i, j)
+				}
+			}
+		}
+		for _, h := range names[gi+1:] {
+			for _, i := range members {
+				for _, j := range group[h] {
+					add(i, j)
+				}
+			}
 		}
 	}
 	slices.SortFunc(pairs, func(a, b [2]int) int {
@@ -495,6 +561,24 @@ func candidates(ms []Member) [][2]int {
 		return a[1] - b[1]
 	})
 	return slices.Compact(pairs)
+}
+
+// head returns the sets of runes of the first positions of pl's strings,
+// at most max, through its parts of fixed length (see lang.NFA.Head).
+func head(pl *Plan, max int) []lang.Set {
+	var out []lang.Set
+	for i := range pl.parts {
+		p := &pl.parts[i]
+		if p.nfa == nil {
+			break
+		}
+		sets, whole := p.nfa.Head(max - len(out))
+		out = append(out, sets...)
+		if !whole || len(out) >= max {
+			break
+		}
+	}
+	return out
 }
 
 // literalEnd returns the text every string of pl starts with (or, with

@@ -204,6 +204,42 @@ func (n *NFA) trim() *NFA {
 	return out
 }
 
+// Head returns, for the first positions (runes) of n's strings, the set
+// of runes each may be, as long as no string has ended: every string of n
+// is longer than len(sets), and its i-th rune is in sets[i]. It stops at
+// max positions. whole reports whether every string of n has exactly
+// len(sets) runes, so that what follows n starts right after.
+func (n *NFA) Head(max int) (sets []Set, whole bool) {
+	layer := []int{0}
+	for len(sets) < max {
+		var rs []Range
+		var next []int
+		seen := map[int]bool{}
+		ends, goes := false, false
+		for _, q := range layer {
+			st := n.states[q]
+			ends = ends || st.accept
+			for _, e := range st.edges {
+				goes = true
+				rs = append(rs, e.label...)
+				if !seen[e.to] {
+					seen[e.to] = true
+					next = append(next, e.to)
+				}
+			}
+		}
+		if ends {
+			return sets, !goes
+		}
+		if len(next) == 0 {
+			return sets, false
+		}
+		sets = append(sets, NewSet(rs...))
+		layer = next
+	}
+	return sets, false
+}
+
 // Nullable reports whether n accepts the empty string.
 func (n *NFA) Nullable() bool { return n.states[0].accept }
 
