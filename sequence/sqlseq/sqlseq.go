@@ -174,8 +174,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
 		// at once, when the other commits (a duplicate table, type or
-		// catalog row): once it has, the statement finds the table.
-		if st := sqlState(err); try < 3 && (st == "23505" || st == "42P07" || st == "42710") {
+		// catalog row): once it has, the statement finds the table. Each
+		// of the four tables can fail a migration once.
+		if st := sqlState(err); try < 10 && (st == "23505" || st == "42P07" || st == "42710") {
 			continue
 		}
 		return err
