@@ -198,6 +198,14 @@ templates:
 	if b, _ := json.Marshal(mon); len(b) > 10_000 || mon.Templates[0].Issued != 0 {
 		t.Errorf("after the refused values: %d numbers issued, a monitor answer of %d bytes", mon.Templates[0].Issued, len(b))
 	}
+	// A path that is not clean is not found, not redirected (the mux
+	// would answer 307 before asking for a token).
+	for _, p := range []string{"//v1/templates", "/v1/./templates", "/v1/templates/", "/v1/../v1/templates"} {
+		var e server.ErrorResponse
+		if st, h := call(t, ts, "GET", p, nil, &e); st != 404 || e.Error.Code != server.CodeNotFound || h.Get("Location") != "" {
+			t.Errorf("GET %s: %d %s, Location %q; want 404 not_found", p, st, e.Error.Code, h.Get("Location"))
+		}
+	}
 	// The monitor page may not be framed.
 	req, _ := http.NewRequest("GET", ts.URL+"/monitor", nil)
 	resp, err := ts.Client().Do(req)

@@ -34,6 +34,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"path"
 	"reflect"
 	"slices"
 	"strconv"
@@ -198,6 +199,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost && !jsonContent(r.Header.Get("Content-Type")) {
 		s.fail(rw, Error{Code: CodeMediaType, Message: fmt.Sprintf("Content-Type %s: want application/json", Quote(r.Header.Get("Content-Type")))}, http.StatusUnsupportedMediaType)
+		return
+	}
+	if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != p {
+		// The mux would redirect to the clean path, before any token is
+		// asked for: a path is asked for as the API spells it.
+		s.fail(rw, Error{Code: CodeNotFound, Message: fmt.Sprintf("%s %s: no such path (paths are written clean: no //, /./ or trailing /)", r.Method, Quote(p))}, http.StatusNotFound)
 		return
 	}
 	if (strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics") && !s.authorized(r) {
