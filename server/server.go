@@ -190,7 +190,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Without tokens the server trusts whoever reaches it, which
 		// must be this machine: a page whose name resolves here (DNS
 		// rebinding) sends its own Host.
-		s.fail(rw, Error{Code: CodeForbidden, Message: fmt.Sprintf("Host %s: a server without tokens answers only loopback names (localhost, 127.0.0.1, [::1]); give it tokens to serve other names", Quote(r.Host))}, http.StatusForbidden)
+		s.fail(rw, Error{Code: CodeForbidden, Message: fmt.Sprintf("Host %s: a server without tokens answers only loopback names (localhost, 127.0.0.1, [::1]); give it tokens to serve other names", quote(r.Host))}, http.StatusForbidden)
 		return
 	}
 	if err := crossOrigin.Check(r); err != nil {
@@ -198,13 +198,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost && !jsonContent(r.Header.Get("Content-Type")) {
-		s.fail(rw, Error{Code: CodeMediaType, Message: fmt.Sprintf("Content-Type %s: want application/json", Quote(r.Header.Get("Content-Type")))}, http.StatusUnsupportedMediaType)
+		s.fail(rw, Error{Code: CodeMediaType, Message: fmt.Sprintf("Content-Type %s: want application/json", quote(r.Header.Get("Content-Type")))}, http.StatusUnsupportedMediaType)
 		return
 	}
 	if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != p {
 		// The mux would redirect to the clean path, before any token is
 		// asked for: a path is asked for as the API spells it.
-		s.fail(rw, Error{Code: CodeNotFound, Message: fmt.Sprintf("%s %s: no such path (paths are written clean: no //, /./ or trailing /)", r.Method, Quote(p))}, http.StatusNotFound)
+		s.fail(rw, Error{Code: CodeNotFound, Message: fmt.Sprintf("%s %s: no such path (paths are written clean: no //, /./ or trailing /)", r.Method, quote(p))}, http.StatusNotFound)
 		return
 	}
 	if (strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics") && !s.authorized(r) {
@@ -259,9 +259,9 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Quote quotes a value of a request for a message: at most its first 64
+// quote quotes a value of a request for a message: at most its first 64
 // bytes and its length.
-func Quote(s string) string { return engine.Quote(s) }
+func quote(s string) string { return engine.Quote(s) }
 
 // authorized reports whether r carries one of the tokens, comparing in
 // constant time; with no tokens, every request is.
@@ -543,7 +543,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[stri
 	known := jsonFields(v)
 	for _, name := range fields {
 		if !known[name] {
-			return bad(Error{Message: fmt.Sprintf("the body: unknown field %s (fields are lower case: %s)", Quote(name), strings.Join(slices.Sorted(maps.Keys(known)), ", ")), Field: name})
+			return bad(Error{Message: fmt.Sprintf("the body: unknown field %s (fields are lower case: %s)", quote(name), strings.Join(slices.Sorted(maps.Keys(known)), ", ")), Field: name})
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -598,7 +598,7 @@ func objectKeys(body []byte) ([]string, error) {
 		}
 		k, _ := t.(string)
 		if slices.Contains(keys, k) {
-			return nil, fmt.Errorf("field %s given twice", Quote(k))
+			return nil, fmt.Errorf("field %s given twice", quote(k))
 		}
 		keys = append(keys, k)
 		var skip json.RawMessage
