@@ -541,48 +541,26 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[stri
 		return bad(Error{Message: "the body: " + err.Error()})
 	}
 	known := jsonFields(v)
-	for _, name := range fields {
+	for name := range fields {
 		if !known[name] {
 			return bad(Error{Message: fmt.Sprintf("the body: unknown field %s (fields are lower case: %s)", quote(name), strings.Join(slices.Sorted(maps.Keys(known)), ", ")), Field: name})
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	if err == nil {
-		if dec.More() {
-			err = errors.New("more than one JSON value")
-		} else if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("more than one JSON value")
-		}
-	}
-	if err == nil {
-		present := make(map[string]bool, len(fields))
-		for _, name := range fields {
-			present[name] = true
-		}
-		return present, ""
-	}
-	e := Error{Message: "the body: " + err.Error()}
+	// One object of known fields, each once: what is left to find is a
+	// value of the wrong type.
 	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		e.Field = te.Field
-		e.Message = fmt.Sprintf("the body: %s is a JSON %s; want %s", te.Field, te.Value, jsonType(te.Type.Kind().String()))
-	case errors.As(err, &se):
-		e.Message = fmt.Sprintf("the body is not JSON: %v (at byte %d)", se, se.Offset)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		e.Field = strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		e.Message = fmt.Sprintf("the body: unknown field %q", e.Field)
+	if err := json.Unmarshal(body, v); errors.As(err, &te) {
+		return bad(Error{Field: te.Field, Message: fmt.Sprintf("the body: %s is a JSON %s; want %s", te.Field, te.Value, jsonType(te.Type.Kind().String()))})
+	} else if err != nil {
+		return bad(Error{Message: "the body: " + err.Error()})
 	}
-	return bad(e)
+	return fields, ""
 }
 
 // objectKeys returns the keys of the JSON object body, refusing anything
-// but an object and a key given twice ({"n": 2, "n": null}: which one
+// but one object, and a key given twice ({"n": 2, "n": null}: which one
 // counts is a guess).
-func objectKeys(body []byte) ([]string, error) {
+func objectKeys(body []byte) (map[string]bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		if err != nil {
@@ -590,29 +568,41 @@ func objectKeys(body []byte) ([]string, error) {
 		}
 		return nil, errors.New("want a JSON object")
 	}
-	var keys []string
+	keys := map[string]bool{}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
 			return nil, fmt.Errorf("not JSON: %v", err)
 		}
 		k, _ := t.(string)
-		if slices.Contains(keys, k) {
+		if keys[k] {
 			return nil, fmt.Errorf("field %s given twice", quote(k))
 		}
-		keys = append(keys, k)
+		keys[k] = true
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {
 			return nil, fmt.Errorf("not JSON: %v", err)
 		}
 	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one JSON value")
+	}
 	return keys, nil
 }
+
+// fieldSets caches jsonFields by type: they are read on every request.
+var fieldSets sync.Map // reflect.Type -> map[string]bool
 
 // jsonFields returns the JSON names of the fields of the struct v points
 // to.
 func jsonFields(v any) map[string]bool {
 	t := reflect.TypeOf(v).Elem()
+	if m, ok := fieldSets.Load(t); ok {
+		return m.(map[string]bool)
+	}
 	out := map[string]bool{}
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
@@ -620,6 +610,7 @@ func jsonFields(v any) map[string]bool {
 			out[name] = true
 		}
 	}
+	fieldSets.Store(t, out)
 	return out
 }
 
