@@ -67,7 +67,7 @@ func New(template string, opts ...Option) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := engine.Compile(template, engine.Config{Seqs: seqs, Exprs: exprs, Clock: o.clock, Retention: o.retention, Keys: o.keys})
+	pl, err := engine.Compile(template, engine.Config{Seqs: seqs, Exprs: exprs, Clock: o.clock, Retention: o.retention, Keys: o.keys, Name: o.name})
 	if err != nil {
 		return nil, publicError(err)
 	}
@@ -81,6 +81,33 @@ func New(template string, opts ...Option) (*Generator, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// Enroll enrolls the template in the catalog of every store its
+// sequences draw from (a sequence.Catalog: bbolt, the SQL ledger, Redis,
+// the memory sequences), so that no template used on one store, in any
+// run, process or machine, can print a number another printed for another
+// counter or number. The template is proven against every entry of each
+// catalog, under the rule [CheckSet] applies to a config file; one that
+// collides is refused with an *[AmbiguityError] matching [ErrAmbiguous],
+// naming the entry, when it was first used and by whom, with a witness.
+// The same template in another spelling finds its entry and continues its
+// counter.
+//
+// The first draw enrolls the template when nothing has; call Enroll at
+// start-up to have the refusal then rather than at the first number. It
+// enrolls once; after an error it tries again on the next call.
+func (g *Generator) Enroll(ctx context.Context) error {
+	err := g.plan.Enroll(ctx)
+	if err == nil {
+		return nil
+	}
+	if pe := publicError(err); pe != err {
+		e := pe.(*AmbiguityError)
+		e.Template = g.plan.Source()
+		return e
+	}
+	return err
 }
 
 // Next returns the next number. It reads the clock once, and only when the
@@ -236,6 +263,9 @@ func (g *Generator) Floor(ctx context.Context, floor int64) error {
 		}
 		ts = append(ts, target{p, fl, key})
 	}
+	if err := g.Enroll(ctx); err != nil {
+		return fmt.Errorf("sn: Floor: %w", err)
+	}
 	for _, t := range ts {
 		if err := t.p.Bind(ctx); err != nil {
 			return fmt.Errorf("sn: Floor: %w", err)
@@ -273,6 +303,9 @@ func (g *Generator) FloorParsed(ctx context.Context, ps ...Parsed) error {
 			}
 			top[c] = max(top[c], d.Seq)
 		}
+	}
+	if err := g.Enroll(ctx); err != nil {
+		return fmt.Errorf("sn: FloorParsed: %w", err)
 	}
 	parts := g.plan.Parts()
 	floorers := map[int]sequence.Floorer{}

@@ -24,6 +24,7 @@ type options struct {
 	hooks     *Hooks
 	observers []Observer
 	fallback  *Generator
+	name      string
 	errs      []error
 }
 
@@ -168,4 +169,11 @@ func WithRegistry(r *Registry) Option {
 		}
 		o.registry = r
 	}
+}
+
+// WithName names the template in the catalogs of its stores (see
+// [Generator.Enroll]) and in their refusals: its name in a config file,
+// say. Names are for people; a template is known by what it prints.
+func WithName(name string) Option {
+	return func(o *options) { o.name = name }
 }

@@ -502,7 +502,7 @@ func TestLedgerMigrate(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got, want := tables(t, db, d), []string{"numbers", "numbers_expiry", "numbers_records", "numbers_workers", "sn_ledger", "sn_ledger_expiry", "sn_ledger_records", "sn_ledger_workers"}; !cmp.Equal(got, want) {
+			if got, want := tables(t, db, d), []string{"numbers", "numbers_catalog", "numbers_expiry", "numbers_records", "numbers_workers", "sn_ledger", "sn_ledger_catalog", "sn_ledger_expiry", "sn_ledger_records", "sn_ledger_workers"}; !cmp.Equal(got, want) {
 				t.Errorf("tables %q, want %q", got, want)
 			}
 		})

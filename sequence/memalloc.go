@@ -13,7 +13,7 @@ import (
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [Identifier]: each
+// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [Catalog] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id   string
@@ -21,6 +21,7 @@ type MemoryAllocator struct {
 	last map[string]int64 // key -> last number reserved
 	exp  expiries
 	recs records
+	cat  catalog
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.
@@ -117,4 +118,17 @@ func (a *MemoryAllocator) sweep() {
 		delete(a.last, k)
 		a.mu.Unlock()
 	})
+}
+
+// Enroll records e in the MemoryAllocator's catalog (see [Catalog]).
+func (a *MemoryAllocator) Enroll(ctx context.Context, e Entry, check func([]Entry) error) (Entry, error) {
+	return a.cat.enroll(ctx, e, a.exp.clock(), check)
+}
+
+// Entries returns the MemoryAllocator's catalog (see [Catalog]).
+func (a *MemoryAllocator) Entries(ctx context.Context) ([]Entry, error) { return a.cat.entries(ctx) }
+
+// Forget removes an entry of the MemoryAllocator's catalog (see [Catalog]).
+func (a *MemoryAllocator) Forget(ctx context.Context, id string) (bool, error) {
+	return a.cat.forget(ctx, id)
 }

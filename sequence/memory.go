@@ -13,12 +13,13 @@ import (
 // at 1 for each key (see [StartAt]) and are lost when the process ends, so
 // Memory suits tests, examples and numbers that only need to be unique within
 // one run. It is safe for concurrent use and implements [Batcher], [Binder],
-// [Floorer], [Marker], [Expirer], [Clock] and [Recorder].
+// [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [Catalog].
 type Memory struct {
 	start    int64
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
 	exp      expiries
 	recs     records
+	cat      catalog
 }
 
 // MemoryOption configures a [Memory].
@@ -163,3 +164,14 @@ func (m *Memory) Expire(ctx context.Context, key string, ttl time.Duration) erro
 	m.exp.set(key, ttl)
 	return nil
 }
+
+// Enroll records e in the Memory's catalog (see [Catalog]).
+func (m *Memory) Enroll(ctx context.Context, e Entry, check func([]Entry) error) (Entry, error) {
+	return m.cat.enroll(ctx, e, m.exp.clock(), check)
+}
+
+// Entries returns the Memory's catalog (see [Catalog]).
+func (m *Memory) Entries(ctx context.Context) ([]Entry, error) { return m.cat.entries(ctx) }
+
+// Forget removes an entry of the Memory's catalog (see [Catalog]).
+func (m *Memory) Forget(ctx context.Context, id string) (bool, error) { return m.cat.forget(ctx, id) }

@@ -43,3 +43,15 @@ func TestMemoryAllocatorExpirer(t *testing.T) {
 	a := sequence.NewMemoryAllocator()
 	sequencetest.RunExpirer(t, a, sequencetest.AllocDraw(a))
 }
+
+func TestMemoryCatalog(t *testing.T) { sequencetest.RunCatalog(t, sequence.NewMemory()) }
+
+func TestMemoryAllocatorCatalog(t *testing.T) {
+	sequencetest.RunCatalog(t, sequence.NewMemoryAllocator())
+}
+
+func TestSegmentCatalog(t *testing.T) {
+	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	defer seg.Close()
+	sequencetest.RunCatalog(t, seg)
+}

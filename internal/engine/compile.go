@@ -36,6 +36,12 @@ type Config struct {
 	// stays in the store after its period (see guard); 0 means
 	// DefaultRetention.
 	Retention time.Duration
+	// Name names the template in the catalogs of its stores (its name in
+	// a config file), or is "".
+	Name string
+	// Recorded says the template comes from a store's catalog, where it
+	// was proven when it was recorded: Compile does not prove it again.
+	Recorded bool
 }
 
 // MaxVarLen is the largest maxlen= of a variable, in bytes.
@@ -134,8 +140,11 @@ func (c *compiler) compile() error {
 		return c.centuryWitness(sd[0], sd[1])
 	}
 	pl.chain = pl.langChain()
-	if err := c.prove(); err != nil {
-		return err
+	if !c.cfg.Recorded {
+		if err := c.prove(); err != nil {
+			return err
+		}
+		c.catalogs()
 	}
 	c.finish()
 	return nil
@@ -307,10 +316,16 @@ func (c *compiler) obfuscate(p *Part, name string) error {
 		return expression.Errorf("obfuscate", "obfuscate=%s: %v", name, err)
 	}
 	p.perm, p.Obfuscate = perm, name
+	p.keyCheck, p.keyOK = keyCheck(key), new(atomic.Bool)
+	return nil
+}
+
+// keyCheck returns the check value of an obfuscation key: what the store
+// records of it.
+func keyCheck(key []byte) string {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte("sn obfuscation key check"))
-	p.keyCheck, p.keyOK = hex.EncodeToString(mac.Sum(nil)[:8]), new(atomic.Bool)
-	return nil
+	return hex.EncodeToString(mac.Sum(nil)[:8])
 }
 
 func (c *compiler) exprPart(p *Part, f expression.Factory, args expression.Args) error {
@@ -321,7 +336,7 @@ func (c *compiler) exprPart(p *Part, f expression.Factory, args expression.Args)
 	if e == nil {
 		return errors.New("factory returned a nil expression")
 	}
-	p.expr, p.Kind = e, Custom
+	p.expr, p.Kind, p.args = e, Custom, args
 	switch e := e.(type) {
 	case *expression.Date:
 		if e.Loc == nil {

@@ -60,9 +60,10 @@ type Plan struct {
 	maxLen    int
 	bufSize   int // the capacity a rendered number starts with
 	chain     lang.Chain
-	ops       []op    // the direct renderer's steps
-	simple    *simple // the renderer of the simple form, or nil
-	pattern   string  // Regexp
+	ops       []op        // the direct renderer's steps
+	simple    *simple     // the renderer of the simple form, or nil
+	pattern   string      // Regexp
+	enroll    *enrollment // nil when no store keeps a catalog
 }
 
 // Part is one compiled part of a template.
@@ -117,6 +118,7 @@ type Part struct {
 	// Custom, and every expression
 	expr  expression.Expression
 	order expression.Order
+	args  expression.Args // the arguments, of an expression that is not built in (see Spec)
 
 	pattern string    // RE2 pattern of what the part prints
 	nfa     *lang.NFA // its language

@@ -434,22 +434,29 @@ type Member struct {
 func CheckSet(ms []Member) error {
 	for _, pair := range candidates(ms) {
 		a, b := ms[pair[0]], ms[pair[1]]
-		same := a.Store == b.Store
-		diverged := !same || !keysMeet(a.Plan, b.Plan) || signature(a.Plan) != signature(b.Plan)
-		amb, err := search(a.Plan, b.Plan, diverged, same)
-		if amb == nil {
-			if errors.Is(err, lang.ErrTooComplex) {
-				return &SetError{A: a.Name, B: b.Name, Err: fmt.Errorf("too complex to prove that they never print alike")}
-			}
-			continue
+		if err := checkPair(a, b, a.Store == b.Store); err != nil {
+			return err
 		}
-		amb.A.Template, amb.B.Template = a.Name, b.Name
-		p := &a.Plan.parts[amb.part]
-		amb.Part, amb.Offset = p.label(), p.Offset
-		amb.Hint = "give them different literal text, or put them on one store with the same counter"
-		return &SetError{A: a.Name, B: b.Name, Err: &amb.Ambiguity}
 	}
 	return nil
+}
+
+// checkPair proves that a and b never print one string for two counters
+// or numbers; same says they share a store.
+func checkPair(a, b Member, same bool) error {
+	diverged := !same || !keysMeet(a.Plan, b.Plan) || signature(a.Plan) != signature(b.Plan)
+	amb, err := search(a.Plan, b.Plan, diverged, same)
+	if amb == nil {
+		if errors.Is(err, lang.ErrTooComplex) {
+			return &SetError{A: a.Name, B: b.Name, Err: fmt.Errorf("too complex to prove that they never print alike")}
+		}
+		return nil
+	}
+	amb.A.Template, amb.B.Template = a.Name, b.Name
+	p := &a.Plan.parts[amb.part]
+	amb.Part, amb.Offset = p.label(), p.Offset
+	amb.Hint = "give them different literal text, or put them on one store with the same counter"
+	return &SetError{A: a.Name, B: b.Name, Err: &amb.Ambiguity}
 }
 
 // candidates returns the pairs i < j of members that may print one
@@ -464,14 +471,23 @@ func CheckSet(ms []Member) error {
 // n. Templates that start with a part of varying length (a variable) are
 // checked against every other.
 func candidates(ms []Member) [][2]int {
-	type ends struct {
-		prefix, suffix string
-		head           []lang.Set
-	}
 	e := make([]ends, len(ms))
 	for i, m := range ms {
-		e[i] = ends{literalEnd(m.Plan, false), literalEnd(m.Plan, true), head(m.Plan, 24)}
+		e[i] = endsOf(m.Plan)
 	}
+	return candidatesOf(e)
+}
+
+// ends is what candidates compares of a template: its literal prefix and
+// suffix, and the characters of its first positions.
+type ends struct {
+	prefix, suffix string
+	head           []lang.Set
+}
+
+// candidatesOf is candidates of the templates' ends.
+func candidatesOf(e []ends) [][2]int {
+	ms := e
 	meet := func(i, j int) bool {
 		a, b := &e[i], &e[j]
 		if !strings.HasPrefix(a.prefix, b.prefix) && !strings.HasPrefix(b.prefix, a.prefix) {

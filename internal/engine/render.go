@@ -292,6 +292,11 @@ func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, given bool, var
 			n, err = 0, s.fail(recovered(r))
 		}
 	}()
+	if pl.enroll != nil && !pl.enroll.done.Load() {
+		if err := pl.Enroll(ctx); err != nil {
+			return 0, err
+		}
+	}
 	if s.keyOK != nil && !s.keyOK.Load() {
 		if err := s.Bind(ctx); err != nil {
 			return 0, err
@@ -328,6 +333,11 @@ func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, given bool, va
 			err = s.fail(recovered(r))
 		}
 	}()
+	if pl.enroll != nil && !pl.enroll.done.Load() {
+		if err := pl.Enroll(ctx); err != nil {
+			return out, err
+		}
+	}
 	if s.keyOK != nil && !s.keyOK.Load() {
 		if err := s.Bind(ctx); err != nil {
 			return out, err

@@ -90,6 +90,16 @@ func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []c
 			report(t, v, c.check(t.Context(), v, ks))
 		})
 	}
+	if _, ok := any(probe).(sequence.Catalog); ok {
+		t.Run("Catalog", func(t *testing.T) {
+			cat := any(fresh(t)).(sequence.Catalog)
+			if _, err := cat.Entries(t.Context()); errors.Is(err, errors.ErrUnsupported) {
+				t.Logf("sequencetest: %T keeps no catalog: %v; not checked", cat, err)
+				return
+			}
+			RunCatalog(t, cat)
+		})
+	}
 }
 
 // Run checks that the Gens returned by newGen keep the promises of
@@ -114,6 +124,7 @@ func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []c
 //     is reported as not supporting floors.
 //   - Closer: Close returns nil and later calls return an error wrapping
 //     [sequence.ErrClosed].
+//   - Catalog: the promises of a [sequence.Catalog] (see [RunCatalog]).
 //
 // newGen is called once to learn which optional interfaces the Gen has and
 // then once per subtest. Run reports failures with t.Error and never stops
@@ -150,6 +161,7 @@ func RunUnordered(t *testing.T, newGen func(t *testing.T) sequence.Gen) {
 //     treated as for Run.
 //   - Closer: Close returns nil and later calls return an error wrapping
 //     [sequence.ErrClosed].
+//   - Catalog: the promises of a [sequence.Catalog] (see [RunCatalog]).
 //
 // newAlloc is called once to learn which optional interfaces the Allocator
 // has and then once per subtest.

@@ -81,6 +81,16 @@ type queries struct {
 	// addRecord, of name $1 and value $2, records the value of a name
 	// that has none; readRecord, of name $1, reads it.
 	addRecord, readRecord string
+
+	// The catalog (see Store.Enroll): one row per template.
+	createCatalog string
+	// lockCatalog, of name $1, locks the record that serialises
+	// enrollments (addRecord creates it).
+	lockCatalog string
+	// readEntry, of id $1, reads one entry; readEntries reads all;
+	// addEntry, of id $1, name $2, spec $3, by $4, records one (first_at
+	// is the database's clock, in microseconds); deleteEntry, of id $1, removes one.
+	readEntry, readEntries, addEntry, deleteEntry string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -101,7 +111,8 @@ func postgres(table string) queries {
 	// PostgreSQL folds the unquoted name, so that it names the same table.
 	parts := strings.Split(strings.ToLower(table), ".")
 	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`, "{expiry}", `"`+strings.Join(parts, `"."`)+`_expiry"`,
-		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`, "{records}", `"`+strings.Join(parts, `"."`)+`_records"`)
+		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`, "{records}", `"`+strings.Join(parts, `"."`)+`_records"`,
+		"{catalog}", `"`+strings.Join(parts, `"."`)+`_catalog"`)
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	k bytea NOT NULL,
@@ -169,6 +180,18 @@ WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
 )`),
 		addRecord:  r.Replace(`INSERT INTO {records} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`),
 		readRecord: r.Replace(`SELECT value FROM {records} WHERE name = $1`),
+		createCatalog: r.Replace(`CREATE TABLE IF NOT EXISTS {catalog} (
+	id text PRIMARY KEY,
+	name text NOT NULL,
+	spec text NOT NULL,
+	first_us bigint NOT NULL,
+	first_by text NOT NULL
+)`),
+		lockCatalog: r.Replace(`SELECT value FROM {records} WHERE name = $1 FOR UPDATE`),
+		readEntry:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} WHERE id = $1`),
+		readEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
+		addEntry:    r.Replace(`INSERT INTO {catalog} (id, name, spec, first_us, first_by) VALUES ($1, $2, $3, (extract(epoch FROM now()) * 1000000)::bigint, $4)`),
+		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
 	}
 	// The row is inserted, or taken over if its deadline has passed (or
 	// it is token's already: a retry of a statement whose commit was not
@@ -203,7 +226,8 @@ RETURNING token, bound`)
 func mysql(table string) queries {
 	// Quoted, so that a reserved word ("select") is a name.
 	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`", "{expiry}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_expiry`",
-		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`", "{records}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_records`")
+		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`", "{records}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_records`",
+		"{catalog}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_catalog`")
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	k LONGBLOB NOT NULL,
@@ -319,5 +343,17 @@ WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 ) ENGINE=InnoDB`),
 		addRecord:  r.Replace(`INSERT IGNORE INTO {records} (name, value) VALUES (?, ?)`),
 		readRecord: r.Replace(`SELECT value FROM {records} WHERE name = ?`),
+		createCatalog: r.Replace(`CREATE TABLE IF NOT EXISTS {catalog} (
+	id VARCHAR(64) NOT NULL PRIMARY KEY,
+	name VARCHAR(255) NOT NULL,
+	spec MEDIUMTEXT NOT NULL,
+	first_us BIGINT NOT NULL,
+	first_by VARCHAR(255) NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
+		lockCatalog: r.Replace(`SELECT value FROM {records} WHERE name = ? FOR UPDATE`),
+		readEntry:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} WHERE id = ?`),
+		readEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
+		addEntry:    r.Replace(`INSERT INTO {catalog} (id, name, spec, first_us, first_by) VALUES (?, ?, ?, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)), ?)`),
+		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
 	}
 }

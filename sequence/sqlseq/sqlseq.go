@@ -113,6 +113,8 @@ type Store struct {
 	q       queries
 	id      atomic.Pointer[string] // the ledger's identity, once read
 	rows    sync.Map               // [32]byte -> struct{}: keys whose row Gapless saw (MySQL)
+	// catalogOK says the catalog's table and lock record exist.
+	catalogOK atomic.Bool
 }
 
 // tableName is a table name and its schema: 63 bytes is the longest name
@@ -153,9 +155,10 @@ func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
 func (s *Store) Table() string { return s.table }
 
 // Migrate creates the ledger table, the table of the deadlines of
-// expiring keys (the ledger's name and "_expiry") and the table of
+// expiring keys (the ledger's name and "_expiry"), the table of
 // snowflake worker-id leases (the ledger's name and "_workers", see
-// [Leaser]), if they do not exist. It changes nothing in a table that
+// [Leaser]), the table of records ("_records", see [Store.Record]) and the
+// catalog ("_catalog", see [Store.Enroll]), if they do not exist. It changes nothing in a table that
 // does. Processes may call it at once.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
@@ -169,14 +172,17 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := s.db.ExecContext(ctx, s.q.createWorkers); err != nil {
 				return err
 			}
-			_, err := s.db.ExecContext(ctx, s.q.createRecords)
+			if _, err := s.db.ExecContext(ctx, s.q.createRecords); err != nil {
+				return err
+			}
+			_, err := s.db.ExecContext(ctx, s.q.createCatalog)
 			return err
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
 		// at once, when the other commits (a duplicate table, type or
 		// catalog row): once it has, the statement finds the table. Each
-		// of the four tables can fail a migration once.
-		if st := sqlState(err); try < 10 && (st == "23505" || st == "42P07" || st == "42710") {
+		// of the five tables can fail a migration once.
+		if st := sqlState(err); try < 12 && (st == "23505" || st == "42P07" || st == "42710") {
 			continue
 		}
 		return err
