@@ -14,7 +14,7 @@ import (
 // Set.Ping asks each store once, naming the templates it serves: a store
 // that stops answering is reported, the others still answer.
 func TestSetPing(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.StartServer(t, redistest.Persistent())
 	cfg := &config.Config{
 		Store: config.Sequence{Backend: "bolt", Path: "sn.db"},
 		Templates: map[string]config.Template{

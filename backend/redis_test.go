@@ -182,18 +182,12 @@ func TestRedisCluster(t *testing.T) {
 }
 
 // A Redis that does not fsync every write is refused as the only keeper of
-// the counters, at the first call; a floor refuses it at Build.
+// the counters at Build, when the template is enrolled in its catalog.
 func TestRedisOnlyUnsafe(t *testing.T) {
 	srv := redistest.StartServer(t)
 	url := "redis://" + srv.Addr()
-	set, err := one("A@<seq>", config.Sequence{Backend: "redis", URL: url}).Build(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	g, _ := set.Get("a")
-	if _, err := g.Next(t.Context()); !errors.Is(err, redisseq.ErrUnsafe) {
-		t.Errorf("Next = %v, want redisseq.ErrUnsafe", err)
+	if _, err := one("A@<seq>", config.Sequence{Backend: "redis", URL: url}).Build(t.Context()); !errors.Is(err, redisseq.ErrUnsafe) {
+		t.Errorf("Build = %v, want redisseq.ErrUnsafe", err)
 	}
 	cfg := one("A@<seq>", config.Sequence{Backend: "redis", URL: url})
 	cfg.Templates["a"] = config.Template{Template: "A@<seq>", Sequence: cfg.Templates["a"].Sequence, Floor: 10}

@@ -72,7 +72,10 @@ func WithTemplateOptions(f func(name string) []sn.Option) BuildOption {
 // directory of [WithDir], before it opens any store, and returns a [Set]
 // holding a Generator per template. Each template's
 // sequence is opened by its backend's [Driver] and bound as "seq"; a store
-// that several templates use is opened once. Floors are then raised with
+// that several templates use is opened once. Each template is then
+// enrolled in its store's catalog (sn.Generator.Enroll): one that collides
+// with a template used on that store before, by this config or another,
+// in any run, is refused here. Floors are then raised with
 // sn.Generator.Floor.
 //
 // On error, everything opened so far is closed again. The caller closes
@@ -128,12 +131,15 @@ func (s *Set) open(ctx context.Context, t checked, opts []sn.Option) (*sn.Genera
 	if err != nil {
 		return nil, err
 	}
-	g, err := sn.New(t.text, append(slices.Clip(opts), sn.WithSequence("seq", gen))...)
+	g, err := sn.New(t.text, append(append([]sn.Option{sn.WithName(t.name)}, opts...), sn.WithSequence("seq", gen))...)
 	if err != nil {
 		return nil, err
 	}
 	s.seqOf[t.name] = gen
 	s.storeOf[t.name] = t.store.ID
+	if err := g.Enroll(ctx); err != nil {
+		return nil, err
+	}
 	if t.floor > 0 {
 		if err := g.Floor(ctx, t.floor); err != nil {
 			return nil, fmt.Errorf("floor %d: %w", t.floor, err)
@@ -209,4 +215,42 @@ func (s *Set) Close() error {
 		err = errors.Join(errs...)
 	})
 	return err
+}
+
+// OpenStore opens the store seq describes, as [Config.Build] would for a
+// template of its own, for tools that read a store rather than issue from
+// it: its catalog (sn series), its marks. Only the BuildOptions that say
+// how to reach it apply ([WithDir], [WithLockWait]). The caller calls
+// close when done; it closes the sequence and what its driver opened.
+func OpenStore(ctx context.Context, seq Sequence, opts ...BuildOption) (gen sequence.Gen, close func() error, err error) {
+	var o buildOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if seq.Backend == "" {
+		return nil, nil, &Error{Field: "backend", Err: errors.New("no backend: say which store to open")}
+	}
+	d := lookup(seq.Backend)
+	if d == nil {
+		return nil, nil, &Error{Field: "backend", Err: fmt.Errorf("backend %q: %s", seq.Backend, unknown(seq.Backend))}
+	}
+	if errs := seq.problems(""); len(errs) > 0 {
+		return nil, nil, errs[0]
+	}
+	t := o.env
+	t.Name, t.Sequence = "store", seq
+	if _, err := d.Check(&t); err != nil {
+		return nil, nil, err
+	}
+	s := &Set{gens: map[string]*sn.Generator{}, seqOf: map[string]sequence.Gen{}, storeOf: map[string]string{}, shares: &shares{vals: map[string]any{}}}
+	t.shares = s.shares
+	gen, err = d.Open(ctx, &t)
+	if err == nil && gen == nil {
+		err = errors.New("the driver returned a nil sequence")
+	}
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("%s store: %w", seq.Backend, err), s.Close())
+	}
+	s.addSeq(gen)
+	return gen, s.Close, nil
 }

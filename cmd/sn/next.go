@@ -166,6 +166,9 @@ func (f *flags) checkDurable(t *target) error {
 // store and raises its floor. The errors of a -t template are not dressed
 // as a config file's.
 func (t *target) open(ctx context.Context, opts ...config.BuildOption) (*sn.Generator, func() error, error) {
+	if t.name == cliName {
+		opts = append(opts, config.WithOptions(sn.WithName(""))) // a template of the command line has no name
+	}
 	set, err := t.cfg.Build(ctx, opts...)
 	if err != nil {
 		var ce *config.Error

@@ -67,6 +67,7 @@ var commands = map[string]func(*env, []string) error{
 	"explain": cmdExplain,
 	"preview": cmdPreview,
 	"serve":   cmdServe,
+	"series":  cmdSeries,
 }
 
 // run runs sn with args (without the program name) and returns its exit

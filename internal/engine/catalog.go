@@ -143,6 +143,28 @@ type standInPattern struct{ standInExpr }
 
 func (x standInPattern) Pattern() string { return *x.es.Pattern }
 
+// ReadSpec reads a catalog entry's spec.
+func ReadSpec(spec string) (Spec, error) {
+	r, err := recordedOf(spec)
+	if err != nil {
+		return Spec{}, err
+	}
+	return r.spec, nil
+}
+
+// CheckCatalog proves the plan against the entries of a store's catalog,
+// as Enroll does, without recording it.
+func (pl *Plan) CheckCatalog(entries []sequence.Entry) error {
+	name, keys := pl.src, map[string][]byte(nil)
+	if pl.enroll != nil {
+		keys = pl.enroll.keys
+		if pl.enroll.name != "" {
+			name = pl.enroll.name
+		}
+	}
+	return CheckCatalog(pl, name, entries, keys)
+}
+
 // recorded is an entry of a catalog as the proof reads it, cached by its
 // spec: its ends, and its plan once rebuilt.
 type recorded struct {
@@ -321,14 +343,8 @@ func (pl *Plan) Enroll(ctx context.Context) error {
 		return nil
 	}
 	entry := pl.Entry(en.name)
-	name := en.name
-	if name == "" {
-		name = pl.src
-	}
 	for _, c := range en.catalogs {
-		_, err := c.Enroll(ctx, entry, func(es []sequence.Entry) error {
-			return CheckCatalog(pl, name, es, en.keys)
-		})
+		_, err := c.Enroll(ctx, entry, pl.CheckCatalog)
 		var ce *CatalogError
 		switch {
 		case err == nil, errors.Is(err, errors.ErrUnsupported):

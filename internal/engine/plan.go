@@ -177,3 +177,12 @@ func (p *Part) Gen() sequence.Gen { return p.gen }
 // FixedKey returns a sequence part's counter key when it is the same for
 // every call.
 func (p *Part) FixedKey() (string, bool) { return p.fixedKey, p.fixedKey != "" }
+
+// MaxSeq returns the largest number a sequence part prints within its
+// width, or 0 when it has no width or grows past it.
+func (p *Part) MaxSeq() int64 {
+	if p.Grow {
+		return 0
+	}
+	return p.maxSeq
+}
