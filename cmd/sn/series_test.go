@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/boltseq"
+)
+
+const readmeTpl = "@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>"
+
+// The README's headline template and the first example of sn help print
+// the same numbers from two counters: on one store the second is refused,
+// naming the first and when it was first used. The same template in
+// another spelling, and widened, continue its counter.
+func TestSeriesTwoSpellings(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "sn.db")
+	if got := ok(t, "next", "-t", readmeTpl, "-n", "3", "--store", store); got[2] != "SN-00000003-4" {
+		t.Fatalf("first run: %q", got)
+	}
+	r := runSN(t, "", nil, "next", "-t", luhnTpl, "-n", "3", "--store", store)
+	if r.code == 0 || r.stdout != "" {
+		t.Fatalf("%s after %s: exit %d, printed %q: want a refusal and nothing printed", luhnTpl, readmeTpl, r.code, r.stdout)
+	}
+	for _, want := range []string{"collides with", readmeTpl, "in the store's catalog since", "SN-00000001-8"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	// Another spelling, then a formatting-only edit: the counter goes on.
+	if got := ok(t, "next", "-t", "@<ownerKey,value=SN>-@<seq,width=8>-@<checksum,algo=luhn>", "--store", store); got[0] != "SN-00000004-2" {
+		t.Errorf("another spelling printed %q, want SN-00000004-2", got)
+	}
+	if got := ok(t, "next", "-t", "@<ownerKey, value=SN>-@<seq, width=10>-@<checksum, algo=luhn>", "--store", store); got[0] != "SN-0000000005-9" {
+		t.Errorf("widened, it printed %q, want SN-0000000005-9", got)
+	}
+	// sn series check proves without recording.
+	if r := runSN(t, "", nil, "series", "check", luhnTpl, "--store", store); r.code == 0 || !strings.Contains(r.stderr, "collides") {
+		t.Errorf("series check %s: exit %d, stderr %q: want the refusal", luhnTpl, r.code, r.stderr)
+	}
+	if got := ok(t, "series", "check", "QJ@<seq, width=6>", "--store", store); !strings.HasPrefix(got[0], "ok:") {
+		t.Errorf("series check of an unrelated template: %q", got)
+	}
+	list := ok(t, "series", "--store", store)
+	if len(list) != 3 {
+		t.Fatalf("sn series lists %d lines, want a header and 2 templates:\n%s", len(list), strings.Join(list, "\n"))
+	}
+	for i, want := range []*regexp.Regexp{
+		regexp.MustCompile(`^[0-9a-f]{12} +- +` + regexp.QuoteMeta(readmeTpl) + ` +"SN" +5 +0\.00% +20\d\d-`),
+		regexp.MustCompile(`^[0-9a-f]{12} +- +` + regexp.QuoteMeta("@<ownerKey, value=SN>-@<seq, width=10>-@<checksum, algo=luhn>") + ` +"SN" +5 +0\.00% +`),
+	} {
+		if !want.MatchString(list[i+1]) {
+			t.Errorf("sn series line %d:\n%s\nwant it to match %s", i+1, list[i+1], want)
+		}
+	}
+}
+
+// A template edited in place keeps its counter key and would print an
+// old number again: the edit is refused.
+func TestSeriesEditedTemplate(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "sn.db")
+	ok(t, "next", "-t", "@<date, format=yyyyMMdd>@<seq, width=4>", "--at", "2012-03-04", "--store", store)
+	r := runSN(t, "", nil, "next", "-t", "@<date, format=yyMMdd, window=2000>@<seq, width=6>", "--at", "2020-12-03", "--store", store)
+	if r.code == 0 || !strings.Contains(r.stderr, "collides with") || !strings.Contains(r.stderr, "@<date, format=yyyyMMdd>@<seq, width=4>") {
+		t.Fatalf("the edited template: exit %d, stdout %q, stderr %q: want a refusal naming the first", r.code, r.stdout, r.stderr)
+	}
+}
+
+// codeExpr prints three capital letters: an expression only this test
+// process has.
+type codeExpr struct{}
+
+func (codeExpr) Append(dst []byte, _ *expression.Context) ([]byte, error) {
+	return append(dst, "ABC"...), nil
+}
+func (codeExpr) Order() expression.Order { return expression.Normal }
+func (codeExpr) MaxLen() int             { return 3 }
+func (codeExpr) Pattern() string         { return "[A-Z]{3}" }
+
+// A template with an expression of the user's is proven against in a
+// process that does not have the expression: sn, here.
+func TestSeriesCustomExpression(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sn.db")
+	store, err := boltseq.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := sequence.NewSegment(store, sequence.SegmentOptions{})
+	g, err := sn.New("@<code>-@<seq, width=4>", sn.WithSequence("seq", seg), sn.WithName("codes"),
+		sn.WithExpression("code", func(expression.Args) (expression.Expression, error) { return codeExpr{}, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := g.Next(context.Background()); err != nil || n != "ABC-0001" {
+		t.Fatalf("Next = %q, %v", n, err)
+	}
+	seg.Close()
+	store.Close()
+
+	r := runSN(t, "", nil, "next", "-t", "XYZ-@<seq, width=4>", "--store", path)
+	if r.code == 0 || !strings.Contains(r.stderr, `collides with "codes" (@<code>-@<seq, width=4>)`) {
+		t.Fatalf("XYZ-@<seq, width=4> after @<code>-@<seq, width=4>: exit %d, stdout %q, stderr %q: want a refusal naming codes", r.code, r.stdout, r.stderr)
+	}
+	ok(t, "next", "-t", "XY-@<seq, width=4>", "--store", path) // two letters: code prints three
+	if list := ok(t, "series", "--store", path); !strings.Contains(list[1], "codes") {
+		t.Errorf("sn series:\n%s", strings.Join(list, "\n"))
+	}
+}
+
+// Forgetting an entry says what it risks, and needs --yes.
+func TestSeriesForget(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "sn.db")
+	ok(t, "next", "-t", readmeTpl, "--store", store)
+	list := ok(t, "series", "--store", store)
+	id := strings.Fields(list[1])[0]
+	r := runSN(t, "", nil, "series", "forget", id, "--store", store)
+	if r.code == 0 || !strings.Contains(r.stderr, "may print them again") || !strings.Contains(r.stderr, "--yes") {
+		t.Fatalf("forget without --yes: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if got := ok(t, "series", "--store", store); len(got) != 2 {
+		t.Fatalf("forget without --yes forgot: %q", got)
+	}
+	r = runSN(t, "", nil, "series", "forget", id, "--yes", "--store", store)
+	if r.code != 0 || !strings.Contains(r.stdout, "forgot "+id) {
+		t.Fatalf("forget --yes: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if got := ok(t, "series", "--store", store); len(got) != 1 || !strings.Contains(got[0], "empty") {
+		t.Errorf("after forget, sn series says %q", got)
+	}
+	if r := runSN(t, "", nil, "series", "forget", "ffff", "--yes", "--store", store); r.code == 0 {
+		t.Errorf("forgetting an unknown entry succeeded")
+	}
+}
