@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
 )
@@ -136,4 +139,77 @@ func TestSeriesForget(t *testing.T) {
 	if r := runSN(t, "", nil, "series", "forget", "ffff", "--yes", "--store", store); r.code == 0 {
 		t.Errorf("forgetting an unknown entry succeeded")
 	}
+}
+
+// Four sn processes, acting as machines, enroll templates on one
+// PostgreSQL ledger at the same moment, round after round: three that
+// collide pairwise (one series spelt with a literal prefix, with an owner
+// key, with an owner key that holds the dash) and one that collides with
+// none. Of the three exactly one wins each round, the fourth always does,
+// and no number is printed twice. The control runs the same on a bbolt
+// file per process, where no catalog is shared: every template wins, and
+// the numbers repeat.
+func TestSeriesMachines(t *testing.T) {
+	ledger := pgtest.Shared(t).NewDatabase(t)
+	const rounds = 16
+	run := func(t *testing.T, stores func(i int) []string) (wins [4]int, repeats int) {
+		seen := map[string]bool{}
+		for r := range rounds {
+			p := fmt.Sprintf("R%d", r)
+			tpls := []string{
+				p + "-@<seq, width=6>",
+				"@<ownerKey, value=" + p + ">-@<seq, width=6>",
+				"@<ownerKey, value=" + p + "->@<seq, width=6>",
+				"Q" + p + "-@<seq, width=6>",
+			}
+			var wg sync.WaitGroup
+			res := make([]result, len(tpls))
+			for i, tpl := range tpls {
+				wg.Go(func() {
+					res[i] = runSN(t, "", nil, append([]string{"next", "-t", tpl, "-n", "20"}, stores(i)...)...)
+				})
+			}
+			wg.Wait()
+			won := 0
+			for i, x := range res {
+				if x.code == 0 {
+					wins[i]++
+					if i < 3 {
+						won++
+					}
+				} else if !strings.Contains(x.stderr, "collides with") {
+					t.Fatalf("round %d: %s: exit %d, stderr %q", r, tpls[i], x.code, x.stderr)
+				}
+				for _, n := range lines(x.stdout) {
+					if seen[n] {
+						repeats++
+					}
+					seen[n] = true
+				}
+			}
+			t.Logf("round %d: %d of the 3 colliding templates won", r, won)
+		}
+		return wins, repeats
+	}
+	t.Run("ledger", func(t *testing.T) {
+		wins, repeats := run(t, func(int) []string { return []string{"--ledger", ledger} })
+		if got := wins[0] + wins[1] + wins[2]; got != rounds {
+			t.Errorf("the colliding templates won %d times in %d rounds (%v), want exactly once a round", got, rounds, wins)
+		}
+		if wins[3] != rounds {
+			t.Errorf("the template that collides with none won %d of %d rounds", wins[3], rounds)
+		}
+		if repeats != 0 {
+			t.Errorf("%d numbers printed twice", repeats)
+		}
+		t.Logf("wins %v, repeats: %d", wins, repeats)
+	})
+	t.Run("control", func(t *testing.T) {
+		dir := t.TempDir()
+		wins, repeats := run(t, func(i int) []string { return []string{"--store", filepath.Join(dir, fmt.Sprintf("%d.db", i))} })
+		if repeats == 0 || wins[0]+wins[1]+wins[2] != 3*rounds {
+			t.Errorf("control: wins %v and %d repeats: want every template to win and repeats seen", wins, repeats)
+		}
+		t.Logf("control: wins %v, repeats: %d", wins, repeats)
+	})
 }
