@@ -175,7 +175,7 @@ func BenchmarkNew(b *testing.B) {
 		b.Run(tpl, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := sn.New(tpl); err != nil {
+				if _, err := sn.New(tpl, mem()); err != nil {
 					b.Fatal(err)
 				}
 			}

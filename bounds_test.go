@@ -52,7 +52,7 @@ func TestInstantOutOfRange(t *testing.T) {
 		})
 	}
 	// Inside the window, yy carries the reset.
-	g := sn.MustNew(`INV-@<date, format=yy, window=2000>-@<seq, width=4, reset=year>`)
+	g := sn.MustNew(`INV-@<date, format=yy, window=2000>-@<seq, width=4, reset=year>`, mem())
 	if s, err := g.NextAt(ctx, time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC), nil); err != nil || s != "INV-99-0001" {
 		t.Errorf("NextAt 2099 = %q, %v", s, err)
 	}
@@ -87,7 +87,7 @@ func TestBatchCap(t *testing.T) {
 
 // Two templates of a set must not print one number from two counters.
 func TestCheckSet(t *testing.T) {
-	mk := func(tpl string) *sn.Generator { return sn.MustNew(tpl) }
+	mk := func(tpl string) *sn.Generator { return sn.MustNew(tpl, mem()) }
 	tests := []struct {
 		name    string
 		members []sn.Member
@@ -136,9 +136,9 @@ func TestCheckSet(t *testing.T) {
 // Editing a template in place keeps its counter when only the formatting
 // changes; CheckSet says whether the old and the new numbers can meet.
 func TestCheckSetTemplateEdit(t *testing.T) {
-	old := sn.MustNew(`@<date, format=yyyyMMdd>@<seq, width=4>`)
-	risky := sn.MustNew(`@<date, format=yyMMdd, window=2000>@<seq, width=6>`)
-	safe := sn.MustNew(`@<date, format=yyyyMMdd>-@<seq, width=6>`)
+	old := sn.MustNew(`@<date, format=yyyyMMdd>@<seq, width=4>`, mem())
+	risky := sn.MustNew(`@<date, format=yyMMdd, window=2000>@<seq, width=6>`, mem())
+	safe := sn.MustNew(`@<date, format=yyyyMMdd>-@<seq, width=6>`, mem())
 	err := sn.CheckSet([]sn.Member{{"old", old, "db"}, {"new", risky, "db"}})
 	var ae *sn.AmbiguityError
 	if !errors.As(err, &ae) || !ae.Witness.Verified {

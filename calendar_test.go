@@ -170,7 +170,7 @@ func TestCalendarErrors(t *testing.T) {
 		{`@<date, format=yyQ>-@<seq, reset=quarter>`, `whose two-digit year prints the same digits for 2017 and 2117; add window=2000`},
 	}
 	for _, tt := range tests {
-		_, err := sn.New(tt.tpl)
+		_, err := sn.New(tt.tpl, mem())
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("New(%s): %v", tt.tpl, err)
@@ -280,7 +280,7 @@ func TestCalendarPeriodsNeverRepeat(t *testing.T) {
 }
 
 func ExampleGenerator_fiscalYear() {
-	g := sn.MustNew(`INV/@<date, format=FFFF-ff, fiscal=4, tz=Asia/Kolkata>/@<seq, width=4, reset=fiscal-year>`)
+	g := sn.MustNew(`INV/@<date, format=FFFF-ff, fiscal=4, tz=Asia/Kolkata>/@<seq, width=4, reset=fiscal-year>`, mem())
 	for _, at := range []string{"2025-03-31T23:00:00+05:30", "2025-04-01T09:00:00+05:30", "2026-01-15T09:00:00+05:30"} {
 		t, _ := time.Parse(time.RFC3339, at)
 		s, _ := g.NextAt(ctx, t, nil)
@@ -293,7 +293,7 @@ func ExampleGenerator_fiscalYear() {
 }
 
 func ExampleGenerator_isoWeek() {
-	g := sn.MustNew(`@<date, format=YYYY'W'ww>-@<seq, width=3, reset=week>`)
+	g := sn.MustNew(`@<date, format=YYYY'W'ww>-@<seq, width=3, reset=week>`, mem())
 	for _, day := range []string{"2020-12-31", "2021-01-03", "2021-01-04", "2024-12-30"} {
 		t, _ := time.Parse(time.DateOnly, day)
 		s, _ := g.NextAt(ctx, t, nil)

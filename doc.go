@@ -46,7 +46,7 @@
 // *[AmbiguityError] ([ErrAmbiguous]) and a witness — two inputs and the one
 // string they both print:
 //
-//	sn.New(`@<area>@<seq>`)
+//	sn.New(`@<area>@<seq>`, sn.WithSequence("seq", sequence.NewMemory()))
 //	// sn: template: offset 0: ambiguous: "011" is printed by {area="01", seq=1 ...}
 //	//     and by {area="0", seq=11 ...}; where @<area> ends and @<seq> begins cannot be told ...
 //
@@ -65,14 +65,34 @@
 //
 // # Where numbers come from
 //
-// A sequence part ("@<seq>") draws from a [sequence.Gen] registered under its
-// name. The default registry's "seq" is an in-memory counter, fine for tests
-// and examples and lost at exit; real programs pass a durable one:
-// sequence.NewSegment over the embedded store in package boltseq, or over
-// Redis in package redisseq. A segment reserves a block of numbers in the
-// store and issues them from memory, so nearly every number costs an atomic
-// add and only one call per block touches the store.
+// A sequence part ("@<seq>") draws from a [sequence.Gen] given under its
+// name, with [WithSequence] or [RegisterSequence]; nothing is given by
+// default, and a template whose sequence nobody gave is refused at New
+// ("no sequence "seq": forgotten sn.WithSequence?"). Tests pass
+// sequence.NewMemory(); real programs pass a durable one: a
+// sequence.Segment over the embedded store in package boltseq, over the
+// shared ledger in package sqlseq, or over Redis in front of it in package
+// redisseq. A segment reserves a block of numbers in the store and issues
+// them from memory, so nearly every number costs an atomic add and only one
+// call per block touches the store.
 //
+// # What a store remembers
+//
+// A number is unique within its store: two machines that each keep their
+// own store print the same numbers. Every machine that issues a series
+// must share one store, or one ledger.
+//
+// Every durable store keeps a catalog of the templates drawn from it
+// ([sequence.Catalog]). Before its first number a template is enrolled:
+// proven against every template the store has served, in any run, process
+// or machine, under the rule of [CheckSet] for templates sharing a store.
+// So the headline template above and "SN-@<seq, width=8>-@<checksum,
+// algo=luhn>", which print the same numbers from two counters, cannot both
+// draw from one store, nor can a template edited in place into one that
+// prints an old number again; the same template in another spelling, or
+// widened, continues its counter. [Generator.Enroll] enrolls at start-up,
+// so that the refusal comes then; [ReadCatalog] lists a catalog.
+
 // # The counter key
 //
 // A sequence is asked for the next number of a key. The key is made of, in

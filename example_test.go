@@ -36,7 +36,7 @@ func Example() {
 }
 
 func ExampleNew() {
-	_, err := sn.New(`SN-@<seq, widht=8>`)
+	_, err := sn.New(`SN-@<seq, widht=8>`, sn.WithSequence("seq", sequence.NewMemory()))
 	fmt.Println(err)
 	var pe *parser.Error
 	if errors.As(err, &pe) {
@@ -115,27 +115,27 @@ func ExampleGenerator_Validate() {
 }
 
 func ExampleGenerator_Regexp() {
-	g := sn.MustNew(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
+	g := sn.MustNew(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, sn.WithSequence("seq", sequence.NewMemory()))
 	fmt.Println(g.Regexp())
 	// Output: ^(?<ownerKey>SN)-(?<seq>[0-9]{8})-(?<checksum>[0-9])$
 }
 
 func ExampleGenerator_MaxLen() {
-	fmt.Println(sn.MustNew(`QJ@<seq, width=6>`).MaxLen())
-	fmt.Println(sn.MustNew(`@<customer>-@<seq>`).MaxLen())
+	fmt.Println(sn.MustNew(`QJ@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory())).MaxLen())
+	fmt.Println(sn.MustNew(`@<customer>-@<seq>`, sn.WithSequence("seq", sequence.NewMemory())).MaxLen())
 	// Output:
 	// 8
 	// -1
 }
 
 func ExampleGenerator_String() {
-	g := sn.MustNew(`@<ownerKey,value=SN>-@<  seq , width = 8 >`)
+	g := sn.MustNew(`@<ownerKey,value=SN>-@<  seq , width = 8 >`, sn.WithSequence("seq", sequence.NewMemory()))
 	fmt.Println(g)
 	// Output: @<ownerKey, value=SN>-@<seq, width=8>
 }
 
 func ExampleGenerator_Explain() {
-	g := sn.MustNew(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
+	g := sn.MustNew(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, sn.WithSequence("seq", sequence.NewMemory()))
 	fmt.Print(g.Explain())
 	// Output:
 	// template:   @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
@@ -239,10 +239,11 @@ func ExampleRegisterExpression() {
 }
 
 func ExampleDefaultRegistry() {
-	// Other code may have registered more; the built-ins are always there.
+	// Other code may have registered more; the built-ins are always there,
+	// and no sequence comes with it: "seq" is given like any other.
 	r := sn.DefaultRegistry()
 	fmt.Println(slices.Contains(r.Expressions(), "date"), slices.Contains(r.Sequences(), "seq"))
-	// Output: true true
+	// Output: true false
 }
 
 func ExampleGenerator_Floor() {
@@ -268,7 +269,7 @@ func ExampleGenerator_Parse() {
 // New refuses a template that can print one string for two counters or two
 // numbers, with a witness.
 func ExampleNew_ambiguous() {
-	_, err := sn.New(`@<area>@<seq>`)
+	_, err := sn.New(`@<area>@<seq>`, sn.WithSequence("seq", sequence.NewMemory()))
 	var ae *sn.AmbiguityError
 	if errors.As(err, &ae) {
 		w := ae.Witness
@@ -283,8 +284,8 @@ func ExampleNew_ambiguous() {
 
 // CheckSet refuses templates that can print one number from two counters.
 func ExampleCheckSet() {
-	a := sn.MustNew(`1@<seq>`)
-	b := sn.MustNew(`@<seq>`)
+	a := sn.MustNew(`1@<seq>`, sn.WithSequence("seq", sequence.NewMemory()))
+	b := sn.MustNew(`@<seq>`, sn.WithSequence("seq", sequence.NewMemory()))
 	err := sn.CheckSet([]sn.Member{{Name: "a", Gen: a, Store: "db"}, {Name: "b", Gen: b, Store: "db"}})
 	var ae *sn.AmbiguityError
 	if errors.As(err, &ae) {

@@ -78,7 +78,7 @@ func FuzzNew(f *testing.F) {
 				t.Errorf("template %q: Parse(%q) draw %d = %q %d, want %q %d", tpl, s, i, d.Key, d.Seq, r.keys[i], i+1)
 			}
 		}
-		if g2, err := sn.New(g.String()); err != nil || g2.String() != g.String() {
+		if g2, err := sn.New(g.String(), mem()); err != nil || g2.String() != g.String() {
 			t.Errorf("template %q: canonical %q does not compile to itself: %v", tpl, g.String(), err)
 		}
 	})

@@ -156,7 +156,7 @@ func TestClockGuardIdleSpell(t *testing.T) {
 
 // WithRetention refuses less than an hour.
 func TestWithRetention(t *testing.T) {
-	_, err := sn.New(`@<date, format=yyyyMMddHH>@<seq, reset=hour>`, sn.WithRetention(time.Minute))
+	_, err := sn.New(`@<date, format=yyyyMMddHH>@<seq, reset=hour>`, mem(), sn.WithRetention(time.Minute))
 	if err == nil || !strings.Contains(err.Error(), "WithRetention(1m0s): want at least 1h0m0s") {
 		t.Fatalf("WithRetention(1m) = %v", err)
 	}

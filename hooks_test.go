@@ -209,7 +209,7 @@ func TestHooksPanic(t *testing.T) {
 			t.Errorf("a panic in %s: %v; want ErrPanic naming the hook", which, err)
 		}
 	}
-	if _, err := sn.New(`T-@<seq>`, sn.WithFallback(nil)); err == nil {
+	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithFallback(nil)); err == nil {
 		t.Error("WithFallback(nil) accepted")
 	}
 }

@@ -134,7 +134,7 @@ func TestExplainKey(t *testing.T) {
 		{`A|B@<seq>`, `A\|B@<seq>`},
 	}
 	for _, tt := range tests {
-		g := sn.MustNew(tt.tpl)
+		g := sn.MustNew(tt.tpl, mem())
 		var got string
 		for _, p := range g.Explain().Parts {
 			if p.Kind == "sequence" {

@@ -82,7 +82,7 @@ func TestObfuscateErrors(t *testing.T) {
 		{`@<seq, width=6>`, []sn.Option{sn.WithObfuscation("orders", []byte("short"))}, `WithObfuscation("orders"): a key of 5 bytes, want at least 16`},
 	}
 	for _, tt := range tests {
-		_, err := sn.New(tt.tpl, tt.opts...)
+		_, err := sn.New(tt.tpl, append(tt.opts, mem())...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%s) = %v, want an error with %q", tt.tpl, err, tt.want)
 		}

@@ -127,7 +127,7 @@ func TestObserver(t *testing.T) {
 		t.Errorf("AppendNext with an observer allocates %v times; want at most 1 (the Call)", allocs)
 	}
 
-	if _, err := sn.New("A-@<seq>", sn.WithObserver(nil)); err == nil {
+	if _, err := sn.New("A-@<seq>", mem(), sn.WithObserver(nil)); err == nil {
 		t.Error("WithObserver(nil) accepted")
 	}
 	p, err := sn.New("A-@<seq>", sn.WithSequence("seq", sequence.NewMemory()), sn.WithObserver(&tally{panics: true}))

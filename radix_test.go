@@ -68,7 +68,7 @@ func TestRadixErrors(t *testing.T) {
 		{`@<seq, width=12, radix=36, obfuscate=k>`, `at most 2^62 numbers`}, // 36^12 > 2^62
 	}
 	for _, tt := range tests {
-		_, err := sn.New(tt.tpl, sn.WithObfuscation("k", orderKey))
+		_, err := sn.New(tt.tpl, mem(), sn.WithObfuscation("k", orderKey))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%s) = %v, want an error with %q", tt.tpl, err, tt.want)
 		}
@@ -96,7 +96,7 @@ func TestRadixSeries(t *testing.T) {
 }
 
 func ExampleGenerator_radix() {
-	g := sn.MustNew(`TK-@<seq, width=6, radix=36>`)
+	g := sn.MustNew(`TK-@<seq, width=6, radix=36>`, mem())
 	for range 3 {
 		s, _ := g.Next(ctx)
 		fmt.Println(s)

@@ -36,17 +36,14 @@ func NewRegistry() *Registry {
 	}
 }
 
-var defaultRegistry = func() *Registry {
-	r := NewRegistry()
-	r.RegisterSequence("seq", sequence.NewMemory())
-	return r
-}()
+var defaultRegistry = NewRegistry()
 
 // DefaultRegistry returns the registry that [New] uses unless [WithRegistry]
-// says otherwise. It holds the built-in expressions and the sequence "seq",
-// an in-memory counter shared by the whole process (numbers restart with
-// the process: give "seq" a durable generator with [WithSequence] or
-// [RegisterSequence] for real numbers).
+// says otherwise. It holds the built-in expressions date, checksum and
+// random, and no sequence: a template's sequences are always given by
+// name, with [WithSequence] or [RegisterSequence] (sequence.NewMemory() in
+// tests, a durable store for real numbers), so that no number comes from
+// a counter nobody chose.
 func DefaultRegistry() *Registry { return defaultRegistry }
 
 // RegisterSequence makes g available to templates as name in the default
@@ -62,9 +59,8 @@ func RegisterExpression(name string, f expression.Factory) {
 // RegisterSequence makes g available to templates as name. It panics if g
 // is nil, if name is not a name the template grammar can spell, or if name
 // is already registered, as a sequence or as an expression: those are
-// programming errors, best found at init time. (The default registry
-// holds "seq" already; give a Generator another "seq" with [WithSequence],
-// or make your own registry with [NewRegistry].)
+// programming errors, best found at init time. A name given to one
+// Generator with [WithSequence] takes precedence over the registry's.
 func (r *Registry) RegisterSequence(name string, g sequence.Gen) {
 	if g == nil {
 		panic("sn: RegisterSequence " + name + ": nil sequence")

@@ -436,9 +436,17 @@ func TestRegistry(t *testing.T) {
 	if s := next(t, g, nil); s != "T001!" {
 		t.Errorf("Next = %q", s)
 	}
-	// The default registry does not know "ticket".
-	if _, err := sn.New(`T@<ticket, width=3>`); err == nil || !strings.Contains(err.Error(), `ticket: unknown argument "width"`) {
+	// The default registry does not know "ticket": a part with a
+	// sequence's arguments says so.
+	if _, err := sn.New(`T@<ticket, width=3>`); err == nil || !strings.Contains(err.Error(), `no sequence "ticket": forgotten sn.WithSequence("ticket", ...)?`) {
 		t.Errorf("default registry: %v", err)
+	}
+	// Nor any sequence: "seq" is given by name too.
+	if _, err := sn.New(`T@<seq>`); err == nil || !strings.Contains(err.Error(), `no sequence "seq": forgotten sn.WithSequence("seq", ...)?`) {
+		t.Errorf("default registry: %v", err)
+	}
+	if diff := cmp.Diff([]string{}, sn.DefaultRegistry().Sequences()); diff != "" {
+		t.Errorf("the default registry holds sequences: %s", diff)
 	}
 	mustPanic := func(name string, f func()) {
 		t.Helper()
@@ -456,7 +464,6 @@ func TestRegistry(t *testing.T) {
 	mustPanic("expression over sequence", func() { r.RegisterExpression("ticket", expression.NewDate) })
 	mustPanic("nil factory", func() { r.RegisterExpression("y", nil) })
 	mustPanic("sequence twice", func() { r.RegisterSequence("ticket", sequence.NewMemory()) })
-	mustPanic("default seq", func() { sn.RegisterSequence("seq", sequence.NewMemory()) })
 }
 
 // bang prints "!".

@@ -124,6 +124,8 @@ func TestNewErrors(t *testing.T) {
 		offset int
 		msg    string // the first line of the error
 	}{
+		{"no sequence given", `SN-@<seq, width=8>`, nil, 5, `sn: template: offset 5: no sequence "seq": forgotten sn.WithSequence("seq", ...)? Every sequence is given by name: sequence.NewMemory() in tests, a durable store (boltseq, sqlseq, redisseq) for real numbers (to print a per-call variable named seq, write @<seq, var>)`},
+		{"no sequence given, another name", `SN-@<order, width=8>`, nil, 5, `sn: template: offset 5: no sequence "order": forgotten sn.WithSequence("order", ...)? Every sequence is given by name: sequence.NewMemory() in tests, a durable store (boltseq, sqlseq, redisseq) for real numbers (to print a per-call variable named order, write @<order, var>)`},
 		{"syntax", `SN-@<seq`, nil, 8, `sn: template: offset 8: unterminated expression: missing ">"`},
 		{"empty", ``, nil, 0, `sn: template: offset 0: empty template`},
 		{"no sequence", `SN-@<date>`, nil, 0, `sn: template: offset 0: the template has no sequence part (such as @<seq>), so every number would be the same`},
@@ -172,7 +174,11 @@ func TestNewErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sn.New(tt.tpl, tt.opts...)
+			opts := tt.opts
+			if !strings.HasPrefix(tt.name, "no sequence given") {
+				opts = append(opts, mem())
+			}
+			_, err := sn.New(tt.tpl, opts...)
 			if err == nil {
 				t.Fatalf("New(%q) = nil error, want %q", tt.tpl, tt.msg)
 			}
@@ -251,3 +257,6 @@ func TestVarError(t *testing.T) {
 		}
 	}
 }
+
+// mem gives a template the sequence "seq" in memory, of its own.
+func mem() sn.Option { return sn.WithSequence("seq", sequence.NewMemory()) }

@@ -168,6 +168,12 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 				return p, c.errAt(d.NameOffset, "unknown name %q: did you mean %s? (to print a per-call variable named %s, write @<%s, var>)", d.Name, m, d.Name, d.Name)
 			}
 		}
+		if _, explicit := args["var"]; !explicit && (d.Name == "seq" || hasSeqArg(args)) {
+			if _, setter := args["value"]; !setter {
+				return p, c.errAt(d.NameOffset, "no sequence %q: forgotten sn.WithSequence(%q, ...)? Every sequence is given by name: sequence.NewMemory() in tests, a durable store (boltseq, sqlseq, redisseq) for real numbers (to print a per-call variable named %s, write @<%s, var>)",
+					d.Name, d.Name, d.Name, d.Name)
+			}
+		}
 		if _, ok := args["value"]; ok {
 			err = setterPart(&p, args)
 		} else {
@@ -185,6 +191,16 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 		return p, c.causeAt(off, d.Name, err)
 	}
 	return p, nil
+}
+
+// hasSeqArg reports whether args hold an argument only a sequence takes.
+func hasSeqArg(args expression.Args) bool {
+	for _, k := range []string{"width", "overflow", "key", "reset", "obfuscate", "radix", "alphabet"} {
+		if _, ok := args[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // vocabulary lists the names a variable's name could be a typo of.
