@@ -13,7 +13,7 @@ import (
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [Catalog] and [Identifier]: each
+// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [Catalog], [Returner] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id   string
@@ -131,4 +131,22 @@ func (a *MemoryAllocator) Entries(ctx context.Context) ([]Entry, error) { return
 // Forget removes an entry of the MemoryAllocator's catalog (see [Catalog]).
 func (a *MemoryAllocator) Forget(ctx context.Context, id string) (bool, error) {
 	return a.cat.forget(ctx, id)
+}
+
+// Return lowers key's last number reserved from r.Last to r.First-1 when
+// it is r.Last still (see [Returner]).
+func (a *MemoryAllocator) Return(ctx context.Context, key string, r Range) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if r.First < 1 || r.Len() == 0 {
+		return false, fmt.Errorf("%w: Return(%q, %v): an empty range", ErrInvalidArgument, key, r)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.last[key] != r.Last {
+		return false, nil
+	}
+	a.last[key] = r.First - 1
+	return true, nil
 }

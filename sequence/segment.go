@@ -74,6 +74,8 @@ type Segment struct {
 	sweeping bool           // the sweeper runs; under mu
 	wg       sync.WaitGroup // background fetches and the sweeper
 
+	expiring sync.Map // key -> true: keys whose counter the store may delete (Expire)
+
 	fetches, waits, errs, regressions, released, late atomic.Int64
 	warned                                            atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
 	fetchTime                                         atomic.Int64 // nanoseconds spent in Allocator calls
@@ -702,7 +704,14 @@ func skipTo(b *block, floor int64) {
 
 // Close stops the Segment: it cancels background fetches and waits for them
 // to return, and every later call returns an error wrapping [ErrClosed].
-// Buffered numbers are dropped. Closing twice returns ErrClosed.
+// When the Allocator is a [Returner], Close hands back, per key, the
+// numbers its current and prefetched blocks hold and nobody took, if no
+// process reserved numbers for the key since (a compare-and-set in the
+// store): a restart then continues where the last number was issued,
+// instead of after a gap of up to two blocks. It does not for a key whose
+// counter the store may delete ([Segment.Expire]), and it tries for at
+// most [SegmentOptions.FetchTimeout]; what it cannot hand back is a gap.
+// Closing twice returns ErrClosed.
 func (s *Segment) Close() error {
 	s.mu.Lock()
 	if s.closed.Load() {
@@ -712,16 +721,59 @@ func (s *Segment) Close() error {
 	s.closed.Store(true)
 	s.mu.Unlock()
 	s.cancel()
+	type unused struct {
+		key string
+		r   Range
+	}
+	var back []unused
 	s.keys.each(func(k *segKey) {
 		k.lock()
+		cur := k.cur.Load()
+		r := seal(cur)
 		k.cur.Store(spent)
-		if k.next() != nil {
+		if next := k.next(); next != nil {
+			nr := seal(next)
+			switch {
+			case nr.Len() == 0:
+			case nr.First == next.first && r.Len() > 0 && r.Last == nr.First-1:
+				r.Last = nr.Last // the current block's rest and all of the next
+			default:
+				r = nr
+			}
 			k.last = nil
+		}
+		if r.Len() > 0 && r.Last == k.high {
+			if _, exp := s.expiring.Load(k.key); !exp {
+				back = append(back, unused{k.key, r})
+			}
 		}
 		k.unlock()
 	})
 	s.wg.Wait()
+	if ret, ok := s.alloc.(Returner); ok && len(back) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.FetchTimeout)
+		defer cancel()
+		for _, u := range back {
+			if _, err := ret.Return(ctx, u.key, u.r); err != nil && ctx.Err() != nil {
+				break
+			}
+		}
+	}
 	return nil
+}
+
+// seal takes every number of b that nobody took, so that no caller takes
+// one after, and returns them: the unused end of the block, or an empty
+// Range. A caller whose add comes after finds the block spent.
+func seal(b *block) Range {
+	if b == spent || b.size == 0 {
+		return Range{}
+	}
+	u := b.used.Swap(math.MaxInt64 / 2)
+	if u >= b.size {
+		return Range{}
+	}
+	return Range{First: b.first + u, Last: b.first + b.size - 1}
 }
 
 // Stats returns the Segment's counters.

@@ -59,6 +59,7 @@ func (s *Segment) Expire(ctx context.Context, key string, ttl time.Duration) err
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	s.expiring.Store(key, true) // its counter may start again: Close returns nothing of it
 	e, ok := s.alloc.(Expirer)
 	if !ok {
 		return fmt.Errorf("sequence: Expire(%q): %T is not an Expirer: %w", key, s.alloc, errors.ErrUnsupported)

@@ -89,6 +89,19 @@ type Floorer interface {
 	Floor(ctx context.Context, key string, floor int64) error
 }
 
+// Returner is implemented by an [Allocator] that can take back the top of
+// what it reserved. Return lowers key's high-water mark from r.Last to
+// r.First-1 when r.Last is the mark still, that is when no process has
+// reserved a number for key since r; it reports whether it did. The
+// numbers of r are reserved again by a later Allocate, so the caller must
+// own every number of r and have issued none: it returns the unused end of
+// a range it reserved, once. (The store compares the mark only: it cannot
+// tell a range returned and reserved again by another from the first.) A [Segment] returns, at Close, what it holds of
+// its current and prefetched blocks, so that a restart costs no gap.
+type Returner interface {
+	Return(ctx context.Context, key string, r Range) (bool, error)
+}
+
 // Releaser is implemented by a [Gen] that holds per-key state in memory.
 // Release drops the state of key: numbers it holds for the key are a gap,
 // never issued, and the next call for the key starts from the store. sn

@@ -129,3 +129,22 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 		return byTime.Put(append(d[:], k...), nil)
 	})
 }
+
+// Return lowers key's high-water mark from r.Last to r.First-1 when it is
+// r.Last still, in one durable transaction: a [sequence.Returner]. A
+// Segment returns its unused blocks at Close this way.
+func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool, error) {
+	if r.First < 1 || r.Len() == 0 {
+		return false, fmt.Errorf("boltseq: return %v of %s: an empty range: %w", r, quoteKey(key), sequence.ErrInvalidArgument)
+	}
+	done := false
+	err := s.update(ctx, "return", key, func(b *bolt.Bucket, k []byte) error {
+		last, err := s.get(b, k, key)
+		if err != nil || last != r.Last {
+			return err
+		}
+		done = true
+		return put(b, k, r.First-1)
+	})
+	return done, err
+}

@@ -186,3 +186,55 @@ func expireKeys(ctx context.Context, rdb redis.UniversalClient, op string, ttl t
 	err := expireScript.Run(ctx, rdb, keys, strconv.FormatInt(ms, 10)).Err()
 	return classify(op, keys[0], err)
 }
+
+// returnRangeScript lowers cur of the range KEYS[1] from ARGV[2] to ARGV[1]
+// when it is ARGV[2] still and the range is of the ledger ARGV[3] (or ""),
+// and returns 1; otherwise 0.
+var returnRangeScript = redis.NewScript(luaInt + ledgerCheck + `
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger')
+if not ledger_ok(v, ARGV[3]) or v[1] ~= ARGV[2] or not v[2] then
+	return 0
+end
+redis.call('HSET', KEYS[1], 'cur', ARGV[1])
+return 1
+`)
+
+// returnOnlyScript lowers the counter KEYS[1] from ARGV[2] to ARGV[1] when
+// it is ARGV[2] still and its epoch marker is ARGV[3], and returns 1;
+// otherwise 0.
+var returnOnlyScript = redis.NewScript(`
+if redis.call('GET', KEYS[1] .. ':epoch') ~= ARGV[3] or redis.call('GET', KEYS[1]) ~= ARGV[2] then
+	return 0
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`)
+
+// Return hands back the numbers r when they are the last reserved for key
+// and no process reserved any since (a [sequence.Returner]): with a
+// ledger, to key's range in Redis, which serves them again; without one,
+// to the counter, when its epoch marker is the one this process saw.
+func (a *Allocator) Return(ctx context.Context, key string, r sequence.Range) (bool, error) {
+	rkey := a.Key(key)
+	if r.First < 1 || r.Len() == 0 {
+		return false, newError(sequence.ErrInvalidArgument, nil, "Return key %s: the empty range %v", rkey, r)
+	}
+	first, last := strconv.FormatInt(r.First-1, 10), strconv.FormatInt(r.Last, 10)
+	var n int64
+	var err error
+	if a.core != nil {
+		rk := a.core.Key(key)
+		ledger, lerr := a.core.ledgerID(ctx, rk)
+		if lerr != nil {
+			return false, lerr
+		}
+		n, err = a.replicas.script(ctx, a.rdb, returnRangeScript, rk, first, last, ledger).Int64()
+		return n == 1, classify("Return", rk, err)
+	}
+	e, ok := a.only.epochs.Load(rkey)
+	if !ok {
+		return false, nil
+	}
+	n, err = a.replicas.script(ctx, a.rdb, returnOnlyScript, rkey, first, last, e.(string)).Int64()
+	return n == 1, classify("Return", rkey, err)
+}

@@ -22,7 +22,54 @@ var allocChecks = []check[sequence.Allocator]{
 	{name: "InvalidN", check: checkInvalidN},
 	{name: "Context", check: checkAllocContext},
 	{name: "Floorer", needs: implements[sequence.Floorer, sequence.Allocator], check: checkAllocFloorer},
+	{name: "Returner", needs: implements[sequence.Returner, sequence.Allocator], check: checkReturner},
 	{name: "Closer", needs: implements[io.Closer, sequence.Allocator], check: checkAllocCloser},
+}
+
+// checkReturner checks that Return takes back the last range reserved,
+// and only that: a range below it, or one another Allocate followed, stays
+// reserved.
+func checkReturner(ctx context.Context, a sequence.Allocator, ks keyspace) error {
+	ret := a.(sequence.Returner)
+	key := ks.key("return")
+	r1, err := a.Allocate(ctx, key, 10)
+	if err != nil {
+		return fmt.Errorf("Allocate(%q, 10): %w", key, err)
+	}
+	r2, err := a.Allocate(ctx, key, 10)
+	if err != nil {
+		return fmt.Errorf("Allocate(%q, 10): %w", key, err)
+	}
+	if ok, err := ret.Return(ctx, key, r1); errors.Is(err, errors.ErrUnsupported) {
+		return unsupported{what: fmt.Sprintf("Return (%v)", err)}
+	} else if err != nil || ok {
+		return fmt.Errorf("Return(%q, %v) with %v reserved after it = %v, %v; want false, nil", key, r1, r2, ok, err)
+	}
+	part := sequence.Range{First: r2.First + 4, Last: r2.Last}
+	if ok, err := ret.Return(ctx, key, part); err != nil || !ok {
+		return fmt.Errorf("Return(%q, %v), the top of the last range %v = %v, %v; want true, nil", key, part, r2, ok, err)
+	}
+	r3, err := a.Allocate(ctx, key, part.Len())
+	if err != nil {
+		return fmt.Errorf("Allocate(%q, %d) after Return: %w", key, part.Len(), err)
+	}
+	if r3 != part {
+		return fmt.Errorf("key %q: Allocate after Return(%v) = %v; want the numbers returned", key, part, r3)
+	}
+	if _, err := ret.Return(ctx, key, sequence.Range{First: 5, Last: 4}); !errors.Is(err, sequence.ErrInvalidArgument) {
+		return fmt.Errorf("Return(%q) of an empty range: %v; want ErrInvalidArgument", key, err)
+	}
+	r4, err := a.Allocate(ctx, key, 1)
+	if err != nil {
+		return fmt.Errorf("Allocate(%q, 1): %w", key, err)
+	}
+	if r4.First <= r3.Last {
+		return fmt.Errorf("key %q: Allocate = %v after %v was reserved; want above it", key, r4, r3)
+	}
+	if ok, err := ret.Return(ctx, key, r3); err != nil || ok {
+		return fmt.Errorf("Return(%q, %v) with %v reserved after it = %v, %v; want false, nil", key, r3, r4, ok, err)
+	}
+	return nil
 }
 
 // grant records one range and who got it, for error messages.

@@ -161,6 +161,8 @@ func RunUnordered(t *testing.T, newGen func(t *testing.T) sequence.Gen) {
 //     treated as for Run.
 //   - Closer: Close returns nil and later calls return an error wrapping
 //     [sequence.ErrClosed].
+//   - Returner: Return takes back the top of the last range reserved, which
+//     the next Allocate gives again, and nothing else.
 //   - Catalog: the promises of a [sequence.Catalog] (see [RunCatalog]).
 //
 // newAlloc is called once to learn which optional interfaces the Allocator

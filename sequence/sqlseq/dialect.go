@@ -91,6 +91,10 @@ type queries struct {
 	// addEntry, of id $1, name $2, spec $3, by $4, records one (first_at
 	// is the database's clock, in microseconds); deleteEntry, of id $1, removes one.
 	readEntry, readEntries, addEntry, deleteEntry string
+
+	// returnRange, of first-1 $1, id $2, key $3, last $4, lowers the mark
+	// of key from last to first-1 when it is last still.
+	returnRange string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -192,6 +196,7 @@ WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
 		readEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
 		addEntry:    r.Replace(`INSERT INTO {catalog} (id, name, spec, first_us, first_by) VALUES ($1, $2, $3, (extract(epoch FROM now()) * 1000000)::bigint, $4)`),
 		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
+		returnRange: r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2 AND k = $3 AND last = $4`),
 	}
 	// The row is inserted, or taken over if its deadline has passed (or
 	// it is token's already: a retry of a statement whose commit was not
@@ -355,5 +360,6 @@ WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 		readEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
 		addEntry:    r.Replace(`INSERT INTO {catalog} (id, name, spec, first_us, first_by) VALUES (?, ?, ?, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)), ?)`),
 		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
+		returnRange: r.Replace(`UPDATE {table} SET last = ? WHERE id = ? AND k = ? AND last = ?`),
 	}
 }

@@ -117,4 +117,28 @@ var _ interface {
 	sequence.Expirer
 	sequence.Clock
 	sequence.Recorder
+	sequence.Returner
 } = (*Store)(nil)
+
+// Return lowers key's high-water mark from r.Last to r.First-1 when it is
+// r.Last still, in one statement: a [sequence.Returner]. A Segment returns
+// its unused blocks at Close this way.
+func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool, error) {
+	if r.First < 1 || r.Len() == 0 {
+		return false, fmt.Errorf("sqlseq: return %v of key %q: an empty range: %w", r, key, sequence.ErrInvalidArgument)
+	}
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
+	id := hash(key)
+	var n int64
+	err := s.retry(ctx, "return", func() error {
+		res, err := s.db.ExecContext(ctx, s.q.returnRange, r.First-1, id[:], []byte(key), r.Last)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n == 1, err
+}
