@@ -23,7 +23,9 @@ type collStore struct {
 	*sequence.MemoryAllocator
 }
 
-func (s collStore) Next(ctx context.Context, key string) (int64, error) { return s.collGen.Next(ctx, key) }
+func (s collStore) Next(ctx context.Context, key string) (int64, error) {
+	return s.collGen.Next(ctx, key)
+}
 
 // collMutate returns a copy of t with one edit an operator might make: a
 // width changed, overflow=grow toggled, a date's format changed, text
