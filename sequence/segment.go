@@ -75,6 +75,7 @@ type Segment struct {
 	wg       sync.WaitGroup // background fetches and the sweeper
 
 	expiring sync.Map // key -> true: keys whose counter the store may delete (Expire)
+	limits   sync.Map // key base -> int64: the largest number printed (Limit)
 
 	fetches, waits, errs, regressions, released, late atomic.Int64
 	warned                                            atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
@@ -537,7 +538,7 @@ func (k *segKey) startFetch() *fetch {
 		k.step = min(max(k.step, s.opts.MinStep), s.opts.MaxStep)
 	}
 	k.lastFetch = now
-	f := &fetch{done: make(chan struct{}), n: min(k.step, math.MaxInt64-k.high), epoch: k.epoch}
+	f := &fetch{done: make(chan struct{}), n: min(k.step, math.MaxInt64-k.high, s.cap(k.key, k.high)), epoch: k.epoch}
 	if prev := k.failed(); prev != nil {
 		f.failures = prev.failures
 	}

@@ -54,6 +54,7 @@ func (c *compiler) keys() error {
 			s.releaser, s.period = r, new(atomic.Int64)
 		}
 		s.guard = newGuard(s, s.gen, meaning(pl.parts), c.cfg.Retention)
+		pl.limit(s)
 		if perCall {
 			continue
 		}
@@ -69,6 +70,26 @@ func (c *compiler) keys() error {
 		}
 	}
 	return nil
+}
+
+// limit tells a sequence that reserves ahead (sequence.Limiter) the
+// largest number part s prints, for the keys of its base: its blocks then
+// never burn much of a narrow width. A per-call ownerKey has no base known
+// in advance, and a part that grows past its width no limit.
+func (pl *Plan) limit(s *Part) {
+	l, ok := s.gen.(sequence.Limiter)
+	if !ok || s.maxSeq <= 0 || s.Grow {
+		return
+	}
+	base := pl.base
+	if pl.owner >= 0 {
+		o := &pl.parts[pl.owner]
+		if o.Kind != Setter {
+			return
+		}
+		base = o.Lit
+	}
+	_ = safe(func() { l.Limit(escapeKey(base), s.maxSeq) })
 }
 
 // meaning is the key base of a template without ownerKey: what the template
