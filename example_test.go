@@ -147,6 +147,7 @@ func ExampleGenerator_Explain() {
 	//   4  37      text        Normal  4     1       "-"
 	//   5  38      expression  After   5     1       @<checksum, algo=luhn>
 	// counter key of seq at offset 22: SN
+	// numbers of seq at offset 22: 1 to 99999999, then overflow (sn series shows how much is used)
 	// max length: 13
 	// regexp:     ^(?<ownerKey>SN)-(?<seq>[0-9]{8})-(?<checksum>[0-9])$
 }

@@ -51,6 +51,10 @@ type PartInfo struct {
 	// varies per call, such as "SN|unit=<unit>|<yyyy-MM-dd>". See the
 	// package documentation for how the key is made.
 	Key string
+	// Max is, for a sequence of a fixed width, the largest number the
+	// width prints (99999999 for width=8); 0 for none. sn series shows how
+	// much of it a store's counters have used.
+	Max int64
 }
 
 // Explain describes the compiled template.
@@ -67,7 +71,7 @@ func (g *Generator) Explain() Explanation {
 			info.Name, info.Source = "text", p.Lit
 		}
 		if p.Kind == engine.Seq {
-			info.Key = g.plan.KeyPattern(i)
+			info.Key, info.Max = g.plan.KeyPattern(i), p.MaxSeq()
 		}
 		e.Parts = append(e.Parts, info)
 		e.Eval = append(e.Eval, i)
@@ -102,6 +106,9 @@ func (e Explanation) String() string {
 	for _, p := range e.Parts {
 		if p.Kind == "sequence" {
 			fmt.Fprintf(&b, "counter key of %s at offset %d: %s\n", p.Name, p.Offset, p.Key)
+			if p.Max > 0 {
+				fmt.Fprintf(&b, "numbers of %s at offset %d: 1 to %d, then overflow (sn series shows how much is used)\n", p.Name, p.Offset, p.Max)
+			}
 		}
 	}
 	if e.MaxLen < 0 {
