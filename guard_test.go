@@ -88,6 +88,11 @@ func TestClockGuard(t *testing.T) {
 		t.Fatalf("a clock set back 3 hours across an expired counter: %v, want ErrClockRollback", err)
 	}
 	t.Log(err)
+	// It is refused until the clock is within half the retention of the
+	// store's time: 3h - 1h, as sn serve's Retry-After says.
+	if d, ok := sequence.RetryAfterOf(err); !ok || d.Round(time.Second) != 2*time.Hour {
+		t.Errorf("RetryAfterOf = %v, %v; want 2h", d, ok)
+	}
 	if err := issue(newGen(), 1); !errors.Is(err, sequence.ErrClockRollback) {
 		t.Fatalf("a new Generator (a restarted process) on the same store: %v, want ErrClockRollback", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
@@ -77,15 +78,17 @@ templates:
 		err    error
 		code   server.Code
 		status int
+		retry  string // Retry-After of a 503
 	}{
-		{fmt.Errorf("%w: connection refused", sequence.ErrUnavailable), server.CodeUnavailable, 503},
-		{fmt.Errorf("%w: worker 3", sequence.ErrLeaseLost), server.CodeLeaseLost, 503},
-		{fmt.Errorf("%w: 2 s", sequence.ErrClockRollback), server.CodeClockRollback, 503},
-		{fmt.Errorf("%w: 100 below 200", sequence.ErrRegressed), server.CodeRegressed, 503},
-		{sequence.ErrClosed, server.CodeClosed, 503},
-		{fmt.Errorf("%w: at its maximum", sequence.ErrExhausted), server.CodeExhausted, 409},
-		{context.Canceled, server.CodeCancelled, 499},
-		{errors.New("disk on fire"), server.CodeInternal, 500},
+		{fmt.Errorf("%w: connection refused", sequence.ErrUnavailable), server.CodeUnavailable, 503, "1"},
+		{fmt.Errorf("%w: worker 3", sequence.ErrLeaseLost), server.CodeLeaseLost, 503, "1"},
+		{fmt.Errorf("%w: 2 s", sequence.ErrClockRollback), server.CodeClockRollback, 503, "1"},
+		{sequence.RetryAfter(fmt.Errorf("%w: 90.5 s behind", sequence.ErrClockRollback), 90500*time.Millisecond), server.CodeClockRollback, 503, "91"},
+		{fmt.Errorf("%w: 100 below 200", sequence.ErrRegressed), server.CodeRegressed, 503, "1"},
+		{sequence.ErrClosed, server.CodeClosed, 503, "1"},
+		{fmt.Errorf("%w: at its maximum", sequence.ErrExhausted), server.CodeExhausted, 409, ""},
+		{context.Canceled, server.CodeCancelled, 499, ""},
+		{errors.New("disk on fire"), server.CodeInternal, 500, ""},
 	} {
 		failNext.Store(&tc.err)
 		var e server.ErrorResponse
@@ -93,8 +96,8 @@ templates:
 		if st != tc.status || e.Error.Code != tc.code {
 			t.Errorf("%v: %d %s; want %d %s", tc.err, st, e.Error.Code, tc.status, tc.code)
 		}
-		if retry := hdr.Get("Retry-After"); (st == 503) != (retry != "") {
-			t.Errorf("%v: status %d, Retry-After %q", tc.err, st, retry)
+		if retry := hdr.Get("Retry-After"); retry != tc.retry {
+			t.Errorf("%v: status %d, Retry-After %q, want %q", tc.err, st, retry, tc.retry)
 		}
 	}
 	failNext.Store(nil)

@@ -48,6 +48,7 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/batchjson"
 	"github.com/sngen/sn/internal/engine"
+	"github.com/sngen/sn/sequence"
 )
 
 // DefaultMaxBody is the default for [Options.MaxBody].
@@ -631,7 +632,11 @@ func jsonType(kind string) string {
 func (s *Server) error(w http.ResponseWriter, err error) Code {
 	e, status := errorOf(err)
 	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
+		retry := int64(1)
+		if d, ok := sequence.RetryAfterOf(err); ok && d > time.Second {
+			retry = int64((d + time.Second - 1) / time.Second)
+		}
+		w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
 	}
 	s.fail(w, e, status)
 	return e.Code

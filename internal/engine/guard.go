@@ -113,6 +113,16 @@ func (e *lateError) Error() string {
 		e.Unwrap(), whose, e.at.Format(time.RFC3339Nano), e.store.Sub(e.at).Round(time.Millisecond), e.store.UTC().Format(time.RFC3339Nano), e.limit)
 }
 
+// RetryAfter returns how long the clock's instants will be refused: until
+// the clock is within the limit of the store's time again. An instant
+// given is refused for good.
+func (e *lateError) RetryAfter() time.Duration {
+	if e.given {
+		return 0
+	}
+	return e.store.Sub(e.at) - e.limit
+}
+
 func (e *lateError) Unwrap() error {
 	if e.given {
 		return ErrInstant

@@ -261,7 +261,7 @@ func (s *Gen) take(ctx context.Context) (tick, seq int64, err error) {
 			// further behind is a clock set back.
 			d := s.l.start(s.start + 1).Sub(now)
 			if d > s.opts.TTL+s.opts.MaxWait {
-				return 0, 0, fmt.Errorf("%w: %v behind the bound its worker id's earlier holders recorded (%v)", sequence.ErrClockRollback, d, s.l.start(s.start+1).UTC())
+				return 0, 0, sequence.RetryAfter(fmt.Errorf("%w: %v behind the bound its worker id's earlier holders recorded (%v)", sequence.ErrClockRollback, d, s.l.start(s.start+1).UTC()), d)
 			}
 			if err := s.wait(ctx, d); err != nil {
 				return 0, 0, err
@@ -270,7 +270,7 @@ func (s *Gen) take(ctx context.Context) (tick, seq int64, err error) {
 		}
 		if t < s.tick {
 			if back := s.l.start(s.tick).Sub(now); back > s.opts.MaxWait {
-				return 0, 0, fmt.Errorf("%w: %v behind the last id issued (waits up to %v)", sequence.ErrClockRollback, back, s.opts.MaxWait)
+				return 0, 0, sequence.RetryAfter(fmt.Errorf("%w: %v behind the last id issued (waits up to %v)", sequence.ErrClockRollback, back, s.opts.MaxWait), back)
 			}
 		}
 		switch {
