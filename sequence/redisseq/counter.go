@@ -655,12 +655,22 @@ func (c *Counter) String() string {
 // number of the range. The range is spent when cur >= max. A third field,
 // ledger, is the identity of the ledger the range was reserved from, when
 // it has one; every script is given the caller's (or "") and refuses a
-// range with another, with the reply "LEDGER " and the range's.
+// range with another, with the reply "LEDGER " and the range's. A fourth,
+// boot, is the run_id of the Redis server that installed the range: a
+// server that restarted (from an RDB snapshot, an AOF missing its last
+// second) or a replica promoted in its place has another run_id, and
+// whatever it restored of a range may be behind numbers issued from it,
+// so a range of another boot is never taken from: the key is refilled
+// from the ledger, above everything reserved. That costs a gap, never a
+// repeat.
 //
 // ledgerCheck is that check, for v, the values of HMGET cur max ledger.
 const ledgerCheck = `
 local function ledger_ok(v, ours)
 	return ours == '' or not v[3] or v[3] == ours
+end
+local function boot()
+	return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
 end
 `
 
@@ -676,11 +686,11 @@ end
 // that, the script compares strings and lets Redis do the arithmetic, and
 // last comes back as a string.
 var takeScript = redis.NewScript(luaInt + ledgerCheck + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger')
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot')
 if not ledger_ok(v, ARGV[2]) then
 	return redis.error_reply('LEDGER ' .. v[3])
 end
-if not v[1] or not v[2] then
+if not v[1] or not v[2] or v[4] ~= boot() then
 	return 0
 end
 local max = v[2]
@@ -733,11 +743,11 @@ return {take, redis.call('HGET', KEYS[1], 'cur')}
 // strings. Every comparison and sum is done by Redis in int64, so it is
 // exact up to math.MaxInt64: Lua's doubles are not above 2^53.
 var takeExactScript = redis.NewScript(luaInt + ledgerCheck + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger')
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot')
 if not ledger_ok(v, ARGV[2]) then
 	return redis.error_reply('LEDGER ' .. v[3])
 end
-if not v[1] or not v[2] then
+if not v[1] or not v[2] or v[4] ~= boot() then
 	return 0
 end
 if not canon(v[1]) or not canon(v[2]) then
@@ -761,14 +771,16 @@ redis.call('HINCRBY', KEYS[1], 'cur', ARGV[1])
 return {ARGV[1], redis.call('HGET', KEYS[1], 'cur')}
 `)
 
-// installScript installs the range cur=ARGV[1], max=ARGV[2] in KEYS[1] if
-// it is above the range there (ARGV[1] >= max and >= cur), and returns {1};
-// otherwise it changes nothing and returns {0, top, spent}, top being the
-// larger of cur and max, and spent 1 if cur >= max, else 0. No script
+// installScript installs the range cur=ARGV[1], max=ARGV[2] in KEYS[1],
+// of this server's boot, if it is above the range there (ARGV[1] >= max
+// and >= cur), and returns {1}; otherwise it changes nothing and returns
+// {0, top, spent}, top being the larger of cur and max, and spent 1 if
+// cur >= max or the range is of another boot, else 0. No script
 // writes a cur above max: such a range is corrupt, and raising the ledger
 // to it could exhaust the key on every machine.
 var installScript = redis.NewScript(luaInt + ledgerCheck + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger')
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot')
+local b = boot()
 if not ledger_ok(v, ARGV[3]) then
 	return redis.error_reply('LEDGER ' .. v[3])
 end
@@ -788,12 +800,12 @@ if v[1] and v[2] and cmp(v[1], v[2]) > 0 then
 end
 if top and cmp(ARGV[1], top) < 0 then
 	local spent = 1
-	if v[1] and v[2] and cmp(v[1], v[2]) < 0 then
+	if v[1] and v[2] and cmp(v[1], v[2]) < 0 and v[4] == b then
 		spent = 0
 	end
 	return {0, top, spent}
 end
-redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'max', ARGV[2])
+redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'max', ARGV[2], 'boot', b)
 if ARGV[3] ~= '' then
 	redis.call('HSET', KEYS[1], 'ledger', ARGV[3])
 end

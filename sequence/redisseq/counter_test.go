@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +48,24 @@ func rangeOf(t *testing.T, rdb redis.UniversalClient, c *redisseq.Counter, key s
 		t.Fatal(err)
 	}
 	delete(m, "ledger") // see TestCounterRanges
+	if b, ok := m["boot"]; ok && b != runID(t, rdb) {
+		t.Errorf("key %s: a range of boot %s, not the server's %s", c.Key(key), b, runID(t, rdb))
+	}
+	delete(m, "boot")
 	return m
+}
+
+// runID returns the run_id of the server: the boot a range it installs
+// carries.
+func runID(t *testing.T, rdb redis.UniversalClient) string {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, id, _ := strings.Cut(info, "run_id:")
+	id, _, _ = strings.Cut(id, "\r\n")
+	return id
 }
 
 func nextN(t *testing.T, g sequence.Gen, key string, n int) []int64 {
@@ -81,7 +99,7 @@ func TestCounterRanges(t *testing.T) {
 	// 10 numbers from ranges of 4: three refills, the last range half
 	// used, recorded with the identity of the ledger it came from.
 	id, _ := durable.StoreID(context.Background())
-	want := map[string]string{"cur": "10", "max": "12", "ledger": id}
+	want := map[string]string{"cur": "10", "max": "12", "ledger": id, "boot": runID(t, rdb)}
 	if got := rdb.HGetAll(context.Background(), c.Key("k")).Val(); !mapsEqual(got, want) {
 		t.Fatalf("range hash = %v, want %v", got, want)
 	}
@@ -383,7 +401,7 @@ func TestCounterForeignValues(t *testing.T) {
 			if tt.fields == nil {
 				rdb.Set(ctx, key, "hello", 0)
 			} else {
-				rdb.HSet(ctx, key, tt.fields)
+				rdb.HSet(ctx, key, append(tt.fields, "boot", runID(t, rdb))) // of this server: read, not refilled
 			}
 			before, _ := rdb.Dump(ctx, key).Result()
 			_, err := c.Next(ctx, tt.name)

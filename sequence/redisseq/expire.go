@@ -188,11 +188,11 @@ func expireKeys(ctx context.Context, rdb redis.UniversalClient, op string, ttl t
 }
 
 // returnRangeScript lowers cur of the range KEYS[1] from ARGV[2] to ARGV[1]
-// when it is ARGV[2] still and the range is of the ledger ARGV[3] (or ""),
-// and returns 1; otherwise 0.
+// when it is ARGV[2] still and the range is of the ledger ARGV[3] (or "")
+// and of this server's boot, and returns 1; otherwise 0.
 var returnRangeScript = redis.NewScript(luaInt + ledgerCheck + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger')
-if not ledger_ok(v, ARGV[3]) or v[1] ~= ARGV[2] or not v[2] then
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot')
+if not ledger_ok(v, ARGV[3]) or v[1] ~= ARGV[2] or not v[2] or v[4] ~= boot() then
 	return 0
 end
 redis.call('HSET', KEYS[1], 'cur', ARGV[1])
