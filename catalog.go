@@ -93,6 +93,16 @@ func ReadCatalog(ctx context.Context, cat sequence.Catalog, marks sequence.Marke
 	return out, nil
 }
 
+// ReadCatalogEntry returns the canonical template text of a catalog
+// entry.
+func ReadCatalogEntry(e sequence.Entry) (string, error) {
+	sp, err := engine.ReadSpec(e.Spec)
+	if err != nil {
+		return "", err
+	}
+	return sp.Template, nil
+}
+
 // Catalogs returns the catalogs of the stores the Generator draws from:
 // every sequence under its sequence parts (see sequence.Walk) that is a
 // sequence.Catalog.

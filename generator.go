@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sngen/sn/internal/engine"
@@ -360,3 +361,19 @@ func (g *Generator) MaxLen() int { return g.plan.MaxLen() }
 // A variable's maxlen counts bytes, the pattern's repetition characters:
 // for values beyond ASCII the pattern is looser than the template.
 func (g *Generator) Regexp() string { return g.plan.Regexp() }
+
+// Vars returns the sorted names of the per-call variables the template
+// reads: those it prints ("@<area>"), ownerKey among them when it is
+// printed per call. A variable given to Next that is not one of them is
+// ignored by the Generator; sn serve refuses it, as a likely typo.
+func (g *Generator) Vars() []string {
+	var names []string
+	parts := g.plan.Parts()
+	for i := range parts {
+		if p := &parts[i]; p.Kind == engine.Var && !slices.Contains(names, p.Name) {
+			names = append(names, p.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

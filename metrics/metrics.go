@@ -100,6 +100,15 @@ func (m *Metrics) Option(name string) sn.Option {
 	})
 }
 
+// Reject counts, in sn_errors_total, a call to the template name refused
+// before it reached its Generator, under the label kind: sn serve's code
+// for a bad body, n, at or variable (bad_request, too_many, too_large,
+// instant_invalid, var_invalid...). The Generator's own errors are counted
+// by [Metrics.Option].
+func (m *Metrics) Reject(name, kind string) {
+	m.errs.WithLabelValues(name, kind).Inc()
+}
+
 // Options returns [Metrics.Option] of name alone, in the form
 // config.WithTemplateOptions takes, so that every template of a config
 // reports under its name: config.WithTemplateOptions(m.Options).

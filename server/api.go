@@ -159,6 +159,29 @@ type Monitor struct {
 	Ready     bool              `json:"ready"`
 	Stores    []StoreHealth     `json:"stores"`
 	Templates []MonitorTemplate `json:"templates"`
+	// Series are the templates of the catalogs of the stores (every
+	// template ever drawn from them, by any process), by store, oldest
+	// first, at most MaxMonitorSeries; MoreSeries counts those left out.
+	Series     []MonitorSeries `json:"series"`
+	MoreSeries int             `json:"more_series"`
+}
+
+// MaxMonitorSeries bounds Monitor.Series.
+const MaxMonitorSeries = 200
+
+// MonitorSeries is one template of a store's catalog.
+type MonitorSeries struct {
+	// Store is the store whose catalog holds it, as in MonitorTemplate.
+	Store string `json:"store"`
+	// ID identifies what the template prints (sn series forget takes it).
+	ID string `json:"id"`
+	// Name is its name where it was first used, or "".
+	Name string `json:"name"`
+	// Template is its canonical text.
+	Template string `json:"template"`
+	// First is when it was first used, by the store's clock; By by whom.
+	First time.Time `json:"first"`
+	By    string    `json:"by"`
 }
 
 // MonitorTemplate is one template as the monitor sees it.
@@ -173,6 +196,11 @@ type MonitorTemplate struct {
 	// the Generator refused and those refused before it (a bad body, n
 	// or at).
 	Errors map[Code]int64 `json:"errors"`
+	// ClientErrors and ServerErrors sum Errors by the status of their
+	// codes: below 500 (the request was wrong, or its client went away)
+	// and 500 or above (the server or its store failed).
+	ClientErrors int64 `json:"client_errors"`
+	ServerErrors int64 `json:"server_errors"`
 	// Blocks are the counters of the blocks under the template's
 	// sequence; null for a sequence that issues without blocks.
 	Blocks *Blocks `json:"blocks"`

@@ -97,3 +97,21 @@ func errorOf(err error) (Error, int) {
 	}
 	return e, status
 }
+
+// statuses are the HTTP statuses of the codes.
+var statuses = map[Code]int{
+	CodeBadRequest: 400, CodeVarMissing: 400, CodeVarInvalid: 400, CodeInstant: 400, CodeTooMany: 400,
+	CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404, CodeMethod: 405, CodeTooLarge: 413,
+	CodeMediaType: 415, CodeInvalidNumber: 422, CodeOverflow: 409, CodeExhausted: 409,
+	CodeUnavailable: 503, CodeClockRollback: 503, CodeLeaseLost: 503, CodeRegressed: 503, CodeClosed: 503,
+	CodeCancelled: statusCancelled, CodeAmbiguous: 500, CodeInternal: 500,
+}
+
+// Status returns the HTTP status a response with code c comes with; 500
+// for a code this package does not know.
+func (c Code) Status() int {
+	if st, ok := statuses[c]; ok {
+		return st
+	}
+	return http.StatusInternalServerError
+}

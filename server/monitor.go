@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	_ "embed"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/snowflake"
 )
@@ -61,6 +63,11 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		for code, n := range c.errs {
 			mt.Errors[code] = n
+			if code.Status() < 500 {
+				mt.ClientErrors += n
+			} else {
+				mt.ServerErrors += n
+			}
 		}
 		c.mu.Unlock()
 		seq, _ := s.set.Sequence(name)
@@ -89,7 +96,44 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 		}
 		m.Templates = append(m.Templates, mt)
 	}
+	m.Series, m.MoreSeries = s.series(r.Context())
 	reply(w, http.StatusOK, m)
+}
+
+// series returns the templates of the catalogs of the Set's stores, each
+// store once, at most MaxMonitorSeries, and how many were left out. A
+// catalog that cannot be read is left out: /readyz reports its store.
+func (s *Server) series(ctx context.Context) ([]MonitorSeries, int) {
+	out := []MonitorSeries{}
+	more := 0
+	seen := map[string]bool{}
+	for _, name := range s.set.Names() {
+		store, _ := s.set.Store(name)
+		g, _ := s.set.Get(name)
+		if seen[store] {
+			continue
+		}
+		seen[store] = true
+		for _, cat := range g.Catalogs() {
+			es, err := cat.Entries(ctx)
+			if err != nil {
+				continue
+			}
+			for _, e := range es {
+				if len(out) == MaxMonitorSeries {
+					more++
+					continue
+				}
+				sp, err := sn.ReadCatalogEntry(e)
+				if err != nil {
+					sp = "(unreadable: " + err.Error() + ")"
+				}
+				out = append(out, MonitorSeries{Store: store, ID: e.ID, Name: e.Name, Template: sp, First: e.First.UTC(), By: e.By})
+			}
+			break // a store's catalogs are one
+		}
+	}
+	return out, more
 }
 
 // addSegment adds a Segment's keys to mt, and returns its counters.

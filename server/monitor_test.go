@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,8 @@ templates:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { set.Close() })
-	s, err := server.New(set, server.Options{Tokens: tokens, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})})
+	s, err := server.New(set, server.Options{Tokens: tokens, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
+		OnReject: func(template string, code server.Code) { m.Reject(template, string(code)) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestMonitor(t *testing.T) {
 	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", server.NextRequest{}, nil); st != 400 {
 		t.Fatalf("next without customer: %d", st)
 	}
-	for _, body := range []string{`{"n": -1}`, `{"at": "yesterday"}`, `{"n": "2"}`} {
+	for _, body := range []string{`{"n": -1}`, `{"at": "yesterday"}`, `{"n": "2"}`, `{"vars": {"customer": "ACME", "custmer": "X"}}`} {
 		if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", body, nil); st != 400 {
 			t.Fatalf("next with %s: %d", body, st)
 		}
@@ -106,8 +108,23 @@ func TestMonitor(t *testing.T) {
 	if k := orders.Keys[0]; k.Last != 12 || k.Block == nil || k.Block.First > 12 || k.Block.Last < 12 || k.Step == 0 {
 		t.Errorf("orders' key: %+v", k)
 	}
-	if tickets.Issued != 1 || tickets.Errors[server.CodeVarMissing] != 1 || tickets.Errors[server.CodeTooMany] != 1 || tickets.Errors[server.CodeInstant] != 1 || tickets.Errors[server.CodeBadRequest] != 1 || len(tickets.Keys) != 1 || tickets.Keys[0].Last != 1 {
+	if tickets.Issued != 1 || tickets.Errors[server.CodeVarMissing] != 1 || tickets.Errors[server.CodeTooMany] != 1 || tickets.Errors[server.CodeInstant] != 1 || tickets.Errors[server.CodeBadRequest] != 1 || tickets.Errors[server.CodeVarInvalid] != 1 || len(tickets.Keys) != 1 || tickets.Keys[0].Last != 1 {
 		t.Errorf("tickets: %+v", tickets)
+	}
+	if tickets.ClientErrors != 5 || tickets.ServerErrors != 0 {
+		t.Errorf("tickets: %d client errors and %d server errors, want 5 and 0", tickets.ClientErrors, tickets.ServerErrors)
+	}
+	// The catalogs of the three stores: each template drawn from so far.
+	var series []string
+	for _, e := range mon.Series {
+		series = append(series, e.Name+": "+e.Template)
+		if e.ID == "" || e.First.IsZero() || e.By == "" || e.Store == "" {
+			t.Errorf("series %+v", e)
+		}
+	}
+	slices.Sort(series)
+	if want := []string{"orders: SN-@<seq, width=8>-@<checksum, algo=luhn>", "tickets: T@<customer, chars=A-Z, maxlen=4>-@<seq, width=6>"}; !slices.Equal(series, want) {
+		t.Errorf("series %q, want %q", series, want)
 	}
 
 	srv.Kill()
@@ -135,8 +152,13 @@ func TestMetricsAndPage(t *testing.T) {
 	if st, _ := call(t, ts, "GET", "/metrics", nil, nil); st != 401 {
 		t.Errorf("GET /metrics without a token: %d, want 401", st)
 	}
+	// A request refused before the Generator (n too large) is counted too.
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", `{"n": 100001}`, nil, auth...); st != 400 {
+		t.Fatalf("next with n 100001: %d", st)
+	}
 	body := get(t, ts.URL+"/metrics", auth...)
-	for _, want := range []string{`sn_numbers_issued_total{template="orders"} 7`, `sn_keys{store="orders.seq"} 1`, "sn_block_fetch_seconds_total", "sn_call_duration_seconds_bucket"} {
+	for _, want := range []string{`sn_numbers_issued_total{template="orders"} 7`, `sn_keys{store="orders.seq"} 1`, "sn_block_fetch_seconds_total", "sn_call_duration_seconds_bucket",
+		`sn_errors_total{kind="too_many",template="orders"} 1`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("GET /metrics lacks %s:\n%s", want, body)
 		}

@@ -61,7 +61,7 @@ func TestOpenAPIInStep(t *testing.T) {
 		"Template": server.Template{}, "Part": server.Part{}, "TemplatesResponse": server.TemplatesResponse{},
 		"Health": server.Health{}, "StoreHealth": server.StoreHealth{}, "ErrorResponse": server.ErrorResponse{}, "Error": server.Error{},
 		"Monitor": server.Monitor{}, "MonitorTemplate": server.MonitorTemplate{}, "Blocks": server.Blocks{}, "KeyState": server.KeyState{},
-		"Range": server.Range{}, "LeaseState": server.LeaseState{},
+		"Range": server.Range{}, "LeaseState": server.LeaseState{}, "MonitorSeries": server.MonitorSeries{},
 	} {
 		schema, ok := doc.Components.Schemas[name]
 		if !ok {
@@ -80,8 +80,8 @@ func TestOpenAPIInStep(t *testing.T) {
 			t.Errorf("schema %s: Go fields (-) and documented properties (+):\n%s", name, diff)
 		}
 	}
-	if len(doc.Components.Schemas) != 19 {
-		t.Errorf("%d schemas; the test checks 19: add the new ones", len(doc.Components.Schemas))
+	if len(doc.Components.Schemas) != 20 {
+		t.Errorf("%d schemas; the test checks 20: add the new ones", len(doc.Components.Schemas))
 	}
 
 	// The error codes: every Code constant in codes.go, and no other.

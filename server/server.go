@@ -71,6 +71,12 @@ type Options struct {
 	// handler of a Prometheus registry (promhttp.HandlerFor), which sn
 	// serve fills with package metrics. nil answers 404.
 	Metrics http.Handler
+	// OnReject, when not nil, is called for each request to issue that is
+	// refused before it reaches the template's Generator (a bad body, n,
+	// at or variable): the errors of the Generator's own calls are seen by
+	// its observers (package metrics), these are not. sn serve counts them
+	// in sn_errors_total.
+	OnReject func(template string, code Code)
 }
 
 // Server is an http.Handler serving a config.Set. It does not own the
@@ -81,8 +87,9 @@ type Server struct {
 	opts   Options
 	tokens [][]byte
 	mux    *http.ServeMux
-	counts map[string]*counts // by template name, for the monitor
-	drain  atomic.Bool        // shutting down: /readyz answers 503
+	counts map[string]*counts         // by template name, for the monitor
+	vars   map[string]map[string]bool // by template name, the variables it reads
+	drain  atomic.Bool                // shutting down: /readyz answers 503
 }
 
 // Drain makes /readyz answer 503 from now on, so that load balancers
@@ -104,9 +111,14 @@ func New(set *config.Set, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}}
+	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}, vars: map[string]map[string]bool{}}
 	for _, name := range set.Names() {
 		s.counts[name] = &counts{errs: map[Code]int64{}}
+		g, _ := set.Get(name)
+		s.vars[name] = map[string]bool{}
+		for _, v := range g.Vars() {
+			s.vars[name][v] = true
+		}
 	}
 	for i, t := range opts.Tokens {
 		if len(t) < 16 {
@@ -347,16 +359,33 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 			s.counts[name].failed(code)
 		}
 	}
+	// rejected is failed for a request refused before the Generator saw
+	// it, which its observers do not count.
+	rejected := func(code Code) {
+		failed(code)
+		if !preview && s.opts.OnReject != nil {
+			s.opts.OnReject(name, code)
+		}
+	}
 	var req NextRequest
 	present, code := s.decode(w, r, &req)
 	if code != "" {
-		failed(code)
+		rejected(code)
 		return
 	}
 	at, err := instant(req.At)
 	if err != nil {
 		s.fail(w, Error{Code: CodeInstant, Message: fmt.Sprintf("at %q: want an RFC 3339 instant such as 2024-05-01T10:00:00Z", req.At), Field: "at"}, http.StatusBadRequest)
-		failed(CodeInstant)
+		rejected(CodeInstant)
+		return
+	}
+	if unused := s.unusedVars(name, req.Vars); len(unused) > 0 {
+		reads := "none"
+		if g.Vars() != nil {
+			reads = strings.Join(g.Vars(), ", ")
+		}
+		s.fail(w, Error{Code: CodeVarInvalid, Message: fmt.Sprintf("vars: %s: not a variable of template %s, which reads: %s", strings.Join(unused, ", "), quote(name), reads), Field: "vars." + unused[0]}, http.StatusBadRequest)
+		rejected(CodeVarInvalid)
 		return
 	}
 	n := req.N
@@ -366,7 +395,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	switch {
 	case n < 1 || n > sn.MaxN:
 		s.fail(w, Error{Code: CodeTooMany, Message: fmt.Sprintf("n %d: want 1 to %d", n, sn.MaxN), Field: "n"}, http.StatusBadRequest)
-		failed(CodeTooMany)
+		rejected(CodeTooMany)
 		return
 	}
 	vars := sn.Vars(req.Vars)
@@ -392,6 +421,19 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		s.counts[name].issued.Add(int64(len(bt.ends)))
 	}
 	replyBatch(w, bt)
+}
+
+// unusedVars returns, sorted, the variables of vars that template name
+// does not read.
+func (s *Server) unusedVars(name string, vars map[string]string) []string {
+	var out []string
+	for k := range vars {
+		if !s.vars[name][k] {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // batch is a batch of numbers as Generator.AppendNextN appends them: one

@@ -118,7 +118,8 @@ func cmdServe(e *env, args []string) error {
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 	h, err := server.New(set, server.Options{
 		Tokens: tokens, MaxBody: sv.MaxBody, Logger: logger,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}),
+		Metrics:  promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}),
+		OnReject: func(template string, code server.Code) { m.Reject(template, string(code)) },
 	})
 	if err != nil {
 		set.Close()
