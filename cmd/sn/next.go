@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -118,6 +119,16 @@ func (f *flags) checkVars(ctx context.Context, g *sn.Generator) error {
 	}
 	if len(missing) > 0 {
 		return usagef(f.cmd, "the template needs %s", strings.Join(missing, " "))
+	}
+	reads := g.Vars()
+	for _, name := range slices.Sorted(maps.Keys(f.vars)) {
+		if !slices.Contains(reads, name) {
+			what := "no variable"
+			if len(reads) > 0 {
+				what = "the variables " + strings.Join(reads, ", ")
+			}
+			return usagef(f.cmd, "--var %s: the template reads %s", name, what)
+		}
 	}
 	if _, err := g.Preview(ctx, 1, f.at, f.vars); err != nil {
 		return &inputError{err}
