@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,8 @@ type flags struct {
 	strict     bool          // --strict
 	singleHost bool          // --single-host
 	wait       time.Duration // --wait
+
+	newStore string // the default store file, when it does not exist yet
 }
 
 // defaultWait is how long next waits for a store file another sn has open.
@@ -259,6 +262,9 @@ func (f *flags) storeConfig() (config.Sequence, error) {
 		var err error
 		if path, err = defaultStorePath(); err != nil {
 			return config.Sequence{}, err
+		}
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			f.newStore = path
 		}
 	} else if abs, err := filepath.Abs(path); err == nil {
 		path = abs

@@ -267,6 +267,12 @@ func TestNextDefaultStore(t *testing.T) {
 			if r.code != 0 || r.stdout != fmt.Sprintf("A%d\n", run) {
 				t.Errorf("%q run %d: exit %d, stdout %q, stderr %s", env, run, r.code, r.stdout, r.stderr)
 			}
+			// The first run says, once, that it made a store of this
+			// machine's, and where.
+			said := strings.Contains(r.stderr, "sn: created a new store, ") && strings.Contains(r.stderr, "sn.db") && strings.Contains(r.stderr, "one shared store")
+			if said != (run == 1) {
+				t.Errorf("%q run %d: stderr %q", env, run, r.stderr)
+			}
 		}
 	}
 	for _, dir := range []string{filepath.Join(state, "sn"), filepath.Join(home, ".local", "state", "sn")} {

@@ -72,6 +72,11 @@ func cmdNext(e *env, args []string) error {
 	if err != nil {
 		return f.explain(err)
 	}
+	if f.newStore != "" && t.name == cliName {
+		if _, err := os.Stat(f.newStore); err == nil {
+			fmt.Fprintf(e.stderr, "sn: created a new store, %s: numbers are unique within it, and continue from it in later runs on this machine; a series issued on several machines needs one shared store for all of them (--ledger DSN)\n", f.newStore)
+		}
+	}
 
 	p := progress{e: e, total: f.n, show: e.tty && f.n >= progressFrom}
 	issued := 0

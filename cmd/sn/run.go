@@ -68,6 +68,7 @@ var commands = map[string]func(*env, []string) error{
 	"preview": cmdPreview,
 	"serve":   cmdServe,
 	"series":  cmdSeries,
+	"version": cmdVersion,
 }
 
 // run runs sn with args (without the program name) and returns its exit
@@ -99,6 +100,8 @@ func dispatch(e *env, args []string) error {
 	switch name {
 	case "help", "-h", "-help", "--help":
 		return cmdHelp(e, args)
+	case "--version", "-version":
+		return cmdVersion(e, args)
 	}
 	cmd, ok := commands[name]
 	if !ok {

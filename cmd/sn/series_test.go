@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -212,4 +213,18 @@ func TestSeriesMachines(t *testing.T) {
 		}
 		t.Logf("control: wins %v, repeats: %d", wins, repeats)
 	})
+}
+
+// sn version and sn --version print the module's version and the Go
+// release it was built with, and the revision when the build recorded it.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		got := ok(t, args...)
+		if len(got) != 1 || !strings.HasPrefix(got[0], "sn ") || !strings.Contains(got[0], "("+runtime.Version()+")") {
+			t.Errorf("sn %s: %q", args[0], got)
+		}
+	}
+	if r := runSN(t, "", nil, "version", "x"); r.code != 2 {
+		t.Errorf("sn version x: exit %d", r.code)
+	}
 }

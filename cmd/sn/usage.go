@@ -140,6 +140,31 @@ store as for sn next (see sn help next).`,
 		more:     `-n defaults to 3. Sequences print 1, 2, 3...; variables not given print as {NAME}.`,
 		examples: []string{`sn preview -t 'INV-@<date, format=yyyyMM>-@<seq, width=4, reset=month>' --at 2017-03-04`},
 	},
+	"series": {
+		synopsis: "sn series [list | check TEMPLATE | forget ID [--yes]] [STORE | --config FILE]",
+		summary:  "list, check against and forget the templates a store has served",
+		flags:    []string{"config", "store", "ledger", "redis", "strict", "single-host", "wait"},
+		more: `Every store keeps a catalog of the templates drawn from it, by any
+process on any machine. Before its first number a template is proven
+against each of them: one that could print a number another printed, from
+another counter or as another number, is refused, naming the template it
+collides with, when and by whom that was first used, and a number both
+print. The same template in another spelling, or widened, continues.
+list shows each template with its counter keys, the last number reserved
+and how much of its width is used; check proves a template against the
+catalog and records nothing; forget removes an entry, which lets a later
+template print that entry's numbers again: it says so, and needs --yes.`,
+		examples: []string{
+			`sn series --ledger postgres://sn@db/shop`,
+			`sn series check 'SN-@<seq, width=8>' --config sn.yaml`,
+			`sn series forget 5f3a9c0e12ab --yes --store sn.db`,
+		},
+	},
+	"version": {
+		synopsis: "sn version",
+		summary:  "print the version of sn and the revision it was built from",
+		examples: []string{`sn version`},
+	},
 	"serve": {
 		synopsis: "sn serve --config FILE [--listen HOST:PORT] [--tls-cert FILE --tls-key FILE]",
 		summary:  "serve the config file's templates over HTTP and JSON",
@@ -160,7 +185,7 @@ lets requests in flight finish (up to 30s), then closes the stores.`,
 	},
 }
 
-var order = []string{"next", "check", "parse", "floor", "explain", "preview", "serve"}
+var order = []string{"next", "check", "parse", "floor", "explain", "preview", "series", "serve", "version"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {
@@ -197,7 +222,10 @@ Commands:
 A template is text with parts in @< >, such as
   SN-@<seq, width=8>-@<checksum, algo=luhn>                 SN-00000001-8
   QJ@<date, format=yyyyMMdd>@<seq, width=5, reset=day>      QJ2017030400001
-Each template counts on its own: numbers never repeat for it, across runs.
+Numbers never repeat within a store, across runs and templates: a store
+keeps a catalog of its templates and refuses one that could print another's
+numbers. A series issued on several machines needs one store that all of
+them share (--ledger).
 
 Flags:
 `)
