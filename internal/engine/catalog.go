@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,11 @@ type Spec struct {
 	Exprs    []ExprSpec `json:"exprs,omitempty"` // the expressions that are not built in
 	// Keys are the check values of the obfuscation keys, by name.
 	Keys map[string]string `json:"keys,omitempty"`
+	// Numbering says how the sequences turn counters into numbers, when
+	// not one to one (sequence.Numbering): a snowflake layout, a
+	// Balanced's interleaving. Templates of different numbering never
+	// share counters.
+	Numbering string `json:"numbering,omitempty"`
 	// Prefix and Suffix are the literal text every number starts and
 	// ends with; Head the characters of its first positions (see
 	// candidates): what spares proving against most entries.
@@ -62,7 +68,7 @@ type ExprSpec struct {
 
 // Spec returns what a catalog keeps of the plan.
 func (pl *Plan) Spec() Spec {
-	sp := Spec{V: SpecVersion, Template: pl.canonical, Seqs: []string{}, Prefix: literalEnd(pl, false), Suffix: literalEnd(pl, true)}
+	sp := Spec{V: SpecVersion, Template: pl.canonical, Seqs: []string{}, Prefix: literalEnd(pl, false), Suffix: literalEnd(pl, true), Numbering: pl.numbering()}
 	for _, s := range head(pl, 24) {
 		rs := make([][2]rune, len(s))
 		for i, r := range s {
@@ -94,6 +100,29 @@ func (pl *Plan) Spec() Spec {
 	}
 	slices.Sort(sp.Seqs)
 	return sp
+}
+
+// numbering describes how the plan's sequences number (see
+// Spec.Numbering): "" when every one draws counters one to one, else, per
+// sequence part, its name and the numberings of the Gens under it.
+func (pl *Plan) numbering() string {
+	var parts []string
+	any := false
+	for _, i := range pl.seqs {
+		p := &pl.parts[i]
+		var ns []string
+		sequence.Walk(p.gen, func(g sequence.Gen) {
+			if n, ok := g.(sequence.Numbering); ok {
+				ns = append(ns, n.Numbering())
+			}
+		})
+		any = any || len(ns) > 0
+		parts = append(parts, p.Name+": "+strings.Join(ns, " over "))
+	}
+	if !any {
+		return ""
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Entry returns the plan's catalog entry, named name: the spec as JSON, and
@@ -253,6 +282,9 @@ type CatalogError struct {
 	Entry sequence.Entry // the entry it collides with
 	Text  string         // the entry's canonical text
 	Err   error          // the witness (an *Ambiguity), or why the proof failed
+	// Why says, when the two number differently, that they share no
+	// counter: "it numbers by snowflake ..., this one by counters".
+	Why string
 }
 
 // Error names both templates, the entry's first use and the witness.
@@ -269,8 +301,12 @@ func (e *CatalogError) Error() string {
 	if e.Entry.By != "" {
 		first += " by " + e.Entry.By
 	}
-	return fmt.Sprintf("sn: %s collides with %s, in the store's catalog%s: %v; numbers of that series exist: give this template other literal text (another prefix), or issue from the recorded one",
-		what, other, first, e.Err)
+	why := ""
+	if e.Why != "" {
+		why = " (" + e.Why + ")"
+	}
+	return fmt.Sprintf("sn: %s collides with %s, in the store's catalog%s%s: %v; numbers of that series exist: give this template other literal text (another prefix), or issue from the recorded one",
+		what, other, first, why, e.Err)
 }
 
 // Unwrap returns Err.
@@ -306,15 +342,27 @@ func CheckCatalog(pl *Plan, name string, entries []sequence.Entry, keys map[stri
 		if err != nil {
 			return &CatalogError{Name: name, Entry: en, Text: r.spec.Template, Err: fmt.Errorf("the entry's template cannot be rebuilt here, so nothing can be proven against it: %w", err)}
 		}
-		if err := checkPair(Member{Name: name, Plan: pl}, Member{Name: describe(en, r.spec.Template), Plan: other}, true); err != nil {
+		same := r.spec.Numbering == pl.numbering() // one numbering: the same counters
+		if err := checkPair(Member{Name: name, Plan: pl}, Member{Name: describe(en, r.spec.Template), Plan: other}, same); err != nil {
 			var amb *Ambiguity
 			if errors.As(err, &amb) {
 				err = amb
 			}
-			return &CatalogError{Name: name, Entry: en, Text: r.spec.Template, Err: err}
+			ce := &CatalogError{Name: name, Entry: en, Text: r.spec.Template, Err: err}
+			if !same {
+				ce.Why = "they share no counter: it numbers by " + orCounters(r.spec.Numbering) + ", this one by " + orCounters(pl.numbering())
+			}
+			return ce
 		}
 	}
 	return nil
+}
+
+func orCounters(numbering string) string {
+	if numbering == "" {
+		return "counters"
+	}
+	return numbering
 }
 
 func sameSpec(a, b Spec) bool {

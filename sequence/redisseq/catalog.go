@@ -24,36 +24,38 @@ redis.call('INCR', KEYS[2])
 return ARGV[3]
 `)
 
-// catalogKeys returns the keys of the catalog: its entries and its version,
-// in one hash slot.
-func (a *Allocator) catalogKeys() (entries, version string) {
-	return redisKey(a.prefix, "sn catalog", ":entries"), redisKey(a.prefix, "sn catalog", ":version")
+// redisCatalog is a catalog kept in Redis alone: a hash of entries and a
+// version that every enrollment raises, so that one proven against an
+// older version is proven again. Its keys are in one hash slot.
+type redisCatalog struct {
+	rdb      redis.UniversalClient
+	prefix   string // the store's key prefix
+	replicas replicas
+	only     *onlyRedis // refuses a Redis that may lose writes
 }
 
-// Enroll records e in the store's catalog (a [sequence.Catalog]): with a
-// ledger, in the ledger's, which must be a Catalog itself; without one,
-// in Redis, as a hash of entries and a version that every enrollment
-// raises, so that one proven against an older version is proven again.
-func (a *Allocator) Enroll(ctx context.Context, e sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
-	if a.core != nil {
-		return a.core.Enroll(ctx, e, check)
-	}
+// keys returns the keys of the catalog: its entries and its version.
+func (c *redisCatalog) keys() (entries, version string) {
+	return redisKey(c.prefix, "sn catalog", ":entries"), redisKey(c.prefix, "sn catalog", ":version")
+}
+
+func (c *redisCatalog) enroll(ctx context.Context, e sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
 	if err := sequence.CheckEntry(e); err != nil {
 		return sequence.Entry{}, err
 	}
-	hkey, vkey := a.catalogKeys()
-	if err := a.only.check(ctx, a, "Enroll", hkey); err != nil {
+	hkey, vkey := c.keys()
+	if err := c.only.checkClient(ctx, c.rdb, "Enroll", hkey); err != nil {
 		return sequence.Entry{}, err
 	}
 	for try := 0; ; try++ {
-		version, es, got, found, err := a.readCatalog(ctx, e.ID)
+		version, es, got, found, err := c.read(ctx, e.ID)
 		if err != nil || found {
 			return got, err
 		}
 		if err := check(es); err != nil {
 			return sequence.Entry{}, err
 		}
-		now, err := a.rdb.Time(ctx).Result()
+		now, err := c.rdb.Time(ctx).Result()
 		if err != nil {
 			return sequence.Entry{}, classify("Enroll", hkey, err)
 		}
@@ -62,7 +64,7 @@ func (a *Allocator) Enroll(ctx context.Context, e sequence.Entry, check func([]s
 		if err != nil {
 			return sequence.Entry{}, err
 		}
-		res, err := a.replicas.scriptKeys(ctx, a.rdb, enrollScript, []string{hkey, vkey}, version, e.ID, string(v)).Text()
+		res, err := c.replicas.scriptKeys(ctx, c.rdb, enrollScript, []string{hkey, vkey}, version, e.ID, string(v)).Text()
 		switch {
 		case err == nil:
 			return decodeEntry(e.ID, res)
@@ -74,13 +76,13 @@ func (a *Allocator) Enroll(ctx context.Context, e sequence.Entry, check func([]s
 	}
 }
 
-// readCatalog reads the catalog's version and entries at one moment, and
-// the entry with id among them.
-func (a *Allocator) readCatalog(ctx context.Context, id string) (version string, es []sequence.Entry, got sequence.Entry, found bool, err error) {
-	hkey, vkey := a.catalogKeys()
+// read reads the catalog's version and entries at one moment, and the
+// entry with id among them.
+func (c *redisCatalog) read(ctx context.Context, id string) (version string, es []sequence.Entry, got sequence.Entry, found bool, err error) {
+	hkey, vkey := c.keys()
 	var vcmd *redis.StringCmd
 	var hcmd *redis.MapStringStringCmd
-	_, err = a.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		vcmd = p.Get(ctx, vkey)
 		hcmd = p.HGetAll(ctx, hkey)
 		return nil
@@ -106,6 +108,20 @@ func (a *Allocator) readCatalog(ctx context.Context, id string) (version string,
 	return version, es, got, found, nil
 }
 
+func (c *redisCatalog) forget(ctx context.Context, id string) (bool, error) {
+	hkey, vkey := c.keys()
+	var del *redis.IntCmd
+	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		del = p.HDel(ctx, hkey, id)
+		p.Incr(ctx, vkey)
+		return nil
+	})
+	if err != nil {
+		return false, classify("Forget", hkey, err)
+	}
+	return del.Val() > 0, nil
+}
+
 func decodeEntry(id, v string) (sequence.Entry, error) {
 	var e sequence.Entry
 	if err := json.Unmarshal([]byte(v), &e); err != nil || e.ID != id {
@@ -114,13 +130,29 @@ func decodeEntry(id, v string) (sequence.Entry, error) {
 	return e, nil
 }
 
+// cat returns the Allocator's catalog in Redis (without a ledger).
+func (a *Allocator) cat() *redisCatalog {
+	return &redisCatalog{rdb: a.rdb, prefix: a.prefix, replicas: a.replicas, only: a.only}
+}
+
+// Enroll records e in the store's catalog (a [sequence.Catalog]): with a
+// ledger, in the ledger's, which must be a Catalog itself; without one,
+// in Redis, as a hash of entries and a version that every enrollment
+// raises, so that one proven against an older version is proven again.
+func (a *Allocator) Enroll(ctx context.Context, e sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
+	if a.core != nil {
+		return a.core.Enroll(ctx, e, check)
+	}
+	return a.cat().enroll(ctx, e, check)
+}
+
 // Entries returns the store's catalog, oldest first (a
 // [sequence.Catalog]): with a ledger, the ledger's.
 func (a *Allocator) Entries(ctx context.Context) ([]sequence.Entry, error) {
 	if a.core != nil {
 		return a.core.Entries(ctx)
 	}
-	_, es, _, _, err := a.readCatalog(ctx, "")
+	_, es, _, _, err := a.cat().read(ctx, "")
 	return es, err
 }
 
@@ -130,17 +162,31 @@ func (a *Allocator) Forget(ctx context.Context, id string) (bool, error) {
 	if a.core != nil {
 		return a.core.Forget(ctx, id)
 	}
-	hkey, vkey := a.catalogKeys()
-	var del *redis.IntCmd
-	_, err := a.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		del = p.HDel(ctx, hkey, id)
-		p.Incr(ctx, vkey)
-		return nil
-	})
-	if err != nil {
-		return false, classify("Forget", hkey, err)
-	}
-	return del.Val() > 0, nil
+	return a.cat().forget(ctx, id)
+}
+
+// cat returns the catalog of the Redis the Leaser keeps its leases in:
+// the one a Redis-only Allocator with the default prefix keeps, so that
+// snowflake templates and counters on one Redis are proven together.
+func (l *Leaser) cat() *redisCatalog {
+	return &redisCatalog{rdb: l.rdb, prefix: l.base, replicas: l.replicas, only: &l.only}
+}
+
+// Enroll records e in the catalog of the Leaser's Redis (a
+// [sequence.Catalog]), which must keep its writes, as for leases.
+func (l *Leaser) Enroll(ctx context.Context, e sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
+	return l.cat().enroll(ctx, e, check)
+}
+
+// Entries returns the catalog of the Leaser's Redis.
+func (l *Leaser) Entries(ctx context.Context) ([]sequence.Entry, error) {
+	_, es, _, _, err := l.cat().read(ctx, "")
+	return es, err
+}
+
+// Forget removes an entry of the catalog of the Leaser's Redis.
+func (l *Leaser) Forget(ctx context.Context, id string) (bool, error) {
+	return l.cat().forget(ctx, id)
 }
 
 // catalog returns the durable allocator's catalog.
@@ -183,4 +229,5 @@ func (c *Counter) Forget(ctx context.Context, id string) (bool, error) {
 var (
 	_ sequence.Catalog = (*Allocator)(nil)
 	_ sequence.Catalog = (*Counter)(nil)
+	_ sequence.Catalog = (*Leaser)(nil)
 )

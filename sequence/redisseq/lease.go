@@ -42,6 +42,7 @@ import (
 type Leaser struct {
 	rdb      redis.UniversalClient
 	prefix   string // the keys' prefix, ending in the hash tag
+	base     string // the prefix of LeaserOptions: the store's, for its catalog
 	replicas replicas
 	only     onlyRedis
 }
@@ -85,6 +86,7 @@ func NewLeaser(c redis.UniversalClient, opts *LeaserOptions) *Leaser {
 	return &Leaser{
 		rdb:      c,
 		prefix:   redisKey(prefixOrDefault(o.Prefix), "worker:"+o.Name, ":"),
+		base:     prefixOrDefault(o.Prefix),
 		replicas: newReplicas(o.Replicas, o.ReplicaTimeout),
 	}
 }

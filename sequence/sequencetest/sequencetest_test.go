@@ -101,6 +101,8 @@ func TestAllocChecks(t *testing.T) {
 		{"Context", "no-ctx", "returned no error"},
 		{"Floorer", "floor-noop", "want a range above the floor"},
 		{"Floorer", "floor-lowers", "a lower floor must not lower the counter"},
+		{"Returner", "return-any", "want false, nil"},
+		{"Returner", "return-none", "want true, nil"},
 		{"Closer", "close-ignored", "after Close returned no error"},
 	}
 	caught := make(map[string]bool)
@@ -410,6 +412,28 @@ func (a *testAlloc) Floor(ctx context.Context, key string, floor int64) error {
 		a.last[id] = max(a.last[id], floor)
 	}
 	return nil
+}
+
+// Return lowers the mark from r.Last to r.First-1 when it is r.Last:
+// return-any lowers it whatever the mark, return-none never does.
+func (a *testAlloc) Return(ctx context.Context, key string, r sequence.Range) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.check(ctx); err != nil {
+		return false, err
+	}
+	if r.First < 1 || r.Len() == 0 {
+		return false, fmt.Errorf("testalloc: %w: return %v", sequence.ErrInvalidArgument, r)
+	}
+	id := a.id(key)
+	switch {
+	case a.bug == "return-none":
+		return false, nil
+	case a.bug == "return-any", a.last[id] == r.Last:
+		a.last[id] = r.First - 1
+		return true, nil
+	}
+	return false, nil
 }
 
 func (a *testAlloc) Close() error {

@@ -159,3 +159,17 @@ func (s *Store) entries(ctx context.Context, q querier) ([]sequence.Entry, error
 }
 
 var _ sequence.Catalog = (*Store)(nil)
+
+// Enroll records e in the catalog of the Leaser's ledger (a
+// [sequence.Catalog]).
+func (l *Leaser) Enroll(ctx context.Context, e sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
+	return l.s.Enroll(ctx, e, check)
+}
+
+// Entries returns the catalog of the Leaser's ledger.
+func (l *Leaser) Entries(ctx context.Context) ([]sequence.Entry, error) { return l.s.Entries(ctx) }
+
+// Forget removes an entry of the catalog of the Leaser's ledger.
+func (l *Leaser) Forget(ctx context.Context, id string) (bool, error) { return l.s.Forget(ctx, id) }
+
+var _ sequence.Catalog = (*Leaser)(nil)
