@@ -19,6 +19,7 @@ type MemoryAllocator struct {
 	id   string
 	mu   sync.Mutex
 	last map[string]int64 // key -> last number reserved
+	floors map[string]int64 // key -> the highest floor raised (see Return)
 	exp  expiries
 	recs records
 	cat  catalog
@@ -66,6 +67,10 @@ func (a *MemoryAllocator) Floor(ctx context.Context, key string, floor int64) er
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.last[key] = max(a.last[key], floor)
+	if a.floors == nil {
+		a.floors = map[string]int64{}
+	}
+	a.floors[key] = max(a.floors[key], floor)
 	return nil
 }
 
@@ -134,7 +139,8 @@ func (a *MemoryAllocator) Forget(ctx context.Context, id string) (bool, error) {
 }
 
 // Return lowers key's last number reserved from r.Last to r.First-1 when
-// it is r.Last still (see [Returner]).
+// it is r.Last still and no floor at or above r.First was raised (see
+// [Returner]).
 func (a *MemoryAllocator) Return(ctx context.Context, key string, r Range) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -144,7 +150,7 @@ func (a *MemoryAllocator) Return(ctx context.Context, key string, r Range) (bool
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.last[key] != r.Last {
+	if a.last[key] != r.Last || a.floors[key] >= r.First {
 		return false, nil
 	}
 	a.last[key] = r.First - 1

@@ -96,7 +96,10 @@ type Floorer interface {
 // numbers of r are reserved again by a later Allocate, so the caller must
 // own every number of r and have issued none: it returns the unused end of
 // a range it reserved, once. (The store compares the mark only: it cannot
-// tell a range returned and reserved again by another from the first.) A [Segment] returns, at Close, what it holds of
+// tell a range returned and reserved again by another from the first.) A
+// store that is a [Floorer] remembers the floors raised, and takes back
+// nothing at or below one: a floor at or below the mark, raised while a
+// block was held, is not undone when the block is returned. A [Segment] returns, at Close, what it holds of
 // its current and prefetched blocks, so that a restart costs no gap.
 type Returner interface {
 	Return(ctx context.Context, key string, r Range) (bool, error)

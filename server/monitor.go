@@ -96,9 +96,16 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 		}
 		m.Templates = append(m.Templates, mt)
 	}
-	m.Series, m.MoreSeries = s.series(r.Context())
+	// A catalog that does not answer in time (a table locked by a
+	// migration) is left out, not waited for: /readyz reports stores.
+	ctx, cancel := context.WithTimeout(r.Context(), seriesTimeout)
+	m.Series, m.MoreSeries = s.series(ctx)
+	cancel()
 	reply(w, http.StatusOK, m)
 }
+
+// seriesTimeout bounds the reading of the catalogs for the monitor.
+const seriesTimeout = 2 * time.Second
 
 // series returns the templates of the catalogs of the Set's stores, each
 // store once, at most MaxMonitorSeries, and how many were left out. A
@@ -107,6 +114,7 @@ func (s *Server) series(ctx context.Context) ([]MonitorSeries, int) {
 	out := []MonitorSeries{}
 	more := 0
 	seen := map[string]bool{}
+	listed := map[string]bool{} // entries of a catalog two stores of the config share (one Redis), once
 	for _, name := range s.set.Names() {
 		store, _ := s.set.Store(name)
 		g, _ := s.set.Get(name)
@@ -120,6 +128,11 @@ func (s *Server) series(ctx context.Context) ([]MonitorSeries, int) {
 				continue
 			}
 			for _, e := range es {
+				id := e.ID + "\x00" + e.First.String() + "\x00" + e.By
+				if listed[id] {
+					continue
+				}
+				listed[id] = true
 				if len(out) == MaxMonitorSeries {
 					more++
 					continue
@@ -128,7 +141,11 @@ func (s *Server) series(ctx context.Context) ([]MonitorSeries, int) {
 				if err != nil {
 					sp = "(unreadable: " + err.Error() + ")"
 				}
-				out = append(out, MonitorSeries{Store: store, ID: e.ID, Name: e.Name, Template: sp, First: e.First.UTC(), By: e.By})
+				first := e.First.UTC()
+				if first.Year() < 0 || first.Year() > 9999 { // not a time JSON can carry: a corrupt row
+					first = time.Time{}
+				}
+				out = append(out, MonitorSeries{Store: store, ID: e.ID, Name: e.Name, Template: sp, First: first, By: e.By})
 			}
 			break // a store's catalogs are one
 		}

@@ -384,7 +384,15 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		if g.Vars() != nil {
 			reads = strings.Join(g.Vars(), ", ")
 		}
-		s.fail(w, Error{Code: CodeVarInvalid, Message: fmt.Sprintf("vars: %s: not a variable of template %s, which reads: %s", strings.Join(unused, ", "), quote(name), reads), Field: "vars." + unused[0]}, http.StatusBadRequest)
+		// Names come from the client: quoted and shortened, at most 5.
+		shown := make([]string, 0, 6)
+		for _, v := range unused[:min(len(unused), 5)] {
+			shown = append(shown, quote(v))
+		}
+		if len(unused) > 5 {
+			shown = append(shown, fmt.Sprintf("and %d more", len(unused)-5))
+		}
+		s.fail(w, Error{Code: CodeVarInvalid, Message: fmt.Sprintf("vars: %s: not a variable of template %s, which reads: %s", strings.Join(shown, ", "), quote(name), reads), Field: "vars." + unused[0][:min(len(unused[0]), 64)]}, http.StatusBadRequest)
 		rejected(CodeVarInvalid)
 		return
 	}
@@ -676,7 +684,10 @@ func (s *Server) error(w http.ResponseWriter, err error) Code {
 	if status == http.StatusServiceUnavailable {
 		retry := int64(1)
 		if d, ok := sequence.RetryAfterOf(err); ok && d > time.Second {
-			retry = int64((d + time.Second - 1) / time.Second)
+			retry = int64(d / time.Second) // rounded up, without overflowing
+			if d%time.Second != 0 {
+				retry++
+			}
 		}
 		w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
 	}

@@ -244,9 +244,7 @@ func TestMachinesFailover(t *testing.T) {
 			t.Logf("the replica lags with numbers %s left in its range", left)
 			if tc.forge {
 				rr := replica.Client(t)
-				info := rr.Info(context.Background(), "server").Val()
-				_, id, _ := strings.Cut(info, "run_id:")
-				id, _, _ = strings.Cut(id, "\r\n")
+				id := redistest.InfoField(t, rr, "server", "run_id") + ":" + redistest.InfoField(t, rr, "replication", "master_replid")
 				if err := rr.HSet(context.Background(), "sn:{SN@<seq>}:range", "boot", id).Err(); err != nil {
 					t.Fatal(err)
 				}

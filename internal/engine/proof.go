@@ -655,8 +655,11 @@ func signature(pl *Plan) string {
 		}
 		switch p.Kind {
 		case Seq:
-			// The key with what is fixed in it: base, setters of key=.
-			fmt.Fprintf(&b, "seq(%s,%q);", p.Name, pl.KeyPattern(i))
+			// The key with what is fixed in it: base, setters of key=;
+			// and how the number is printed beyond its width: its
+			// digits and its permutation (equal text must mean equal
+			// numbers: with an ownerKey, the key does not say them).
+			fmt.Fprintf(&b, "seq(%s,%q,%q,%q,%q);", p.Name, pl.KeyPattern(i), p.Digits, p.Obfuscate, p.keyCheck)
 		case Var:
 			fmt.Fprintf(&b, "var(%s);", p.Name)
 		case Date:

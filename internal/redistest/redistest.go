@@ -369,3 +369,20 @@ func (s *Server) Restart() {
 		s.tb.Fatalf("%v", err)
 	}
 }
+
+// InfoField returns field of the INFO section of the server behind rdb,
+// such as InfoField(t, rdb, "replication", "master_replid").
+func InfoField(tb testing.TB, rdb redis.UniversalClient, section, field string) string {
+	tb.Helper()
+	info, err := rdb.Info(context.Background(), section).Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	tb.Fatalf("INFO %s has no field %s", section, field)
+	return ""
+}

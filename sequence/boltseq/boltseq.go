@@ -348,6 +348,9 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 		return fmt.Errorf("boltseq: floor %s to %d: negative floor: %w", quoteKey(key), floor, sequence.ErrInvalidArgument)
 	}
 	return s.update(ctx, "floor", key, func(b *bolt.Bucket, k []byte) error {
+		if err := raiseFloor(b.Tx(), k, floor); err != nil {
+			return err
+		}
 		last, err := s.get(b, k, key)
 		if err != nil || last >= floor {
 			return err

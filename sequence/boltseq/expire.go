@@ -131,7 +131,8 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 }
 
 // Return lowers key's high-water mark from r.Last to r.First-1 when it is
-// r.Last still, in one durable transaction: a [sequence.Returner]. A
+// r.Last still and no floor at or above r.First was raised, in one
+// durable transaction: a [sequence.Returner]. A
 // Segment returns its unused blocks at Close this way.
 func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool, error) {
 	if r.First < 1 || r.Len() == 0 {
@@ -143,8 +144,41 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 		if err != nil || last != r.Last {
 			return err
 		}
+		if f := floorOf(b.Tx(), k); f >= r.First {
+			return nil // a floor was raised into r: it stays reserved
+		}
 		done = true
 		return put(b, k, r.First-1)
 	})
 	return done, err
+}
+
+// floorBucket holds the highest floor raised per key (encoded as in the
+// sequences' bucket), so that Return never takes back numbers at or below
+// one.
+var floorBucket = []byte("sn.floors")
+
+// raiseFloor records floor as key k's, unless it has a higher one.
+func raiseFloor(tx *bolt.Tx, k []byte, floor int64) error {
+	b, err := tx.CreateBucketIfNotExists(floorBucket)
+	if err != nil {
+		return err
+	}
+	if floorOf(tx, k) >= floor {
+		return nil
+	}
+	return put(b, k, floor)
+}
+
+// floorOf returns the highest floor raised for key k, or 0.
+func floorOf(tx *bolt.Tx, k []byte) int64 {
+	b := tx.Bucket(floorBucket)
+	if b == nil {
+		return 0
+	}
+	v := b.Get(k)
+	if len(v) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v))
 }

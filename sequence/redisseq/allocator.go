@@ -217,6 +217,11 @@ func (a *Allocator) Floor(ctx context.Context, key string, floor int64) error {
 	if err := a.only.check(ctx, a, "Floor", rkey); err != nil {
 		return err
 	}
+	// The floor's own key first, beside the counter: a return that
+	// follows gives nothing back at or below it.
+	if err := a.replicas.script(ctx, a.rdb, markScript, rkey+":floor", strconv.FormatInt(floor, 10)).Err(); err != nil {
+		return classify("Floor", rkey, err)
+	}
 	err := a.replicas.script(ctx, a.rdb, markScript, rkey, strconv.FormatInt(floor, 10)).Err()
 	return classify("Floor", rkey, err)
 }

@@ -656,13 +656,16 @@ func (c *Counter) String() string {
 // ledger, is the identity of the ledger the range was reserved from, when
 // it has one; every script is given the caller's (or "") and refuses a
 // range with another, with the reply "LEDGER " and the range's. A fourth,
-// boot, is the run_id of the Redis server that installed the range: a
-// server that restarted (from an RDB snapshot, an AOF missing its last
-// second) or a replica promoted in its place has another run_id, and
-// whatever it restored of a range may be behind numbers issued from it,
-// so a range of another boot is never taken from: the key is refilled
-// from the ledger, above everything reserved. That costs a gap, never a
-// repeat.
+// boot, is the data's history when the range was installed: the run_id of
+// the Redis server and its replication ID (master_replid). A server that
+// restarted (from an RDB snapshot, an AOF missing its last second) has
+// another run_id; a replica promoted in its place, and a former master
+// promoted again after it followed another, have another replication ID;
+// whatever they hold of a range may be behind numbers issued from it. So
+// a range of another boot is never taken from: the key is refilled from
+// the ledger, above everything reserved. That costs a gap, never a
+// repeat. (An operator who loads old data into a running server by hand,
+// DEBUG RELOAD of an old file, RESTORE of an old DUMP, is not seen.)
 //
 // ledgerCheck is that check, for v, the values of HMGET cur max ledger.
 const ledgerCheck = `
@@ -670,7 +673,9 @@ local function ledger_ok(v, ours)
 	return ours == '' or not v[3] or v[3] == ours
 end
 local function boot()
-	return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+	local id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+	local repl = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
+	return id .. ':' .. (repl or '')
 end
 `
 
@@ -813,11 +818,16 @@ return {1}
 `)
 
 // counterFloorScript makes the range KEYS[1] issue nothing at or below
-// ARGV[1]. If the range ends above the floor, cur moves up to it.
+// ARGV[1], and records the highest floor in its field floor, below which
+// a return (returnRangeScript) gives nothing back. If the range ends above the floor, cur moves up to it.
 // Otherwise, and when the range is missing, it leaves a spent range at the
 // floor, so that the install script refuses every range at or below it.
 var counterFloorScript = redis.NewScript(luaInt + `
 local f = ARGV[1]
+local of = redis.call('HGET', KEYS[1], 'floor')
+if not of or not canon(of) or cmp(f, of) > 0 then
+	redis.call('HSET', KEYS[1], 'floor', f)
+end
 local v = redis.call('HMGET', KEYS[1], 'cur', 'max')
 for i = 1, 2 do
 	if v[i] and not canon(v[i]) then

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -52,20 +51,15 @@ func rangeOf(t *testing.T, rdb redis.UniversalClient, c *redisseq.Counter, key s
 		t.Errorf("key %s: a range of boot %s, not the server's %s", c.Key(key), b, runID(t, rdb))
 	}
 	delete(m, "boot")
+	delete(m, "floor") // the highest floor raised, see TestCounterFloor
 	return m
 }
 
-// runID returns the run_id of the server: the boot a range it installs
-// carries.
+// runID returns the boot a range the server installs carries: its
+// run_id and its replication ID.
 func runID(t *testing.T, rdb redis.UniversalClient) string {
 	t.Helper()
-	info, err := rdb.Info(context.Background(), "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, id, _ := strings.Cut(info, "run_id:")
-	id, _, _ = strings.Cut(id, "\r\n")
-	return id
+	return redistest.InfoField(t, rdb, "server", "run_id") + ":" + redistest.InfoField(t, rdb, "replication", "master_replid")
 }
 
 func nextN(t *testing.T, g sequence.Gen, key string, n int) []int64 {

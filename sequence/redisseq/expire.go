@@ -189,10 +189,14 @@ func expireKeys(ctx context.Context, rdb redis.UniversalClient, op string, ttl t
 
 // returnRangeScript lowers cur of the range KEYS[1] from ARGV[2] to ARGV[1]
 // when it is ARGV[2] still and the range is of the ledger ARGV[3] (or "")
-// and of this server's boot, and returns 1; otherwise 0.
+// and of this server's boot, and no floor above ARGV[1] was raised, and
+// returns 1; otherwise 0.
 var returnRangeScript = redis.NewScript(luaInt + ledgerCheck + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot')
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot', 'floor')
 if not ledger_ok(v, ARGV[3]) or v[1] ~= ARGV[2] or not v[2] or v[4] ~= boot() then
+	return 0
+end
+if v[5] and canon(v[5]) and cmp(v[5], ARGV[1]) > 0 then
 	return 0
 end
 redis.call('HSET', KEYS[1], 'cur', ARGV[1])
@@ -200,10 +204,15 @@ return 1
 `)
 
 // returnOnlyScript lowers the counter KEYS[1] from ARGV[2] to ARGV[1] when
-// it is ARGV[2] still and its epoch marker is ARGV[3], and returns 1;
-// otherwise 0.
-var returnOnlyScript = redis.NewScript(`
+// it is ARGV[2] still, its epoch marker is ARGV[3] and no floor above
+// ARGV[1] was raised (KEYS[1]..":floor", see Allocator.Floor), and returns
+// 1; otherwise 0.
+var returnOnlyScript = redis.NewScript(luaInt + `
 if redis.call('GET', KEYS[1] .. ':epoch') ~= ARGV[3] or redis.call('GET', KEYS[1]) ~= ARGV[2] then
+	return 0
+end
+local f = redis.call('GET', KEYS[1] .. ':floor')
+if f and canon(f) and cmp(f, ARGV[1]) > 0 then
 	return 0
 end
 redis.call('SET', KEYS[1], ARGV[1])

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -484,12 +483,7 @@ func TestLedgerMultiProcessFailover(t *testing.T) {
 			})
 			if tc.forge {
 				rr := replica.Client(t)
-				info, err := rr.Info(ctx, "server").Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, id, _ := strings.Cut(info, "run_id:")
-				id, _, _ = strings.Cut(id, "\r\n")
+				id := redistest.InfoField(t, rr, "server", "run_id") + ":" + redistest.InfoField(t, rr, "replication", "master_replid")
 				if err := rr.HSet(ctx, "sn:{orders}:range", "boot", id).Err(); err != nil {
 					t.Fatal(err)
 				}

@@ -135,11 +135,23 @@ func forgeBoot(t *testing.T, rdb *redis.Client) {
 	ctx := context.Background()
 	for try := 0; ; try++ {
 		info, err := rdb.Info(ctx, "server").Result()
-		id := ""
+		repl, rerr := rdb.Info(ctx, "replication").Result()
+		if err == nil {
+			err = rerr
+		}
+		id, rid := "", ""
 		for _, line := range splitLines(info) {
 			if len(line) > 7 && line[:7] == "run_id:" {
 				id = line[7:]
 			}
+		}
+		for _, line := range splitLines(repl) {
+			if len(line) > 14 && line[:14] == "master_replid:" {
+				rid = line[14:]
+			}
+		}
+		if id != "" {
+			id += ":" + rid
 		}
 		keys, kerr := rdb.Keys(ctx, "*:range").Result()
 		done := err == nil && kerr == nil && id != "" && len(keys) > 0

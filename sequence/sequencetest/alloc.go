@@ -27,8 +27,8 @@ var allocChecks = []check[sequence.Allocator]{
 }
 
 // checkReturner checks that Return takes back the last range reserved,
-// and only that: a range below it, or one another Allocate followed, stays
-// reserved.
+// and only that: a range below it, one another Allocate followed, or one a
+// floor was raised into stays reserved.
 func checkReturner(ctx context.Context, a sequence.Allocator, ks keyspace) error {
 	ret := a.(sequence.Returner)
 	key := ks.key("return")
@@ -68,6 +68,21 @@ func checkReturner(ctx context.Context, a sequence.Allocator, ks keyspace) error
 	}
 	if ok, err := ret.Return(ctx, key, r3); err != nil || ok {
 		return fmt.Errorf("Return(%q, %v) with %v reserved after it = %v, %v; want false, nil", key, r3, r4, ok, err)
+	}
+	// A floor raised into a range held, at or below the mark, which it
+	// does not move, is not undone when the range is returned.
+	if fl, ok := a.(sequence.Floorer); ok {
+		r5, err := a.Allocate(ctx, key, 10)
+		if err != nil {
+			return fmt.Errorf("Allocate(%q, 10): %w", key, err)
+		}
+		if err := fl.Floor(ctx, key, r5.First+4); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			return fmt.Errorf("Floor(%q, %d): %w", key, r5.First+4, err)
+		} else if err == nil {
+			if ok, err := ret.Return(ctx, key, r5); err != nil || ok {
+				return fmt.Errorf("Return(%q, %v) after Floor(%d) = %v, %v; want false, nil: the floor would be undone", key, r5, r5.First+4, ok, err)
+			}
+		}
 	}
 	return nil
 }

@@ -322,6 +322,7 @@ type testAlloc struct {
 	bug    string
 	mu     sync.Mutex
 	last   map[string]int64 // by slot id; see testGen.counter
+	floors map[string]int64 // by slot id: the highest floor raised
 	owner  map[string]string
 	closed bool
 }
@@ -411,6 +412,10 @@ func (a *testAlloc) Floor(ctx context.Context, key string, floor int64) error {
 	default:
 		a.last[id] = max(a.last[id], floor)
 	}
+	if a.floors == nil {
+		a.floors = map[string]int64{}
+	}
+	a.floors[id] = max(a.floors[id], floor)
 	return nil
 }
 
@@ -429,7 +434,7 @@ func (a *testAlloc) Return(ctx context.Context, key string, r sequence.Range) (b
 	switch {
 	case a.bug == "return-none":
 		return false, nil
-	case a.bug == "return-any", a.last[id] == r.Last:
+	case a.bug == "return-any", a.last[id] == r.Last && a.floors[id] < r.First:
 		a.last[id] = r.First - 1
 		return true, nil
 	}

@@ -92,8 +92,9 @@ type queries struct {
 	// is the database's clock, in microseconds); deleteEntry, of id $1, removes one.
 	readEntry, readEntries, addEntry, deleteEntry string
 
-	// returnRange, of first-1 $1, id $2, key $3, last $4, lowers the mark
-	// of key from last to first-1 when it is last still.
+	// returnRange, of first-1 $1, id $2, key $3, last $4, floor id $5,
+	// lowers the mark of key from last to first-1 when it is last still
+	// and the mark of the floor row $5 (key "|floor") is at most first-1.
 	returnRange string
 }
 
@@ -196,7 +197,8 @@ WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
 		readEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
 		addEntry:    r.Replace(`INSERT INTO {catalog} (id, name, spec, first_us, first_by) VALUES ($1, $2, $3, (extract(epoch FROM now()) * 1000000)::bigint, $4)`),
 		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
-		returnRange: r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2 AND k = $3 AND last = $4`),
+		returnRange: r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2 AND k = $3 AND last = $4
+AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
 	}
 	// The row is inserted, or taken over if its deadline has passed (or
 	// it is token's already: a retry of a statement whose commit was not
@@ -360,6 +362,7 @@ WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 		readEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
 		addEntry:    r.Replace(`INSERT INTO {catalog} (id, name, spec, first_us, first_by) VALUES (?, ?, ?, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)), ?)`),
 		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
-		returnRange: r.Replace(`UPDATE {table} SET last = ? WHERE id = ? AND k = ? AND last = ?`),
+		returnRange: r.Replace(`UPDATE {table} SET last = ? WHERE id = ? AND k = ? AND last = ?
+AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 0) <= ?`),
 	}
 }

@@ -121,7 +121,9 @@ var _ interface {
 } = (*Store)(nil)
 
 // Return lowers key's high-water mark from r.Last to r.First-1 when it is
-// r.Last still, in one statement: a [sequence.Returner]. A Segment returns
+// r.Last still and no floor at or above r.First was raised (the mark of
+// the row of key "|floor", which Floor raises first), in one statement: a
+// [sequence.Returner]. A Segment returns
 // its unused blocks at Close this way.
 func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool, error) {
 	if r.First < 1 || r.Len() == 0 {
@@ -130,10 +132,14 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	if err := checkKey(key); err != nil {
 		return false, err
 	}
-	id := hash(key)
+	id, fid := hash(key), hash(floorKey(key))
+	args := []any{r.First - 1, id[:], []byte(key), r.Last, fid[:]}
+	if s.dialect == MySQL {
+		args = append(args, r.First-1)
+	}
 	var n int64
 	err := s.retry(ctx, "return", func() error {
-		res, err := s.db.ExecContext(ctx, s.q.returnRange, r.First-1, id[:], []byte(key), r.Last)
+		res, err := s.db.ExecContext(ctx, s.q.returnRange, args...)
 		if err != nil {
 			return err
 		}
@@ -142,3 +148,8 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	})
 	return n == 1, err
 }
+
+// floorKey is the key of the row that records key's highest floor: "|"
+// and "floor" end no counter key sn makes (a period has digits, a key=
+// component an "=").
+func floorKey(key string) string { return key + "|floor" }

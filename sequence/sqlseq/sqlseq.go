@@ -231,9 +231,16 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if floor == 0 {
 		return nil
 	}
-	id := hash(key)
+	id, fid := hash(key), hash(floorKey(key))
 	var found bool
 	err := s.retry(ctx, "floor", func() error {
+		// The floor's own row first: a Return that follows sees it.
+		if _, ok, err := s.q.floor(ctx, s.db, fid, floorKey(key), floor); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("%w: table %s: the floor row of key %q belongs to another key", ErrCorrupt, s.table, key)
+			}
+			return err
+		}
 		var err error
 		_, found, err = s.q.floor(ctx, s.db, id, key, floor)
 		return err

@@ -1,0 +1,70 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/server"
+)
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// A variable the template does not read is refused with var_invalid, and
+// its name is echoed in full (not through quote(), which every other
+// message uses to keep the first 64 bytes): in the answer's message, in
+// its field, and in the log line. json.Marshal writes '<' as \u003c, so a
+// 1 MiB body of such names comes back as ~12 MiB of answer and as many in
+// the log, per request, without a token being of any help to whoever has
+// one.
+func TestAdversaryUnusedVarEchoUnbounded(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+store: {backend: memory}
+templates:
+  orders: {template: "SN-@<seq>"}
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	var logs lockedBuf
+	s, err := server.New(set, server.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	name := strings.Repeat("<", 1<<20-100)
+	body := []byte(`{"vars":{"` + name + `":""}}`) // '<' as itself: 1 byte a character
+	_ = json.Marshal
+	resp, err := http.Post(ts.URL+"/v1/templates/orders/next", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	t.Logf("request %d bytes -> %d %d bytes answered, %d bytes logged; answer starts %.120s", len(body), resp.StatusCode, len(ans), logs.b.Len(), ans)
+	if len(ans) > 16<<10 || logs.b.Len() > 16<<10 {
+		t.Errorf("a refused variable name of %d bytes: %d bytes of answer, %d bytes of log (other messages keep 64 bytes of a value)", len(name), len(ans), logs.b.Len())
+	}
+}
