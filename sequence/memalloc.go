@@ -16,13 +16,13 @@ import (
 // use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [Catalog], [Returner] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
-	id   string
-	mu   sync.Mutex
-	last map[string]int64 // key -> last number reserved
+	id     string
+	mu     sync.Mutex
+	last   map[string]int64 // key -> last number reserved
 	floors map[string]int64 // key -> the highest floor raised (see Return)
-	exp  expiries
-	recs records
-	cat  catalog
+	exp    expiries
+	recs   records
+	cat    catalog
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.
