@@ -202,7 +202,9 @@ func TestLeaserReplicas(t *testing.T) {
 	replica := redistest.StartReplica(t, master, redistest.Persistent())
 	rdb := master.Client(t)
 	l := redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second})
-	g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: 400 * time.Millisecond})
+	// A TTL long enough that a renewal on a loaded machine, which waits
+	// for the replica, is in time.
+	g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
