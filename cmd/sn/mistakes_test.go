@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,12 +64,12 @@ func TestOrdinaryMistakes(t *testing.T) {
 				rdb.ConfigSet(context.Background(), "appendfsync", "always")
 				got = append(got, run(1))
 				rdb.ConfigSet(context.Background(), "appendfsync", "everysec")
-				size = aofSize(t, srv.Dir())
+				size = fileSize(t, srv.AOF(t))
 			}
 			got = append(got, run(5))
 			srv.Kill()
 			if persist != "snapshot" {
-				if err := os.Truncate(aofPath(t, srv.Dir()), size); err != nil { // the last second, not fsynced
+				if err := os.Truncate(srv.AOF(t), size); err != nil { // the last second, not fsynced
 					t.Fatal(err)
 				}
 			}
@@ -181,18 +179,9 @@ func post(t *testing.T, url, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// aofPath returns the append-only file that takes Redis's writes.
-func aofPath(t *testing.T, dir string) string {
-	files, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
-	if len(files) == 0 {
-		t.Fatalf("no append-only file in %s", dir)
-	}
-	sort.Strings(files)
-	return files[len(files)-1]
-}
-
-func aofSize(t *testing.T, dir string) int64 {
-	st, err := os.Stat(aofPath(t, dir))
+// fileSize returns the size of the file at path.
+func fileSize(t *testing.T, path string) int64 {
+	st, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -385,4 +386,17 @@ func InfoField(tb testing.TB, rdb redis.UniversalClient, section, field string) 
 	}
 	tb.Fatalf("INFO %s has no field %s", section, field)
 	return ""
+}
+
+// AOF returns the path of the append-only file that takes the server's
+// writes (Redis 7 keeps several under appendonlydir: the last incremental
+// one), for tests that cut its tail as a crash before an fsync would.
+func (s *Server) AOF(tb testing.TB) string {
+	tb.Helper()
+	files, _ := filepath.Glob(filepath.Join(s.dir, "appendonlydir", "*.incr.aof"))
+	if len(files) == 0 {
+		tb.Fatalf("no append-only file in %s", s.dir)
+	}
+	slices.Sort(files)
+	return files[len(files)-1]
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -96,7 +94,7 @@ func staleRestart(t *testing.T, persist, gen string, forge bool) (repeats int) {
 	}
 	var aofSize int64
 	if persist == "aof" {
-		aofSize = aofBytes(t, srv.Dir())
+		aofSize = fileSize(t, srv.AOF(t))
 	}
 	issue(a, 300)
 	issue(b, 300)
@@ -111,7 +109,9 @@ func staleRestart(t *testing.T, persist, gen string, forge bool) (repeats int) {
 	if persist == "aof" {
 		// The second fsync has not come: the file ends where the last
 		// fsync left it.
-		truncateAOF(t, srv.Dir(), aofSize)
+		if err := os.Truncate(srv.AOF(t), aofSize); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv.Restart()
 	if forge {
@@ -186,29 +186,11 @@ func splitLines(s string) []string {
 	return out
 }
 
-// aofFile returns the append-only file that takes the writes.
-func aofFile(t *testing.T, dir string) string {
-	files, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
-	if len(files) == 0 {
-		files, _ = filepath.Glob(filepath.Join(dir, "appendonly.aof"))
-	}
-	if len(files) == 0 {
-		t.Fatalf("no append-only file in %s", dir)
-	}
-	sort.Strings(files)
-	return files[len(files)-1]
-}
-
-func aofBytes(t *testing.T, dir string) int64 {
-	st, err := os.Stat(aofFile(t, dir))
+// fileSize returns the size of the file at path.
+func fileSize(t *testing.T, path string) int64 {
+	st, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return st.Size()
-}
-
-func truncateAOF(t *testing.T, dir string, size int64) {
-	if err := os.Truncate(aofFile(t, dir), size); err != nil {
-		t.Fatal(err)
-	}
 }
