@@ -264,13 +264,15 @@ func (g *Generator) Floor(ctx context.Context, floor int64) error {
 		}
 		ts = append(ts, target{p, fl, key})
 	}
-	if err := g.Enroll(ctx); err != nil {
-		return fmt.Errorf("sn: Floor: %w", err)
-	}
 	for _, t := range ts {
 		if err := t.p.Bind(ctx); err != nil {
 			return fmt.Errorf("sn: Floor: %w", err)
 		}
+	}
+	if err := g.Enroll(ctx); err != nil {
+		return fmt.Errorf("sn: Floor: %w", err)
+	}
+	for _, t := range ts {
 		if err := t.fl.Floor(ctx, t.key, floor); err != nil {
 			return fmt.Errorf("sn: Floor: %s at offset %d: %w", t.p.Name, t.p.Offset, err)
 		}
@@ -305,9 +307,6 @@ func (g *Generator) FloorParsed(ctx context.Context, ps ...Parsed) error {
 			top[c] = max(top[c], d.Seq)
 		}
 	}
-	if err := g.Enroll(ctx); err != nil {
-		return fmt.Errorf("sn: FloorParsed: %w", err)
-	}
 	parts := g.plan.Parts()
 	floorers := map[int]sequence.Floorer{}
 	for _, c := range order {
@@ -331,6 +330,9 @@ func (g *Generator) FloorParsed(ctx context.Context, ps ...Parsed) error {
 			return fmt.Errorf("sn: FloorParsed: %w", err)
 		}
 		floorers[c.offset] = fl
+	}
+	if err := g.Enroll(ctx); err != nil { // after the parts' key checks: another key is ErrKey
+		return fmt.Errorf("sn: FloorParsed: %w", err)
 	}
 	for _, c := range order {
 		if err := floorers[c.offset].Floor(ctx, c.key, top[c]); err != nil {

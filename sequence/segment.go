@@ -1,6 +1,7 @@
 package sequence
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,7 +76,11 @@ type Segment struct {
 	wg       sync.WaitGroup // background fetches and the sweeper
 
 	expiring sync.Map // key -> true: keys whose counter the store may delete (Expire)
-	limits   sync.Map // key base -> int64: the largest number printed (Limit)
+	closing  struct { // blocks that arrived after Close began, to hand back
+		sync.Mutex
+		m map[string][]Range
+	}
+	limits sync.Map // key base -> int64: the largest number printed (Limit)
 
 	fetches, waits, errs, regressions, released, late atomic.Int64
 	warned                                            atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
@@ -586,6 +591,8 @@ func (k *segKey) accept(f *fetch, r Range, err error) {
 		f.err = ErrClosed
 		if k.released {
 			f.err = errReleased
+		} else if err == nil && r.First >= 1 && r.Len() > 0 {
+			s.unusedAtClose(k.key, r) // reserved as Close cancelled it: handed back too
 		}
 		return
 	}
@@ -706,9 +713,10 @@ func skipTo(b *block, floor int64) {
 // Close stops the Segment: it cancels background fetches and waits for them
 // to return, and every later call returns an error wrapping [ErrClosed].
 // When the Allocator is a [Returner], Close hands back, per key, the
-// numbers its current and prefetched blocks hold and nobody took, if no
-// process reserved numbers for the key since (a compare-and-set in the
-// store): a restart then continues where the last number was issued,
+// numbers its current and prefetched blocks hold and nobody took, and a
+// block a fetch it cancelled reserved all the same, if no process
+// reserved numbers for the key since (a compare-and-set in the store): a
+// restart then continues where the last number was issued,
 // instead of after a gap of up to two blocks. It does not for a key whose
 // counter the store may delete ([Segment.Expire]), and it tries for at
 // most [SegmentOptions.FetchTimeout]; what it cannot hand back is a gap.
@@ -722,11 +730,7 @@ func (s *Segment) Close() error {
 	s.closed.Store(true)
 	s.mu.Unlock()
 	s.cancel()
-	type unused struct {
-		key string
-		r   Range
-	}
-	var back []unused
+	back := map[string][]Range{} // per key, what the Segment holds and nobody took
 	s.keys.each(func(k *segKey) {
 		k.lock()
 		cur := k.cur.Load()
@@ -744,23 +748,48 @@ func (s *Segment) Close() error {
 			k.last = nil
 		}
 		if r.Len() > 0 && r.Last == k.high {
-			if _, exp := s.expiring.Load(k.key); !exp {
-				back = append(back, unused{k.key, r})
-			}
+			back[k.key] = append(back[k.key], r)
 		}
 		k.unlock()
 	})
 	s.wg.Wait()
+	// A fetch Close cancelled may have reserved its block all the same:
+	// it is above the others, and goes back first.
+	s.closing.Lock()
+	for key, rs := range s.closing.m {
+		back[key] = append(back[key], rs...)
+	}
+	s.closing.Unlock()
 	if ret, ok := s.alloc.(Returner); ok && len(back) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.FetchTimeout)
 		defer cancel()
-		for _, u := range back {
-			if _, err := ret.Return(ctx, u.key, u.r); err != nil && ctx.Err() != nil {
+		for key, rs := range back {
+			if _, exp := s.expiring.Load(key); exp {
+				continue
+			}
+			slices.SortFunc(rs, func(a, b Range) int { return cmp.Compare(b.Last, a.Last) })
+			for _, r := range rs { // from the top down: each goes back only onto the mark it ends at
+				if ok, err := ret.Return(ctx, key, r); !ok || err != nil {
+					break
+				}
+			}
+			if ctx.Err() != nil {
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// unusedAtClose records r, a block of key that arrived after Close began,
+// to hand back.
+func (s *Segment) unusedAtClose(key string, r Range) {
+	s.closing.Lock()
+	defer s.closing.Unlock()
+	if s.closing.m == nil {
+		s.closing.m = map[string][]Range{}
+	}
+	s.closing.m[key] = append(s.closing.m[key], r)
 }
 
 // seal takes every number of b that nobody took, so that no caller takes

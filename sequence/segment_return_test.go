@@ -37,7 +37,7 @@ func TestSegmentCloseReturns(t *testing.T) {
 	}
 	draw(seg, 94) // past the prefetch threshold: the next block is fetched
 	for {
-		if st, _ := seg.KeyStats("k"); st.Next.Len() > 0 {
+		if st, _ := seg.KeyStats("k"); st.Next.First > 0 {
 			break
 		}
 	}

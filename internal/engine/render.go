@@ -292,13 +292,16 @@ func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, given bool, var
 			n, err = 0, s.fail(recovered(r))
 		}
 	}()
-	if pl.enroll != nil && !pl.enroll.done.Load() {
-		if err := pl.Enroll(ctx); err != nil {
+	// The key's check value first: another key under a name the store
+	// knows is refused as that (ErrKey), before the catalog sees a new
+	// template.
+	if s.keyOK != nil && !s.keyOK.Load() {
+		if err := s.Bind(ctx); err != nil {
 			return 0, err
 		}
 	}
-	if s.keyOK != nil && !s.keyOK.Load() {
-		if err := s.Bind(ctx); err != nil {
+	if pl.enroll != nil && !pl.enroll.done.Load() {
+		if err := pl.Enroll(ctx); err != nil {
 			return 0, err
 		}
 	}
@@ -333,13 +336,16 @@ func (pl *Plan) drawN(ctx context.Context, s *Part, at time.Time, given bool, va
 			err = s.fail(recovered(r))
 		}
 	}()
-	if pl.enroll != nil && !pl.enroll.done.Load() {
-		if err := pl.Enroll(ctx); err != nil {
+	// The key's check value first: another key under a name the store
+	// knows is refused as that (ErrKey), before the catalog sees a new
+	// template.
+	if s.keyOK != nil && !s.keyOK.Load() {
+		if err := s.Bind(ctx); err != nil {
 			return out, err
 		}
 	}
-	if s.keyOK != nil && !s.keyOK.Load() {
-		if err := s.Bind(ctx); err != nil {
+	if pl.enroll != nil && !pl.enroll.done.Load() {
+		if err := pl.Enroll(ctx); err != nil {
 			return out, err
 		}
 	}
