@@ -3,6 +3,7 @@ package sqlseq_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/sngen/sn"
@@ -50,6 +51,69 @@ func TestCatalogSnowflake(t *testing.T) {
 			es, err := store.Entries(ctx)
 			if err != nil || len(es) != 2 {
 				t.Fatalf("entries %v, %v", es, err)
+			}
+		})
+	}
+}
+
+// catalogTemplate returns the i-th of a mix of templates with distinct
+// literal text: a prefix, a date first, an owner key, a variable first.
+func catalogTemplate(i int) string {
+	switch i % 8 {
+	case 0, 1, 2:
+		return fmt.Sprintf("P%d-@<seq, width=8>-@<checksum, algo=luhn>", i)
+	case 3, 4:
+		return fmt.Sprintf("@<date, format=yyyyMMdd>D%d@<seq, width=4, reset=day>", i)
+	case 5, 6:
+		return fmt.Sprintf("@<ownerKey, value=O%d>-@<seq, width=6>", i)
+	}
+	return fmt.Sprintf("@<area, chars=0-9, maxlen=3>-V%d-@<seq, width=5, key=area>", i)
+}
+
+// BenchmarkEnrollLedger measures enrolling a new template in the catalog
+// of a PostgreSQL ledger that holds 1, 100 and 1,000 templates: the row
+// lock, reading every entry, the proof against those whose ends meet the
+// new one's, the insert. Every op is warm: this process compiled the
+// templates when it made the rows; internal/engine's BenchmarkEnroll
+// measures what a new process adds, rebuilding them.
+//
+//	go test -run '^$' -bench EnrollLedger ./sequence/sqlseq
+func BenchmarkEnrollLedger(b *testing.B) {
+	ctx := context.Background()
+	pg := postgresBackend()
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("templates=%d", n), func(b *testing.B) {
+			db := pg.open(b)
+			store := newStore(b, pg, db, nil)
+			// The catalog's entries, made in memory and written as rows.
+			mem := sequence.NewMemory()
+			for i := range n {
+				if err := sn.MustNew(catalogTemplate(i), sn.WithSequence("seq", mem)).Enroll(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			es, _ := mem.Entries(ctx)
+			if _, err := store.Entries(ctx); err != nil { // creates the table
+				b.Fatal(err)
+			}
+			for _, e := range es {
+				if _, err := db.ExecContext(ctx, `INSERT INTO sn_ledger_catalog (id, name, spec, first_us, first_by) VALUES ($1, $2, $3, $4, $5)`,
+					e.ID, e.Name, e.Spec, e.First.UnixMicro(), e.By); err != nil {
+					b.Fatal(err)
+				}
+			}
+			seg := sequence.NewSegment(store, sequence.SegmentOptions{})
+			defer seg.Close()
+			i := 1 << 20
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				g := sn.MustNew(catalogTemplate(i), sn.WithSequence("seq", seg))
+				i++
+				b.StartTimer()
+				if err := g.Enroll(ctx); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
