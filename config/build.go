@@ -165,7 +165,7 @@ type Set struct {
 // addSeq records g, once however many templates use it.
 func (s *Set) addSeq(g sequence.Gen) {
 	for _, o := range s.seqs {
-		if same(o, g) {
+		if sequence.Same(o, g) {
 			return
 		}
 	}

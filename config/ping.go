@@ -2,7 +2,6 @@ package config
 
 import (
 	"context"
-	"reflect"
 	"time"
 
 	"github.com/sngen/sn/sequence"
@@ -33,7 +32,7 @@ func (s *Set) Ping(ctx context.Context) []StoreStatus {
 		g, id := s.seqOf[name], s.storeOf[name]
 		found := false
 		for i, o := range gens {
-			if (id != "" && out[i].Store == id) || same(o, g) {
+			if (id != "" && out[i].Store == id) || sequence.Same(o, g) {
 				out[i].Templates = append(out[i].Templates, name)
 				found = true
 				break
@@ -50,10 +49,4 @@ func (s *Set) Ping(ctx context.Context) []StoreStatus {
 		out[i].Took = time.Since(start)
 	}
 	return out
-}
-
-// same reports whether a and b are one Gen.
-func same(a, b sequence.Gen) bool {
-	t := reflect.TypeOf(a)
-	return reflect.TypeOf(b) == t && t.Comparable() && a == b
 }

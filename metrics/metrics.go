@@ -129,7 +129,7 @@ func (m *Metrics) watch(label string, g sequence.Gen, relabel bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, w := range m.stores {
-		if same(w.gen, g) {
+		if sequence.Same(w.gen, g) {
 			if relabel {
 				m.stores[i].label = label
 			}
@@ -143,13 +143,6 @@ func (m *Metrics) watch(label string, g sequence.Gen, relabel bool) {
 		return
 	}
 	m.stores = append(m.stores, watched{label, g})
-}
-
-// same reports whether a and b are one Gen; Gens that cannot be compared
-// are taken to differ.
-func same(a, b sequence.Gen) (eq bool) {
-	defer func() { recover() }()
-	return a == b
 }
 
 // observer is the sn.Observer of one Generator.

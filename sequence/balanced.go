@@ -197,7 +197,7 @@ func (b *Balanced) place(ctx context.Context, i int) (err error) {
 	}
 	var at []string
 	for j, g := range b.gens {
-		if sameGen(g, b.gens[i]) {
+		if Same(g, b.gens[i]) {
 			at = append(at, strconv.Itoa(j))
 		}
 	}
@@ -216,17 +216,6 @@ func (b *Balanced) place(ctx context.Context, i int) (err error) {
 	}
 	b.placed[i].Store(true)
 	return nil
-}
-
-// sameGen reports whether a and b are one Gen; Gens of types that cannot
-// be compared are different.
-func sameGen(a, b Gen) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
 }
 
 // Split returns the index of the Gen that issued number and the value that

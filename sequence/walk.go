@@ -21,3 +21,16 @@ func (b *Balanced) Unwrap() []Gen { return append([]Gen(nil), b.gens...) }
 
 // Unwrap returns the Gen the Queued draws from.
 func (qd *Queued) Unwrap() []Gen { return []Gen{qd.gen} }
+
+// Same reports whether a and b are one Gen: equal values of one type.
+// Gens that cannot be compared (a struct holding a func, a map) are
+// different, never a panic. Layers that see one Gen twice (a store shared
+// by two templates) use it to handle it once.
+func Same(a, b Gen) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
