@@ -32,7 +32,7 @@ func (funcDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 // A driver whose Gen is a struct holding a func-typed Gen: Build, Ping and
 // Close compare Gens, and must not panic ("comparing uncomparable type").
 func TestBuildUncomparableGen(t *testing.T) {
-	config.Register("func-test", funcDriver{})
+	config.RegisterForTest(t, "func-test", funcDriver{})
 	cfg, err := config.Parse([]byte(`
 store: {backend: func-test, url: "x"}
 templates:
