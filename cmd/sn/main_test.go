@@ -199,7 +199,12 @@ func TestUsageErrors(t *testing.T) {
 			if first != tt.first {
 				t.Errorf("stderr:\n got %s\nwant %s", first, tt.first)
 			}
-			wantUsage := "\nsn issues business numbers"
+			// sn's own usage is one line and a pointer to sn help: the
+			// message stays in sight.
+			wantUsage := "\nUsage: sn COMMAND [flags] [arguments] (next, "
+			if tt.usage == "sn" && !strings.HasSuffix(rest, "\nRun 'sn help' for the commands and flags.\n") {
+				t.Errorf("stderr does not end with the pointer to sn help:\n%s", rest)
+			}
 			if tt.usage != "sn" {
 				wantUsage = "\nUsage: sn " + tt.usage + " "
 				// The synopsis only, so that the message stays in sight.

@@ -136,7 +136,7 @@ func report(e *env, err error) int {
 			// The synopsis only: the message stays in sight.
 			fmt.Fprintf(e.stderr, "Usage: %s\nRun 'sn help %s' for the flags and examples.\n", c.synopsis, ue.cmd)
 		} else {
-			writeUsage(e.stderr, "")
+			fmt.Fprintf(e.stderr, "Usage: sn COMMAND [flags] [arguments] (%s)\nRun 'sn help' for the commands and flags.\n", strings.Join(order, ", "))
 		}
 		return exitUsage
 	case errors.As(err, &ie):
