@@ -106,9 +106,11 @@
 //     zone, check characters and random filler — and with arguments in a
 //     fixed order and values canonically spelt;
 //   - with key=VAR, "VAR=" and the variable's value (a counter per unit);
-//   - with reset=day|month|year, the period as the template prints it
-//     ("2017-03-04", "2017-03", "2017"), taken from the same single
-//     reading of the clock as the printed date.
+//   - with reset= (year, fiscal-year, quarter, month, week, day, hour,
+//     minute, second), the period as the template's date reads it
+//     ("2017", "FY2017-04", "2017-Q1", "2017-03", "2017-W09", "2017-03-04",
+//     "2017-03-04T10"...), taken from the same single reading of the clock
+//     as the printed date.
 //
 // Each component has "\" and "|" escaped, so that no two inputs give one
 // key. So argument order, spelled-out defaults, "06" for 6, whitespace and

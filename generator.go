@@ -350,7 +350,8 @@ func (g *Generator) String() string { return g.plan.String() }
 // MaxLen returns the longest number the template can produce, in bytes, or
 // -1 when a part is unbounded (a variable without maxlen, a custom part
 // without MaxLen). A sequence without width, or with overflow=grow, counts
-// as 19 digits.
+// as the digits of the largest number, math.MaxInt64, in its radix: 19 in
+// decimal, 13 in base 36, 63 with alphabet=01.
 func (g *Generator) MaxLen() int { return g.plan.MaxLen() }
 
 // Regexp returns an anchored regular expression that matches the numbers of

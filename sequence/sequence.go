@@ -7,9 +7,12 @@
 // that uses only [Memory] never links a database client.
 //
 // Extra powers are small optional interfaces discovered by type assertion, in
-// the manner of database/sql/driver: [Batcher], [Binder], [Floorer] and
-// io.Closer. Callers that find them get faster or more capable; callers that
-// do not fall back to [Gen.Next].
+// the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
+// [Releaser], [Identifier], [Marker], [Expirer], [Clock], [Recorder],
+// [Catalog], [Returner], [Limiter], [Numbering] and io.Closer. Callers
+// that find them get faster or more capable; callers that do not fall
+// back to [Gen.Next]. Wrappers ([Segment], [Queued], [Balanced]) pass
+// them on to what they wrap, or answer errors.ErrUnsupported.
 //
 // Every implementation in this module passes the conformance suite in
 // package sequencetest, and so should yours.
