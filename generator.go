@@ -17,7 +17,7 @@ type Vars map[string]string
 // MaxN is the most numbers one call to [Generator.NextN] or
 // [Generator.Preview] returns. A larger count is an error wrapping
 // [ErrTooMany], returned before anything is drawn.
-const MaxN = engine.MaxN
+const MaxN = 100_000
 
 // Generator issues numbers from a compiled template. A Generator is
 // immutable and safe for concurrent use by multiple goroutines.

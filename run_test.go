@@ -13,6 +13,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
 )
 
@@ -600,5 +601,13 @@ func TestPastPeriodReleased(t *testing.T) {
 	// A late document of the past day: a new block from the store.
 	if got := issue(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)); got <= "20261123-0002" {
 		t.Errorf("a number of the past day after its release: %s, want above 20261123-0002", got)
+	}
+}
+
+// sn.MaxN is a constant of its own, so that go doc shows its value; the
+// engine's limit is the same.
+func TestMaxN(t *testing.T) {
+	if sn.MaxN != engine.MaxN {
+		t.Errorf("sn.MaxN %d, engine.MaxN %d", sn.MaxN, engine.MaxN)
 	}
 }
