@@ -330,19 +330,20 @@ func CheckCatalog(pl *Plan, name string, entries []sequence.Entry, keys map[stri
 	}
 	me := len(entries)
 	e = append(e, endsOf(pl))
+	spec, numbering := string(marshalSpec(pl.Spec())), pl.numbering() // once, not per entry
 	for _, pair := range candidatesOf(e) {
 		if pair[1] != me {
 			continue
 		}
 		r, en := recs[pair[0]], entries[pair[0]]
-		if r.spec.Template == pl.canonical && sameSpec(r.spec, pl.Spec()) {
-			continue
+		if en.Spec == spec {
+			continue // this template, recorded under another ID (a store's own)
 		}
 		other, err := r.rebuild(keys)
 		if err != nil {
 			return &CatalogError{Name: name, Entry: en, Text: r.spec.Template, Err: fmt.Errorf("the entry's template cannot be rebuilt here, so nothing can be proven against it: %w", err)}
 		}
-		same := r.spec.Numbering == pl.numbering() // one numbering: the same counters
+		same := r.spec.Numbering == numbering // one numbering: the same counters
 		if err := checkPair(Member{Name: name, Plan: pl}, Member{Name: describe(en, r.spec.Template), Plan: other}, same); err != nil {
 			var amb *Ambiguity
 			if errors.As(err, &amb) {
@@ -350,7 +351,7 @@ func CheckCatalog(pl *Plan, name string, entries []sequence.Entry, keys map[stri
 			}
 			ce := &CatalogError{Name: name, Entry: en, Text: r.spec.Template, Err: err}
 			if !same {
-				ce.Why = "they share no counter: it numbers by " + orCounters(r.spec.Numbering) + ", this one by " + orCounters(pl.numbering())
+				ce.Why = "they share no counter: it numbers by " + orCounters(r.spec.Numbering) + ", this one by " + orCounters(numbering)
 			}
 			return ce
 		}
@@ -363,10 +364,6 @@ func orCounters(numbering string) string {
 		return "counters"
 	}
 	return numbering
-}
-
-func sameSpec(a, b Spec) bool {
-	return bytes.Equal(marshalSpec(a), marshalSpec(b))
 }
 
 // describe names an entry in a witness.
