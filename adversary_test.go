@@ -53,7 +53,7 @@ func TestAdversaryParseDSTMidnightGap(t *testing.T) {
 	}
 	loc, _ := time.LoadLocation("America/Sao_Paulo")
 	at := time.Date(2018, 11, 4, 12, 0, 0, 0, loc)
-	n, err := gen.NextAt(context.Background(), at, nil)
+	n, err := first(gen.Issue(context.Background(), sn.Request{At: at}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestAdversaryParseSplitLimit(t *testing.T) {
 	}
 	vars := sn.Vars{"ref": strings.Repeat("0230", 64), "memo": "1"} // 256 bytes, the most a variable takes: 65 places for the date
 	at := time.Date(2017, 3, 4, 12, 0, 0, 0, time.UTC)
-	n, err := gen.NextAt(context.Background(), at, vars)
+	n, err := first(gen.Issue(context.Background(), sn.Request{At: at, Vars: vars}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +232,8 @@ func TestAdversaryCheckSetSetterKey(t *testing.T) {
 	a, _ = sn.New(`@<ownerKey>-@<note>@<region, value=EU>-@<seq, key=region>`, sn.WithSequence("seq", ga))
 	b, _ = sn.New(`@<ownerKey>-@<note>@<region, value=U>-@<seq, key=region>`, sn.WithSequence("seq", gb))
 	setErr = sn.CheckSet([]sn.Member{{Name: "a", Gen: a, Store: "db"}, {Name: "b", Gen: b, Store: "db"}})
-	na, _ = a.NextWith(ctx, sn.Vars{"ownerKey": "K", "note": "X"})
-	nb, _ = b.NextWith(ctx, sn.Vars{"ownerKey": "K", "note": "XE"})
+	na, _ = first(a.Issue(ctx, sn.Request{Vars: sn.Vars{"ownerKey": "K", "note": "X"}}))
+	nb, _ = first(b.Issue(ctx, sn.Request{Vars: sn.Vars{"ownerKey": "K", "note": "XE"}}))
 	t.Logf("a: %q from (%q, 1); b: %q from (%q, 1); CheckSet: %v", na, ga.last(), nb, gb.last(), setErr)
 	if setErr == nil && na == nb && ga.last() != gb.last() {
 		t.Errorf("CheckSet accepted a and b on one store, and both print %q: a from counter %q, b from counter %q", na, ga.last(), gb.last())
@@ -253,7 +253,7 @@ func TestAdversaryOverAllAfterVariableRefused(t *testing.T) {
 			t.Errorf("New(%q): %v", tpl, err)
 			continue
 		}
-		n, err := g.NextWith(context.Background(), sn.Vars{"acct": "7992739871"})
+		n, err := first(g.Issue(context.Background(), sn.Request{Vars: sn.Vars{"acct": "7992739871"}}))
 		t.Logf("%s -> %q %v", tpl, n, err)
 	}
 }

@@ -38,7 +38,7 @@ func TestNextNTwoSequencesPartial(t *testing.T) {
 			t.Fatalf("NextN panicked: %v", r)
 		}
 	}()
-	out, err := g.NextN(context.Background(), 10)
+	out, err := g.Issue(context.Background(), sn.Request{N: 10})
 	t.Logf("out=%q err=%v", out, err)
 	if !errors.Is(err, sequence.ErrUnavailable) {
 		t.Errorf("err = %v, want ErrUnavailable", err)
@@ -124,7 +124,7 @@ func TestNextNBrokenBatcher(t *testing.T) {
 							t.Errorf("%s %s: panic escaped: %v", mode, tpl, r)
 						}
 					}()
-					out, err := g.NextN(ctx, 10)
+					out, err := g.Issue(ctx, sn.Request{N: 10})
 					t.Logf("%-10s %-50s len=%d err=%v", mode, tpl, len(out), err)
 					for _, s := range out {
 						if s == "" {

@@ -98,9 +98,9 @@ func appendHandWritten(dst []byte, n int64) []byte {
 	return append(dst, '-', byte('0'+(10-sum%10)%10))
 }
 
-// BenchmarkAppendNext compares AppendNext into a reused buffer with the
-// same number appended by hand: no allocation on either side.
-func BenchmarkAppendNext(b *testing.B) {
+// BenchmarkAppend compares Append into a reused Batch with the same number
+// appended by hand: no allocation on either side.
+func BenchmarkAppend(b *testing.B) {
 	buf := make([]byte, 0, 64)
 	b.Run("handwritten", func(b *testing.B) {
 		var c atomic.Int64
@@ -111,10 +111,11 @@ func BenchmarkAppendNext(b *testing.B) {
 	})
 	b.Run("sn", func(b *testing.B) {
 		g := sn.MustNew(`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`, sn.WithSequence("seq", sequence.NewMemory()))
+		var bt sn.Batch
 		b.ReportAllocs()
 		for b.Loop() {
-			var err error
-			if buf, err = g.AppendNext(ctx, buf[:0], time.Time{}, nil); err != nil {
+			bt.Reset()
+			if err := g.Append(ctx, &bt, sn.Request{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -143,7 +144,7 @@ func BenchmarkNextN(b *testing.B) {
 		g := newGen()
 		b.ReportAllocs()
 		for b.Loop() {
-			out, err := g.NextN(ctx, 100)
+			out, err := g.Issue(ctx, sn.Request{N: 100})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -202,11 +203,11 @@ func BenchmarkReset(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			buf := make([]byte, 0, 64)
+			var bt sn.Batch
 			b.ReportAllocs()
 			for b.Loop() {
-				buf, err = g.AppendNext(ctx, buf[:0], time.Time{}, nil)
-				if err != nil {
+				bt.Reset()
+				if err := g.Append(ctx, &bt, sn.Request{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -32,11 +32,11 @@ func TestInstantOutOfRange(t *testing.T) {
 			r := &keyRecorder{}
 			g := sn.MustNew(tt.tpl, sn.WithSequence("seq", r), sn.WithClock(func() time.Time { return tt.at }))
 			calls := map[string]func() error{
-				"NextAt": func() error { _, err := g.NextAt(ctx, tt.at, nil); return err },
+				"NextAt": func() error { _, err := first(g.Issue(ctx, sn.Request{At: tt.at})); return err },
 				"Next":   func() error { _, err := g.Next(ctx); return err },
-				"NextN":  func() error { _, err := g.NextNAt(ctx, 3, tt.at, nil); return err },
+				"NextN":  func() error { _, err := g.Issue(ctx, sn.Request{N: 3, At: tt.at}); return err },
 				"Preview": func() error {
-					_, err := g.Preview(ctx, 3, tt.at, nil)
+					_, err := g.Preview(ctx, sn.Request{N: 3, At: tt.at})
 					return err
 				},
 			}
@@ -53,10 +53,10 @@ func TestInstantOutOfRange(t *testing.T) {
 	}
 	// Inside the window, yy carries the reset.
 	g := sn.MustNew(`INV-@<date, format=yy, window=2000>-@<seq, width=4, reset=year>`, mem())
-	if s, err := g.NextAt(ctx, time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC), nil); err != nil || s != "INV-99-0001" {
+	if s, err := first(g.Issue(ctx, sn.Request{At: time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC)})); err != nil || s != "INV-99-0001" {
 		t.Errorf("NextAt 2099 = %q, %v", s, err)
 	}
-	if s, err := g.NextAt(ctx, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), nil); err != nil || s != "INV-00-0001" {
+	if s, err := first(g.Issue(ctx, sn.Request{At: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)})); err != nil || s != "INV-00-0001" {
 		t.Errorf("NextAt 2000 = %q, %v", s, err)
 	}
 	if p, err := g.Parse("INV-99-0001"); err != nil || p.Key != "INV-@<date>-@<seq, reset=year>|2099" {
@@ -69,17 +69,17 @@ func TestBatchCap(t *testing.T) {
 	r := &keyRecorder{}
 	g := sn.MustNew(`N@<seq>`, sn.WithSequence("seq", r))
 	for _, n := range []int{-1, sn.MaxN + 1, 1 << 40} {
-		if _, err := g.NextN(ctx, n); !errors.Is(err, sn.ErrTooMany) {
+		if _, err := g.Issue(ctx, sn.Request{N: n}); !errors.Is(err, sn.ErrTooMany) {
 			t.Errorf("NextN(%d): %v, want ErrTooMany", n, err)
 		}
-		if _, err := g.Preview(ctx, n, time.Time{}, nil); !errors.Is(err, sn.ErrTooMany) {
+		if _, err := g.Preview(ctx, sn.Request{N: n}); !errors.Is(err, sn.ErrTooMany) {
 			t.Errorf("Preview(%d): %v, want ErrTooMany", n, err)
 		}
 	}
 	if len(r.keys) != 0 {
 		t.Errorf("the sequence was asked for %d numbers", len(r.keys))
 	}
-	got, err := g.NextN(ctx, 3)
+	got, err := g.Issue(ctx, sn.Request{N: 3})
 	if err != nil || len(got) != 3 {
 		t.Errorf("NextN(3) = %v, %v", got, err)
 	}

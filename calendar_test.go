@@ -125,7 +125,7 @@ func TestCalendarPeriods(t *testing.T) {
 			}
 			var got, want []string
 			for _, c := range tt.calls {
-				s, err := g.NextAt(ctx, c.at, nil)
+				s, err := first(g.Issue(ctx, sn.Request{At: c.at}))
 				if err != nil {
 					t.Fatalf("NextAt(%v): %v", c.at, err)
 				}
@@ -250,7 +250,7 @@ func TestCalendarPeriodsNeverRepeat(t *testing.T) {
 					m := time.Month(1 + r.IntN(12))
 					at = time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.IntN(7200)-3600)*time.Second + time.Duration(r.IntN(48)-24)*time.Hour)
 				}
-				s, err := g.NextAt(ctx, at, nil)
+				s, err := first(g.Issue(ctx, sn.Request{At: at}))
 				if err != nil {
 					t.Fatalf("%s: NextAt(%v): %v", src, at, err)
 				}
@@ -265,7 +265,7 @@ func TestCalendarPeriodsNeverRepeat(t *testing.T) {
 				}
 				// The key read back is the key drawn from: drawing again at
 				// the instant Parse read gives the next number of that key.
-				d, err := g.Preview(ctx, 1, at, nil)
+				d, err := g.Preview(ctx, sn.Request{At: at})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -283,7 +283,7 @@ func ExampleGenerator_fiscalYear() {
 	g := sn.MustNew(`INV/@<date, format=FFFF-ff, fiscal=4, tz=Asia/Kolkata>/@<seq, width=4, reset=fiscal-year>`, mem())
 	for _, at := range []string{"2025-03-31T23:00:00+05:30", "2025-04-01T09:00:00+05:30", "2026-01-15T09:00:00+05:30"} {
 		t, _ := time.Parse(time.RFC3339, at)
-		s, _ := g.NextAt(ctx, t, nil)
+		s, _ := first(g.Issue(ctx, sn.Request{At: t}))
 		fmt.Println(s)
 	}
 	// Output:
@@ -296,7 +296,7 @@ func ExampleGenerator_isoWeek() {
 	g := sn.MustNew(`@<date, format=YYYY'W'ww>-@<seq, width=3, reset=week>`, mem())
 	for _, day := range []string{"2020-12-31", "2021-01-03", "2021-01-04", "2024-12-30"} {
 		t, _ := time.Parse(time.DateOnly, day)
-		s, _ := g.NextAt(ctx, t, nil)
+		s, _ := first(g.Issue(ctx, sn.Request{At: t}))
 		fmt.Println(day, s)
 	}
 	// Output:

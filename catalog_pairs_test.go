@@ -96,7 +96,7 @@ func collPrints(t *collTemplate, budget int) (map[string][]collDraw, error) {
 		for _, at := range pl.instants {
 			for _, combo := range pl.seqs {
 				gen.load(combo)
-				s, err := g.NextAt(context.Background(), at, vars)
+				s, err := first(g.Issue(context.Background(), sn.Request{At: at, Vars: vars}))
 				if err == nil {
 					if _, ok := out[s]; !ok {
 						out[s] = gen.taken()

@@ -883,7 +883,7 @@ func collRun(t *collTemplate, budget int) *collResult {
 		values:
 			for k, combo := range pl.seqs {
 				gen.load(combo)
-				s, err := g.NextAt(bg, at, vars)
+				s, err := first(g.Issue(bg, sn.Request{At: at, Vars: vars}))
 				res.renders++
 				if err != nil {
 					switch {

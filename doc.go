@@ -24,11 +24,14 @@
 // at start-up with the byte offset of the mistake ("did you mean date?"),
 // never a failure on the first order of the day.
 //
-// Per-call values go in [Vars] ([Generator.NextWith]). A document's own date
-// (a posting date) can replace the clock ([Generator.NextAt]), so that a
-// back-dated invoice gets the number series of its day. [Generator.NextN]
-// issues a batch of up to [MaxN]. The instant and the variables are checked
-// before any number is drawn.
+// Everything beyond the next number goes in a [Request] to
+// [Generator.Issue]: per-call values in Vars, a document's own date (a
+// posting date) in At instead of the clock, so that a back-dated invoice
+// gets the number series of its day, and a batch of up to [MaxN] in N.
+// The request is checked before any number is drawn. [Generator.Append]
+// issues into a reused [Batch] without allocating. A [Middleware] wraps
+// every issuing call: [Retry], [Fallback], [Log] and the metrics
+// package's are ready-made.
 //
 // # Never one string for two numbers
 //

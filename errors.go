@@ -53,11 +53,11 @@ var (
 	ErrSequence = engine.ErrSequence
 
 	// ErrPanic is wrapped by the error returned when a registered
-	// expression or sequence panics.
+	// expression or sequence, or a [Middleware], panics.
 	ErrPanic = engine.ErrPanic
 
-	// ErrTooMany means a count above [MaxN] was passed to
-	// [Generator.NextN] or [Generator.Preview]. Nothing was drawn.
+	// ErrTooMany means a [Request] asked for more than [MaxN] numbers, or
+	// for a negative count. Nothing was drawn.
 	ErrTooMany = engine.ErrTooMany
 
 	// ErrPart means a custom expression printed text outside the language

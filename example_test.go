@@ -56,12 +56,13 @@ func ExampleMustNew() {
 	// Output: QJ000001
 }
 
-func ExampleGenerator_NextWith() {
+// Per-call variables: a counter per unit.
+func ExampleGenerator_Issue_vars() {
 	g := sn.MustNew(`@<area>-@<unit>-@<seq, width=5, key=unit>`, sn.WithSequence("seq", sequence.NewMemory()))
 	ctx := context.Background()
 	for _, unit := range []string{"6541", "6542", "6541"} {
-		n, _ := g.NextWith(ctx, sn.Vars{"area": "010", "unit": unit})
-		fmt.Println(n)
+		nums, _ := g.Issue(ctx, sn.Request{Vars: sn.Vars{"area": "010", "unit": unit}})
+		fmt.Println(nums[0])
 	}
 	// Output:
 	// 010-6541-00001
@@ -69,34 +70,41 @@ func ExampleGenerator_NextWith() {
 	// 010-6541-00002
 }
 
-func ExampleGenerator_NextAt() {
+// A document's own date: the number's date and daily counter follow it.
+func ExampleGenerator_Issue_at() {
 	g := sn.MustNew(`@<date, format=yyyyMMdd, tz=Asia/Shanghai>@<seq, width=5, reset=day>`,
 		sn.WithSequence("seq", sequence.NewMemory()))
 	ctx := context.Background()
 	shanghai, _ := time.LoadLocation("Asia/Shanghai")
 	posted := time.Date(2017, 3, 4, 15, 0, 0, 0, shanghai) // the document's own date
-	a, _ := g.NextAt(ctx, posted, nil)
-	b, _ := g.NextAt(ctx, posted.Add(12*time.Hour), nil)
-	fmt.Println(a)
-	fmt.Println(b)
+	a, _ := g.Issue(ctx, sn.Request{At: posted})
+	b, _ := g.Issue(ctx, sn.Request{At: posted.Add(12 * time.Hour)})
+	fmt.Println(a[0])
+	fmt.Println(b[0])
 	// Output:
 	// 2017030400001
 	// 2017030500001
 }
 
-func ExampleGenerator_NextN() {
+// A batch of numbers in one call.
+func ExampleGenerator_Issue() {
 	g := sn.MustNew(`T@<seq, width=3>`, sn.WithSequence("seq", sequence.NewMemory()))
-	batch, _ := g.NextN(context.Background(), 3)
+	batch, _ := g.Issue(context.Background(), sn.Request{N: 3})
 	fmt.Println(batch)
 	// Output: [T001 T002 T003]
 }
 
-func ExampleGenerator_AppendNext() {
+func ExampleGenerator_Append() {
 	g := sn.MustNew(`T@<seq, width=3>`, sn.WithSequence("seq", sequence.NewMemory()))
-	buf := make([]byte, 0, 64)
-	buf, _ = g.AppendNext(context.Background(), buf, time.Time{}, nil)
-	fmt.Println(string(buf))
-	// Output: T001
+	var b sn.Batch // kept and reused: no allocation once it has grown
+	for range 2 {
+		b.Reset()
+		g.Append(context.Background(), &b, sn.Request{N: 3})
+		for i := range b.Len() {
+			fmt.Printf("%s ", b.Bytes(i))
+		}
+	}
+	// Output: T001 T002 T003 T004 T005 T006
 }
 
 func ExampleGenerator_Validate() {
@@ -156,9 +164,10 @@ func ExampleGenerator_Preview() {
 	mem := sequence.NewMemory()
 	g := sn.MustNew(`INV-@<date, format=yyyy>-@<seq, width=4, reset=year>`, sn.WithSequence("seq", mem))
 	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	samples, _ := g.Preview(context.Background(), 2, at, nil)
+	samples, _ := g.Preview(context.Background(), sn.Request{N: 2, At: at})
 	fmt.Println(samples)
-	n, _ := g.NextAt(context.Background(), at, nil)
+	nums, _ := g.Issue(context.Background(), sn.Request{At: at})
+	n := nums[0]
 	fmt.Println(n) // the preview consumed nothing
 	// Output:
 	// [INV-2025-0001 INV-2025-0002]
@@ -309,7 +318,8 @@ func ExampleGenerator_FloorParsed() {
 		fmt.Println(err)
 	}
 	for _, unit := range []string{"7", "8", "9"} {
-		n, _ := g.NextWith(context.Background(), sn.Vars{"unit": unit})
+		nums, _ := g.Issue(context.Background(), sn.Request{Vars: sn.Vars{"unit": unit}})
+		n := nums[0]
 		fmt.Println(n)
 	}
 	// Output:
@@ -318,23 +328,24 @@ func ExampleGenerator_FloorParsed() {
 	// 9-0001
 }
 
-// Hooks around issuing: an audit line after each number, and a fall back
-// to a second series while the first store is down.
-func ExampleWithHooks() {
+// Middleware around issuing: a fall back to a second series while the
+// first store is down, and an audit line of what each call issued.
+func ExampleWithMiddleware() {
 	ctx := context.Background()
 	backup := sn.MustNew(`B-@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()))
 	store := &switchable{m: sequence.NewMemory()}
-	g, err := sn.New(`A-@<seq, width=6>`, sn.WithSequence("seq", store), sn.WithFallback(backup), sn.WithHooks(sn.Hooks{
-		After: func(ctx context.Context, c *sn.Call) {
-			fmt.Println("issued", c.Numbers, "attempt", c.Attempt, "fallback", c.Fallback)
-		},
-		OnError: func(ctx context.Context, c *sn.Call) sn.Rejection {
-			if errors.Is(c.Err, sequence.ErrUnavailable) {
-				return sn.FallBack()
+	audit := func(g *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			from := b.Len()
+			err := next(ctx, b, r)
+			for i := from; i < b.Len(); i++ {
+				fmt.Printf("%s issued %s\n", g.Name(), b.Bytes(i))
 			}
-			return sn.Fail()
-		},
-	}))
+			return err
+		}, nil
+	}
+	g, err := sn.New(`A-@<seq, width=6>`, sn.WithSequence("seq", store), sn.WithName("orders"),
+		sn.WithMiddleware(audit, sn.Fallback(backup), sn.Retry(10*time.Millisecond)))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -343,8 +354,8 @@ func ExampleWithHooks() {
 	store.down = true
 	g.Next(ctx)
 	// Output:
-	// issued [A-000001] attempt 1 fallback false
-	// issued [B-000001] attempt 2 fallback true
+	// orders issued A-000001
+	// orders issued B-000001
 }
 
 // switchable is a store that can be switched off.

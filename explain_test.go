@@ -59,7 +59,7 @@ func FuzzNew(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s, err := g.NextWith(ctx, sn.Vars{"area": "a", "unit": "u", "x": "v"})
+		s, err := first(g.Issue(ctx, sn.Request{Vars: sn.Vars{"area": "a", "unit": "u", "x": "v"}}))
 		if err != nil {
 			return // missing variables, overflow: errors, not panics
 		}

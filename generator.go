@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
@@ -14,18 +13,17 @@ import (
 // Vars are per-call variables: the values of "@<NAME>" parts.
 type Vars map[string]string
 
-// MaxN is the most numbers one call to [Generator.NextN] or
-// [Generator.Preview] returns. A larger count is an error wrapping
-// [ErrTooMany], returned before anything is drawn.
+// MaxN is the most numbers one [Request] asks for. A larger count is an
+// error wrapping [ErrTooMany], returned before anything is drawn.
 const MaxN = 100_000
 
 // Generator issues numbers from a compiled template. A Generator is
 // immutable and safe for concurrent use by multiple goroutines.
 type Generator struct {
-	plan      *engine.Plan
-	hooks     *Hooks     // nil without WithHooks
-	observers []Observer // see WithObserver
-	fallback  *Generator // nil without WithFallback
+	plan    *engine.Plan
+	name    string    // see WithName
+	issue   IssueFunc // the middleware around draw; draw itself without any
+	wrapped bool      // issue is not draw: a panic in it becomes an error
 }
 
 // MustNew is like [New] but panics on error. It simplifies the
@@ -72,13 +70,8 @@ func New(template string, opts ...Option) (*Generator, error) {
 	if err != nil {
 		return nil, publicError(err)
 	}
-	g := &Generator{plan: pl, hooks: o.hooks, observers: o.observers, fallback: o.fallback}
-	if g.fallback != nil {
-		if err := checkFallback(g, g.fallback); err != nil {
-			return nil, err
-		}
-	}
-	if err := g.openObservers(); err != nil {
+	g := &Generator{plan: pl, name: o.name}
+	if err := g.wrap(o.middleware); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -109,124 +102,6 @@ func (g *Generator) Enroll(ctx context.Context) error {
 		return e
 	}
 	return err
-}
-
-// Next returns the next number. It reads the clock once, and only when the
-// template prints the date or resets its counter.
-func (g *Generator) Next(ctx context.Context) (string, error) {
-	return g.NextAt(ctx, time.Time{}, nil)
-}
-
-// NextWith returns the next number with per-call variables.
-func (g *Generator) NextWith(ctx context.Context, vars Vars) (string, error) {
-	return g.NextAt(ctx, time.Time{}, vars)
-}
-
-// NextAt returns the next number for the instant at instead of the clock:
-// pass a document's own date (its posting date) so that the number's date
-// and reset period follow the document. A zero at means the clock.
-//
-// The instant and the variables are checked before any number is drawn:
-// an instant a date part cannot print (a year outside 0000-9999, or
-// outside a yy date's window) is an error wrapping [ErrInstant]; a missing
-// or bad variable wraps [ErrVarMissing] or [ErrVarInvalid].
-func (g *Generator) NextAt(ctx context.Context, at time.Time, vars Vars) (string, error) {
-	if g.hooks == nil && g.observers == nil {
-		return g.plan.Next(ctx, at, vars)
-	}
-	nums, err := g.hooked(ctx, g.call(at, vars, 1), func(from *Generator) ([]string, error) {
-		s, err := from.plan.Next(ctx, at, vars)
-		if err != nil {
-			return nil, err
-		}
-		return []string{s}, nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return nums[0], nil
-}
-
-// call describes a call for the hooks.
-func (g *Generator) call(at time.Time, vars Vars, n int) *Call {
-	return &Call{Template: g.plan.String(), At: at, Vars: vars, N: n, Started: time.Now()}
-}
-
-// AppendNext appends the next number to dst, allocating nothing when dst
-// has room. at and vars are as for [Generator.NextAt].
-func (g *Generator) AppendNext(ctx context.Context, dst []byte, at time.Time, vars Vars) ([]byte, error) {
-	if g.hooks == nil {
-		if g.observers == nil {
-			return g.plan.AppendNext(ctx, dst, at, vars)
-		}
-		c := g.call(at, vars, 1)
-		dst, err := g.plan.AppendNext(ctx, dst, at, vars)
-		return dst, g.observed(ctx, c, err)
-	}
-	n := len(dst)
-	_, err := g.hooked(ctx, g.call(at, vars, 1), func(from *Generator) ([]string, error) {
-		var err error
-		if dst, err = from.plan.AppendNext(ctx, dst[:n], at, vars); err != nil {
-			return nil, err
-		}
-		return []string{string(dst[n:])}, nil
-	})
-	if err != nil {
-		return dst[:n], err
-	}
-	return dst, nil
-}
-
-// NextN returns n numbers, at most [MaxN]. They share one reading of the
-// clock, and a sequence that supports batches (sequence.Batcher) is asked
-// for them at once. On error, the numbers issued so far are returned with
-// it. A template with two sequence parts on one counter (@<seq>.@<seq>)
-// draws the first part's n values, then the second's: its batch prints
-// other pairs than n calls of Next would, each value still once.
-func (g *Generator) NextN(ctx context.Context, n int) ([]string, error) {
-	return g.NextNAt(ctx, n, time.Time{}, nil)
-}
-
-// NextNAt is [Generator.NextN] with an instant and per-call variables, as
-// for [Generator.NextAt].
-func (g *Generator) NextNAt(ctx context.Context, n int, at time.Time, vars Vars) ([]string, error) {
-	if g.hooks == nil && g.observers == nil {
-		return g.plan.NextN(ctx, n, at, vars)
-	}
-	return g.hooked(ctx, g.call(at, vars, n), func(from *Generator) ([]string, error) {
-		return from.plan.NextN(ctx, n, at, vars)
-	})
-}
-
-// AppendNextN is [Generator.NextNAt] for a caller that writes the numbers
-// out (sn serve's JSON): it appends the n numbers to dst one after
-// another, and the end of each in dst to ends, so that number i is
-// dst[ends[i-1]:ends[i]] (dst[len(dst) at the call:ends[0]] for the
-// first). With room in dst and ends, it allocates nothing. On error, the
-// numbers issued so far are appended with it.
-func (g *Generator) AppendNextN(ctx context.Context, dst []byte, ends []int, n int, at time.Time, vars Vars) ([]byte, []int, error) {
-	if g.hooks == nil {
-		if g.observers == nil {
-			return g.plan.AppendNextN(ctx, dst, ends, n, at, vars)
-		}
-		c := g.call(at, vars, n)
-		dst, ends, err := g.plan.AppendNextN(ctx, dst, ends, n, at, vars)
-		return dst, ends, g.observed(ctx, c, err)
-	}
-	nums, err := g.NextNAt(ctx, n, at, vars)
-	for _, num := range nums {
-		dst = append(dst, num...)
-		ends = append(ends, len(dst))
-	}
-	return dst, ends, err
-}
-
-// Preview returns n sample numbers, at most [MaxN], without drawing from
-// any sequence: the sequences print 1, 2, ... n. Variables not given print
-// as their name in braces; those given are checked as by Next. at is as
-// for [Generator.NextAt].
-func (g *Generator) Preview(ctx context.Context, n int, at time.Time, vars Vars) ([]string, error) {
-	return g.plan.Preview(ctx, n, at, vars)
 }
 
 // Floor makes every later number of the template's sequences greater than

@@ -97,7 +97,7 @@ func TestClockGuard(t *testing.T) {
 		t.Fatalf("a new Generator (a restarted process) on the same store: %v, want ErrClockRollback", err)
 	}
 	// A document instant within half the retention before the mark goes ahead.
-	if _, err := g.NextAt(ctx, t0.Add(3*time.Hour-30*time.Minute), nil); err != nil {
+	if _, err := first(g.Issue(ctx, sn.Request{At: t0.Add(3*time.Hour-30*time.Minute)})); err != nil {
 		t.Fatalf("an instant 30 minutes back: %v", err)
 	}
 
@@ -142,19 +142,19 @@ func TestClockGuardIdleSpell(t *testing.T) {
 		}
 		return g
 	}
-	first, err := process(store.now).Next(ctx)
+	firstNum, err := process(store.now).Next(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	store.set(t0.Add(5 * time.Hour)) // idle: the store's clock alone moves
 	behind := process(func() time.Time { return t0 })
 	if n, err := behind.Next(ctx); !errors.Is(err, sequence.ErrClockRollback) {
-		t.Errorf("a process restarted with its clock at t0 after the idle spell: %q, %v; want ErrClockRollback (first %q)", n, err, first)
+		t.Errorf("a process restarted with its clock at t0 after the idle spell: %q, %v; want ErrClockRollback (first %q)", n, err, firstNum)
 	}
-	if n, err := process(store.now).NextAt(ctx, t0, nil); !errors.Is(err, sn.ErrInstant) {
-		t.Errorf("a document instant at t0 after the idle spell: %q, %v; want ErrInstant (first %q)", n, err, first)
+	if n, err := first(process(store.now).Issue(ctx, sn.Request{At: t0})); !errors.Is(err, sn.ErrInstant) {
+		t.Errorf("a document instant at t0 after the idle spell: %q, %v; want ErrInstant (first %q)", n, err, firstNum)
 	}
-	if n, err := process(store.now).NextAt(ctx, t0.Add(4*time.Hour+30*time.Minute), nil); err != nil {
+	if n, err := first(process(store.now).Issue(ctx, sn.Request{At: t0.Add(4*time.Hour+30*time.Minute)})); err != nil {
 		t.Errorf("a document instant 30 minutes back: %q, %v", n, err)
 	}
 }

@@ -32,7 +32,7 @@ func keyOf(t *testing.T, template string, vars sn.Vars) string {
 	if err != nil {
 		t.Fatalf("New(%q): %v", template, err)
 	}
-	if _, err := g.NextWith(context.Background(), vars); err != nil {
+	if _, err := first(g.Issue(context.Background(), sn.Request{Vars: vars})); err != nil {
 		t.Fatalf("%q: NextWith: %v", template, err)
 	}
 	return r.keys[0]

@@ -15,17 +15,15 @@ import (
 type Option func(*options)
 
 type options struct {
-	registry  *Registry
-	seqs      map[string]sequence.Gen
-	exprs     map[string]expression.Factory
-	clock     func() time.Time
-	retention time.Duration
-	keys      map[string][]byte // obfuscate= keys by name
-	hooks     *Hooks
-	observers []Observer
-	fallback  *Generator
-	name      string
-	errs      []error
+	registry   *Registry
+	seqs       map[string]sequence.Gen
+	exprs      map[string]expression.Factory
+	clock      func() time.Time
+	retention  time.Duration
+	keys       map[string][]byte // obfuscate= keys by name
+	middleware []Middleware
+	name       string
+	errs       []error
 }
 
 func newOptions(opts []Option) (*options, error) {

@@ -22,7 +22,7 @@ type Parsed struct {
 	Draws []Draw
 }
 
-// Parse reads s back: the inverse of [Generator.NextAt]. For every number
+// Parse reads s back: the inverse of [Generator.Issue]. For every number
 // the Generator prints, Parse returns the counter key and the number that
 // were drawn for it, and the variables it printed; New's proof guarantees
 // that no other key and number could have printed s. (Variables that are

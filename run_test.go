@@ -59,7 +59,7 @@ func TestVariables(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := g.NextWith(ctx, tt.vars)
+			s, err := first(g.Issue(ctx, sn.Request{Vars: tt.vars}))
 			if tt.is == nil {
 				if err != nil || s != tt.want {
 					t.Fatalf("NextWith = %q, %v; want %q", s, err, tt.want)
@@ -175,9 +175,9 @@ func TestSequenceErrors(t *testing.T) {
 		perUnit := sn.MustNew(`X@<seq, key=unit>-@<unit>`, sn.WithSequence("seq", bad))
 		calls := map[string]func() (any, error){
 			"bound":    func() (any, error) { return fixed.Next(ctx) },
-			"per call": func() (any, error) { return perUnit.NextWith(ctx, sn.Vars{"unit": "7"}) },
-			"batch":    func() (any, error) { return fixed.NextN(ctx, 3) },
-			"append":   func() (any, error) { return fixed.AppendNext(ctx, nil, time.Time{}, nil) },
+			"per call": func() (any, error) { return first(perUnit.Issue(ctx, sn.Request{Vars: sn.Vars{"unit": "7"}})) },
+			"batch":    func() (any, error) { return fixed.Issue(ctx, sn.Request{N: 3}) },
+			"append":   func() (any, error) { var b sn.Batch; return b.Strings(), fixed.Append(ctx, &b, sn.Request{}) },
 		}
 		for name, call := range calls {
 			got, err := call()
@@ -214,7 +214,7 @@ func TestCancelledContext(t *testing.T) {
 	if _, err := g.Next(c); !errors.Is(err, context.Canceled) {
 		t.Errorf("Next: %v", err)
 	}
-	if _, err := g.NextN(c, 3); !errors.Is(err, context.Canceled) {
+	if _, err := g.Issue(c, sn.Request{N: 3}); !errors.Is(err, context.Canceled) {
 		t.Errorf("NextN: %v", err)
 	}
 	// Nothing was consumed.
@@ -284,7 +284,7 @@ func TestNextN(t *testing.T) {
 	cb := &countingBatcher{Memory: sequence.NewMemory()}
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	g := sn.MustNew(`@<date, format=yyMMdd, window=2000>-@<seq, width=3, reset=day>`, sn.WithSequence("seq", cb), sn.WithClock(func() time.Time { return at }))
-	got, err := g.NextN(ctx, 4)
+	got, err := g.Issue(ctx, sn.Request{N: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,15 +297,15 @@ func TestNextN(t *testing.T) {
 	if s, _ := g.Next(ctx); s != "240101-005" {
 		t.Errorf("Next after NextN = %q", s)
 	}
-	if got, err := g.NextN(ctx, 0); err != nil || len(got) != 0 {
-		t.Errorf("NextN(0) = %v, %v", got, err)
+	if got, err := g.Issue(ctx, sn.Request{N: 0}); err != nil || len(got) != 1 {
+		t.Errorf("Issue of N 0 = %v, %v; want one number", got, err)
 	}
-	if _, err := g.NextN(ctx, -1); err == nil {
+	if _, err := g.Issue(ctx, sn.Request{N: -1}); err == nil {
 		t.Error("NextN(-1): no error")
 	}
 	// A sequence without batches is asked one number at a time.
 	plain := sn.MustNew(`@<seq>`, sn.WithSequence("seq", nextOnly{sequence.NewMemory()}))
-	if got, err := plain.NextN(ctx, 2); err != nil || len(got) != 2 {
+	if got, err := plain.Issue(ctx, sn.Request{N: 2}); err != nil || len(got) != 2 {
 		t.Errorf("NextN without Batcher = %v, %v", got, err)
 	}
 }
@@ -314,7 +314,7 @@ func TestPreviewConsumesNothing(t *testing.T) {
 	mem := sequence.NewMemory()
 	at := time.Date(2017, 3, 4, 0, 0, 0, 0, time.UTC)
 	g := sn.MustNew(`@<area>-@<date, format=yyyyMMdd>@<seq, width=5, reset=day>`, sn.WithSequence("seq", mem))
-	got, err := g.Preview(ctx, 3, at, nil)
+	got, err := g.Preview(ctx, sn.Request{N: 3, At: at})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestPreviewConsumesNothing(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Error(diff)
 	}
-	s, err := g.NextAt(ctx, at, sn.Vars{"area": "BJ"})
+	s, err := first(g.Issue(ctx, sn.Request{At: at, Vars: sn.Vars{"area": "BJ"}}))
 	if err != nil || s != "BJ-2017030400001" {
 		t.Errorf("first real number after Preview = %q, %v", s, err)
 	}
@@ -330,37 +330,37 @@ func TestPreviewConsumesNothing(t *testing.T) {
 
 func TestPreviewVariables(t *testing.T) {
 	g := mustNew(t, `@<area, maxlen=3>-@<unit, chars=0-9>-@<seq, width=2, key=unit>`)
-	got, err := g.Preview(ctx, 2, time.Time{}, sn.Vars{"area": "BJ"})
+	got, err := g.Preview(ctx, sn.Request{N: 2, Vars: sn.Vars{"area": "BJ"}})
 	if err != nil || !cmp.Equal(got, []string{"BJ-{unit}-01", "BJ-{unit}-02"}) {
 		t.Errorf("Preview = %q, %v", got, err)
 	}
-	if _, err := g.Preview(ctx, 1, time.Time{}, sn.Vars{"area": "TOOLONG"}); !errors.Is(err, sn.ErrVarInvalid) {
+	if _, err := g.Preview(ctx, sn.Request{Vars: sn.Vars{"area": "TOOLONG"}}); !errors.Is(err, sn.ErrVarInvalid) {
 		t.Errorf("Preview with a bad value: %v, want ErrVarInvalid", err)
 	}
-	if _, err := g.Preview(ctx, -1, time.Time{}, nil); err == nil {
+	if _, err := g.Preview(ctx, sn.Request{N: -1}); err == nil {
 		t.Error("Preview(-1): no error")
 	}
-	if got, err := g.Preview(ctx, 0, time.Time{}, nil); err != nil || len(got) != 0 {
-		t.Errorf("Preview(0) = %v, %v", got, err)
+	if got, err := g.Preview(ctx, sn.Request{}); err != nil || len(got) != 1 {
+		t.Errorf("Preview of the zero Request = %v, %v; want one number", got, err)
 	}
 }
 
-func TestAppendNextAllocatesNothing(t *testing.T) {
+func TestAppendAllocatesNothing(t *testing.T) {
 	g := mustNew(t, `@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`)
-	buf := make([]byte, 0, 64)
+	var b sn.Batch
 	allocs := testing.AllocsPerRun(1000, func() {
-		var err error
-		buf, err = g.AppendNext(ctx, buf[:0], time.Time{}, nil)
-		if err != nil {
+		b.Reset()
+		if err := g.Append(ctx, &b, sn.Request{}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	if allocs != 0 {
-		t.Errorf("AppendNext allocates %v times per call, want 0", allocs)
+		t.Errorf("Append allocates %v times per call, want 0", allocs)
 	}
 }
 
-// Next allocates only the returned string.
+// Next allocates only the returned string; Issue of one number with
+// variables, the string and the slice.
 func TestNextAllocs(t *testing.T) {
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -374,13 +374,23 @@ func TestNextAllocs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tpl, func(t *testing.T) {
 			g := mustNew(t, tt.tpl, sn.WithClock(func() time.Time { return at }))
+			if tt.vars == nil {
+				allocs := testing.AllocsPerRun(1000, func() {
+					if _, err := g.Next(ctx); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if allocs != 1 {
+					t.Errorf("Next allocates %v times per call, want 1 (the returned string)", allocs)
+				}
+			}
 			allocs := testing.AllocsPerRun(1000, func() {
-				if _, err := g.NextWith(ctx, tt.vars); err != nil {
+				if _, err := g.Issue(ctx, sn.Request{Vars: tt.vars}); err != nil {
 					t.Fatal(err)
 				}
 			})
-			if allocs != 1 {
-				t.Errorf("Next allocates %v times per call, want 1 (the returned string)", allocs)
+			if allocs != 2 {
+				t.Errorf("Issue of one number allocates %v times per call, want 2 (the string and the slice)", allocs)
 			}
 		})
 	}
@@ -410,7 +420,7 @@ func TestNextNAllocs(t *testing.T) {
 				t.Fatal(err)
 			}
 			allocs := testing.AllocsPerRun(100, func() {
-				out, err := g.NextNAt(ctx, 100, time.Time{}, tt.vars)
+				out, err := g.Issue(ctx, sn.Request{N: 100, Vars: tt.vars})
 				if err != nil || len(out) != 100 {
 					t.Fatal(len(out), err)
 				}
@@ -527,7 +537,7 @@ func TestFloorParsed(t *testing.T) {
 	}
 	at := time.Date(2017, 3, 4, 9, 0, 0, 0, time.UTC)
 	for unit, want := range map[string]string{"7": "7-20170304-0042", "8": "8-20170304-0101", "9": "9-20170304-0001"} {
-		if s, err := g.NextAt(ctx, at, sn.Vars{"unit": unit}); err != nil || s != want {
+		if s, err := first(g.Issue(ctx, sn.Request{At: at, Vars: sn.Vars{"unit": unit}})); err != nil || s != want {
 			t.Errorf("unit %s: %q, %v; want %q", unit, s, err, want)
 		}
 	}
@@ -535,7 +545,7 @@ func TestFloorParsed(t *testing.T) {
 	if err := g.FloorParsed(ctx, ps[1]); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := g.NextAt(ctx, at, sn.Vars{"unit": "7"}); s != "7-20170304-0043" {
+	if s, _ := first(g.Issue(ctx, sn.Request{At: at, Vars: sn.Vars{"unit": "7"}})); s != "7-20170304-0043" {
 		t.Errorf("after a lower floor: %q", s)
 	}
 	// A sequence that cannot take a floor changes nothing.
@@ -551,7 +561,7 @@ func TestFloorParsed(t *testing.T) {
 func TestNextNSharedBuffer(t *testing.T) {
 	g := mustNew(t, `@<note, maxlen=256>-@<seq, width=3>`)
 	long := strings.Repeat("x", 250)
-	out, err := g.NextNAt(ctx, 500, time.Time{}, sn.Vars{"note": long})
+	out, err := g.Issue(ctx, sn.Request{N: 500, Vars: sn.Vars{"note": long}})
 	if err != nil || len(out) != 500 {
 		t.Fatal(len(out), err)
 	}
@@ -576,7 +586,7 @@ func TestPastPeriodReleased(t *testing.T) {
 	seen := map[string]bool{}
 	issue := func(at time.Time) string {
 		t.Helper()
-		s, err := g.NextAt(ctx, at, nil)
+		s, err := first(g.Issue(ctx, sn.Request{At: at}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func mustNew(t *testing.T, tpl string, opts ...sn.Option) *sn.Generator {
 
 func next(t *testing.T, g *sn.Generator, vars sn.Vars) string {
 	t.Helper()
-	s, err := g.NextWith(ctx, vars)
+	s, err := first(g.Issue(ctx, sn.Request{Vars: vars}))
 	if err != nil {
 		t.Fatalf("NextWith(%v): %v", vars, err)
 	}
@@ -100,7 +100,7 @@ func TestSeedExamples(t *testing.T) {
 				if tt.vars != nil {
 					vars = tt.vars[i]
 				}
-				s, err := g.NextAt(ctx, at, vars)
+				s, err := first(g.Issue(ctx, sn.Request{At: at, Vars: vars}))
 				if err != nil {
 					t.Fatalf("call %d: %v", i, err)
 				}
@@ -250,7 +250,7 @@ func TestVarError(t *testing.T) {
 		vars sn.Vars
 		want error
 	}{{nil, sn.ErrVarMissing}, {sn.Vars{"customer": "ab"}, sn.ErrVarInvalid}} {
-		_, err := g.NextWith(t.Context(), tc.vars)
+		_, err := first(g.Issue(t.Context(), sn.Request{Vars: tc.vars}))
 		var ve *sn.VarError
 		if !errors.As(err, &ve) || ve.Name != "customer" || !errors.Is(err, tc.want) {
 			t.Errorf("vars %v: %v (%#v); want a *VarError for customer wrapping %v", tc.vars, err, ve, tc.want)
@@ -260,3 +260,11 @@ func TestVarError(t *testing.T) {
 
 // mem gives a template the sequence "seq" in memory, of its own.
 func mem() sn.Option { return sn.WithSequence("seq", sequence.NewMemory()) }
+
+// first returns the number of a call of Issue for one number.
+func first(nums []string, err error) (string, error) {
+	if len(nums) == 0 {
+		return "", err
+	}
+	return nums[0], err
+}

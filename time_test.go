@@ -73,7 +73,7 @@ func TestResetBoundaries(t *testing.T) {
 			g := mustNew(t, tt.tpl)
 			var got, want []string
 			for _, c := range tt.calls {
-				s, err := g.NextAt(ctx, c.at, nil)
+				s, err := first(g.Issue(ctx, sn.Request{At: c.at}))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sngen/sn"
 	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/mysqltest"
@@ -34,7 +35,7 @@ func issue(t *testing.T, set *config.Set, name string, n int) []string {
 	if !ok {
 		t.Fatalf("no template %q", name)
 	}
-	out, err := g.NextN(t.Context(), n)
+	out, err := g.Issue(t.Context(), sn.Request{N: n})
 	if err != nil {
 		t.Fatalf("%s: NextN(%d): %v", name, n, err)
 	}

@@ -190,18 +190,19 @@ func contenders(b *testing.B) []contender {
 			}
 			return nil
 		}},
-		{"sn AppendNext", func(n int) error {
+		{"sn Append", func(n int) error {
+			var bt sn.Batch
 			for range n {
-				var err error
-				if buf, err = gAppend.AppendNext(ctx, buf[:0], time.Time{}, nil); err != nil {
+				bt.Reset()
+				if err := gAppend.Append(ctx, &bt, sn.Request{}); err != nil {
 					return err
 				}
 			}
 			return nil
 		}},
-		{"sn NextN(100)", func(n int) error {
+		{"sn Issue(N: 100)", func(n int) error {
 			for i := 0; i < n; i += 100 {
-				out, err := gBatch.NextN(ctx, 100)
+				out, err := gBatch.Issue(ctx, sn.Request{N: 100})
 				if err != nil {
 					return err
 				}
@@ -438,11 +439,11 @@ func heapPerKey(b *testing.B) (seg, gen float64) {
 			b.Fatal(err)
 		}
 		vars := sn.Vars{"customer": "warm"}
-		g.NextWith(ctx, vars)
+		g.Issue(ctx, sn.Request{Vars: vars})
 		before := heap()
 		for _, k := range keys {
 			vars["customer"] = k
-			if _, err := g.NextWith(ctx, vars); err != nil {
+			if _, err := g.Issue(ctx, sn.Request{Vars: vars}); err != nil {
 				b.Fatal(err)
 			}
 		}

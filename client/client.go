@@ -5,7 +5,7 @@
 //
 //	c, err := client.New("https://sn.internal:8080", client.Options{Token: os.Getenv("SN_TOKEN")})
 //	orders := c.Template("orders")
-//	num, err := orders.NextWith(ctx, sn.Vars{"customer": "ACME"})
+//	nums, err := orders.Issue(ctx, client.Request{Vars: map[string]string{"customer": "ACME"}})
 //
 // A request that fails after the server drew numbers for it loses them:
 // a gap, never a repeat. The client sends a request again only when the
@@ -29,10 +29,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sngen/sn"
 	"github.com/sngen/sn/internal/batchjson"
 	"github.com/sngen/sn/sequence"
-	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 // Options configure a [Client].
@@ -66,23 +65,23 @@ func New(baseURL string, opts Options) (*Client, error) {
 	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: opts.Token, http: hc}, nil
 }
 
-// Template returns the template named name on the server. Nothing is
+// Template returns the template named name on the wire. Nothing is
 // asked of the server until a method is called.
 func (c *Client) Template(name string) *Template {
 	return &Template{c: c, path: "/v1/templates/" + url.PathEscape(name)}
 }
 
 // Templates lists the server's templates.
-func (c *Client) Templates(ctx context.Context) ([]server.Template, error) {
-	var out server.TemplatesResponse
+func (c *Client) Templates(ctx context.Context) ([]wire.Template, error) {
+	var out wire.TemplatesResponse
 	err := c.do(ctx, http.MethodGet, "/v1/templates", nil, &out)
 	return out.Templates, err
 }
 
 // Ready reports the health of the server's stores; the error is nil only
 // when every store answers.
-func (c *Client) Ready(ctx context.Context) (server.Health, error) {
-	var h server.Health
+func (c *Client) Ready(ctx context.Context) (wire.Health, error) {
+	var h wire.Health
 	err := c.do(ctx, http.MethodGet, "/readyz", nil, &h)
 	var e *Error
 	if errors.As(err, &e) && e.Status == http.StatusServiceUnavailable && len(h.Stores) > 0 {
@@ -91,62 +90,61 @@ func (c *Client) Ready(ctx context.Context) (server.Health, error) {
 	return h, err
 }
 
-// Template is one template of a server: the methods of sn.Generator that
-// make sense over a network.
+// Template is one template of a server, with the issuing methods of
+// sn.Generator: Next, Issue and Preview, taking a [Request] as
+// sn.Generator's take an sn.Request. (sn.Generator.Append has no
+// counterpart: reading an answer allocates anyway.)
 type Template struct {
 	c    *Client
 	path string
 }
 
-// Next returns the next number.
+// Request is sn.Request over the network: what one call asks for. The
+// zero Request asks for one number, at the server's clock, with no
+// variables.
+type Request struct {
+	// N is how many numbers to issue, at most sn.MaxN; 0 means one.
+	N int
+	// At is the instant the numbers are for (a document's own date); the
+	// zero At means the server's clock.
+	At time.Time
+	// Vars are the per-call variables.
+	Vars map[string]string
+}
+
+// Next returns the next number: [Template.Issue] of the zero [Request].
 func (t *Template) Next(ctx context.Context) (string, error) {
-	return t.NextAt(ctx, time.Time{}, nil)
-}
-
-// NextWith returns the next number with per-call variables.
-func (t *Template) NextWith(ctx context.Context, vars sn.Vars) (string, error) {
-	return t.NextAt(ctx, time.Time{}, vars)
-}
-
-// NextAt returns the next number for the instant at (zero: the server's
-// clock) and the variables.
-func (t *Template) NextAt(ctx context.Context, at time.Time, vars sn.Vars) (string, error) {
-	nums, err := t.NextNAt(ctx, 1, at, vars)
+	nums, err := t.numbers(ctx, "/next", Request{})
 	if err != nil {
 		return "", err
 	}
 	return nums[0], nil
 }
 
-// NextN returns n numbers, at most sn.MaxN, in one request.
-func (t *Template) NextN(ctx context.Context, n int) ([]string, error) {
-	return t.NextNAt(ctx, n, time.Time{}, nil)
+// Issue issues the numbers r asks for, in one request.
+func (t *Template) Issue(ctx context.Context, r Request) ([]string, error) {
+	return t.numbers(ctx, "/next", r)
 }
 
-// NextNAt returns n numbers for the instant at and the variables.
-func (t *Template) NextNAt(ctx context.Context, n int, at time.Time, vars sn.Vars) ([]string, error) {
-	return t.numbers(ctx, "/next", n, at, vars)
+// Preview returns the sample numbers r asks for, drawing nothing.
+func (t *Template) Preview(ctx context.Context, r Request) ([]string, error) {
+	return t.numbers(ctx, "/preview", r)
 }
 
-// Preview returns n sample numbers, drawing nothing.
-func (t *Template) Preview(ctx context.Context, n int, at time.Time, vars sn.Vars) ([]string, error) {
-	return t.numbers(ctx, "/preview", n, at, vars)
-}
-
-func (t *Template) numbers(ctx context.Context, op string, n int, at time.Time, vars sn.Vars) ([]string, error) {
-	if n < 1 || n > sn.MaxN {
-		return nil, fmt.Errorf("%w: n %d: want 1 to %d", sn.ErrTooMany, n, sn.MaxN)
+func (t *Template) numbers(ctx context.Context, op string, r Request) ([]string, error) {
+	req := wire.NextRequest{N: r.N, Vars: r.Vars}
+	if r.N == 0 {
+		req.N = 1
 	}
-	req := server.NextRequest{N: n, Vars: vars}
-	if !at.IsZero() {
-		req.At = at.Format(time.RFC3339Nano)
+	if !r.At.IsZero() {
+		req.At = r.At.Format(time.RFC3339Nano)
 	}
-	var out server.NextResponse
+	var out wire.NextResponse
 	if err := t.c.do(ctx, http.MethodPost, t.path+op, req, &out); err != nil {
 		return nil, err
 	}
-	if len(out.Numbers) != n {
-		return nil, fmt.Errorf("client: %s%s: %d numbers, want %d", t.path, op, len(out.Numbers), n)
+	if len(out.Numbers) != req.N {
+		return nil, fmt.Errorf("client: %s%s: %d numbers, want %d", t.path, op, len(out.Numbers), req.N)
 	}
 	return out.Numbers, nil
 }
@@ -154,35 +152,30 @@ func (t *Template) numbers(ctx context.Context, op string, n int, at time.Time, 
 // Validate returns nil if s is a number the template prints, and
 // otherwise an *Error wrapping sn.ErrInvalidNumber.
 func (t *Template) Validate(ctx context.Context, s string) error {
-	var out server.ValidateResponse
-	if err := t.c.do(ctx, http.MethodPost, t.path+"/validate", server.NumberRequest{Number: s}, &out); err != nil {
+	var out wire.ValidateResponse
+	if err := t.c.do(ctx, http.MethodPost, t.path+"/validate", wire.NumberRequest{Number: s}, &out); err != nil {
 		return err
 	}
 	if !out.Valid {
 		if out.Error == nil {
-			return newError(http.StatusOK, server.Error{Code: server.CodeInvalidNumber, Message: "invalid number"})
+			return newError(http.StatusOK, wire.Error{Code: wire.CodeInvalidNumber, Message: "invalid number"})
 		}
 		return newError(http.StatusOK, *out.Error)
 	}
 	return nil
 }
 
-// Parse reads s back: its counter key, number and variables.
-func (t *Template) Parse(ctx context.Context, s string) (sn.Parsed, error) {
-	var out server.ParseResponse
-	if err := t.c.do(ctx, http.MethodPost, t.path+"/parse", server.NumberRequest{Number: s}, &out); err != nil {
-		return sn.Parsed{}, err
-	}
-	p := sn.Parsed{Key: out.Key, Seq: out.Seq, Vars: out.Vars}
-	for _, d := range out.Draws {
-		p.Draws = append(p.Draws, sn.Draw(d))
-	}
-	return p, nil
+// Parse reads s back: its counter key, number and variables, as
+// sn.Generator.Parse does.
+func (t *Template) Parse(ctx context.Context, s string) (wire.ParseResponse, error) {
+	var out wire.ParseResponse
+	err := t.c.do(ctx, http.MethodPost, t.path+"/parse", wire.NumberRequest{Number: s}, &out)
+	return out, err
 }
 
 // Explain returns the template with its parts.
-func (t *Template) Explain(ctx context.Context) (server.Template, error) {
-	var out server.Template
+func (t *Template) Explain(ctx context.Context) (wire.Template, error) {
+	var out wire.Template
 	err := t.c.do(ctx, http.MethodGet, t.path, nil, &out)
 	return out, err
 }
@@ -236,7 +229,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return fmt.Errorf("client: %s %s: reading the answer: %w: %w", method, path, sequence.ErrUnavailable, err)
 	}
-	if nr, ok := out.(*server.NextResponse); ok && resp.StatusCode == http.StatusOK {
+	if nr, ok := out.(*wire.NextResponse); ok && resp.StatusCode == http.StatusOK {
 		if nums, ok := batchjson.Read(data); ok {
 			nr.Numbers = nums
 			return nil
@@ -250,9 +243,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 			return nil
 		}
 	}
-	var er server.ErrorResponse
+	var er wire.ErrorResponse
 	if json.Unmarshal(data, &er) != nil || er.Error.Code == "" {
-		er.Error = server.Error{Code: server.CodeInternal, Message: fmt.Sprintf("%s %s: status %d: %.200s", method, path, resp.StatusCode, data)}
+		er.Error = wire.Error{Code: wire.CodeInternal, Message: fmt.Sprintf("%s %s: status %d: %.200s", method, path, resp.StatusCode, data)}
 	}
 	return newError(resp.StatusCode, er.Error)
 }
@@ -273,8 +266,8 @@ type Error struct {
 	// Status is the HTTP status.
 	Status int
 	// Code, Message, Field, Part, Offset and Pos are as the server sent
-	// them: see server.Error.
-	Code    server.Code
+	// them: see wire.Error.
+	Code    wire.Code
 	Message string
 	Field   string
 	Part    string
@@ -282,7 +275,7 @@ type Error struct {
 	Pos     *int
 }
 
-func newError(status int, e server.Error) *Error {
+func newError(status int, e wire.Error) *Error {
 	return &Error{Status: status, Code: e.Code, Message: e.Message, Field: e.Field, Part: e.Part, Offset: e.Offset, Pos: e.Pos}
 }
 
@@ -294,25 +287,9 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("sn serve: %s (%s)", e.Message, e.Code)
 }
 
-// Unwrap returns the sentinel of the code, if it has one.
-func (e *Error) Unwrap() error { return sentinels[e.Code] }
-
-// sentinels are the errors of the library that the codes stand for.
-var sentinels = map[server.Code]error{
-	server.CodeAmbiguous:     sn.ErrAmbiguous,
-	server.CodeVarMissing:    sn.ErrVarMissing,
-	server.CodeVarInvalid:    sn.ErrVarInvalid,
-	server.CodeInstant:       sn.ErrInstant,
-	server.CodeTooMany:       sn.ErrTooMany,
-	server.CodeInvalidNumber: sn.ErrInvalidNumber,
-	server.CodeOverflow:      sn.ErrOverflow,
-	server.CodeExhausted:     sequence.ErrExhausted,
-	server.CodeUnavailable:   sequence.ErrUnavailable,
-	server.CodeClockRollback: sequence.ErrClockRollback,
-	server.CodeLeaseLost:     sequence.ErrLeaseLost,
-	server.CodeRegressed:     sequence.ErrRegressed,
-	server.CodeClosed:        sequence.ErrUnavailable, // the server is going away: another may answer
-}
+// Unwrap returns the sentinel of the code, if it has one (see
+// wire.Code.Err).
+func (e *Error) Unwrap() error { return e.Code.Err() }
 
 // maxAnswer bounds the answer the client reads.
 const maxAnswer = 64 << 20

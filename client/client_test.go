@@ -16,6 +16,7 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 const token = "0123456789abcdef0123456789abcdef"
@@ -57,14 +58,14 @@ func TestClient(t *testing.T) {
 	if n, err := orders.Next(ctx); err != nil || n != "SN-00000001-8" {
 		t.Errorf("Next: %q, %v", n, err)
 	}
-	if ns, err := orders.NextN(ctx, 2); err != nil || !cmp.Equal(ns, []string{"SN-00000002-6", "SN-00000003-4"}) {
+	if ns, err := orders.Issue(ctx, client.Request{N: 2}); err != nil || !cmp.Equal(ns, []string{"SN-00000002-6", "SN-00000003-4"}) {
 		t.Errorf("NextN: %q, %v", ns, err)
 	}
-	if n, err := c.Template("invoices").NextAt(ctx, time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC), nil); err != nil || n != "INV/2023/00001" {
+	if n, err := first(c.Template("invoices").Issue(ctx, client.Request{At: time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC)})); err != nil || n != "INV/2023/00001" {
 		t.Errorf("NextAt: %q, %v", n, err)
 	}
 	tickets := c.Template("tickets")
-	if n, err := tickets.NextWith(ctx, sn.Vars{"customer": "ACME"}); err != nil || n != "ACME-1" {
+	if n, err := first(tickets.Issue(ctx, client.Request{Vars: sn.Vars{"customer": "ACME"}})); err != nil || n != "ACME-1" {
 		t.Errorf("NextWith: %q, %v", n, err)
 	}
 	_, err = tickets.Next(ctx)
@@ -84,7 +85,7 @@ func TestClient(t *testing.T) {
 	if _, err := tickets.Parse(ctx, "acme-7"); !errors.Is(err, sn.ErrInvalidNumber) {
 		t.Errorf("Parse a bad one: %v", err)
 	}
-	if ns, err := orders.Preview(ctx, 2, time.Time{}, nil); err != nil || len(ns) != 2 {
+	if ns, err := orders.Preview(ctx, client.Request{N: 2}); err != nil || len(ns) != 2 {
 		t.Errorf("Preview: %q, %v", ns, err)
 	}
 	if tpls, err := c.Templates(ctx); err != nil || len(tpls) != 3 {
@@ -96,14 +97,14 @@ func TestClient(t *testing.T) {
 	if h, err := c.Ready(ctx); err != nil || !h.Ready {
 		t.Errorf("Ready: %+v, %v", h, err)
 	}
-	if _, err := c.Template("nope").Next(ctx); !errors.As(err, &e) || e.Code != server.CodeNotFound {
+	if _, err := c.Template("nope").Next(ctx); !errors.As(err, &e) || e.Code != wire.CodeNotFound {
 		t.Errorf("no such template: %v", err)
 	}
-	if _, err := orders.NextN(ctx, sn.MaxN+1); !errors.Is(err, sn.ErrTooMany) {
+	if _, err := orders.Issue(ctx, client.Request{N: sn.MaxN + 1}); !errors.Is(err, sn.ErrTooMany) {
 		t.Errorf("too many: %v", err)
 	}
 	anon, _ := client.New(ts.URL, client.Options{})
-	if _, err := anon.Template("orders").Next(ctx); !errors.As(err, &e) || e.Code != server.CodeUnauthorized || e.Status != 401 {
+	if _, err := anon.Template("orders").Next(ctx); !errors.As(err, &e) || e.Code != wire.CodeUnauthorized || e.Status != 401 {
 		t.Errorf("no token: %v", err)
 	}
 	if _, err := client.New("localhost:8080", client.Options{}); err == nil {
@@ -116,7 +117,7 @@ func TestClient(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 50 {
-				ns, err := orders.NextN(ctx, 20)
+				ns, err := orders.Issue(ctx, client.Request{N: 20})
 				if err != nil {
 					t.Error(err)
 					return
@@ -137,4 +138,12 @@ func TestClient(t *testing.T) {
 	if _, err := orders.Next(ctx); !errors.Is(err, sequence.ErrUnavailable) {
 		t.Errorf("the server gone: %v", err)
 	}
+}
+
+// first returns the number of a call of Issue for one number.
+func first(nums []string, err error) (string, error) {
+	if len(nums) == 0 {
+		return "", err
+	}
+	return nums[0], err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
-	"time"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/client"
@@ -40,7 +39,7 @@ func ExampleTemplate() {
 		panic(err)
 	}
 	tickets := c.Template("tickets")
-	nums, err := tickets.NextNAt(ctx, 3, time.Time{}, sn.Vars{"customer": "ACME"})
+	nums, err := tickets.Issue(ctx, client.Request{N: 3, Vars: sn.Vars{"customer": "ACME"}})
 	fmt.Println(nums, err)
 
 	_, err = tickets.Next(ctx)

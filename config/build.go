@@ -32,7 +32,7 @@ func WithDir(dir string) BuildOption {
 
 // WithExact makes the backends that reserve numbers in blocks (bolt, sql,
 // redis) reserve exactly the numbers each call asks for: one store call
-// per Next, one per NextN. A program that issues a few numbers and exits
+// per call, for one number or a batch. A program that issues a few numbers and exits
 // leaves no gap that way, at the cost of a store call per request; the sn
 // command sets it. The step settings and queued are then unused;
 // fetch_timeout bounds each call.

@@ -842,11 +842,11 @@ func TestBuildSnowflakeFixed(t *testing.T) {
 	got := issueAll(t, set, []string{"a", "q"}, 8, 2000)
 	b, _ := set.Get("b")
 	for _, unit := range []string{"x", "y", "x"} {
-		s, err := b.NextWith(t.Context(), sn.Vars{"unit": unit})
+		nums, err := b.Issue(t.Context(), sn.Request{Vars: sn.Vars{"unit": unit}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, []string{strings.TrimSuffix(s, unit)})
+		got = append(got, []string{strings.TrimSuffix(nums[0], unit)})
 	}
 	if n := repeats(map[string]bool{}, got); n != 0 {
 		t.Errorf("%d repeats in %d ids", n, 8*2000+3)

@@ -11,9 +11,9 @@ import (
 	"github.com/sngen/sn/sequence"
 )
 
-// A Generator reports through one option; Prometheus reads the metrics
-// from the registry (promhttp.HandlerFor serves them).
-func ExampleMetrics_Option() {
+// A Generator reports through a middleware, under its name; Prometheus
+// reads the metrics from the registry (promhttp.HandlerFor serves them).
+func ExampleMetrics_Middleware() {
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg)
 	if err != nil {
@@ -21,8 +21,8 @@ func ExampleMetrics_Option() {
 	}
 	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{MinStep: 100, MaxStep: 100})
 	defer seg.Close()
-	g := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", seg), m.Option("orders"))
-	nums, _ := g.NextN(context.Background(), 3)
+	g := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", seg), sn.WithName("orders"), sn.WithMiddleware(m.Middleware()))
+	nums, _ := g.Issue(context.Background(), sn.Request{N: 3})
 	fmt.Println(nums)
 
 	mfs, _ := reg.Gather()

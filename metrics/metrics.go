@@ -3,13 +3,15 @@
 // block fetches and their latency, waits at block edges, the step, and
 // the state of snowflake leases.
 //
-// A Generator reports through one option:
+// A Generator reports through a middleware, under its name:
 //
 //	m, err := metrics.New(prometheus.DefaultRegisterer)
 //	...
-//	g, err := sn.New(template, sn.WithSequence("seq", seg), m.Option("orders"))
+//	g, err := sn.New(template, sn.WithSequence("seq", seg), sn.WithName("orders"),
+//		sn.WithMiddleware(m.Middleware()))
 //
-// and a config's templates through config.WithTemplateOptions(m.Options). Counting a
+// and every template of a config, under its name in the file, through
+// config.WithOptions(sn.WithMiddleware(m.Middleware())). Counting a
 // call costs an atomic add and a histogram observation; the state of the
 // stores is read when Prometheus scrapes, not when numbers are issued. A
 // program that does not import this package links none of it.
@@ -29,7 +31,7 @@ import (
 	"github.com/sngen/sn/sequence/snowflake"
 )
 
-// Metrics hold the metrics of the Generators given its [Metrics.Option]
+// Metrics hold the metrics of the Generators given its [Metrics.Middleware]
 // and of the stores given to [Metrics.Watch]. They are safe for concurrent
 // use.
 type Metrics struct {
@@ -88,31 +90,43 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-// Option makes a Generator report under the label template="name": the
-// numbers it issues, its errors and its latency, and the stores of its
-// sequences (under store="name.SEQUENCE", unless [Metrics.Watch] names
-// them).
-func (m *Metrics) Option(name string) sn.Option {
-	return sn.WithObserver(&observer{
-		m: m, name: name,
-		issued: m.issued.WithLabelValues(name),
-		calls:  m.calls.WithLabelValues(name),
-	})
+// Middleware makes a Generator report under the label template="NAME",
+// its name given by sn.WithName (its canonical template text without
+// one): the numbers it issues, its errors and its latency, and the stores
+// of its sequences (under store="NAME.SEQUENCE", unless [Metrics.Watch]
+// names them).
+func (m *Metrics) Middleware() sn.Middleware {
+	return func(g *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		name := g.Name()
+		if name == "" {
+			name = g.String()
+		}
+		for seq, gen := range g.Sequences() {
+			m.watch(name+"."+seq, gen, false)
+		}
+		issued, calls := m.issued.WithLabelValues(name), m.calls.WithLabelValues(name)
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			start, from := time.Now(), b.Len()
+			err := next(ctx, b, r)
+			calls.Observe(time.Since(start).Seconds())
+			if err != nil {
+				m.errs.WithLabelValues(name, Kind(err)).Inc()
+				return err
+			}
+			issued.Add(float64(b.Len() - from))
+			return nil
+		}, nil
+	}
 }
 
 // Reject counts, in sn_errors_total, a call to the template name refused
 // before it reached its Generator, under the label kind: sn serve's code
 // for a bad body, n, at or variable (bad_request, too_many, too_large,
 // instant_invalid, var_invalid...). The Generator's own errors are counted
-// by [Metrics.Option].
+// by [Metrics.Middleware].
 func (m *Metrics) Reject(name, kind string) {
 	m.errs.WithLabelValues(name, kind).Inc()
 }
-
-// Options returns [Metrics.Option] of name alone, in the form
-// config.WithTemplateOptions takes, so that every template of a config
-// reports under its name: config.WithTemplateOptions(m.Options).
-func (m *Metrics) Options(name string) []sn.Option { return []sn.Option{m.Option(name)} }
 
 // Watch reports the store g under the label store=label. A store already
 // watched, by Watch or by a Generator's option, takes the new label, and
@@ -143,31 +157,6 @@ func (m *Metrics) watch(label string, g sequence.Gen, relabel bool) {
 		return
 	}
 	m.stores = append(m.stores, watched{label, g})
-}
-
-// observer is the sn.Observer of one Generator.
-type observer struct {
-	m      *Metrics
-	name   string
-	issued prometheus.Counter
-	calls  prometheus.Observer
-}
-
-// Open watches the template's sequences.
-func (o *observer) Open(seqs map[string]sequence.Gen) {
-	for name, g := range seqs {
-		o.m.watch(o.name+"."+name, g, false)
-	}
-}
-
-// Observe counts the call.
-func (o *observer) Observe(ctx context.Context, c *sn.Call, err error) {
-	o.calls.Observe(time.Since(c.Started).Seconds())
-	if err != nil {
-		o.m.errs.WithLabelValues(o.name, Kind(err)).Inc()
-		return
-	}
-	o.issued.Add(float64(c.N))
 }
 
 // stores is the collector of the watched stores' state.

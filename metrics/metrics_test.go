@@ -17,7 +17,6 @@ import (
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/snowflake"
-	"github.com/sngen/sn/server"
 )
 
 // failing is an Allocator that fails while down is set.
@@ -45,17 +44,17 @@ func TestOption(t *testing.T) {
 	alloc := &failing{MemoryAllocator: sequence.NewMemoryAllocator()}
 	seg := sequence.NewSegment(alloc, sequence.SegmentOptions{MinStep: 10, MaxStep: 10})
 	defer seg.Close()
-	g, err := sn.New("SN-@<seq, width=6>@<v, var>", sn.WithSequence("seq", seg), m.Option("orders"))
+	g, err := sn.New("SN-@<seq, width=6>@<v, var>", sn.WithSequence("seq", seg), sn.WithName("orders"), sn.WithMiddleware(m.Middleware()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	vars := sn.Vars{"v": "x"}
 	for range 25 {
-		if _, err := g.NextWith(ctx, vars); err != nil {
+		if _, err := g.Issue(ctx, sn.Request{Vars: vars}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := g.NextNAt(ctx, 5, timeZero, vars); err != nil {
+	if _, err := g.Issue(ctx, sn.Request{N: 5, At: timeZero, Vars: vars}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Next(ctx); !errors.Is(err, sn.ErrVarMissing) {
@@ -64,7 +63,7 @@ func TestOption(t *testing.T) {
 	alloc.down.Store(true)
 	issued := 30
 	for range 30 { // the blocks fetched ahead run out, then calls fail
-		if _, err = g.NextWith(ctx, vars); err != nil {
+		if _, err = g.Issue(ctx, sn.Request{Vars: vars}); err != nil {
 			break
 		}
 		issued++
@@ -134,7 +133,7 @@ func TestWatchedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	g := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", q), m.Option("orders"))
+	g := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", q), sn.WithName("orders"), sn.WithMiddleware(m.Middleware()))
 	if _, err := g.Next(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -167,8 +166,8 @@ func TestWatchedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer successor.Close()
-	sn.MustNew("ID-@<seq>", sn.WithSequence("seq", successor), m.Option("ids")) // a rebuild
-	sn.MustNew("ID-@<seq>", sn.WithSequence("seq", old), m.Option("ids"))
+	sn.MustNew("ID-@<seq>", sn.WithSequence("seq", successor), sn.WithName("ids"), sn.WithMiddleware(m.Middleware())) // a rebuild
+	sn.MustNew("ID-@<seq>", sn.WithSequence("seq", old), sn.WithName("ids"), sn.WithMiddleware(m.Middleware()))
 	if _, err := reg.Gather(); err != nil {
 		t.Fatalf("Gather: %v", err)
 	}
@@ -219,14 +218,14 @@ func TestConfig(t *testing.T) {
 		},
 	}
 	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()),
-		config.WithTemplateOptions(m.Options))
+		config.WithOptions(sn.WithMiddleware(m.Middleware())))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer set.Close()
 	for i, name := range set.Names() {
 		g, _ := set.Get(name)
-		if _, err := g.NextN(t.Context(), 3+i); err != nil {
+		if _, err := g.Issue(t.Context(), sn.Request{N: 3 + i}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,22 +252,26 @@ func TestConfig(t *testing.T) {
 }
 
 // Every kind is the code sn serve answers with for the same error.
-func TestKindIsServerCode(t *testing.T) {
-	for _, err := range []error{
-		sn.ErrAmbiguous, sn.ErrVarMissing, sn.ErrVarInvalid, sn.ErrInstant, sn.ErrTooMany, sn.ErrInvalidNumber, sn.ErrOverflow,
-		sequence.ErrExhausted, sequence.ErrClockRollback, sequence.ErrLeaseLost, sequence.ErrRegressed,
-		sequence.ErrClosed, sequence.ErrUnavailable, context.Canceled, context.DeadlineExceeded,
-		fmt.Errorf("%w: %w", sequence.ErrUnavailable, sequence.ErrLeaseLost), errors.New("a bug"),
+func TestKind(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{sn.ErrVarMissing, "var_missing"},
+		{fmt.Errorf("store: %w", sequence.ErrUnavailable), "unavailable"},
+		{fmt.Errorf("%w: %w", sequence.ErrUnavailable, sequence.ErrLeaseLost), "lease_lost"},
+		{sequence.ErrClosed, "closed"},
+		{context.DeadlineExceeded, "cancelled"},
+		{errors.New("a bug"), "internal"},
 	} {
-		code, status := server.Classify(err)
-		if got := metrics.Kind(err); got != string(code) {
-			t.Errorf("Kind(%v) = %q; sn serve answers %q (%d)", err, got, code, status)
+		if got := metrics.Kind(c.err); got != c.want {
+			t.Errorf("Kind(%v) = %q, want %q", c.err, got, c.want)
 		}
 	}
 }
 
-// A Generator with metrics allocates nothing more per number than
-// without, beyond its Call.
+// A Generator with metrics allocates nothing more than without: Next its
+// string, Append nothing with room, for one number and for a batch.
 func TestAllocs(t *testing.T) {
 	m, err := metrics.New(prometheus.NewRegistry())
 	if err != nil {
@@ -276,17 +279,28 @@ func TestAllocs(t *testing.T) {
 	}
 	seq := sequence.NewMemory()
 	plain := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", seq))
-	counted := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", seq), m.Option("t"))
+	counted := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", seq), sn.WithName("t"), sn.WithMiddleware(m.Middleware()))
 	ctx := context.Background()
-	buf := make([]byte, 0, 64)
-	base := testing.AllocsPerRun(1000, func() { plain.AppendNext(ctx, buf, timeZero, nil) })
-	with := testing.AllocsPerRun(1000, func() { counted.AppendNext(ctx, buf, timeZero, nil) })
-	if base != 0 || with > 1 {
-		t.Errorf("AppendNext allocates %v times without metrics, %v with; want 0 and at most 1 (the Call)", base, with)
+	var bt sn.Batch
+	for _, g := range []*sn.Generator{plain, counted} {
+		for _, pin := range []struct {
+			name string
+			want float64
+			f    func()
+		}{
+			{"Next", 1, func() { g.Next(ctx) }},
+			{"Append", 0, func() { bt.Reset(); g.Append(ctx, &bt, sn.Request{}) }},
+			{"Append of 100", 0, func() { bt.Reset(); g.Append(ctx, &bt, sn.Request{N: 100}) }},
+		} {
+			pin.f()
+			if allocs := testing.AllocsPerRun(1000, pin.f); allocs != pin.want {
+				t.Errorf("%s (metrics %v) allocates %v times, want %v", pin.name, g == counted, allocs, pin.want)
+			}
+		}
 	}
 }
 
-// BenchmarkObserve measures AppendNext with and without metrics, side by
+// BenchmarkObserve measures Append with and without metrics, side by
 // side in interleaved rounds, so that the machine's load falls on both:
 //
 //	go test -run '^$' -bench Observe ./metrics
@@ -303,16 +317,17 @@ func BenchmarkObserve(b *testing.B) {
 		g    *sn.Generator
 	}{
 		{"plain", sn.MustNew("SN-@<seq, width=12>", sn.WithSequence("seq", seg))},
-		{"metrics", sn.MustNew("SN-@<seq, width=12>", sn.WithSequence("seq", seg), m.Option("t"))},
+		{"metrics", sn.MustNew("SN-@<seq, width=12>", sn.WithSequence("seq", seg), sn.WithName("t"), sn.WithMiddleware(m.Middleware()))},
 	}
 	for range 4 {
 		for _, c := range contenders {
 			b.Run(c.name, func(b *testing.B) {
 				b.ReportAllocs()
 				b.RunParallel(func(pb *testing.PB) {
-					buf := make([]byte, 0, 64)
+					var bt sn.Batch
 					for pb.Next() {
-						if _, err := c.g.AppendNext(ctx, buf, timeZero, nil); err != nil {
+						bt.Reset()
+						if err := c.g.Append(ctx, &bt, sn.Request{}); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -4,139 +4,22 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
+	"github.com/sngen/sn/wire"
 )
 
-// The bodies of requests and responses, as JSON.
-
-// NextRequest asks for numbers: POST /v1/templates/{name}/next, and
-// /preview for samples that draw nothing.
-type NextRequest struct {
-	// N is how many numbers, 1 to sn.MaxN; absent means 1, and 0 is
-	// refused (a client that sends the length of an empty list gets an
-	// error, not a number).
-	N int `json:"n,omitempty"`
-	// Vars are the per-call variables.
-	Vars map[string]string `json:"vars,omitempty"`
-	// At is the document's instant, RFC 3339; "" means the server's
-	// clock.
-	At string `json:"at,omitempty"`
-}
-
-// NextResponse is the numbers issued, in order.
-type NextResponse struct {
-	Numbers []string `json:"numbers"`
-}
-
-// NumberRequest names a number to validate or parse: POST
-// /v1/templates/{name}/validate and /parse.
-type NumberRequest struct {
-	Number string `json:"number"`
-}
-
-// ValidateResponse says whether a number is one the template prints. An
-// invalid number is not an error of the request: Valid is false and Error
-// says why (code invalid_number, with the part and positions).
-type ValidateResponse struct {
-	Valid bool   `json:"valid"`
-	Error *Error `json:"error,omitempty"`
-}
-
-// ParseResponse is a number read back: sn.Parsed.
-type ParseResponse struct {
-	Key string `json:"key"`
-	// Seq is a JSON string: above 2^53 a JSON number loses digits in
-	// JavaScript.
-	Seq   int64             `json:"seq,string"`
-	Vars  map[string]string `json:"vars,omitempty"`
-	Draws []Draw            `json:"draws"`
-}
-
-// Draw is the counter key and number of one sequence part: sn.Draw.
-type Draw struct {
-	Part   string `json:"part"`
-	Offset int    `json:"offset"`
-	Key    string `json:"key"`
-	Seq    int64  `json:"seq,string"` // a JSON string, as ParseResponse.Seq
-}
-
-// Template describes one template: GET /v1/templates lists them, GET
-// /v1/templates/{name} gives one with its parts (sn.Explanation).
-type Template struct {
-	Name     string `json:"name"`
-	Template string `json:"template"`
-	MaxLen   int    `json:"max_len"`
-	Regexp   string `json:"regexp"`
-	Parts    []Part `json:"parts,omitempty"`
-}
-
-// Part is one part of a template: sn.PartInfo.
-type Part struct {
-	Source  string `json:"source"`
-	Name    string `json:"name"`
-	Kind    string `json:"kind"`
-	Offset  int    `json:"offset"`
-	Order   string `json:"order"`
-	MaxLen  int    `json:"max_len"`
-	Pattern string `json:"pattern"`
-	Key     string `json:"key,omitempty"`
-}
-
-// TemplatesResponse lists the templates, by name.
-type TemplatesResponse struct {
-	Templates []Template `json:"templates"`
-}
-
-// Health is the answer of GET /readyz: ready when every store answers.
-type Health struct {
-	Ready  bool          `json:"ready"`
-	Stores []StoreHealth `json:"stores"`
-}
-
-// StoreHealth is one store's answer.
-type StoreHealth struct {
-	// Store says where the numbers are kept (passwords hidden).
-	Store string `json:"store"`
-	// Templates are the templates whose numbers come from the store.
-	Templates []string `json:"templates"`
-	OK        bool     `json:"ok"`
-	Error     string   `json:"error,omitempty"`
-	// Millis is how long the store took to answer.
-	Millis float64 `json:"millis"`
-}
-
-// ErrorResponse is the body of every response whose status is not 2xx.
-type ErrorResponse struct {
-	Error Error `json:"error"`
-}
-
-// Error is an error of a request: a stable Code (see [Code]), a message
-// for people and, where they apply, the field of the request at fault and,
-// for an invalid number, the template part and positions.
-type Error struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-	// Part is the template part an invalid number does not match, Offset
-	// its byte offset in the template, and Pos the byte offset in the
-	// number where the problem starts.
-	Part   string `json:"part,omitempty"`
-	Offset *int   `json:"offset,omitempty"`
-	Pos    *int   `json:"pos,omitempty"`
-}
-
-func parseResponse(p sn.Parsed) ParseResponse {
-	out := ParseResponse{Key: p.Key, Seq: p.Seq, Vars: p.Vars, Draws: make([]Draw, len(p.Draws))}
+func parseResponse(p sn.Parsed) wire.ParseResponse {
+	out := wire.ParseResponse{Key: p.Key, Seq: p.Seq, Vars: p.Vars, Draws: make([]wire.Draw, len(p.Draws))}
 	for i, d := range p.Draws {
-		out.Draws[i] = Draw(d)
+		out.Draws[i] = wire.Draw(d)
 	}
 	return out
 }
 
-func templateOf(name string, e sn.Explanation, parts bool) Template {
-	t := Template{Name: name, Template: e.Template, MaxLen: e.MaxLen, Regexp: e.Regexp}
+func templateOf(name string, e sn.Explanation, parts bool) wire.Template {
+	t := wire.Template{Name: name, Template: e.Template, MaxLen: e.MaxLen, Regexp: e.Regexp}
 	if parts {
 		for _, p := range e.Parts {
-			t.Parts = append(t.Parts, Part{Source: p.Source, Name: p.Name, Kind: p.Kind, Offset: p.Offset,
+			t.Parts = append(t.Parts, wire.Part{Source: p.Source, Name: p.Name, Kind: p.Kind, Offset: p.Offset,
 				Order: p.Order.String(), MaxLen: p.MaxLen, Pattern: p.Pattern, Key: p.Key})
 		}
 	}
@@ -149,118 +32,4 @@ func instant(at string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return time.Parse(time.RFC3339Nano, at)
-}
-
-// Monitor is the answer of GET /v1/monitor: what the monitor page at
-// /monitor shows, read when asked. Counts are since the server started;
-// the page turns them into rates between two readings.
-type Monitor struct {
-	Time      time.Time         `json:"time"`
-	Ready     bool              `json:"ready"`
-	Stores    []StoreHealth     `json:"stores"`
-	Templates []MonitorTemplate `json:"templates"`
-	// Series are the templates of the catalogs of the stores (every
-	// template ever drawn from them, by any process), by store, oldest
-	// first, at most MaxMonitorSeries; MoreSeries counts those left out.
-	Series     []MonitorSeries `json:"series"`
-	MoreSeries int             `json:"more_series"`
-}
-
-// MaxMonitorSeries bounds Monitor.Series.
-const MaxMonitorSeries = 200
-
-// MonitorSeries is one template of a store's catalog.
-type MonitorSeries struct {
-	// Store is the store whose catalog holds it, as in MonitorTemplate.
-	Store string `json:"store"`
-	// ID identifies what the template prints (sn series forget takes it).
-	ID string `json:"id"`
-	// Name is its name where it was first used, or "".
-	Name string `json:"name"`
-	// Template is its canonical text.
-	Template string `json:"template"`
-	// First is when it was first used, by the store's clock; By by whom.
-	First time.Time `json:"first"`
-	By    string    `json:"by"`
-}
-
-// MonitorTemplate is one template as the monitor sees it.
-type MonitorTemplate struct {
-	Name     string `json:"name"`
-	Template string `json:"template"`
-	// Store says where the numbers are kept (passwords hidden).
-	Store string `json:"store"`
-	// Issued counts the numbers issued through this server.
-	Issued int64 `json:"issued"`
-	// Errors counts the requests to issue that failed, by code: those
-	// the Generator refused and those refused before it (a bad body, n
-	// or at).
-	Errors map[Code]int64 `json:"errors"`
-	// ClientErrors and ServerErrors sum Errors by the status of their
-	// codes: below 500 (the request was wrong, or its client went away)
-	// and 500 or above (the server or its store failed).
-	ClientErrors int64 `json:"client_errors"`
-	ServerErrors int64 `json:"server_errors"`
-	// Blocks are the counters of the blocks under the template's
-	// sequence; null for a sequence that issues without blocks.
-	Blocks *Blocks `json:"blocks"`
-	// Keys are the counter keys held in memory, in key order, at most
-	// MaxMonitorKeys of them (which ones, when there are more, is
-	// unspecified); MoreKeys counts those left out.
-	Keys     []KeyState `json:"keys"`
-	MoreKeys int        `json:"more_keys"`
-	// Lease is the snowflake worker id's lease; null without one.
-	Lease *LeaseState `json:"lease"`
-}
-
-// MaxMonitorKeys bounds the keys of a MonitorTemplate.
-const MaxMonitorKeys = 100
-
-// Blocks count the block fetches of a template's stores (see
-// sequence.SegmentStats).
-type Blocks struct {
-	Fetches     int64 `json:"fetches"`
-	Errors      int64 `json:"errors"`
-	Waits       int64 `json:"waits"`
-	Late        int64 `json:"late"`
-	Regressions int64 `json:"regressions"`
-	// FetchMillis is the time spent fetching, in milliseconds: divided by
-	// Fetches, the store's mean latency.
-	FetchMillis float64 `json:"fetch_millis"`
-}
-
-// KeyState is one counter key of a Segment: the last number drawn, the
-// block it came from and the block fetched ahead. Numbers are the store's
-// counter values: under queued, the queue draws ahead of the callers;
-// under balanced, each member lists the key with its own counter, which
-// the template prints with the member's index in its low bits.
-type KeyState struct {
-	Key string `json:"key"`
-	// Last is the last number drawn from Block; 0 when none was. It is a
-	// JSON string, as are the ends of a Range: above 2^53 a JSON number
-	// loses digits in JavaScript.
-	Last     int64  `json:"last,string"`
-	Block    *Range `json:"block"`
-	Next     *Range `json:"next"`
-	Step     int64  `json:"step"`
-	Fetching bool   `json:"fetching"`
-	// Error is that of the last failed fetch, cleared by a success.
-	Error string `json:"error,omitempty"`
-}
-
-// Range is a block of numbers, both ends included.
-type Range struct {
-	First int64 `json:"first,string"`
-	Last  int64 `json:"last,string"`
-}
-
-// LeaseState is a snowflake Gen's hold on its worker id.
-type LeaseState struct {
-	Worker int64 `json:"worker"`
-	// Leased is false for a worker id given by hand.
-	Leased bool `json:"leased"`
-	// Valid is until when the Gen issues without another renewal.
-	Valid time.Time `json:"valid"`
-	OK    bool      `json:"ok"`
-	Error string    `json:"error,omitempty"`
 }

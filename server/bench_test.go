@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/metrics"
@@ -45,7 +46,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	set, err := cfg.Build(context.Background(), config.WithDir(b.TempDir()),
-		config.WithTemplateOptions(m.Options))
+		config.WithOptions(sn.WithMiddleware(m.Middleware())))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,8 +73,8 @@ func BenchmarkLoad(b *testing.B) {
 	for _, clients := range []int{1, 16, 64} {
 		for _, batch := range []int{1, 100, 1000} {
 			cs = append(cs,
-				contender{"library", clients, batch, func(n int) ([]string, error) { return local.NextNAt(ctx, n, time.Time{}, nil) }},
-				contender{"sn serve", clients, batch, func(n int) ([]string, error) { return remote.NextN(ctx, n) }})
+				contender{"library", clients, batch, func(n int) ([]string, error) { return local.Issue(ctx, sn.Request{N: n}) }},
+				contender{"sn serve", clients, batch, func(n int) ([]string, error) { return remote.Issue(ctx, client.Request{N: n}) }})
 		}
 	}
 	type result struct{ perNumber, p50, p99 []float64 }

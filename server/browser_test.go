@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sngen/sn/internal/redistest"
-	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 // browser starts a headless Chromium for the test, and returns its
@@ -120,7 +120,7 @@ func TestMonitorPageInBrowser(t *testing.T) {
 
 	// Numbers issued show as the key's last number within a refresh.
 	for range 3 {
-		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 7}, nil, auth...); st != 200 {
+		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", wire.NextRequest{N: 7}, nil, auth...); st != 200 {
 			t.Fatalf("next: %d", st)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/sngen/sn/expression"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 // failNext is the error the failing backend's sequence returns; nil
@@ -76,23 +77,23 @@ templates:
 	defer ts.Close()
 	for _, tc := range []struct {
 		err    error
-		code   server.Code
+		code   wire.Code
 		status int
 		retry  string // Retry-After of a 503
 	}{
-		{fmt.Errorf("%w: connection refused", sequence.ErrUnavailable), server.CodeUnavailable, 503, "1"},
-		{fmt.Errorf("%w: worker 3", sequence.ErrLeaseLost), server.CodeLeaseLost, 503, "1"},
-		{fmt.Errorf("%w: 2 s", sequence.ErrClockRollback), server.CodeClockRollback, 503, "1"},
-		{sequence.RetryAfter(fmt.Errorf("%w: 90.5 s behind", sequence.ErrClockRollback), 90500*time.Millisecond), server.CodeClockRollback, 503, "91"},
-		{fmt.Errorf("%w: 100 below 200", sequence.ErrRegressed), server.CodeRegressed, 503, "1"},
-		{sequence.ErrClosed, server.CodeClosed, 503, "1"},
-		{fmt.Errorf("%w: at its maximum", sequence.ErrExhausted), server.CodeExhausted, 409, ""},
-		{context.Canceled, server.CodeCancelled, 499, ""},
-		{errors.New("disk on fire"), server.CodeInternal, 500, ""},
+		{fmt.Errorf("%w: connection refused", sequence.ErrUnavailable), wire.CodeUnavailable, 503, "1"},
+		{fmt.Errorf("%w: worker 3", sequence.ErrLeaseLost), wire.CodeLeaseLost, 503, "1"},
+		{fmt.Errorf("%w: 2 s", sequence.ErrClockRollback), wire.CodeClockRollback, 503, "1"},
+		{sequence.RetryAfter(fmt.Errorf("%w: 90.5 s behind", sequence.ErrClockRollback), 90500*time.Millisecond), wire.CodeClockRollback, 503, "91"},
+		{fmt.Errorf("%w: 100 below 200", sequence.ErrRegressed), wire.CodeRegressed, 503, "1"},
+		{sequence.ErrClosed, wire.CodeClosed, 503, "1"},
+		{fmt.Errorf("%w: at its maximum", sequence.ErrExhausted), wire.CodeExhausted, 409, ""},
+		{context.Canceled, wire.CodeCancelled, 499, ""},
+		{errors.New("disk on fire"), wire.CodeInternal, 500, ""},
 	} {
 		failNext.Store(&tc.err)
-		var e server.ErrorResponse
-		st, hdr := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 2}, &e)
+		var e wire.ErrorResponse
+		st, hdr := call(t, ts, "POST", "/v1/templates/orders/next", wire.NextRequest{N: 2}, &e)
 		if st != tc.status || e.Error.Code != tc.code {
 			t.Errorf("%v: %d %s; want %d %s", tc.err, st, e.Error.Code, tc.status, tc.code)
 		}
@@ -101,11 +102,11 @@ templates:
 		}
 	}
 	failNext.Store(nil)
-	var e server.ErrorResponse
-	if st, _ := call(t, ts, "POST", "/v1/templates/buggy/next", nil, &e); st != 500 || e.Error.Code != server.CodeInternal {
+	var e wire.ErrorResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/buggy/next", nil, &e); st != 500 || e.Error.Code != wire.CodeInternal {
 		t.Errorf("a panicking expression: %d %+v; want 500 internal", st, e)
 	}
-	var ok server.NextResponse
+	var ok wire.NextResponse
 	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", nil, &ok); st != 200 || len(ok.Numbers) != 1 {
 		t.Errorf("after the failures: %d %+v", st, ok)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 // attackPage is a page of another origin that tries every way a page can
@@ -51,10 +52,10 @@ const attackPage = `<!doctype html><html><body>
 // control of TestCrossSiteInBrowser.
 func leaky(g *sn.Generator, issued *atomic.Int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req server.NextRequest
+		var req wire.NextRequest
 		json.NewDecoder(r.Body).Decode(&req)
 		n := max(req.N, 1)
-		nums, err := g.NextN(r.Context(), n)
+		nums, err := g.Issue(r.Context(), sn.Request{N: n})
 		if err == nil {
 			issued.Add(int64(len(nums)))
 		}
@@ -97,7 +98,7 @@ func TestCrossSiteInBrowser(t *testing.T) {
 			if err := chromedp.Do(wctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`body[data-done="1"]`))); err != nil {
 				t.Fatalf("the attack page: %v", err)
 			}
-			var mon server.Monitor
+			var mon wire.Monitor
 			if st, _ := call(t, ts, "GET", "/v1/monitor", nil, &mon); st != 200 {
 				t.Fatalf("monitor: %d", st)
 			}
@@ -129,8 +130,8 @@ func TestHostWithoutTokens(t *testing.T) {
 		}
 	}
 	for _, host := range []string{"evil.example", "evil.example:8080", "10.0.0.1", "localhost.evil.example", "127.0.0.1.nip.io"} {
-		var e server.ErrorResponse
-		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", "{}", &e, "Host", host); st != 403 || e.Error.Code != server.CodeForbidden {
+		var e wire.ErrorResponse
+		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", "{}", &e, "Host", host); st != 403 || e.Error.Code != wire.CodeForbidden {
 			t.Errorf("Host %s without tokens: %d %s; want 403 forbidden", host, st, e.Error.Code)
 		}
 	}
@@ -150,24 +151,24 @@ func TestHostileRequests(t *testing.T) {
 		body   string
 		header []string
 		status int
-		code   server.Code
+		code   wire.Code
 		field  string
 	}{
-		{"n of 0", `{"n": 0}`, nil, 400, server.CodeTooMany, "n"},
-		{"a field in another case", `{"N": 3}`, nil, 400, server.CodeBadRequest, "N"},
-		{"vars in another case", `{"Vars": {"customer": "ACME"}}`, nil, 400, server.CodeBadRequest, "Vars"},
-		{"text/plain", `{"n": 1}`, []string{"Content-Type", "text/plain"}, 415, server.CodeMediaType, ""},
-		{"no content type", `{"n": 1}`, []string{"Content-Type", ""}, 415, server.CodeMediaType, ""},
-		{"a cross-site browser", `{"n": 1}`, []string{"Sec-Fetch-Site", "cross-site"}, 403, server.CodeForbidden, ""},
-		{"another origin", `{"n": 1}`, []string{"Origin", "https://evil.example"}, 403, server.CodeForbidden, ""},
-		{"invalid UTF-8", "{\"vars\": {\"customer\": \"AC\xffME\"}}", nil, 400, server.CodeBadRequest, ""},
+		{"n of 0", `{"n": 0}`, nil, 400, wire.CodeTooMany, "n"},
+		{"a field in another case", `{"N": 3}`, nil, 400, wire.CodeBadRequest, "N"},
+		{"vars in another case", `{"Vars": {"customer": "ACME"}}`, nil, 400, wire.CodeBadRequest, "Vars"},
+		{"text/plain", `{"n": 1}`, []string{"Content-Type", "text/plain"}, 415, wire.CodeMediaType, ""},
+		{"no content type", `{"n": 1}`, []string{"Content-Type", ""}, 415, wire.CodeMediaType, ""},
+		{"a cross-site browser", `{"n": 1}`, []string{"Sec-Fetch-Site", "cross-site"}, 403, wire.CodeForbidden, ""},
+		{"another origin", `{"n": 1}`, []string{"Origin", "https://evil.example"}, 403, wire.CodeForbidden, ""},
+		{"invalid UTF-8", "{\"vars\": {\"customer\": \"AC\xffME\"}}", nil, 400, wire.CodeBadRequest, ""},
 		{"lower-case bearer", `{"n": 1}`, []string{"Authorization", "bearer " + testToken}, 200, "", ""},
-		{"null", `null`, nil, 400, server.CodeBadRequest, ""},
-		{"a list", `[{"n": 1}]`, nil, 400, server.CodeBadRequest, ""},
-		{"a field twice", `{"n": 2, "n": null}`, nil, 400, server.CodeBadRequest, ""},
+		{"null", `null`, nil, 400, wire.CodeBadRequest, ""},
+		{"a list", `[{"n": 1}]`, nil, 400, wire.CodeBadRequest, ""},
+		{"a field twice", `{"n": 2, "n": null}`, nil, 400, wire.CodeBadRequest, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var e server.ErrorResponse
+			var e wire.ErrorResponse
 			st, h := call(t, ts, "POST", "/v1/templates/orders/next", tt.body, &e, append(append([]string{}, auth...), tt.header...)...)
 			if st != tt.status || e.Error.Code != tt.code || e.Error.Field != tt.field {
 				t.Errorf("%d %s field %q (%s); want %d %s field %q", st, e.Error.Code, e.Error.Field, e.Error.Message, tt.status, tt.code, tt.field)
@@ -186,14 +187,14 @@ templates:
   notes: {template: "N-@<memo>-@<seq, key=memo>"}
 `, server.Options{})
 	for _, v := range []string{"A\u202eB", "A\x00B", "A\u2066B", "A\nB", "A\u200bB", "vis\u034f", "vis\ufe0f", "vis\u3164", "vis\u2800", strings.Repeat("A", 257), strings.Repeat("A", 1<<19)} {
-		var e server.ErrorResponse
+		var e wire.ErrorResponse
 		body, _ := json.Marshal(map[string]any{"vars": map[string]string{"memo": v}})
 		st, _ := call(t, notes, "POST", "/v1/templates/notes/next", string(body), &e)
-		if st != 400 || e.Error.Code != server.CodeVarInvalid || len(e.Error.Message) > 400 {
+		if st != 400 || e.Error.Code != wire.CodeVarInvalid || len(e.Error.Message) > 400 {
 			t.Errorf("memo %.20q (%d bytes): %d %s %.100q (%d bytes); want 400 var_invalid, a short message", v, len(v), st, e.Error.Code, e.Error.Message, len(e.Error.Message))
 		}
 	}
-	var mon server.Monitor
+	var mon wire.Monitor
 	call(t, notes, "GET", "/v1/monitor", nil, &mon)
 	if b, _ := json.Marshal(mon); len(b) > 10_000 || mon.Templates[0].Issued != 0 {
 		t.Errorf("after the refused values: %d numbers issued, a monitor answer of %d bytes", mon.Templates[0].Issued, len(b))
@@ -201,8 +202,8 @@ templates:
 	// A path that is not clean is not found, not redirected (the mux
 	// would answer 307 before asking for a token).
 	for _, p := range []string{"//v1/templates", "/v1/./templates", "/v1/templates/", "/v1/../v1/templates"} {
-		var e server.ErrorResponse
-		if st, h := call(t, ts, "GET", p, nil, &e); st != 404 || e.Error.Code != server.CodeNotFound || h.Get("Location") != "" {
+		var e wire.ErrorResponse
+		if st, h := call(t, ts, "GET", p, nil, &e); st != 404 || e.Error.Code != wire.CodeNotFound || h.Get("Location") != "" {
 			t.Errorf("GET %s: %d %s, Location %q; want 404 not_found", p, st, e.Error.Code, h.Get("Location"))
 		}
 	}
@@ -229,7 +230,7 @@ store: {backend: bolt, path: sn.db}
 templates:
   big: {template: "B@<seq>", floor: 9007199254740993}
 `, server.Options{})
-	var out server.NextResponse
+	var out wire.NextResponse
 	if st, _ := call(t, ts, "POST", "/v1/templates/big/next", "{}", &out); st != 200 || len(out.Numbers) != 1 {
 		t.Fatalf("next: %d %v", st, out)
 	}

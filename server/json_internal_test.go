@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/sngen/sn/wire"
 )
 
 // Numbers written by hand read back as encoding/json reads them, whatever
@@ -11,13 +13,8 @@ import (
 func TestReplyBatch(t *testing.T) {
 	nums := []string{"SN-00000001-8", `a"b`, `back\slash`, "é/ü", "\x01\n", "<&>", ""}
 	rec := httptest.NewRecorder()
-	bt := getBatch()
-	for _, n := range nums {
-		bt.b = append(bt.b, n...)
-		bt.ends = append(bt.ends, len(bt.b))
-	}
-	replyBatch(rec, bt)
-	var got NextResponse
+	replyBatch(rec, strs(nums))
+	var got wire.NextResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatalf("%v in %s", err, rec.Body)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/sngen/sn/wire"
 )
 
 // Limits bound what clients may hold of a server's connections. The zero
@@ -213,12 +215,12 @@ func (c *limitedConn) Write(b []byte) (int, error) {
 		return c.Conn.Write(b)
 	}
 	line := string(status[len("HTTP/1.1 "):])
-	code, msg := CodeBadRequest, string(rest)
+	code, msg := wire.CodeBadRequest, string(rest)
 	switch {
 	case bytes.HasPrefix(status, []byte("HTTP/1.1 431")):
-		code, msg = CodeTooLarge, fmt.Sprintf("the request's header is over %d bytes", MaxHeaderBytes)
+		code, msg = wire.CodeTooLarge, fmt.Sprintf("the request's header is over %d bytes", MaxHeaderBytes)
 	case bytes.HasPrefix(status, []byte("HTTP/1.1 5")): // 501 for a transfer encoding, 505 for a version net/http does not speak
-		code = CodeBadRequest
+		code = wire.CodeBadRequest
 	}
 	body := fmt.Sprintf(`{"error":{"code":%q,"message":%q}}`+"\n", code, msg)
 	out := fmt.Sprintf("HTTP/1.1 %s\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", line, len(body), body)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 // serveLimited serves the Set of start with HTTPServer on a listener from
@@ -89,7 +90,7 @@ func TestIdleAndSlowClients(t *testing.T) {
 				answers["no answer"]++
 				return
 			}
-			var e server.ErrorResponse
+			var e wire.ErrorResponse
 			json.NewDecoder(resp.Body).Decode(&e)
 			answers[fmt.Sprintf("%d %s", resp.StatusCode, e.Error.Code)]++
 		})
@@ -148,8 +149,8 @@ func TestMalformedRequestIsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e server.ErrorResponse
-	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != 400 || e.Error.Code != server.CodeBadRequest || resp.Header.Get("Content-Type") != "application/json" {
+	var e wire.ErrorResponse
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != 400 || e.Error.Code != wire.CodeBadRequest || resp.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("a malformed request: %d %s %+v (%v)", resp.StatusCode, resp.Header.Get("Content-Type"), e, err)
 	}
 }

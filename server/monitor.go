@@ -11,6 +11,7 @@ import (
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/snowflake"
+	"github.com/sngen/sn/wire"
 )
 
 // counts are what the server counts of a template: numbers issued and
@@ -18,11 +19,11 @@ import (
 type counts struct {
 	issued atomic.Int64
 	mu     sync.Mutex
-	errs   map[Code]int64
+	errs   map[wire.Code]int64
 }
 
 // failed counts a failed request to issue.
-func (c *counts) failed(code Code) {
+func (c *counts) failed(code wire.Code) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.errs[code]++
@@ -44,7 +45,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 // metrics serves Options.Metrics, or 404 without them.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Metrics == nil {
-		s.fail(w, Error{Code: CodeNotFound, Message: "this server exports no metrics"}, http.StatusNotFound)
+		s.fail(w, wire.Error{Code: wire.CodeNotFound, Message: "this server exports no metrics"}, http.StatusNotFound)
 		return
 	}
 	s.opts.Metrics.ServeHTTP(w, r)
@@ -53,11 +54,11 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 // monitor answers GET /v1/monitor.
 func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 	h := s.health(r)
-	m := Monitor{Time: time.Now().UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []MonitorTemplate{}}
+	m := wire.Monitor{Time: time.Now().UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []wire.MonitorTemplate{}}
 	for _, name := range s.set.Names() {
 		g, _ := s.set.Get(name)
 		store, _ := s.set.Store(name)
-		mt := MonitorTemplate{Name: name, Template: g.String(), Store: store, Keys: []KeyState{}, Errors: map[Code]int64{}}
+		mt := wire.MonitorTemplate{Name: name, Template: g.String(), Store: store, Keys: []wire.KeyState{}, Errors: map[wire.Code]int64{}}
 		c := s.counts[name]
 		mt.Issued = c.issued.Load()
 		c.mu.Lock()
@@ -75,21 +76,21 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 		sequence.Walk(seq, func(g sequence.Gen) {
 			switch g := g.(type) {
 			case *sequence.Segment:
-				st := mt.addSegment(g)
+				st := addSegment(&mt, g)
 				if blocks != nil {
 					st = blocks.Add(st)
 				}
 				blocks = &st
 			case *snowflake.Gen:
 				li := g.LeaseInfo()
-				mt.Lease = &LeaseState{Worker: li.Worker, Leased: li.Leased, Valid: li.Valid, OK: li.Err == nil}
+				mt.Lease = &wire.LeaseState{Worker: li.Worker, Leased: li.Leased, Valid: li.Valid, OK: li.Err == nil}
 				if li.Err != nil {
 					mt.Lease.Error = li.Err.Error()
 				}
 			}
 		})
 		if blocks != nil {
-			mt.Blocks = &Blocks{
+			mt.Blocks = &wire.Blocks{
 				Fetches: blocks.Fetches, Errors: blocks.Errors, Waits: blocks.Waits, Late: blocks.Late,
 				Regressions: blocks.Regressions, FetchMillis: float64(blocks.FetchTime.Microseconds()) / 1000,
 			}
@@ -110,8 +111,8 @@ const seriesTimeout = 2 * time.Second
 // series returns the templates of the catalogs of the Set's stores, each
 // store once, at most MaxMonitorSeries, and how many were left out. A
 // catalog that cannot be read is left out: /readyz reports its store.
-func (s *Server) series(ctx context.Context) ([]MonitorSeries, int) {
-	out := []MonitorSeries{}
+func (s *Server) series(ctx context.Context) ([]wire.MonitorSeries, int) {
+	out := []wire.MonitorSeries{}
 	more := 0
 	seen := map[string]bool{}
 	listed := map[string]bool{} // entries of a catalog two stores of the config share (one Redis), once
@@ -133,7 +134,7 @@ func (s *Server) series(ctx context.Context) ([]MonitorSeries, int) {
 					continue
 				}
 				listed[id] = true
-				if len(out) == MaxMonitorSeries {
+				if len(out) == wire.MaxMonitorSeries {
 					more++
 					continue
 				}
@@ -145,7 +146,7 @@ func (s *Server) series(ctx context.Context) ([]MonitorSeries, int) {
 				if first.Year() < 0 || first.Year() > 9999 { // not a time JSON can carry: a corrupt row
 					first = time.Time{}
 				}
-				out = append(out, MonitorSeries{Store: store, ID: e.ID, Name: e.Name, Template: sp, First: first, By: e.By})
+				out = append(out, wire.MonitorSeries{Store: store, ID: e.ID, Name: e.Name, Template: sp, First: first, By: e.By})
 			}
 			break // a store's catalogs are one
 		}
@@ -154,10 +155,10 @@ func (s *Server) series(ctx context.Context) ([]MonitorSeries, int) {
 }
 
 // addSegment adds a Segment's keys to mt, and returns its counters.
-func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) sequence.SegmentStats {
+func addSegment(mt *wire.MonitorTemplate, seg *sequence.Segment) sequence.SegmentStats {
 	st := seg.Stats()
 	var keys []string
-	if room := MaxMonitorKeys - len(mt.Keys); room > 0 {
+	if room := wire.MaxMonitorKeys - len(mt.Keys); room > 0 {
 		keys = seg.Keys(room)
 	}
 	mt.MoreKeys += max(0, int(st.Keys)-len(keys))
@@ -166,15 +167,15 @@ func (mt *MonitorTemplate) addSegment(seg *sequence.Segment) sequence.SegmentSta
 		if !ok {
 			continue // released since Keys
 		}
-		k := KeyState{Key: key, Step: ks.Step, Fetching: ks.Fetching}
+		k := wire.KeyState{Key: key, Step: ks.Step, Fetching: ks.Fetching}
 		if ks.Current.First > 0 && ks.Current.Len() > 0 { // {0, 0} is no block
-			k.Block = &Range{ks.Current.First, ks.Current.Last}
+			k.Block = &wire.Range{First: ks.Current.First, Last: ks.Current.Last}
 			if ks.Issued > 0 {
 				k.Last = ks.Current.First + ks.Issued - 1
 			}
 		}
 		if ks.Next.First > 0 && ks.Next.Len() > 0 {
-			k.Next = &Range{ks.Next.First, ks.Next.Last}
+			k.Next = &wire.Range{First: ks.Next.First, Last: ks.Next.Last}
 		}
 		if ks.LastError != nil {
 			k.Error = ks.LastError.Error()

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/wire"
 )
 
 // A template over several Segments (balanced) lists at most
 // MaxMonitorKeys keys in all, and counts the others.
 func TestMonitorKeysBound(t *testing.T) {
-	var mt MonitorTemplate
+	var mt wire.MonitorTemplate
 	for s := range 3 {
 		seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
 		defer seg.Close()
@@ -20,9 +21,9 @@ func TestMonitorKeysBound(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		mt.addSegment(seg)
+		addSegment(&mt, seg)
 	}
-	if len(mt.Keys) != MaxMonitorKeys || mt.MoreKeys != 3*70-MaxMonitorKeys {
-		t.Errorf("%d keys listed and %d more; want %d and %d", len(mt.Keys), mt.MoreKeys, MaxMonitorKeys, 3*70-MaxMonitorKeys)
+	if len(mt.Keys) != wire.MaxMonitorKeys || mt.MoreKeys != 3*70-wire.MaxMonitorKeys {
+		t.Errorf("%d keys listed and %d more; want %d and %d", len(mt.Keys), mt.MoreKeys, wire.MaxMonitorKeys, 3*70-wire.MaxMonitorKeys)
 	}
 }

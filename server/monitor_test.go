@@ -12,12 +12,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/sequence/redisseq"
 	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -55,13 +57,13 @@ templates:
 		t.Fatal(err)
 	}
 	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()),
-		config.WithTemplateOptions(m.Options))
+		config.WithOptions(sn.WithMiddleware(m.Middleware())))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { set.Close() })
 	s, err := server.New(set, server.Options{Tokens: tokens, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
-		OnReject: func(template string, code server.Code) { m.Reject(template, string(code)) }})
+		OnReject: func(template string, code wire.Code) { m.Reject(template, string(code)) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +78,14 @@ func TestMonitor(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	ts := startRedis(t, srv)
 	for range 3 {
-		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 4}, nil); st != 200 {
+		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", wire.NextRequest{N: 4}, nil); st != 200 {
 			t.Fatalf("next: %d", st)
 		}
 	}
-	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", server.NextRequest{Vars: map[string]string{"customer": "ACME"}}, nil); st != 200 {
+	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", wire.NextRequest{Vars: map[string]string{"customer": "ACME"}}, nil); st != 200 {
 		t.Fatalf("next: %d", st)
 	}
-	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", server.NextRequest{}, nil); st != 400 {
+	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", wire.NextRequest{}, nil); st != 400 {
 		t.Fatalf("next without customer: %d", st)
 	}
 	for _, body := range []string{`{"n": -1}`, `{"at": "yesterday"}`, `{"n": "2"}`, `{"vars": {"customer": "ACME", "custmer": "X"}}`} {
@@ -91,7 +93,7 @@ func TestMonitor(t *testing.T) {
 			t.Fatalf("next with %s: %d", body, st)
 		}
 	}
-	var mon server.Monitor
+	var mon wire.Monitor
 	if st, _ := call(t, ts, "GET", "/v1/monitor", nil, &mon); st != 200 {
 		t.Fatalf("GET /v1/monitor: %d", st)
 	}
@@ -108,7 +110,7 @@ func TestMonitor(t *testing.T) {
 	if k := orders.Keys[0]; k.Last != 12 || k.Block == nil || k.Block.First > 12 || k.Block.Last < 12 || k.Step == 0 {
 		t.Errorf("orders' key: %+v", k)
 	}
-	if tickets.Issued != 1 || tickets.Errors[server.CodeVarMissing] != 1 || tickets.Errors[server.CodeTooMany] != 1 || tickets.Errors[server.CodeInstant] != 1 || tickets.Errors[server.CodeBadRequest] != 1 || tickets.Errors[server.CodeVarInvalid] != 1 || len(tickets.Keys) != 1 || tickets.Keys[0].Last != 1 {
+	if tickets.Issued != 1 || tickets.Errors[wire.CodeVarMissing] != 1 || tickets.Errors[wire.CodeTooMany] != 1 || tickets.Errors[wire.CodeInstant] != 1 || tickets.Errors[wire.CodeBadRequest] != 1 || tickets.Errors[wire.CodeVarInvalid] != 1 || len(tickets.Keys) != 1 || tickets.Keys[0].Last != 1 {
 		t.Errorf("tickets: %+v", tickets)
 	}
 	if tickets.ClientErrors != 5 || tickets.ServerErrors != 0 {
@@ -148,7 +150,7 @@ func TestMetricsAndPage(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	ts := startRedis(t, srv, testToken)
 	auth := []string{"Authorization", "Bearer " + testToken}
-	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 7}, nil, auth...); st != 200 {
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", wire.NextRequest{N: 7}, nil, auth...); st != 200 {
 		t.Fatalf("next: %d", st)
 	}
 	if st, _ := call(t, ts, "GET", "/metrics", nil, nil); st != 401 {
@@ -171,8 +173,8 @@ func TestMetricsAndPage(t *testing.T) {
 	}
 
 	plain, _ := start(t, server.Options{})
-	var e server.ErrorResponse
-	if st, _ := call(t, plain, "GET", "/metrics", nil, &e); st != 404 || e.Error.Code != server.CodeNotFound {
+	var e wire.ErrorResponse
+	if st, _ := call(t, plain, "GET", "/metrics", nil, &e); st != 404 || e.Error.Code != wire.CodeNotFound {
 		t.Errorf("GET /metrics without metrics: %d %+v", st, e)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 // openapi is the part of the document the test reads.
@@ -56,12 +57,12 @@ func TestOpenAPIInStep(t *testing.T) {
 
 	// Each schema has the JSON fields of its Go type.
 	for name, v := range map[string]any{
-		"NextRequest": server.NextRequest{}, "NextResponse": server.NextResponse{}, "NumberRequest": server.NumberRequest{},
-		"ValidateResponse": server.ValidateResponse{}, "ParseResponse": server.ParseResponse{}, "Draw": server.Draw{},
-		"Template": server.Template{}, "Part": server.Part{}, "TemplatesResponse": server.TemplatesResponse{},
-		"Health": server.Health{}, "StoreHealth": server.StoreHealth{}, "ErrorResponse": server.ErrorResponse{}, "Error": server.Error{},
-		"Monitor": server.Monitor{}, "MonitorTemplate": server.MonitorTemplate{}, "Blocks": server.Blocks{}, "KeyState": server.KeyState{},
-		"Range": server.Range{}, "LeaseState": server.LeaseState{}, "MonitorSeries": server.MonitorSeries{},
+		"NextRequest": wire.NextRequest{}, "NextResponse": wire.NextResponse{}, "NumberRequest": wire.NumberRequest{},
+		"ValidateResponse": wire.ValidateResponse{}, "ParseResponse": wire.ParseResponse{}, "Draw": wire.Draw{},
+		"Template": wire.Template{}, "Part": wire.Part{}, "TemplatesResponse": wire.TemplatesResponse{},
+		"Health": wire.Health{}, "StoreHealth": wire.StoreHealth{}, "ErrorResponse": wire.ErrorResponse{}, "Error": wire.Error{},
+		"Monitor": wire.Monitor{}, "MonitorTemplate": wire.MonitorTemplate{}, "Blocks": wire.Blocks{}, "KeyState": wire.KeyState{},
+		"Range": wire.Range{}, "LeaseState": wire.LeaseState{}, "MonitorSeries": wire.MonitorSeries{},
 	} {
 		schema, ok := doc.Components.Schemas[name]
 		if !ok {
@@ -84,9 +85,9 @@ func TestOpenAPIInStep(t *testing.T) {
 		t.Errorf("%d schemas; the test checks 20: add the new ones", len(doc.Components.Schemas))
 	}
 
-	// The error codes: every Code constant in codes.go, and no other.
+	// The error codes: every Code constant in wire/codes.go, and no other.
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "codes.go", nil, 0)
+	f, err := parser.ParseFile(fset, "../wire/codes.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +106,10 @@ func TestOpenAPIInStep(t *testing.T) {
 	slices.Sort(codes)
 	slices.Sort(documentedCodes)
 	if len(codes) < 10 {
-		t.Fatalf("found %d codes in codes.go: the test no longer reads it", len(codes))
+		t.Fatalf("found %d codes in wire/codes.go: the test no longer reads it", len(codes))
 	}
 	if diff := cmp.Diff(codes, documentedCodes); diff != "" {
-		t.Errorf("codes in codes.go (-) and documented (+):\n%s", diff)
+		t.Errorf("codes in wire/codes.go (-) and documented (+):\n%s", diff)
 	}
 }
 

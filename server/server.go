@@ -49,6 +49,7 @@ import (
 	"github.com/sngen/sn/internal/batchjson"
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/wire"
 )
 
 // DefaultMaxBody is the default for [Options.MaxBody].
@@ -76,7 +77,7 @@ type Options struct {
 	// at or variable): the errors of the Generator's own calls are seen by
 	// its observers (package metrics), these are not. sn serve counts them
 	// in sn_errors_total.
-	OnReject func(template string, code Code)
+	OnReject func(template string, code wire.Code)
 }
 
 // Server is an http.Handler serving a config.Set. It does not own the
@@ -113,7 +114,7 @@ func New(set *config.Set, opts Options) (*Server, error) {
 	}
 	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}, vars: map[string]map[string]bool{}}
 	for _, name := range set.Names() {
-		s.counts[name] = &counts{errs: map[Code]int64{}}
+		s.counts[name] = &counts{errs: map[wire.Code]int64{}}
 		g, _ := set.Get(name)
 		s.vars[name] = map[string]bool{}
 		for _, v := range g.Vars() {
@@ -193,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if v := recover(); v != nil {
 			s.opts.Logger.Error("server: a handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v)
 			if !rw.wrote {
-				s.fail(rw, Error{Code: CodeInternal, Message: fmt.Sprintf("server: internal error: %v", v)}, http.StatusInternalServerError)
+				s.fail(rw, wire.Error{Code: wire.CodeInternal, Message: fmt.Sprintf("server: internal error: %v", v)}, http.StatusInternalServerError)
 			}
 		}
 		s.log(r, rw, time.Since(start))
@@ -203,26 +204,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Without tokens the server trusts whoever reaches it, which
 		// must be this machine: a page whose name resolves here (DNS
 		// rebinding) sends its own Host.
-		s.fail(rw, Error{Code: CodeForbidden, Message: fmt.Sprintf("Host %s: a server without tokens answers only loopback names (localhost, 127.0.0.1, [::1]); give it tokens to serve other names", quote(r.Host))}, http.StatusForbidden)
+		s.fail(rw, wire.Error{Code: wire.CodeForbidden, Message: fmt.Sprintf("Host %s: a server without tokens answers only loopback names (localhost, 127.0.0.1, [::1]); give it tokens to serve other names", quote(r.Host))}, http.StatusForbidden)
 		return
 	}
 	if err := crossOrigin.Check(r); err != nil {
-		s.fail(rw, Error{Code: CodeForbidden, Message: "a cross-origin request from a browser (Sec-Fetch-Site or Origin): refused, so that no web page can issue numbers"}, http.StatusForbidden)
+		s.fail(rw, wire.Error{Code: wire.CodeForbidden, Message: "a cross-origin request from a browser (Sec-Fetch-Site or Origin): refused, so that no web page can issue numbers"}, http.StatusForbidden)
 		return
 	}
 	if r.Method == http.MethodPost && !jsonContent(r.Header.Get("Content-Type")) {
-		s.fail(rw, Error{Code: CodeMediaType, Message: fmt.Sprintf("Content-Type %s: want application/json", quote(r.Header.Get("Content-Type")))}, http.StatusUnsupportedMediaType)
+		s.fail(rw, wire.Error{Code: wire.CodeMediaType, Message: fmt.Sprintf("Content-Type %s: want application/json", quote(r.Header.Get("Content-Type")))}, http.StatusUnsupportedMediaType)
 		return
 	}
 	if p := r.URL.Path; p == "" || p[0] != '/' || path.Clean(p) != p {
 		// The mux would redirect to the clean path, before any token is
 		// asked for: a path is asked for as the API spells it.
-		s.fail(rw, Error{Code: CodeNotFound, Message: fmt.Sprintf("%s %s: no such path (paths are written clean: no //, /./ or trailing /)", r.Method, quote(p))}, http.StatusNotFound)
+		s.fail(rw, wire.Error{Code: wire.CodeNotFound, Message: fmt.Sprintf("%s %s: no such path (paths are written clean: no //, /./ or trailing /)", r.Method, quote(p))}, http.StatusNotFound)
 		return
 	}
 	if (strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics") && !s.authorized(r) {
 		rw.Header().Set("WWW-Authenticate", `Bearer realm="sn"`)
-		s.fail(rw, Error{Code: CodeUnauthorized, Message: "a bearer token is needed: Authorization: Bearer TOKEN"}, http.StatusUnauthorized)
+		s.fail(rw, wire.Error{Code: wire.CodeUnauthorized, Message: "a bearer token is needed: Authorization: Bearer TOKEN"}, http.StatusUnauthorized)
 		return
 	}
 	h, pattern := s.mux.Handler(r)
@@ -234,10 +235,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rw.Header().Set("Allow", allow)
 		}
 		if probe.status == http.StatusMethodNotAllowed {
-			s.fail(rw, Error{Code: CodeMethod, Message: fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow"))}, http.StatusMethodNotAllowed)
+			s.fail(rw, wire.Error{Code: wire.CodeMethod, Message: fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow"))}, http.StatusMethodNotAllowed)
 			return
 		}
-		s.fail(rw, Error{Code: CodeNotFound, Message: fmt.Sprintf("%s %s: no such path", r.Method, r.URL.Path)}, http.StatusNotFound)
+		s.fail(rw, wire.Error{Code: wire.CodeNotFound, Message: fmt.Sprintf("%s %s: no such path", r.Method, r.URL.Path)}, http.StatusNotFound)
 		return
 	}
 	if r.Body != nil {
@@ -322,13 +323,13 @@ func (s *Server) generator(w http.ResponseWriter, r *http.Request) (string, *sn.
 		if names := s.set.Names(); len(names) > 0 {
 			msg += " (templates: " + strings.Join(names, ", ") + ")"
 		}
-		s.fail(w, Error{Code: CodeNotFound, Message: msg, Field: "name"}, http.StatusNotFound)
+		s.fail(w, wire.Error{Code: wire.CodeNotFound, Message: msg, Field: "name"}, http.StatusNotFound)
 	}
 	return name, g, ok
 }
 
 func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
-	out := TemplatesResponse{Templates: []Template{}}
+	out := wire.TemplatesResponse{Templates: []wire.Template{}}
 	for _, name := range s.set.Names() {
 		g, _ := s.set.Get(name)
 		out.Templates = append(out.Templates, templateOf(name, g.Explain(), false))
@@ -354,20 +355,20 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	if !ok {
 		return
 	}
-	failed := func(code Code) {
+	failed := func(code wire.Code) {
 		if !preview {
 			s.counts[name].failed(code)
 		}
 	}
 	// rejected is failed for a request refused before the Generator saw
 	// it, which its observers do not count.
-	rejected := func(code Code) {
+	rejected := func(code wire.Code) {
 		failed(code)
 		if !preview && s.opts.OnReject != nil {
 			s.opts.OnReject(name, code)
 		}
 	}
-	var req NextRequest
+	var req wire.NextRequest
 	present, code := s.decode(w, r, &req)
 	if code != "" {
 		rejected(code)
@@ -375,8 +376,8 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	}
 	at, err := instant(req.At)
 	if err != nil {
-		s.fail(w, Error{Code: CodeInstant, Message: fmt.Sprintf("at %q: want an RFC 3339 instant such as 2024-05-01T10:00:00Z", req.At), Field: "at"}, http.StatusBadRequest)
-		rejected(CodeInstant)
+		s.fail(w, wire.Error{Code: wire.CodeInstant, Message: fmt.Sprintf("at %q: want an RFC 3339 instant such as 2024-05-01T10:00:00Z", req.At), Field: "at"}, http.StatusBadRequest)
+		rejected(wire.CodeInstant)
 		return
 	}
 	if unused := s.unusedVars(name, req.Vars); len(unused) > 0 {
@@ -392,42 +393,34 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		if len(unused) > 5 {
 			shown = append(shown, fmt.Sprintf("and %d more", len(unused)-5))
 		}
-		s.fail(w, Error{Code: CodeVarInvalid, Message: fmt.Sprintf("vars: %s: not a variable of template %s, which reads: %s", strings.Join(shown, ", "), quote(name), reads), Field: "vars." + unused[0][:min(len(unused[0]), 64)]}, http.StatusBadRequest)
-		rejected(CodeVarInvalid)
+		s.fail(w, wire.Error{Code: wire.CodeVarInvalid, Message: fmt.Sprintf("vars: %s: not a variable of template %s, which reads: %s", strings.Join(shown, ", "), quote(name), reads), Field: "vars." + unused[0][:min(len(unused[0]), 64)]}, http.StatusBadRequest)
+		rejected(wire.CodeVarInvalid)
 		return
 	}
-	n := req.N
-	if !present["n"] {
-		n = 1
-	}
-	switch {
-	case n < 1 || n > sn.MaxN:
-		s.fail(w, Error{Code: CodeTooMany, Message: fmt.Sprintf("n %d: want 1 to %d", n, sn.MaxN), Field: "n"}, http.StatusBadRequest)
-		rejected(CodeTooMany)
+	if present["n"] && (req.N < 1 || req.N > sn.MaxN) {
+		s.fail(w, wire.Error{Code: wire.CodeTooMany, Message: fmt.Sprintf("n %d: want 1 to %d", req.N, sn.MaxN), Field: "n"}, http.StatusBadRequest)
+		rejected(wire.CodeTooMany)
 		return
 	}
-	vars := sn.Vars(req.Vars)
-	bt := getBatch()
-	defer putBatch(bt)
+	sr := sn.Request{N: req.N, At: at, Vars: req.Vars}
 	if preview {
-		var nums []string
-		nums, err = g.Preview(r.Context(), n, at, vars)
-		for _, num := range nums {
-			bt.b = append(bt.b, num...)
-			bt.ends = append(bt.ends, len(bt.b))
+		nums, err := g.Preview(r.Context(), sr)
+		if err != nil {
+			failed(s.error(w, err))
+			return
 		}
-	} else {
-		bt.b, bt.ends, err = g.AppendNextN(r.Context(), bt.b, bt.ends, n, at, vars)
+		replyBatch(w, strs(nums))
+		return
 	}
-	if err != nil {
+	bt := batches.Get().(*sn.Batch)
+	defer putBatch(bt)
+	if err := g.Append(r.Context(), bt, sr); err != nil {
 		// Numbers issued before the error are gaps: the caller gets an
 		// error, and never learns them.
 		failed(s.error(w, err))
 		return
 	}
-	if !preview {
-		s.counts[name].issued.Add(int64(len(bt.ends)))
-	}
+	s.counts[name].issued.Add(int64(bt.Len()))
 	replyBatch(w, bt)
 }
 
@@ -444,51 +437,50 @@ func (s *Server) unusedVars(name string, vars map[string]string) []string {
 	return out
 }
 
-// batch is a batch of numbers as Generator.AppendNextN appends them: one
-// after another in b, number i ending at ends[i].
-type batch struct {
-	b    []byte
-	ends []int
-}
+// batches are the Batches of next. A Batch of a call for many long
+// numbers, larger than 1 MiB, is not kept.
+var batches = sync.Pool{New: func() any { return new(sn.Batch) }}
 
-// batches are the buffers of the batches and of the answers. A buffer
-// larger than 1 MiB is not kept.
-var batches = sync.Pool{New: func() any { return new(batch) }}
-
-// getBatch returns an empty batch from the pool.
-func getBatch() *batch {
-	bt := batches.Get().(*batch)
-	bt.b, bt.ends = bt.b[:0], bt.ends[:0]
-	return bt
-}
-
-// putBatch gives bt back to the pool.
-func putBatch(bt *batch) {
-	if cap(bt.b) <= 1<<20 {
+func putBatch(bt *sn.Batch) {
+	if batchjson.Size(bt) <= 1<<20 {
+		bt.Reset()
 		batches.Put(bt)
 	}
 }
 
+// answers are the buffers of the answers, as batches are.
+var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// strs is a batch of strings: Preview's.
+type strs []string
+
+func (s strs) Len() int           { return len(s) }
+func (s strs) Bytes(i int) []byte { return []byte(s[i]) }
+
 // replyBatch answers a NextResponse of the batch, written by hand
 // (package batchjson).
-func replyBatch(w http.ResponseWriter, bt *batch) {
-	out := getBatch()
-	defer putBatch(out)
-	out.b = batchjson.Append(slices.Grow(out.b, batchjson.Size(bt.b, bt.ends)), bt.b, bt.ends)
+func replyBatch(w http.ResponseWriter, bt batchjson.Batch) {
+	out := answers.Get().(*[]byte)
+	defer func() {
+		if cap(*out) <= 1<<20 {
+			answers.Put(out)
+		}
+	}()
+	*out = batchjson.Append(slices.Grow((*out)[:0], batchjson.Size(bt)), bt)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	// With its length told, the answer goes out in one piece, not
 	// chunked, and the client reads it into one buffer.
-	h.Set("Content-Length", strconv.Itoa(len(out.b)))
+	h.Set("Content-Length", strconv.Itoa(len(*out)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(out.b)
+	w.Write(*out)
 }
 
 // numberRequest reads the template and the body of validate and parse,
 // or answers the error.
-func (s *Server) numberRequest(w http.ResponseWriter, r *http.Request) (*sn.Generator, NumberRequest, bool) {
-	var req NumberRequest
+func (s *Server) numberRequest(w http.ResponseWriter, r *http.Request) (*sn.Generator, wire.NumberRequest, bool) {
+	var req wire.NumberRequest
 	_, g, ok := s.generator(w, r)
 	if !ok {
 		return nil, req, false
@@ -506,10 +498,10 @@ func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := g.Validate(req.Number); err != nil {
 		e, _ := errorOf(err)
-		reply(w, http.StatusOK, ValidateResponse{Error: &e})
+		reply(w, http.StatusOK, wire.ValidateResponse{Error: &e})
 		return
 	}
-	reply(w, http.StatusOK, ValidateResponse{Valid: true})
+	reply(w, http.StatusOK, wire.ValidateResponse{Valid: true})
 }
 
 func (s *Server) parse(w http.ResponseWriter, r *http.Request) {
@@ -546,12 +538,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 const pingTimeout = 5 * time.Second
 
 // health pings every store.
-func (s *Server) health(r *http.Request) Health {
-	h := Health{Ready: true, Stores: []StoreHealth{}}
+func (s *Server) health(r *http.Request) wire.Health {
+	h := wire.Health{Ready: true, Stores: []wire.StoreHealth{}}
 	ctx, cancel := context.WithTimeout(r.Context(), pingTimeout)
 	defer cancel()
 	for _, st := range s.set.Ping(ctx) {
-		sh := StoreHealth{Store: st.Store, Templates: st.Templates, OK: st.Err == nil, Millis: float64(st.Took.Microseconds()) / 1000}
+		sh := wire.StoreHealth{Store: st.Store, Templates: st.Templates, OK: st.Err == nil, Millis: float64(st.Took.Microseconds()) / 1000}
 		if st.Err != nil {
 			sh.Error = st.Err.Error()
 			h.Ready = false
@@ -566,44 +558,44 @@ func (s *Server) health(r *http.Request) Health {
 // empty object. The body must be UTF-8 (encoding/json would put U+FFFD in
 // place of a bad byte, silently), and its field names must be v's exactly
 // (encoding/json would match "N" to "n").
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[string]bool, Code) {
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[string]bool, wire.Code) {
 	body, err := io.ReadAll(r.Body)
 	var big *http.MaxBytesError
 	if errors.As(err, &big) {
-		s.fail(w, Error{Code: CodeTooLarge, Message: fmt.Sprintf("the body is over %d bytes", big.Limit)}, http.StatusRequestEntityTooLarge)
-		return nil, CodeTooLarge
+		s.fail(w, wire.Error{Code: wire.CodeTooLarge, Message: fmt.Sprintf("the body is over %d bytes", big.Limit)}, http.StatusRequestEntityTooLarge)
+		return nil, wire.CodeTooLarge
 	}
-	bad := func(e Error) (map[string]bool, Code) {
-		e.Code = CodeBadRequest
+	bad := func(e wire.Error) (map[string]bool, wire.Code) {
+		e.Code = wire.CodeBadRequest
 		s.fail(w, e, http.StatusBadRequest)
-		return nil, CodeBadRequest
+		return nil, wire.CodeBadRequest
 	}
 	if err != nil {
-		return bad(Error{Message: "the body: " + err.Error()})
+		return bad(wire.Error{Message: "the body: " + err.Error()})
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]bool{}, ""
 	}
 	if !utf8.Valid(body) {
-		return bad(Error{Message: "the body is not UTF-8"})
+		return bad(wire.Error{Message: "the body is not UTF-8"})
 	}
 	fields, err := objectKeys(body)
 	if err != nil {
-		return bad(Error{Message: "the body: " + err.Error()})
+		return bad(wire.Error{Message: "the body: " + err.Error()})
 	}
 	known := jsonFields(v)
 	for name := range fields {
 		if !known[name] {
-			return bad(Error{Message: fmt.Sprintf("the body: unknown field %s (fields are lower case: %s)", quote(name), strings.Join(slices.Sorted(maps.Keys(known)), ", ")), Field: name})
+			return bad(wire.Error{Message: fmt.Sprintf("the body: unknown field %s (fields are lower case: %s)", quote(name), strings.Join(slices.Sorted(maps.Keys(known)), ", ")), Field: name})
 		}
 	}
 	// One object of known fields, each once: what is left to find is a
 	// value of the wrong type.
 	var te *json.UnmarshalTypeError
 	if err := json.Unmarshal(body, v); errors.As(err, &te) {
-		return bad(Error{Field: te.Field, Message: fmt.Sprintf("the body: %s is a JSON %s; want %s", te.Field, te.Value, jsonType(te.Type.Kind().String()))})
+		return bad(wire.Error{Field: te.Field, Message: fmt.Sprintf("the body: %s is a JSON %s; want %s", te.Field, te.Value, jsonType(te.Type.Kind().String()))})
 	} else if err != nil {
-		return bad(Error{Message: "the body: " + err.Error()})
+		return bad(wire.Error{Message: "the body: " + err.Error()})
 	}
 	return fields, ""
 }
@@ -679,7 +671,7 @@ func jsonType(kind string) string {
 }
 
 // error answers err with its code and status, and returns the code.
-func (s *Server) error(w http.ResponseWriter, err error) Code {
+func (s *Server) error(w http.ResponseWriter, err error) wire.Code {
 	e, status := errorOf(err)
 	if status == http.StatusServiceUnavailable {
 		retry := int64(1)
@@ -696,11 +688,11 @@ func (s *Server) error(w http.ResponseWriter, err error) Code {
 }
 
 // fail answers the error e with status.
-func (s *Server) fail(w http.ResponseWriter, e Error, status int) {
+func (s *Server) fail(w http.ResponseWriter, e wire.Error, status int) {
 	if rw, ok := w.(*recorder); ok {
 		rw.code, rw.message = e.Code, e.Message
 	}
-	reply(w, status, ErrorResponse{Error: e})
+	reply(w, status, wire.ErrorResponse{Error: e})
 }
 
 // reply answers v as JSON with status.
@@ -721,7 +713,7 @@ type recorder struct {
 	http.ResponseWriter
 	status  int
 	wrote   bool
-	code    Code
+	code    wire.Code
 	message string
 	body    *trackedBody // the request's body, or nil
 }

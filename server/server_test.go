@@ -18,6 +18,7 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 const testToken = "0123456789abcdef0123456789abcdef"
@@ -108,20 +109,20 @@ func call(t *testing.T, ts *httptest.Server, method, path string, body any, out 
 
 func TestIssue(t *testing.T) {
 	ts, _ := start(t, server.Options{})
-	var got server.NextResponse
+	var got wire.NextResponse
 	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", nil, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"SN-00000001-8"}) {
 		t.Errorf("next: %d %v", st, got.Numbers)
 	}
-	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", server.NextRequest{N: 3}, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"SN-00000002-6", "SN-00000003-4", "SN-00000004-2"}) {
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", wire.NextRequest{N: 3}, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"SN-00000002-6", "SN-00000003-4", "SN-00000004-2"}) {
 		t.Errorf("next n=3: %d %v", st, got.Numbers)
 	}
-	if st, _ := call(t, ts, "POST", "/v1/templates/invoices/next", server.NextRequest{At: "2023-12-31T23:00:00Z"}, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"INV/2023/00001"}) {
+	if st, _ := call(t, ts, "POST", "/v1/templates/invoices/next", wire.NextRequest{At: "2023-12-31T23:00:00Z"}, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"INV/2023/00001"}) {
 		t.Errorf("next at: %d %v", st, got.Numbers)
 	}
-	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", server.NextRequest{Vars: map[string]string{"customer": "ACME"}, N: 2}, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"ACME-1", "ACME-2"}) {
+	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/next", wire.NextRequest{Vars: map[string]string{"customer": "ACME"}, N: 2}, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"ACME-1", "ACME-2"}) {
 		t.Errorf("next with vars: %d %v", st, got.Numbers)
 	}
-	if st, _ := call(t, ts, "POST", "/v1/templates/orders/preview", server.NextRequest{N: 2}, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"SN-00000001-8", "SN-00000002-6"}) {
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/preview", wire.NextRequest{N: 2}, &got); st != 200 || !cmp.Equal(got.Numbers, []string{"SN-00000001-8", "SN-00000002-6"}) {
 		t.Errorf("preview: %d %v", st, got.Numbers)
 	}
 	// Preview drew nothing.
@@ -132,22 +133,22 @@ func TestIssue(t *testing.T) {
 
 func TestReadBack(t *testing.T) {
 	ts, _ := start(t, server.Options{})
-	var v server.ValidateResponse
-	if st, _ := call(t, ts, "POST", "/v1/templates/orders/validate", server.NumberRequest{Number: "SN-00000002-6"}, &v); st != 200 || !v.Valid || v.Error != nil {
+	var v wire.ValidateResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/validate", wire.NumberRequest{Number: "SN-00000002-6"}, &v); st != 200 || !v.Valid || v.Error != nil {
 		t.Errorf("validate a good number: %d %+v", st, v)
 	}
-	if st, _ := call(t, ts, "POST", "/v1/templates/orders/validate", server.NumberRequest{Number: "SN-00000002-7"}, &v); st != 200 || v.Valid || v.Error == nil || v.Error.Code != server.CodeInvalidNumber || v.Error.Part != "checksum" {
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/validate", wire.NumberRequest{Number: "SN-00000002-7"}, &v); st != 200 || v.Valid || v.Error == nil || v.Error.Code != wire.CodeInvalidNumber || v.Error.Part != "checksum" {
 		t.Errorf("validate a bad check digit: %d %+v", st, v)
 	}
-	var p server.ParseResponse
-	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/parse", server.NumberRequest{Number: "ACME-12"}, &p); st != 200 || p.Seq != 12 || p.Vars["customer"] != "ACME" || len(p.Draws) != 1 || p.Draws[0].Key != p.Key {
+	var p wire.ParseResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/tickets/parse", wire.NumberRequest{Number: "ACME-12"}, &p); st != 200 || p.Seq != 12 || p.Vars["customer"] != "ACME" || len(p.Draws) != 1 || p.Draws[0].Key != p.Key {
 		t.Errorf("parse: %d %+v", st, p)
 	}
-	var list server.TemplatesResponse
+	var list wire.TemplatesResponse
 	if st, _ := call(t, ts, "GET", "/v1/templates", nil, &list); st != 200 || len(list.Templates) != 4 || list.Templates[0].Name != "invoices" {
 		t.Errorf("templates: %d %+v", st, list)
 	}
-	var tpl server.Template
+	var tpl wire.Template
 	if st, _ := call(t, ts, "GET", "/v1/templates/orders", nil, &tpl); st != 200 || tpl.Template == "" || len(tpl.Parts) != 4 || tpl.MaxLen != 13 {
 		t.Errorf("template: %d %+v", st, tpl)
 	}
@@ -160,27 +161,27 @@ func TestErrors(t *testing.T) {
 		method, path string
 		body         any
 		status       int
-		code         server.Code
+		code         wire.Code
 		field        string
 	}{
-		{"POST", "/v1/templates/tickets/next", nil, 400, server.CodeVarMissing, "vars.customer"},
-		{"POST", "/v1/templates/tickets/next", `{"vars": {"customer": "acme"}}`, 400, server.CodeVarInvalid, "vars.customer"},
-		{"POST", "/v1/templates/orders/next", `{"at": "yesterday"}`, 400, server.CodeInstant, "at"},
-		{"POST", "/v1/templates/orders/next", `{"n": 100001}`, 400, server.CodeTooMany, "n"},
-		{"POST", "/v1/templates/orders/next", `{"n": -1}`, 400, server.CodeTooMany, "n"},
-		{"POST", "/v1/templates/orders/next", `{"n": "3"}`, 400, server.CodeBadRequest, "n"},
-		{"POST", "/v1/templates/orders/next", `{"count": 3}`, 400, server.CodeBadRequest, "count"},
-		{"POST", "/v1/templates/orders/next", `{"n": 3`, 400, server.CodeBadRequest, ""},
-		{"POST", "/v1/templates/orders/next", `{} {}`, 400, server.CodeBadRequest, ""},
-		{"POST", "/v1/templates/orders/next", `{"vars": {"x": "` + strings.Repeat("y", 300) + `"}}`, 413, server.CodeTooLarge, ""},
-		{"POST", "/v1/templates/nope/next", nil, 404, server.CodeNotFound, "name"},
-		{"GET", "/v2/anything", nil, 404, server.CodeNotFound, ""},
-		{"GET", "/v1/templates/orders/next", nil, 405, server.CodeMethod, ""},
-		{"POST", "/v1/templates/orders/parse", server.NumberRequest{Number: "SN-1"}, 422, server.CodeInvalidNumber, "number"},
+		{"POST", "/v1/templates/tickets/next", nil, 400, wire.CodeVarMissing, "vars.customer"},
+		{"POST", "/v1/templates/tickets/next", `{"vars": {"customer": "acme"}}`, 400, wire.CodeVarInvalid, "vars.customer"},
+		{"POST", "/v1/templates/orders/next", `{"at": "yesterday"}`, 400, wire.CodeInstant, "at"},
+		{"POST", "/v1/templates/orders/next", `{"n": 100001}`, 400, wire.CodeTooMany, "n"},
+		{"POST", "/v1/templates/orders/next", `{"n": -1}`, 400, wire.CodeTooMany, "n"},
+		{"POST", "/v1/templates/orders/next", `{"n": "3"}`, 400, wire.CodeBadRequest, "n"},
+		{"POST", "/v1/templates/orders/next", `{"count": 3}`, 400, wire.CodeBadRequest, "count"},
+		{"POST", "/v1/templates/orders/next", `{"n": 3`, 400, wire.CodeBadRequest, ""},
+		{"POST", "/v1/templates/orders/next", `{} {}`, 400, wire.CodeBadRequest, ""},
+		{"POST", "/v1/templates/orders/next", `{"vars": {"x": "` + strings.Repeat("y", 300) + `"}}`, 413, wire.CodeTooLarge, ""},
+		{"POST", "/v1/templates/nope/next", nil, 404, wire.CodeNotFound, "name"},
+		{"GET", "/v2/anything", nil, 404, wire.CodeNotFound, ""},
+		{"GET", "/v1/templates/orders/next", nil, 405, wire.CodeMethod, ""},
+		{"POST", "/v1/templates/orders/parse", wire.NumberRequest{Number: "SN-1"}, 422, wire.CodeInvalidNumber, "number"},
 		{"POST", "/v1/templates/tiny/next", nil, 200, "", ""}, // T9: the last the width holds
-		{"POST", "/v1/templates/tiny/next", nil, 409, server.CodeOverflow, ""},
+		{"POST", "/v1/templates/tiny/next", nil, 409, wire.CodeOverflow, ""},
 	} {
-		var got server.ErrorResponse
+		var got wire.ErrorResponse
 		st, _ := call(t, ts, tc.method, tc.path, tc.body, &got)
 		if st != tc.status || got.Error.Code != tc.code || got.Error.Field != tc.field {
 			t.Errorf("%s %s %v: %d %+v; want %d %s field %q", tc.method, tc.path, tc.body, st, got.Error, tc.status, tc.code, tc.field)
@@ -189,18 +190,18 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s %s: no message", tc.method, tc.path)
 		}
 	}
-	var parsed server.ErrorResponse
-	call(t, ts, "POST", "/v1/templates/orders/parse", server.NumberRequest{Number: "SN-0000000x-1"}, &parsed)
+	var parsed wire.ErrorResponse
+	call(t, ts, "POST", "/v1/templates/orders/parse", wire.NumberRequest{Number: "SN-0000000x-1"}, &parsed)
 	if e := parsed.Error; e.Part != "seq" || e.Pos == nil || *e.Pos != 3 || e.Offset == nil {
 		t.Errorf("an invalid number's part and positions: %+v", e)
 	}
 	// A closed Set: the server is going away.
 	set.Close()
-	var got server.ErrorResponse
-	if st, h := call(t, ts, "POST", "/v1/templates/orders/next", nil, &got); st != 503 || got.Error.Code != server.CodeClosed || h.Get("Retry-After") == "" {
+	var got wire.ErrorResponse
+	if st, h := call(t, ts, "POST", "/v1/templates/orders/next", nil, &got); st != 503 || got.Error.Code != wire.CodeClosed || h.Get("Retry-After") == "" {
 		t.Errorf("next on a closed Set: %d %+v", st, got.Error)
 	}
-	var health server.Health
+	var health wire.Health
 	if st, _ := call(t, ts, "GET", "/readyz", nil, &health); st != 503 || health.Ready || len(health.Stores) != 1 || health.Stores[0].OK {
 		t.Errorf("readyz on a closed Set: %d %+v", st, health)
 	}
@@ -211,18 +212,18 @@ func TestAuth(t *testing.T) {
 		t.Errorf("a short token: %v", err)
 	}
 	ts, _ := start(t, server.Options{Tokens: []string{"another-token-of-32-bytes-length", testToken}})
-	var e server.ErrorResponse
+	var e wire.ErrorResponse
 	for _, h := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", testToken}, {"Authorization", "Basic " + testToken}} {
-		if st, hdr := call(t, ts, "POST", "/v1/templates/orders/next", nil, &e, h...); st != 401 || e.Error.Code != server.CodeUnauthorized || hdr.Get("WWW-Authenticate") == "" {
+		if st, hdr := call(t, ts, "POST", "/v1/templates/orders/next", nil, &e, h...); st != 401 || e.Error.Code != wire.CodeUnauthorized || hdr.Get("WWW-Authenticate") == "" {
 			t.Errorf("header %v: %d %+v", h, st, e)
 		}
 	}
-	var got server.NextResponse
+	var got wire.NextResponse
 	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", nil, &got, "Authorization", "Bearer "+testToken); st != 200 || len(got.Numbers) != 1 {
 		t.Errorf("with the token: %d %v", st, got)
 	}
 	// Probes need no token.
-	var health server.Health
+	var health wire.Health
 	if st, _ := call(t, ts, "GET", "/readyz", nil, &health); st != 200 || !health.Ready || len(health.Stores) != 1 || !cmp.Equal(health.Stores[0].Templates, []string{"invoices", "orders", "tickets", "tiny"}) {
 		t.Errorf("readyz: %d %+v", st, health)
 	}
@@ -235,20 +236,20 @@ func TestAuth(t *testing.T) {
 func TestCodes(t *testing.T) {
 	for _, tc := range []struct {
 		err    error
-		code   server.Code
+		code   wire.Code
 		status int
 	}{
-		{sequence.ErrUnavailable, server.CodeUnavailable, 503},
-		{fmt.Errorf("%w: %w", sequence.ErrUnavailable, sequence.ErrLeaseLost), server.CodeLeaseLost, 503},
-		{sequence.ErrClockRollback, server.CodeClockRollback, 503},
-		{sequence.ErrRegressed, server.CodeRegressed, 503},
-		{sequence.ErrExhausted, server.CodeExhausted, 409},
-		{sequence.ErrClosed, server.CodeClosed, 503},
-		{context.Canceled, server.CodeCancelled, 499},
-		{fmt.Errorf("%w: %w", sn.ErrTemplate, sn.ErrAmbiguous), server.CodeAmbiguous, 500},
-		{fmt.Errorf("disk on fire"), server.CodeInternal, 500},
+		{sequence.ErrUnavailable, wire.CodeUnavailable, 503},
+		{fmt.Errorf("%w: %w", sequence.ErrUnavailable, sequence.ErrLeaseLost), wire.CodeLeaseLost, 503},
+		{sequence.ErrClockRollback, wire.CodeClockRollback, 503},
+		{sequence.ErrRegressed, wire.CodeRegressed, 503},
+		{sequence.ErrExhausted, wire.CodeExhausted, 409},
+		{sequence.ErrClosed, wire.CodeClosed, 503},
+		{context.Canceled, wire.CodeCancelled, 499},
+		{fmt.Errorf("%w: %w", sn.ErrTemplate, sn.ErrAmbiguous), wire.CodeAmbiguous, 500},
+		{fmt.Errorf("disk on fire"), wire.CodeInternal, 500},
 	} {
-		code, status := server.Classify(tc.err)
+		code, status := wire.Classify(tc.err)
 		if code != tc.code || status != tc.status {
 			t.Errorf("%v: %s %d; want %s %d", tc.err, code, status, tc.code, tc.status)
 		}

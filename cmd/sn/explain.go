@@ -1,5 +1,7 @@
 package main
 
+import "github.com/sngen/sn"
+
 // maxPreview is the most samples preview prints: [sn.Generator.Preview]
 // returns them all at once.
 const maxPreview = 100_000
@@ -39,7 +41,10 @@ func cmdPreview(e *env, args []string) error {
 	if len(pos) > 0 {
 		return usagef(f.cmd, "unexpected argument %q", pos[0])
 	}
-	nums, err := t.generator().Preview(e.ctx, f.n, f.at, f.vars)
+	var nums []string
+	if f.n > 0 {
+		nums, err = t.generator().Preview(e.ctx, sn.Request{N: f.n, At: f.at, Vars: f.vars})
+	}
 	for _, s := range nums {
 		e.out.WriteString(s)
 		e.out.WriteByte('\n')

@@ -81,13 +81,15 @@ func cmdNext(e *env, args []string) error {
 	p := progress{e: e, total: f.n, show: e.tty && f.n >= progressFrom}
 	issued := 0
 	var runErr error
+	var bt sn.Batch
 	for issued < f.n {
-		nums, err := g.NextNAt(ctx, min(chunk, f.n-issued), f.at, f.vars)
-		for _, s := range nums {
-			e.out.WriteString(s)
+		bt.Reset()
+		err := g.Append(ctx, &bt, sn.Request{N: min(chunk, f.n-issued), At: f.at, Vars: f.vars})
+		for i := range bt.Len() {
+			e.out.Write(bt.Bytes(i))
 			e.out.WriteByte('\n')
 		}
-		issued += len(nums)
+		issued += bt.Len()
 		if werr := e.out.Flush(); werr != nil {
 			runErr = werr
 			break
@@ -135,7 +137,7 @@ func (f *flags) checkVars(ctx context.Context, g *sn.Generator) error {
 			return usagef(f.cmd, "--var %s: the template reads %s", name, what)
 		}
 	}
-	if _, err := g.Preview(ctx, 1, f.at, f.vars); err != nil {
+	if _, err := g.Preview(ctx, sn.Request{At: f.at, Vars: f.vars}); err != nil {
 		return &inputError{err}
 	}
 	return nil

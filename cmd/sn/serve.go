@@ -20,9 +20,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 // tokensEnv names the environment variable that holds sn serve's bearer
@@ -106,7 +108,7 @@ func cmdServe(e *env, args []string) error {
 		return err
 	}
 	set, err := cfg.Build(ctx, config.WithDir(dir),
-		config.WithTemplateOptions(m.Options))
+		config.WithOptions(sn.WithMiddleware(m.Middleware())))
 	if err != nil {
 		return f.explain(err)
 	}
@@ -119,7 +121,7 @@ func cmdServe(e *env, args []string) error {
 	h, err := server.New(set, server.Options{
 		Tokens: tokens, MaxBody: sv.MaxBody, Logger: logger,
 		Metrics:  promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}),
-		OnReject: func(template string, code server.Code) { m.Reject(template, string(code)) },
+		OnReject: func(template string, code wire.Code) { m.Reject(template, string(code)) },
 	})
 	if err != nil {
 		set.Close()

@@ -34,7 +34,7 @@ import (
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
-	"github.com/sngen/sn/server"
+	"github.com/sngen/sn/wire"
 )
 
 // serving is a running sn serve.
@@ -504,7 +504,7 @@ func TestServeShutdownKeepAlive(t *testing.T) {
 		for range 16 {
 			wg.Go(func() {
 				for i := 0; i < 200000 && !stop.Load(); i++ {
-					nums, err := orders.NextN(context.Background(), 5)
+					nums, err := orders.Issue(context.Background(), client.Request{N: 5})
 					var ce *client.Error
 					mu.Lock()
 					switch {
@@ -513,7 +513,7 @@ func TestServeShutdownKeepAlive(t *testing.T) {
 						answered.Add(1)
 					case errors.Is(err, syscall.ECONNREFUSED):
 						failures["refused"]++
-					case errors.As(err, &ce) && ce.Code == server.CodeClosed:
+					case errors.As(err, &ce) && ce.Code == wire.CodeClosed:
 						failures["closed"]++
 					default:
 						failures[err.Error()]++

@@ -83,7 +83,7 @@ func run(w io.Writer, path, state string, now func() time.Time) (err error) {
 
 	for _, name := range set.Names() {
 		g, _ := set.Get(name)
-		nums, err := g.NextN(ctx, 3)
+		nums, err := g.Issue(ctx, sn.Request{N: 3})
 		if err != nil {
 			return err
 		}

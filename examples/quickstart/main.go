@@ -58,11 +58,11 @@ func run(w io.Writer, now func() time.Time) error {
 		return err
 	}
 	for _, unit := range []string{"6541", "6542", "6541"} {
-		n, err := waybills.NextWith(ctx, sn.Vars{"area": "010", "unit": unit})
+		nums, err := waybills.Issue(ctx, sn.Request{Vars: sn.Vars{"area": "010", "unit": unit}})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(w, n)
+		fmt.Fprintln(w, nums[0])
 	}
 
 	// Parse a number back.

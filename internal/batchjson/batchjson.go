@@ -15,31 +15,33 @@ import (
 
 const head = `{"numbers":[`
 
-// Append appends the JSON of the batch and a newline to dst. The batch is
-// as sn.Generator.AppendNextN appends it: number i is
-// nums[ends[i-1]:ends[i]], the first starting at 0.
-func Append(dst, nums []byte, ends []int) []byte {
+// Batch is a batch of numbers, as sn.Batch holds them.
+type Batch interface {
+	Len() int
+	Bytes(i int) []byte
+}
+
+// Append appends the JSON of the batch and a newline to dst.
+func Append(dst []byte, b Batch) []byte {
 	dst = append(dst, head...)
-	plain := clean(nums, true)
-	start := 0
-	for i, end := range ends {
+	for i := range b.Len() {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if plain {
-			dst = append(dst, '"')
-			dst = append(dst, nums[start:end]...)
-			dst = append(dst, '"')
-		} else {
-			dst = appendString(dst, nums[start:end])
-		}
-		start = end
+		dst = appendString(dst, b.Bytes(i))
 	}
 	return append(dst, "]}\n"...)
 }
 
-// Size returns about how many bytes Append adds for the batch.
-func Size(nums []byte, ends []int) int { return len(head) + len(nums) + 3*len(ends) + 3 }
+// Size returns how many bytes Append adds for the batch when its numbers
+// need no escaping, the usual case.
+func Size(b Batch) int {
+	n := len(head) + len("]}\n") + max(b.Len()-1, 0) // the commas
+	for i := range b.Len() {
+		n += len(b.Bytes(i)) + 2
+	}
+	return n
+}
 
 // appendString appends s as a JSON string.
 func appendString(dst, s []byte) []byte {

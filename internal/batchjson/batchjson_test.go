@@ -7,16 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// batch lays out nums as AppendNextN does.
-func batch(nums []string) ([]byte, []int) {
-	var b []byte
-	var ends []int
-	for _, n := range nums {
-		b = append(b, n...)
-		ends = append(ends, len(b))
-	}
-	return b, ends
-}
+// strs is a Batch of strings.
+type strs []string
+
+func (s strs) Len() int           { return len(s) }
+func (s strs) Bytes(i int) []byte { return []byte(s[i]) }
 
 // Append writes JSON that encoding/json reads back as the numbers, and
 // Read reads it alike, whatever their characters.
@@ -27,8 +22,7 @@ func TestAppendRead(t *testing.T) {
 		{"x"},
 		{},
 	} {
-		b, ends := batch(nums)
-		out := Append(nil, b, ends)
+		out := Append(nil, strs(nums))
 		var got struct{ Numbers []string }
 		if err := json.Unmarshal(out, &got); err != nil || len(got.Numbers) != len(nums) {
 			t.Fatalf("%q: %v in %s", nums, err, out)
@@ -42,8 +36,10 @@ func TestAppendRead(t *testing.T) {
 			t.Errorf("Read(%s) = %q", out, read)
 		}
 	}
-	b, ends := batch([]string{"SN-1", "SN-2"})
-	if read, ok := Read(Append(nil, b, ends)); !ok || !cmp.Equal(read, []string{"SN-1", "SN-2"}) {
+	if out := Append(nil, strs{"SN-1", "SN-2"}); len(out) != Size(strs{"SN-1", "SN-2"}) {
+		t.Errorf("Size %d for %d bytes of plain numbers", Size(strs{"SN-1", "SN-2"}), len(out))
+	}
+	if read, ok := Read(Append(nil, strs{"SN-1", "SN-2"})); !ok || !cmp.Equal(read, []string{"SN-1", "SN-2"}) {
 		t.Errorf("Read declines what Append writes: %q %v", read, ok)
 	}
 }
@@ -130,9 +126,8 @@ func FuzzAppend(f *testing.F) {
 		if clean([]byte(a), true) != cleanBytes([]byte(a), true) || clean([]byte(a), false) != cleanBytes([]byte(a), false) {
 			t.Errorf("clean(%q) disagrees", a)
 		}
-		nums, ends := batch([]string{a, b})
 		var got struct{ Numbers []string }
-		if err := json.Unmarshal(Append(nil, nums, ends), &got); err != nil {
+		if err := json.Unmarshal(Append(nil, strs{a, b}), &got); err != nil {
 			t.Fatal(err)
 		}
 		// encoding/json turns invalid UTF-8 into U+FFFD, as it would

@@ -1,28 +1,28 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/sngen/sn/internal/sentinel"
 	"github.com/sngen/sn/parser"
 )
 
-// The sentinels of package sn, defined here so that the engine can wrap
-// them; sn re-exports each under the same name.
+// The sentinels of package sn (package sentinel), under the names sn
+// exports them by, so that the engine can wrap them.
 var (
-	ErrTemplate      = errors.New("sn: bad template")
-	ErrAmbiguous     = errors.New("sn: ambiguous template")
-	ErrOverflow      = errors.New("sn: number does not fit its width")
-	ErrVarMissing    = errors.New("sn: variable missing")
-	ErrVarInvalid    = errors.New("sn: variable invalid")
-	ErrInstant       = errors.New("sn: instant out of range")
-	ErrSequence      = errors.New("sn: sequence returned a number that is not positive")
-	ErrPanic         = errors.New("sn: panic")
-	ErrTooMany       = errors.New("sn: too many numbers in one call")
-	ErrInvalidNumber = errors.New("sn: invalid number")
-	ErrPart          = errors.New("sn: part printed text outside its pattern")
-	ErrKey           = errors.New("sn: obfuscation key does not match the series")
+	ErrTemplate      = sentinel.Template
+	ErrAmbiguous     = sentinel.Ambiguous
+	ErrOverflow      = sentinel.Overflow
+	ErrVarMissing    = sentinel.VarMissing
+	ErrVarInvalid    = sentinel.VarInvalid
+	ErrInstant       = sentinel.Instant
+	ErrSequence      = sentinel.Sequence
+	ErrPanic         = sentinel.Panic
+	ErrTooMany       = sentinel.TooMany
+	ErrInvalidNumber = sentinel.InvalidNumber
+	ErrPart          = sentinel.Part
+	ErrKey           = sentinel.Key
 )
 
 // TemplateError is an error in a template at a byte offset. It wraps

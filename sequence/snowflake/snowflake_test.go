@@ -234,7 +234,7 @@ func TestInTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	nums, err := orders.NextN(ctx, 3)
+	nums, err := orders.Issue(ctx, sn.Request{N: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

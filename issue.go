@@ -1,0 +1,191 @@
+package sn
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A Request says what one call that issues numbers asks for. The zero
+// Request asks for one number, at the clock's instant, with no variables.
+type Request struct {
+	// N is how many numbers to issue, at most [MaxN]; 0 means one. The
+	// numbers share one reading of the clock, and a sequence that supports
+	// batches (sequence.Batcher) is asked for them at once. A template
+	// with two sequence parts on one counter (@<seq>.@<seq>) draws the
+	// first part's N values, then the second's: its batch prints other
+	// pairs than N calls of one number would, each value still once.
+	N int
+
+	// At is the instant the numbers are for instead of the clock's: pass a
+	// document's own date (its posting date) so that the number's date
+	// and reset period follow the document. The zero At means the clock,
+	// read once per call and only when the template prints the date or
+	// resets its counter.
+	At time.Time
+
+	// Vars are the per-call variables, the values of "@<NAME>" parts.
+	Vars Vars
+}
+
+// count returns how many numbers r asks for, or an error wrapping
+// ErrTooMany.
+func (r *Request) count() (int, error) {
+	switch {
+	case r.N == 0:
+		return 1, nil
+	case r.N < 0 || r.N > MaxN:
+		return 0, fmt.Errorf("%w: %d numbers asked for; one request gives 1 to %d (0 means 1)", ErrTooMany, r.N, MaxN)
+	}
+	return r.N, nil
+}
+
+// A Batch holds numbers one after another in one buffer, as
+// [Generator.Append] appends them. A Batch kept and reused, after
+// [Batch.Reset], issues without allocating once its buffer has grown to
+// the size of a call. The zero Batch is empty and ready to use. A Batch
+// is not safe for concurrent use.
+type Batch struct {
+	buf  []byte
+	ends []int // number i is buf[ends[i-1]:ends[i]]
+}
+
+// Len returns how many numbers b holds.
+func (b *Batch) Len() int { return len(b.ends) }
+
+// Bytes returns number i of b, 0 <= i < b.Len(). The bytes are b's own:
+// valid until b is reset, and not to be changed.
+func (b *Batch) Bytes(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.buf[start:b.ends[i]:b.ends[i]]
+}
+
+// Strings returns b's numbers as strings, allocating two values however
+// many numbers b holds: a string of all of them and the slice.
+func (b *Batch) Strings() []string {
+	if len(b.ends) == 0 {
+		return nil
+	}
+	all := string(b.buf[:b.ends[len(b.ends)-1]])
+	out := make([]string, len(b.ends))
+	start := 0
+	for i, end := range b.ends {
+		out[i] = all[start:end]
+		start = end
+	}
+	return out
+}
+
+// Reset empties b, keeping its buffers for the next call.
+func (b *Batch) Reset() { b.buf, b.ends = b.buf[:0], b.ends[:0] }
+
+// truncate drops the numbers after the first n.
+func (b *Batch) truncate(n int) {
+	if n >= len(b.ends) {
+		return
+	}
+	end := 0
+	if n > 0 {
+		end = b.ends[n-1]
+	}
+	b.buf, b.ends = b.buf[:end], b.ends[:n]
+}
+
+// batches are the Batches of Next and Issue. A Batch larger than 1 MiB is
+// not kept.
+var batches = sync.Pool{New: func() any { return new(Batch) }}
+
+func getBatch() *Batch { return batches.Get().(*Batch) }
+
+func putBatch(b *Batch) {
+	if cap(b.buf) <= 1<<20 {
+		b.Reset()
+		batches.Put(b)
+	}
+}
+
+// Next returns the next number: [Generator.Issue] of the zero [Request].
+func (g *Generator) Next(ctx context.Context) (string, error) {
+	b := getBatch()
+	defer putBatch(b)
+	if err := g.call(ctx, b, Request{}); err != nil {
+		return "", err
+	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("sn: a middleware returned no number and no error from %s", g.plan.String())
+	}
+	return string(b.Bytes(0)), nil
+}
+
+// Issue issues the numbers r asks for. It checks the request — the count,
+// the instant, the variables — before drawing any number: a count above
+// [MaxN] is an error wrapping [ErrTooMany]; an instant a date part cannot
+// print (a year outside 0000-9999, or outside a yy date's window), one
+// wrapping [ErrInstant]; a missing or bad variable, [ErrVarMissing] or
+// [ErrVarInvalid]. On an error after that, the numbers issued so far are
+// returned with it.
+func (g *Generator) Issue(ctx context.Context, r Request) ([]string, error) {
+	b := getBatch()
+	defer putBatch(b)
+	err := g.call(ctx, b, r)
+	return b.Strings(), err
+}
+
+// Append is [Generator.Issue] for a caller that keeps a [Batch]: it
+// appends the numbers r asks for to b. With room in b, it allocates
+// nothing. On error, the numbers issued so far stay appended.
+func (g *Generator) Append(ctx context.Context, b *Batch, r Request) error {
+	return g.call(ctx, b, r)
+}
+
+// Preview returns the sample numbers r asks for without drawing from any
+// sequence and without running the middleware: the sequences print 1, 2,
+// ... N. Variables not given print as their name in braces; those given
+// are checked as by [Generator.Issue].
+func (g *Generator) Preview(ctx context.Context, r Request) ([]string, error) {
+	n, err := r.count()
+	if err != nil {
+		return nil, err
+	}
+	return g.plan.Preview(ctx, n, r.At, r.Vars)
+}
+
+// call runs r through g's middleware into b.
+func (g *Generator) call(ctx context.Context, b *Batch, r Request) (err error) {
+	if !g.wrapped {
+		return g.issue(ctx, b, r)
+	}
+	n := b.Len()
+	defer func() {
+		if v := recover(); v != nil {
+			b.truncate(n)
+			err = fmt.Errorf("%w: a middleware panicked: %v", ErrPanic, v)
+		}
+	}()
+	return g.issue(ctx, b, r)
+}
+
+// draw is the IssueFunc the middleware wraps: it draws r's numbers from
+// the template's sequences and prints them into b.
+func (g *Generator) draw(ctx context.Context, b *Batch, r Request) error {
+	n, err := r.count()
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		start := len(b.buf)
+		b.buf, err = g.plan.AppendNext(ctx, b.buf, r.At, r.Vars)
+		if err != nil {
+			b.buf = b.buf[:start]
+			return err
+		}
+		b.ends = append(b.ends, len(b.buf))
+		return nil
+	}
+	b.buf, b.ends, err = g.plan.AppendNextN(ctx, b.buf, b.ends, n, r.At, r.Vars)
+	return err
+}

@@ -1,0 +1,403 @@
+package sn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+)
+
+// downGen fails while down is set, and counts its calls. It has only
+// Next, so that the engine cannot go around it with a Handle or a batch.
+type downGen struct {
+	m     *sequence.Memory
+	down  atomic.Bool
+	fails atomic.Int64 // fail this many more calls, then work
+	calls atomic.Int64
+}
+
+var errDown = fmt.Errorf("%w: test store down", sequence.ErrUnavailable)
+
+func newDownGen() *downGen { return &downGen{m: sequence.NewMemory()} }
+
+func (g *downGen) Next(ctx context.Context, key string) (int64, error) {
+	g.calls.Add(1)
+	if g.down.Load() || g.fails.Add(-1) >= 0 {
+		return 0, errDown
+	}
+	return g.m.Next(ctx, key)
+}
+
+// counting is a middleware that adds the numbers of calls that succeeded
+// to *n, as a metric would.
+func counting(n *int64) sn.Middleware {
+	return func(g *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			from := b.Len()
+			err := next(ctx, b, r)
+			if err == nil {
+				atomic.AddInt64(n, int64(b.Len()-from))
+			}
+			return err
+		}, nil
+	}
+}
+
+// logged is a middleware that records, in *log, each call it sees and
+// how it ended, under its name.
+func logged(name string, mu *sync.Mutex, log *[]string) sn.Middleware {
+	return func(g *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		add := func(s string) { mu.Lock(); *log = append(*log, s); mu.Unlock() }
+		add(fmt.Sprintf("%s wraps %s (%s), sequences %d", name, g.String(), g.Name(), len(g.Sequences())))
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			add(fmt.Sprintf("%s before n=%d", name, r.N))
+			from := b.Len()
+			err := next(ctx, b, r)
+			var got []string
+			for i := from; i < b.Len(); i++ {
+				got = append(got, string(b.Bytes(i)))
+			}
+			add(fmt.Sprintf("%s after %v %v", name, got, err))
+			return err
+		}, nil
+	}
+}
+
+// The middlewares wrap in their order, the first outermost, around Next,
+// Issue and Append, and see the numbers issued; Preview passes none.
+func TestMiddlewareOrder(t *testing.T) {
+	var mu sync.Mutex
+	var log []string
+	g := sn.MustNew(`T-@<seq, width=4>`, sn.WithSequence("seq", sequence.NewMemory()), sn.WithName("orders"),
+		sn.WithMiddleware(logged("a", &mu, &log)), sn.WithMiddleware(logged("b", &mu, &log)))
+	ctx := context.Background()
+	if _, err := g.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var bt sn.Batch
+	if err := g.Append(ctx, &bt, sn.Request{}); err != nil || bt.Len() != 1 || string(bt.Bytes(0)) != "T-0002" {
+		t.Fatalf("Append = %q, %v", bt.Strings(), err)
+	}
+	if _, err := g.Issue(ctx, sn.Request{N: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Preview(ctx, sn.Request{N: 2}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"b wraps T-@<seq, width=4> (orders), sequences 1", "a wraps T-@<seq, width=4> (orders), sequences 1",
+		"a before n=0", "b before n=0", "b after [T-0001] <nil>", "a after [T-0001] <nil>",
+		"a before n=0", "b before n=0", "b after [T-0002] <nil>", "a after [T-0002] <nil>",
+		"a before n=2", "b before n=2", "b after [T-0003 T-0004] <nil>", "a after [T-0003 T-0004] <nil>",
+	}
+	if strings.Join(log, "\n") != strings.Join(want, "\n") {
+		t.Errorf("middleware ran as\n%s\nwant\n%s", strings.Join(log, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A middleware can refuse a call: nothing is drawn. Errors that issuing
+// again cannot cure are not retried.
+func TestMiddlewareRefuses(t *testing.T) {
+	m := sequence.NewMemory()
+	refuse := errors.New("quota exceeded")
+	quota := func(g *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			if r.Vars["customer"] == "blocked" {
+				return refuse
+			}
+			return next(ctx, b, r)
+		}, nil
+	}
+	var calls atomic.Int64
+	count := func(g *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error { calls.Add(1); return next(ctx, b, r) }, nil
+	}
+	g := sn.MustNew(`T-@<seq>-@<customer>`, sn.WithSequence("seq", m), sn.WithMiddleware(sn.Retry(time.Second), quota, count))
+	ctx := context.Background()
+	if _, err := g.Issue(ctx, sn.Request{Vars: sn.Vars{"customer": "blocked"}}); !errors.Is(err, refuse) {
+		t.Fatalf("a refused call: %v", err)
+	}
+	if s, err := first(g.Issue(ctx, sn.Request{Vars: sn.Vars{"customer": "ok"}})); err != nil || s != "T-1-ok" {
+		t.Errorf("after a refused call: %q, %v; want T-1-ok (nothing drawn by the refused call)", s, err)
+	}
+	calls.Store(0)
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		r    sn.Request
+		want error
+	}{
+		{ctx, sn.Request{}, sn.ErrVarMissing},
+		{ctx, sn.Request{Vars: sn.Vars{"customer": "x\x00"}}, sn.ErrVarInvalid},
+		{ctx, sn.Request{N: -1, Vars: sn.Vars{"customer": "ok"}}, sn.ErrTooMany},
+		{done, sn.Request{Vars: sn.Vars{"customer": "ok"}}, context.Canceled},
+	} {
+		if _, err := g.Issue(c.ctx, c.r); !errors.Is(err, c.want) {
+			t.Errorf("%+v: %v, want %v", c.r, err, c.want)
+		}
+	}
+	if n := calls.Load(); n != 4 {
+		t.Errorf("%d calls reached the store's side for 4 errors a retry cannot cure; want 4, each once", n)
+	}
+}
+
+// Retry draws again until the store works, within its bound.
+func TestRetry(t *testing.T) {
+	d := newDownGen()
+	d.fails.Store(3)
+	g := sn.MustNew(`T-@<seq>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Retry(10*time.Second)))
+	ctx := context.Background()
+	s, err := g.Next(ctx)
+	if err != nil || s != "T-1" || d.calls.Load() != 4 {
+		t.Fatalf("Next through 3 failures = %q, %v, %d draws; want T-1 at the 4th", s, err, d.calls.Load())
+	}
+	d.down.Store(true)
+	calls := d.calls.Load()
+	g2 := sn.MustNew(`T-@<seq>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Retry(20*time.Millisecond)))
+	if _, err := g2.Next(ctx); !errors.Is(err, errDown) {
+		t.Errorf("a store down past the bound: %v; want its error", err)
+	}
+	if d.calls.Load()-calls < 2 {
+		t.Errorf("Retry(20ms) drew %d times; want more than once", d.calls.Load()-calls)
+	}
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if _, err := g.Next(short); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, errDown) {
+		t.Errorf("retrying until the context ends: %v; want the store's error and the context's", err)
+	}
+	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(sn.Retry(0))); err == nil || !strings.Contains(err.Error(), "Retry(0s)") {
+		t.Errorf("Retry(0): %v", err)
+	}
+}
+
+// Fallback issues from the fallback Generator; a fallback that could print
+// the primary's numbers is refused at New.
+func TestFallback(t *testing.T) {
+	ctx := context.Background()
+	d := newDownGen()
+	fb := sn.MustNew(`B-@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()))
+	g, err := sn.New(`A-@<seq, width=6>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Fallback(fb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := g.Next(ctx); s != "A-000001" {
+		t.Errorf("store up: %q", s)
+	}
+	d.down.Store(true)
+	if s, err := g.Next(ctx); s != "B-000001" || err != nil {
+		t.Errorf("store down: %q, %v; want B-000001 from the fallback", s, err)
+	}
+	got, err := g.Issue(ctx, sn.Request{N: 2})
+	if err != nil || strings.Join(got, ",") != "B-000002,B-000003" {
+		t.Errorf("a batch with the store down: %v, %v", got, err)
+	}
+	// Retry first, then fall back: the fallback's turn comes after the bound.
+	d.fails.Store(0)
+	rf := sn.MustNew(`A-@<seq, width=6>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Fallback(fb), sn.Retry(20*time.Millisecond)))
+	calls := d.calls.Load()
+	if s, err := rf.Next(ctx); s != "B-000004" || err != nil || d.calls.Load()-calls < 2 {
+		t.Errorf("retry then fall back: %q, %v after %d draws", s, err, d.calls.Load()-calls)
+	}
+	// Both down: the fallback's error, with the Generator's.
+	down2 := newDownGen()
+	down2.down.Store(true)
+	fbDown := sn.MustNew(`B-@<seq, width=6>`, sn.WithSequence("seq", down2))
+	both := sn.MustNew(`A-@<seq, width=6>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Fallback(fbDown)))
+	if _, err := both.Next(ctx); !errors.Is(err, errDown) || !strings.Contains(err.Error(), "fallback failed too") {
+		t.Errorf("both down: %v", err)
+	}
+
+	same := sn.MustNew(`A-@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()))
+	_, err = sn.New(`A-@<seq, width=6>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Fallback(same)))
+	var amb *sn.AmbiguityError
+	if !errors.Is(err, sn.ErrAmbiguous) || !errors.As(err, &amb) {
+		t.Errorf("a fallback printing the same numbers: %v; want an AmbiguityError", err)
+	}
+	loose := sn.MustNew(`A-@<seq>`, sn.WithSequence("seq", sequence.NewMemory()))
+	if _, err := sn.New(`A-@<seq, width=6>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Fallback(loose))); !errors.Is(err, sn.ErrAmbiguous) {
+		t.Errorf("a fallback whose numbers overlap (A-@<seq> against A-@<seq, width=6>): %v; want ErrAmbiguous", err)
+	}
+	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(sn.Fallback(nil))); err == nil {
+		t.Error("Fallback(nil) accepted")
+	}
+}
+
+// A panic in a middleware, when New wraps or when a call runs through it,
+// is an error wrapping ErrPanic; the numbers the call issued are dropped.
+// A nil middleware, or one returning nothing, is refused at New.
+func TestMiddlewarePanic(t *testing.T) {
+	ctx := context.Background()
+	atWrap := func(*sn.Generator, sn.IssueFunc) (sn.IssueFunc, error) { panic("wrap bug") }
+	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(atWrap)); !errors.Is(err, sn.ErrPanic) || !strings.Contains(err.Error(), "wrap bug") {
+		t.Errorf("a panic at New: %v", err)
+	}
+	afterDraw := func(_ *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			if err := next(ctx, b, r); err != nil {
+				return err
+			}
+			panic("after bug")
+		}, nil
+	}
+	m := sequence.NewMemory()
+	g := sn.MustNew(`T-@<seq>`, sn.WithSequence("seq", m), sn.WithMiddleware(afterDraw))
+	var bt sn.Batch
+	if err := g.Append(ctx, &bt, sn.Request{N: 3}); !errors.Is(err, sn.ErrPanic) || !strings.Contains(err.Error(), "after bug") || bt.Len() != 0 {
+		t.Errorf("a panic after the draw: %v, %d numbers kept", err, bt.Len())
+	}
+	if _, err := g.Next(ctx); !errors.Is(err, sn.ErrPanic) {
+		t.Errorf("Next: %v", err)
+	}
+	if s, _ := sn.MustNew(`T-@<seq>`, sn.WithSequence("seq", m)).Next(ctx); s != "T-5" {
+		t.Errorf("the store's next number is %s; want T-5: the numbers of the panicking calls are a gap", s)
+	}
+	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(nil)); err == nil {
+		t.Error("a nil middleware accepted")
+	}
+	none := func(*sn.Generator, sn.IssueFunc) (sn.IssueFunc, error) { return nil, nil }
+	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(none)); err == nil {
+		t.Error("a middleware returning no function accepted")
+	}
+	refusing := func(*sn.Generator, sn.IssueFunc) (sn.IssueFunc, error) { return nil, errors.New("not for this template") }
+	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(refusing)); err == nil || !strings.Contains(err.Error(), "not for this template") {
+		t.Errorf("a middleware refusing the Generator: %v", err)
+	}
+}
+
+// A counting middleware sees every way of issuing and every error that
+// ends a call.
+func TestMiddlewareSeesEveryCall(t *testing.T) {
+	ctx := context.Background()
+	down := newDownGen()
+	var issued int64
+	var errs []error
+	errsMW := func(_ *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			err := next(ctx, b, r)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			return err
+		}, nil
+	}
+	g := sn.MustNew("A-@<seq, width=6>-@<v, var>", sn.WithSequence("seq", down), sn.WithMiddleware(counting(&issued), errsMW))
+	vars := sn.Vars{"v": "x"}
+	var bt sn.Batch
+	if _, err := g.Issue(ctx, sn.Request{Vars: vars}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Append(ctx, &bt, sn.Request{N: 4, Vars: vars}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Issue(ctx, sn.Request{N: 2, Vars: vars}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(ctx); !errors.Is(err, sn.ErrVarMissing) {
+		t.Fatalf("Next without v: %v, want ErrVarMissing", err)
+	}
+	down.down.Store(true)
+	if _, err := g.Issue(ctx, sn.Request{Vars: vars}); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Fatalf("with the store down: %v", err)
+	}
+	if issued != 7 || len(errs) != 2 || !errors.Is(errs[0], sn.ErrVarMissing) || !errors.Is(errs[1], sequence.ErrUnavailable) {
+		t.Errorf("the middleware saw %d numbers and errors %v; want 7, ErrVarMissing and ErrUnavailable", issued, errs)
+	}
+}
+
+// Log records each call: what it issued, or its error.
+func TestLog(t *testing.T) {
+	ctx := context.Background()
+	var out strings.Builder
+	l := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == "time" || a.Key == "took" {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+	d := newDownGen()
+	g := sn.MustNew("A-@<seq, width=4>", sn.WithSequence("seq", d), sn.WithName("orders"), sn.WithMiddleware(sn.Log(l)))
+	g.Issue(ctx, sn.Request{N: 3})
+	d.down.Store(true)
+	g.Next(ctx)
+	want := `level=INFO msg="sn: issued" template=orders n=3 first=A-0001 last=A-0003
+level=WARN msg="sn: issue failed" template=orders n=1 gap=0 err="sn: seq at offset 2: sequence: unavailable: test store down"
+`
+	if got := out.String(); got != want {
+		t.Errorf("logged\n%s\nwant\n%s", got, want)
+	}
+	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(sn.Log(nil))); err == nil {
+		t.Error("Log(nil) accepted")
+	}
+}
+
+// 8 goroutines while the primary store goes down and up at random, the
+// fallback on the same memory store and the same key: the prefixes keep
+// the two series apart, and no number repeats.
+func TestFallbackNeverRepeats(t *testing.T) {
+	ctx := context.Background()
+	shared := sequence.NewMemory()
+	d := &downGen{m: shared}
+	fb := sn.MustNew(`B-@<seq, width=8>`, sn.WithSequence("seq", shared))
+	g := sn.MustNew(`A-@<seq, width=8>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Fallback(fb)))
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	repeats, fromB := 0, 0
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	go func() { // the store goes down and up until the workers are done
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			d.down.Store(i%3 == 0)
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := make([]string, 0, 20_000)
+			for range 20_000 {
+				s, err := g.Next(ctx)
+				if err != nil {
+					t.Error(err)
+					break
+				}
+				mine = append(mine, s)
+				if len(mine)%64 == 0 {
+					runtime.Gosched()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range mine {
+				if seen[s] {
+					repeats++
+				}
+				seen[s] = true
+				if s[0] == 'B' {
+					fromB++
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if repeats != 0 || fromB == 0 || fromB == len(seen) {
+		t.Errorf("%d repeats in %d numbers, %d from the fallback", repeats, len(seen), fromB)
+	}
+	t.Logf("%d numbers, %d from the fallback, 0 repeats", len(seen), fromB)
+}
