@@ -97,7 +97,7 @@ func TestClockGuard(t *testing.T) {
 		t.Fatalf("a new Generator (a restarted process) on the same store: %v, want ErrClockRollback", err)
 	}
 	// A document instant within half the retention before the mark goes ahead.
-	if _, err := first(g.Issue(ctx, sn.Request{At: t0.Add(3*time.Hour-30*time.Minute)})); err != nil {
+	if _, err := first(g.Issue(ctx, sn.Request{At: t0.Add(3*time.Hour - 30*time.Minute)})); err != nil {
 		t.Fatalf("an instant 30 minutes back: %v", err)
 	}
 
@@ -154,7 +154,7 @@ func TestClockGuardIdleSpell(t *testing.T) {
 	if n, err := first(process(store.now).Issue(ctx, sn.Request{At: t0})); !errors.Is(err, sn.ErrInstant) {
 		t.Errorf("a document instant at t0 after the idle spell: %q, %v; want ErrInstant (first %q)", n, err, firstNum)
 	}
-	if n, err := first(process(store.now).Issue(ctx, sn.Request{At: t0.Add(4*time.Hour+30*time.Minute)})); err != nil {
+	if n, err := first(process(store.now).Issue(ctx, sn.Request{At: t0.Add(4*time.Hour + 30*time.Minute)})); err != nil {
 		t.Errorf("a document instant 30 minutes back: %q, %v", n, err)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,7 +268,9 @@ func TestMiddlewarePanic(t *testing.T) {
 	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(none)); err == nil {
 		t.Error("a middleware returning no function accepted")
 	}
-	refusing := func(*sn.Generator, sn.IssueFunc) (sn.IssueFunc, error) { return nil, errors.New("not for this template") }
+	refusing := func(*sn.Generator, sn.IssueFunc) (sn.IssueFunc, error) {
+		return nil, errors.New("not for this template")
+	}
 	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(refusing)); err == nil || !strings.Contains(err.Error(), "not for this template") {
 		t.Errorf("a middleware refusing the Generator: %v", err)
 	}
