@@ -110,6 +110,11 @@ func putBatch(b *Batch) {
 
 // Next returns the next number: [Generator.Issue] of the zero [Request].
 func (g *Generator) Next(ctx context.Context) (string, error) {
+	if !g.wrapped {
+		// What draw does for one number, printed straight into the
+		// string's own bytes.
+		return g.plan.Next(ctx, time.Time{}, nil)
+	}
 	b := getBatch()
 	defer putBatch(b)
 	if err := g.call(ctx, b, Request{}); err != nil {
@@ -157,7 +162,7 @@ func (g *Generator) Preview(ctx context.Context, r Request) ([]string, error) {
 // call runs r through g's middleware into b.
 func (g *Generator) call(ctx context.Context, b *Batch, r Request) (err error) {
 	if !g.wrapped {
-		return g.issue(ctx, b, r)
+		return g.draw(ctx, b, r)
 	}
 	n := b.Len()
 	defer func() {
