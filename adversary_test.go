@@ -93,7 +93,7 @@ func TestAdversaryCustomRewritesPrefix(t *testing.T) {
 		dst[1] = '0' // a bug: writes into text printed by another part
 		return append(dst, 'Z'), nil
 	}}
-	gen, err := sn.New(`A@<seq, width=2>@<tag>`, sn.WithSequence("seq", g), sn.WithExpression("tag", advFactory(tag)))
+	gen, err := sn.New(`A@<seq, width=2>@<tag>`, sn.WithSequence("seq", g), withExpression("tag", advFactory(tag)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestAdversaryUserAlgorithmUnchecked(t *testing.T) {
 	f := func(args expression.Args) (expression.Expression, error) {
 		return &expression.Checksum{Algo: advAlgo{}}, nil
 	}
-	gen, err := sn.New(`N@<seq>@<check>`, sn.WithSequence("seq", g), sn.WithExpression("check", f))
+	gen, err := sn.New(`N@<seq>@<check>`, sn.WithSequence("seq", g), withExpression("check", f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestAdversaryBuiltinPanicEscapesNext(t *testing.T) {
 	}
 	for name, e := range cases {
 		f := func(expression.Args) (expression.Expression, error) { return e, nil }
-		_, err := sn.New(`@<salt>-@<seq>`, sn.WithExpression("salt", f), sn.WithSequence("seq", &advGen{}))
+		_, err := sn.New(`@<salt>-@<seq>`, withExpression("salt", f), sn.WithSequence("seq", &advGen{}))
 		if err == nil {
 			t.Errorf("%s: New accepted it", name)
 		}

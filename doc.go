@@ -69,7 +69,7 @@
 // # Where numbers come from
 //
 // A sequence part ("@<seq>") draws from a [sequence.Gen] given under its
-// name, with [WithSequence] or [RegisterSequence]; nothing is given by
+// name, with [WithSequence]; nothing is given by
 // default, and a template whose sequence nobody gave is refused at New
 // ("no sequence "seq": forgotten sn.WithSequence?"). Tests pass
 // sequence.NewMemory(); real programs pass a durable one: a
@@ -123,7 +123,8 @@
 //
 // # Extending
 //
-// Register your own parts with [RegisterExpression] or [WithExpression]:
+// Register your own parts with [RegisterExpression], or in a [Registry] of
+// your own given with [WithRegistry]:
 // an [expression.Factory] receives the template's arguments once, at New,
 // and returns an [expression.Expression]. Give it a Pattern
 // ([expression.Patterner]) so that New can prove the template; its output

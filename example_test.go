@@ -196,18 +196,23 @@ func (r region) MaxLen() int           { return len(r) }
 // templates that use it.
 func (r region) Pattern() string { return regexp.QuoteMeta(string(r)) }
 
-func ExampleWithExpression() {
-	newRegion := func(args expression.Args) (expression.Expression, error) {
+// A registry of one's own: the built-ins and a custom expression, for the
+// Generators given it.
+func ExampleRegistry() {
+	r := sn.NewRegistry()
+	r.RegisterExpression("region", func(args expression.Args) (expression.Expression, error) {
 		if err := args.Check("code"); err != nil {
 			return nil, err
 		}
 		return region(args["code"]), nil
-	}
-	g := sn.MustNew(`@<region, code=EU>-@<seq, width=4>`,
-		sn.WithExpression("region", newRegion), sn.WithSequence("seq", sequence.NewMemory()))
+	})
+	g := sn.MustNew(`@<region, code=EU>-@<seq, width=4>`, sn.WithRegistry(r), sn.WithSequence("seq", sequence.NewMemory()))
 	n, _ := g.Next(context.Background())
 	fmt.Println(n)
-	// Output: EU-0001
+	fmt.Println(r.Expressions())
+	// Output:
+	// EU-0001
+	// [checksum date random region]
 }
 
 func ExampleWithSequence() {
@@ -218,24 +223,6 @@ func ExampleWithSequence() {
 	n, _ := g.Next(context.Background())
 	fmt.Println(n)
 	// Output: PO0500001
-}
-
-func ExampleRegistry() {
-	r := sn.NewRegistry()
-	r.RegisterSequence("ticket", sequence.NewMemory())
-	g := sn.MustNew(`T-@<ticket, width=4>`, sn.WithRegistry(r))
-	n, _ := g.Next(context.Background())
-	fmt.Println(n, r.Sequences(), r.Expressions())
-	// Output: T-0001 [ticket] [checksum date random]
-}
-
-func ExampleRegisterSequence() {
-	// Usually in an init function or at start-up, like sql.Register.
-	sn.RegisterSequence("waybill", sequence.NewMemory())
-	g := sn.MustNew(`WB@<waybill, width=9>`)
-	n, _ := g.Next(context.Background())
-	fmt.Println(n)
-	// Output: WB000000001
 }
 
 func ExampleRegisterExpression() {
@@ -249,11 +236,10 @@ func ExampleRegisterExpression() {
 }
 
 func ExampleDefaultRegistry() {
-	// Other code may have registered more; the built-ins are always there,
-	// and no sequence comes with it: "seq" is given like any other.
+	// Other code may have registered more; the built-ins are always there.
 	r := sn.DefaultRegistry()
-	fmt.Println(slices.Contains(r.Expressions(), "date"), slices.Contains(r.Sequences(), "seq"))
-	// Output: true false
+	fmt.Println(slices.Contains(r.Expressions(), "date"))
+	// Output: true
 }
 
 func ExampleGenerator_Floor() {

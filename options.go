@@ -17,7 +17,6 @@ type Option func(*options)
 type options struct {
 	registry   *Registry
 	seqs       map[string]sequence.Gen
-	exprs      map[string]expression.Factory
 	clock      func() time.Time
 	retention  time.Duration
 	keys       map[string][]byte // obfuscate= keys by name
@@ -27,7 +26,7 @@ type options struct {
 }
 
 func newOptions(opts []Option) (*options, error) {
-	o := &options{registry: defaultRegistry, seqs: map[string]sequence.Gen{}, exprs: map[string]expression.Factory{}, clock: time.Now}
+	o := &options{registry: defaultRegistry, seqs: map[string]sequence.Gen{}, clock: time.Now}
 	for _, opt := range opts {
 		if opt == nil {
 			o.errs = append(o.errs, errors.New("sn: nil Option"))
@@ -38,34 +37,22 @@ func newOptions(opts []Option) (*options, error) {
 	return o, errors.Join(o.errs...)
 }
 
-// resolve merges the registry with the options: an option wins over the
-// registry's entry of the same kind; a name is never both a sequence and an
-// expression.
+// resolve gives the sequences and expressions of the template: a name
+// is never both.
 func (o *options) resolve() (map[string]sequence.Gen, map[string]expression.Factory, error) {
-	seqs, exprs := o.registry.snapshot()
-	for name := range o.exprs {
-		if _, ok := o.seqs[name]; ok {
-			return nil, nil, fmt.Errorf("%w: %q given both as a sequence and as an expression", ErrTemplate, name)
-		}
-	}
-	for name, g := range o.seqs {
+	exprs := o.registry.snapshot()
+	for name := range o.seqs {
 		if _, ok := exprs[name]; ok {
 			return nil, nil, fmt.Errorf("%w: WithSequence(%q): the registry has an expression of that name", ErrTemplate, name)
 		}
-		seqs[name] = g
 	}
-	for name, f := range o.exprs {
-		if _, ok := seqs[name]; ok {
-			return nil, nil, fmt.Errorf("%w: WithExpression(%q): a sequence of that name exists", ErrTemplate, name)
-		}
-		exprs[name] = f
-	}
-	return seqs, exprs, nil
+	return o.seqs, exprs, nil
 }
 
-// WithSequence makes g available to the template as name, for this
-// Generator only. It takes precedence over a sequence of the same name in
-// the registry.
+// WithSequence makes g available to the template as name: "@<name>"
+// draws from it. Every sequence a template names is given this way, so
+// that no number comes from a counter nobody chose: sequence.NewMemory()
+// in tests, a durable store for real numbers.
 func WithSequence(name string, g sequence.Gen) Option {
 	return func(o *options) {
 		switch {
@@ -75,22 +62,6 @@ func WithSequence(name string, g sequence.Gen) Option {
 			o.errs = append(o.errs, fmt.Errorf("sn: WithSequence(%q) given twice", name))
 		default:
 			o.seqs[name] = g
-		}
-	}
-}
-
-// WithExpression makes f available to the template as name, for this
-// Generator only. It takes precedence over an expression of the same name
-// in the registry.
-func WithExpression(name string, f expression.Factory) Option {
-	return func(o *options) {
-		switch {
-		case f == nil:
-			o.errs = append(o.errs, fmt.Errorf("sn: WithExpression(%q): nil factory", name))
-		case o.exprs[name] != nil:
-			o.errs = append(o.errs, fmt.Errorf("sn: WithExpression(%q) given twice", name))
-		default:
-			o.exprs[name] = f
 		}
 	}
 }

@@ -162,13 +162,13 @@ func TestNewErrors(t *testing.T) {
 		{"variable unknown argument", `@<unit, max=3>@<seq>`, nil, 8, `sn: template: offset 8: unit: unknown argument "max" (known: chars, maxlen, var)`},
 		{"variable bad chars", `@<unit, chars="a[">@<seq>`, nil, 8, `sn: template: offset 8: unit: chars="a[": want the inside of a character class, such as 0-9A-Z`},
 		{"setter extra argument", `@<ownerKey, value=SN, maxlen=2>@<seq>`, nil, 22, `sn: template: offset 22: ownerKey: unknown argument "maxlen" (known: value, var)`},
-		{"factory error", `@<seq>@<fancy, mode=x>`, []sn.Option{sn.WithExpression("fancy", func(a expression.Args) (expression.Expression, error) {
+		{"factory error", `@<seq>@<fancy, mode=x>`, []sn.Option{withExpression("fancy", func(a expression.Args) (expression.Expression, error) {
 			return nil, expression.Errorf("mode", "mode=%q is not supported", a["mode"])
 		})}, 15, `sn: template: offset 15: fancy: mode="x" is not supported`},
-		{"factory panic", `@<seq>@<fancy>`, []sn.Option{sn.WithExpression("fancy", func(expression.Args) (expression.Expression, error) {
+		{"factory panic", `@<seq>@<fancy>`, []sn.Option{withExpression("fancy", func(expression.Args) (expression.Expression, error) {
 			panic("boom")
 		})}, 8, `sn: template: offset 8: fancy: panic in factory: boom`},
-		{"factory nil", `@<seq>@<fancy>`, []sn.Option{sn.WithExpression("fancy", func(expression.Args) (expression.Expression, error) {
+		{"factory nil", `@<seq>@<fancy>`, []sn.Option{withExpression("fancy", func(expression.Args) (expression.Expression, error) {
 			return nil, nil
 		})}, 8, `sn: template: offset 8: fancy: factory returned a nil expression`},
 	}
@@ -210,12 +210,11 @@ func TestNewOptionErrors(t *testing.T) {
 		want string
 	}{
 		{"nil sequence", []sn.Option{sn.WithSequence("seq", nil)}, `sn: WithSequence("seq"): nil sequence`},
-		{"nil factory", []sn.Option{sn.WithExpression("x", nil)}, `sn: WithExpression("x"): nil factory`},
 		{"nil clock", []sn.Option{sn.WithClock(nil)}, `sn: WithClock(nil)`},
 		{"nil registry", []sn.Option{sn.WithRegistry(nil)}, `sn: WithRegistry(nil)`},
 		{"sequence twice", []sn.Option{sn.WithSequence("seq", sequence.NewMemory()), sn.WithSequence("seq", sequence.NewMemory())}, `sn: WithSequence("seq") given twice`},
 		{"sequence named like expression", []sn.Option{sn.WithSequence("date", sequence.NewMemory())}, `sn: bad template: WithSequence("date"): the registry has an expression of that name`},
-		{"both kinds", []sn.Option{sn.WithSequence("x", sequence.NewMemory()), sn.WithExpression("x", expression.NewDate)}, `sn: bad template: "x" given both as a sequence and as an expression`},
+		{"both kinds", []sn.Option{sn.WithSequence("x", sequence.NewMemory()), withExpression("x", expression.NewDate)}, `sn: bad template: WithSequence("x"): the registry has an expression of that name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,4 +266,12 @@ func first(nums []string, err error) (string, error) {
 		return "", err
 	}
 	return nums[0], err
+}
+
+// withExpression gives the Generator a registry of the built-ins and f as
+// name.
+func withExpression(name string, f expression.Factory) sn.Option {
+	r := sn.NewRegistry()
+	r.RegisterExpression(name, f)
+	return sn.WithRegistry(r)
 }

@@ -49,7 +49,7 @@ func WithLockWait(d time.Duration) BuildOption {
 }
 
 // WithOptions compiles every template with opts, such as sn.WithClock or
-// sn.WithExpression; Build adds sn.WithSequence("seq", ...) itself.
+// sn.WithRegistry; Build adds sn.WithSequence("seq", ...) itself.
 // default: none.
 func WithOptions(opts ...sn.Option) BuildOption {
 	return func(o *buildOptions) { o.sn = append(o.sn, opts...) }

@@ -497,14 +497,14 @@ func TestValidateOptions(t *testing.T) {
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("Validate without the expression: nil error, want one for the unknown argument")
 	}
-	if err := cfg.Validate(sn.WithExpression("region", regionFactory)); err != nil {
+	withRegion := sn.NewRegistry()
+	withRegion.RegisterExpression("region", regionFactory)
+	if err := cfg.Validate(sn.WithRegistry(withRegion)); err != nil {
 		t.Fatalf("Validate with the expression: %v", err)
 	}
 
-	r := sn.NewRegistry()
-	r.RegisterSequence("ticket", sequence.NewMemory())
 	cfg = config.Config{Templates: tpl("T@<ticket>")}
-	err := cfg.Validate(sn.WithRegistry(r))
+	err := cfg.Validate(sn.WithSequence("ticket", sequence.NewMemory()))
 	want := `config: template "orders": template "T@<ticket>": no @<seq> part; a configured template takes its numbers from the sequence seq`
 	if err == nil || err.Error() != want {
 		t.Errorf("Validate with another sequence:\n got %v\nwant %s", err, want)

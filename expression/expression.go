@@ -3,7 +3,8 @@
 // A template such as "@<ownerKey, value=SN>-@<seq, width=8>" is made of
 // parts. Literal text, variables and sequences are built into sn; every
 // other part is an [Expression] built by a [Factory] registered under a
-// name (sn.RegisterExpression or the sn.WithExpression option). A factory
+// name (sn.RegisterExpression, or Registry.RegisterExpression of a registry
+// given with sn.WithRegistry). A factory
 // receives the arguments written in the template and checks them; it runs
 // once, when the template is compiled, so a bad argument is an error at
 // sn.New and never at Next. The built-in expressions date, checksum and

@@ -64,7 +64,9 @@ templates:
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := cfg.Build(t.Context(), config.WithOptions(sn.WithExpression("bug", func(expression.Args) (expression.Expression, error) { return panicking{}, nil })))
+	bugs := sn.NewRegistry()
+	bugs.RegisterExpression("bug", func(expression.Args) (expression.Expression, error) { return panicking{}, nil })
+	set, err := cfg.Build(t.Context(), config.WithOptions(sn.WithRegistry(bugs)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,8 +96,9 @@ func TestSeriesCustomExpression(t *testing.T) {
 		t.Fatal(err)
 	}
 	seg := sequence.NewSegment(store, sequence.SegmentOptions{})
-	g, err := sn.New("@<code>-@<seq, width=4>", sn.WithSequence("seq", seg), sn.WithName("codes"),
-		sn.WithExpression("code", func(expression.Args) (expression.Expression, error) { return codeExpr{}, nil }))
+	codes := sn.NewRegistry()
+	codes.RegisterExpression("code", func(expression.Args) (expression.Expression, error) { return codeExpr{}, nil })
+	g, err := sn.New("@<code>-@<seq, width=4>", sn.WithSequence("seq", seg), sn.WithName("codes"), sn.WithRegistry(codes))
 	if err != nil {
 		t.Fatal(err)
 	}
