@@ -72,9 +72,31 @@ var (
 )
 
 // VarError is a per-call variable that is missing or invalid: the errors
-// wrapping [ErrVarMissing] and [ErrVarInvalid] are *VarError, whose Name
-// says which variable.
-type VarError = engine.VarError
+// wrapping [ErrVarMissing] and [ErrVarInvalid] that issuing returns are
+// *VarError, whose Name says which variable.
+type VarError struct {
+	// Name is the variable's name.
+	Name string
+	// Err says what is wrong with it; it wraps ErrVarMissing or
+	// ErrVarInvalid.
+	Err error
+}
+
+// Error returns Err's message, which names the variable.
+func (e *VarError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *VarError) Unwrap() error { return e.Err }
+
+// callError is err as a call that issues returns it: the engine's
+// *VarError as a *VarError.
+func callError(err error) error {
+	var ve *engine.VarError
+	if err != nil && errors.As(err, &ve) {
+		return &VarError{Name: ve.Name, Err: err}
+	}
+	return err
+}
 
 // AmbiguityError is the refusal of a template, or of two templates of a
 // set, that can print one string twice: for two different counter keys,

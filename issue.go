@@ -113,7 +113,8 @@ func (g *Generator) Next(ctx context.Context) (string, error) {
 	if !g.wrapped {
 		// What draw does for one number, printed straight into the
 		// string's own bytes.
-		return g.plan.Next(ctx, time.Time{}, nil)
+		s, err := g.plan.Next(ctx, time.Time{}, nil)
+		return s, callError(err)
 	}
 	b := getBatch()
 	defer putBatch(b)
@@ -156,7 +157,8 @@ func (g *Generator) Preview(ctx context.Context, r Request) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.plan.Preview(ctx, n, r.At, r.Vars)
+	nums, err := g.plan.Preview(ctx, n, r.At, r.Vars)
+	return nums, callError(err)
 }
 
 // call runs r through g's middleware into b.
@@ -186,11 +188,11 @@ func (g *Generator) draw(ctx context.Context, b *Batch, r Request) error {
 		b.buf, err = g.plan.AppendNext(ctx, b.buf, r.At, r.Vars)
 		if err != nil {
 			b.buf = b.buf[:start]
-			return err
+			return callError(err)
 		}
 		b.ends = append(b.ends, len(b.buf))
 		return nil
 	}
 	b.buf, b.ends, err = g.plan.AppendNextN(ctx, b.buf, b.ends, n, r.At, r.Vars)
-	return err
+	return callError(err)
 }
