@@ -139,7 +139,7 @@ func TestObfuscateKey(t *testing.T) {
 	const tpl = `INV-@<seq, width=3, obfuscate=invoices>`
 	for _, recorded := range []bool{true, false} {
 		t.Run(map[bool]string{true: "recorded", false: "control"}[recorded], func(t *testing.T) {
-			store, err := boltseq.Open(filepath.Join(t.TempDir(), "sn.db"), nil)
+			store, err := boltseq.Open(filepath.Join(t.TempDir(), "sn.db"), boltseq.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

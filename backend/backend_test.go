@@ -56,7 +56,7 @@ func seqOf(t *testing.T, s, prefix string) int64 {
 // high-water mark of key.
 func last(t *testing.T, path, key string) int64 {
 	t.Helper()
-	st, err := boltseq.Open(path, &boltseq.Options{LockTimeout: -1})
+	st, err := boltseq.Open(path, boltseq.Options{LockTimeout: -1})
 	if err != nil {
 		t.Fatalf("the store is still open: %v", err)
 	}
@@ -171,7 +171,7 @@ func TestFloorThroughSegment(t *testing.T) {
 // A Build that fails releases the files it opened before the failure.
 func TestFailedBuildReleases(t *testing.T) {
 	dir := t.TempDir()
-	held, err := boltseq.Open(filepath.Join(dir, "held.db"), nil)
+	held, err := boltseq.Open(filepath.Join(dir, "held.db"), boltseq.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ const strictNeedsLedger = `config: template "a": sequence.ledger: the redis-stri
 
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
-	held, err := boltseq.Open(filepath.Join(dir, "held.db"), nil)
+	held, err := boltseq.Open(filepath.Join(dir, "held.db"), boltseq.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

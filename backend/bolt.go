@@ -50,6 +50,6 @@ func openBolt(ctx context.Context, t *config.Target) (*boltseq.Store, error) {
 		return nil, err
 	}
 	return config.Share(t, boltKey(abs), func() (*boltseq.Store, error) {
-		return boltseq.Open(abs, &boltseq.Options{LockTimeout: t.LockWait})
+		return boltseq.Open(abs, boltseq.Options{LockTimeout: t.LockWait})
 	})
 }

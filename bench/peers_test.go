@@ -137,7 +137,7 @@ func contenders(b *testing.B) []contender {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	store, err := boltseq.Open(filepath.Join(dir, "sn.db"), nil)
+	store, err := boltseq.Open(filepath.Join(dir, "sn.db"), boltseq.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -200,10 +200,10 @@ func (s *Set) Names() []string { return slices.Clone(s.names) }
 // Close closes, in the reverse order of opening, every sequence of the Set
 // that is an io.Closer, then what the drivers shared between templates
 // (files, clients; see [Share]), and returns their errors joined. Numbers
-// reserved but not issued become gaps. Calling Close again does nothing
-// and returns nil.
+// reserved but not issued become gaps. Calling Close again returns an
+// error wrapping sequence.ErrClosed, as every Close of sn's does.
 func (s *Set) Close() error {
-	var err error
+	err := fmt.Errorf("config: Set closed twice: %w", sequence.ErrClosed)
 	s.close.Do(func() {
 		var errs []error
 		for i := len(s.seqs) - 1; i >= 0; i-- {

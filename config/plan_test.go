@@ -913,7 +913,7 @@ func TestKindsDriverErrors(t *testing.T) {
 	if want := `config: template "c": sequence.balanced.members[1]: plain sequence: disk on fire`; err == nil || err.Error() != want {
 		t.Errorf("Build:\n got %v\nwant %s", err, want)
 	}
-	st, err := boltseq.Open(filepath.Join(dir, "a.db"), &boltseq.Options{LockTimeout: -1})
+	st, err := boltseq.Open(filepath.Join(dir, "a.db"), boltseq.Options{LockTimeout: -1})
 	if err != nil {
 		t.Fatalf("a.db still open after the failed Build: %v", err)
 	}

@@ -15,7 +15,7 @@ import (
 func TestPing(t *testing.T) {
 	ctx := t.Context()
 	open := func() *boltseq.Store {
-		st, err := boltseq.Open(filepath.Join(t.TempDir(), "sn.db"), nil)
+		st, err := boltseq.Open(filepath.Join(t.TempDir(), "sn.db"), boltseq.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,7 +75,7 @@ func TestSegmentMemoryPerKey(t *testing.T) {
 func TestSegmentReleasesIdleKeys(t *testing.T) {
 	t.Run("memory", func(t *testing.T) { testReleasesIdleKeys(t, sequence.NewMemoryAllocator(), 100_000) })
 	t.Run("bolt", func(t *testing.T) {
-		store, err := boltseq.Open(filepath.Join(dbtest.BaseDir(), fmt.Sprintf("sn-idle-%d.db", os.Getpid())), nil)
+		store, err := boltseq.Open(filepath.Join(dbtest.BaseDir(), fmt.Sprintf("sn-idle-%d.db", os.Getpid())), boltseq.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

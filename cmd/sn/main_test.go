@@ -296,7 +296,7 @@ func TestNextDefaultStore(t *testing.T) {
 
 func TestNextStoreInUse(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "sn.db")
-	held, err := boltseq.Open(store, nil)
+	held, err := boltseq.Open(store, boltseq.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func (codeExpr) Pattern() string         { return "[A-Z]{3}" }
 // process that does not have the expression: sn, here.
 func TestSeriesCustomExpression(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sn.db")
-	store, err := boltseq.Open(path, nil)
+	store, err := boltseq.Open(path, boltseq.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

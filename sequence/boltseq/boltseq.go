@@ -5,7 +5,7 @@
 //
 // Wrap a [Store] in a [sequence.Segment] to serve most numbers from memory:
 //
-//	store, err := boltseq.Open("/var/lib/myapp/sn.db", nil)
+//	store, err := boltseq.Open("/var/lib/myapp/sn.db", boltseq.Options{})
 //	if err != nil { ... }
 //	defer store.Close()
 //	gen := sequence.NewSegment(store, sequence.SegmentOptions{Step: 100})
@@ -165,7 +165,8 @@ type KeyInfo struct {
 }
 
 // Open opens the store in the file at path, creating the file if it does
-// not exist. The directory holding it must exist already. opts may be nil.
+// not exist. The directory holding it must exist already. The zero
+// Options are the defaults.
 //
 // Open returns an error wrapping [ErrLocked] when another process or Store
 // holds the file for longer than [Options.LockTimeout], an error wrapping
@@ -173,11 +174,7 @@ type KeyInfo struct {
 // [ErrCorrupt] when the file is a bbolt database in an unknown sn format.
 // A file that is not a bbolt database at all gives bbolt's own error,
 // wrapped; Open never overwrites such a file.
-func Open(path string, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+func Open(path string, o Options) (*Store, error) {
 	if o.LockTimeout == 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}

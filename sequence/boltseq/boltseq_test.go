@@ -55,7 +55,7 @@ func TestMain(m *testing.M) {
 // allocate: allocate ranges for crashKey forever, printing each range's
 // Last on its own line only after Allocate has returned it, until killed.
 func helper(mode, path string) error {
-	s, err := boltseq.Open(path, nil)
+	s, err := boltseq.Open(path, boltseq.Options{})
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func tempPath(t *testing.T) string {
 }
 
 // open opens a store at path and closes it when the test ends.
-func open(t *testing.T, path string, opts *boltseq.Options) *boltseq.Store {
+func open(t *testing.T, path string, opts boltseq.Options) *boltseq.Store {
 	t.Helper()
 	s, err := boltseq.Open(path, opts)
 	if err != nil {
@@ -151,12 +151,12 @@ func mustLast(t *testing.T, s *boltseq.Store, key string) int64 {
 
 func TestConformance(t *testing.T) {
 	sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {
-		return open(t, tempPath(t), nil)
+		return open(t, tempPath(t), boltseq.Options{})
 	})
 }
 
 func TestAllocate(t *testing.T) {
-	s := open(t, tempPath(t), nil)
+	s := open(t, tempPath(t), boltseq.Options{})
 	steps := []struct {
 		name string
 		key  string
@@ -182,7 +182,7 @@ func TestAllocate(t *testing.T) {
 }
 
 func TestInvalidArguments(t *testing.T) {
-	s := open(t, tempPath(t), nil)
+	s := open(t, tempPath(t), boltseq.Options{})
 	long := strings.Repeat("x", boltseq.MaxKeyLen+1)
 	tests := []struct {
 		name string
@@ -244,7 +244,7 @@ func TestExhausted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := open(t, tempPath(t), nil)
+			s := open(t, tempPath(t), boltseq.Options{})
 			if err := s.Floor(t.Context(), "k", tt.floor); err != nil {
 				t.Fatal(err)
 			}
@@ -266,7 +266,7 @@ func TestExhausted(t *testing.T) {
 }
 
 func TestExhaustedMessage(t *testing.T) {
-	s := open(t, tempPath(t), nil)
+	s := open(t, tempPath(t), boltseq.Options{})
 	if err := s.Floor(t.Context(), "k", math.MaxInt64-1); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestExhaustedMessage(t *testing.T) {
 }
 
 func TestFloor(t *testing.T) {
-	s := open(t, tempPath(t), nil)
+	s := open(t, tempPath(t), boltseq.Options{})
 	steps := []struct {
 		name     string
 		floor    int64
@@ -307,7 +307,7 @@ func TestFloor(t *testing.T) {
 
 func TestKeyEncoding(t *testing.T) {
 	path := tempPath(t)
-	s := open(t, path, nil)
+	s := open(t, path, boltseq.Options{})
 	keys := []string{
 		"",
 		"a",
@@ -419,14 +419,14 @@ func TestCorruptValue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := tempPath(t)
-			s := open(t, path, nil)
+			s := open(t, path, boltseq.Options{})
 			mustAllocate(t, s, "good", 1)
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
 			writeRaw(t, path, "sn.seq", []byte("kbad"), tt.value)
 
-			s = open(t, path, nil)
+			s = open(t, path, boltseq.Options{})
 			ctx := t.Context()
 			calls := []struct {
 				name string
@@ -461,12 +461,12 @@ func TestCorruptValue(t *testing.T) {
 
 func TestKeysRejectsForeignEntry(t *testing.T) {
 	path := tempPath(t)
-	s := open(t, path, nil)
+	s := open(t, path, boltseq.Options{})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	writeRaw(t, path, "sn.seq", []byte("xyz"), make([]byte, 8))
-	s = open(t, path, nil)
+	s = open(t, path, boltseq.Options{})
 	if _, err := s.Keys(t.Context()); !errors.Is(err, boltseq.ErrCorrupt) {
 		t.Errorf("Keys = %v, want an error wrapping ErrCorrupt", err)
 	}
@@ -503,7 +503,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := boltseq.Open(tt.path, &boltseq.Options{LockTimeout: 50 * time.Millisecond})
+			s, err := boltseq.Open(tt.path, boltseq.Options{LockTimeout: 50 * time.Millisecond})
 			if err == nil {
 				s.Close()
 				t.Fatal("Open succeeded, want an error")
@@ -527,12 +527,11 @@ func TestOpenErrors(t *testing.T) {
 func TestOpenMode(t *testing.T) {
 	tests := []struct {
 		name string
-		opts *boltseq.Options
+		opts boltseq.Options
 		want os.FileMode
 	}{
-		{"nil options", nil, 0o600},
-		{"zero options", &boltseq.Options{}, 0o600},
-		{"explicit mode", &boltseq.Options{Mode: 0o640}, 0o640},
+		{"zero options", boltseq.Options{}, 0o600},
+		{"explicit mode", boltseq.Options{Mode: 0o640}, 0o640},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -553,7 +552,7 @@ func TestOpenMode(t *testing.T) {
 }
 
 func TestClosed(t *testing.T) {
-	s := open(t, tempPath(t), nil)
+	s := open(t, tempPath(t), boltseq.Options{})
 	mustAllocate(t, s, "k", 1)
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -579,7 +578,7 @@ func TestClosed(t *testing.T) {
 }
 
 func TestCancelledContext(t *testing.T) {
-	s := open(t, tempPath(t), nil)
+	s := open(t, tempPath(t), boltseq.Options{})
 	mustAllocate(t, s, "k", 5)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -608,7 +607,7 @@ func TestRestart(t *testing.T) {
 	path := tempPath(t)
 	var maxLast int64
 	for round := range 3 {
-		s := open(t, path, nil)
+		s := open(t, path, boltseq.Options{})
 		for i := range 5 {
 			r := mustAllocate(t, s, "k", int64(1+i))
 			if r.First <= maxLast {
@@ -623,7 +622,7 @@ func TestRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := open(t, path, nil)
+	s := open(t, path, boltseq.Options{})
 	if got := mustLast(t, s, "k"); got != maxLast {
 		t.Errorf("Last(k) after reopening = %d, want %d", got, maxLast)
 	}
@@ -634,7 +633,7 @@ func TestRestart(t *testing.T) {
 
 func TestLockSameProcess(t *testing.T) {
 	path := tempPath(t)
-	first := open(t, path, nil)
+	first := open(t, path, boltseq.Options{})
 	tests := []struct {
 		name    string
 		timeout time.Duration
@@ -645,7 +644,7 @@ func TestLockSameProcess(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := boltseq.Open(path, &boltseq.Options{LockTimeout: tt.timeout})
+			s, err := boltseq.Open(path, boltseq.Options{LockTimeout: tt.timeout})
 			if err == nil {
 				s.Close()
 				t.Fatal("second Open of the same file succeeded")
@@ -663,7 +662,7 @@ func TestLockSameProcess(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	second := open(t, path, &boltseq.Options{LockTimeout: 50 * time.Millisecond})
+	second := open(t, path, boltseq.Options{LockTimeout: 50 * time.Millisecond})
 	if r := mustAllocate(t, second, "k", 1); r.First != 2 {
 		t.Errorf("Allocate after reopening = %v, want [2, 2]", r)
 	}
@@ -685,7 +684,7 @@ func TestLockOtherProcess(t *testing.T) {
 				t.Fatalf("helper said %q, %v; want ready", line, err)
 			}
 
-			s, err := boltseq.Open(path, &boltseq.Options{LockTimeout: 50 * time.Millisecond})
+			s, err := boltseq.Open(path, boltseq.Options{LockTimeout: 50 * time.Millisecond})
 			if err == nil {
 				s.Close()
 				t.Fatal("Open succeeded while another process holds the file")
@@ -702,7 +701,7 @@ func TestLockOtherProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait() // the lock goes with the process
-			s = open(t, path, &boltseq.Options{LockTimeout: 50 * time.Millisecond})
+			s = open(t, path, boltseq.Options{LockTimeout: 50 * time.Millisecond})
 			mustAllocate(t, s, "k", 1)
 		})
 	}
@@ -753,7 +752,7 @@ func TestCrashDurability(t *testing.T) {
 		}
 	}
 	maxAcked := acked[len(acked)-1]
-	s := open(t, path, nil)
+	s := open(t, path, boltseq.Options{})
 	last := mustLast(t, s, crashKey)
 	if last < maxAcked {
 		t.Fatalf("after the crash Last = %d, below %d, which Allocate had returned", last, maxAcked)
@@ -765,7 +764,7 @@ func TestCrashDurability(t *testing.T) {
 }
 
 func TestConcurrentAllocate(t *testing.T) {
-	s := open(t, tempPath(t), nil)
+	s := open(t, tempPath(t), boltseq.Options{})
 	const workers, calls = 8, 50
 	ranges := make([][]sequence.Range, workers)
 	errs := make([]error, workers)
@@ -805,7 +804,7 @@ func TestConcurrentAllocate(t *testing.T) {
 }
 
 func BenchmarkAllocate(b *testing.B) {
-	s, err := boltseq.Open(filepath.Join(b.TempDir(), "sn.db"), nil)
+	s, err := boltseq.Open(filepath.Join(b.TempDir(), "sn.db"), boltseq.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -820,7 +819,7 @@ func BenchmarkAllocate(b *testing.B) {
 }
 
 func BenchmarkAllocateParallel(b *testing.B) {
-	s, err := boltseq.Open(filepath.Join(b.TempDir(), "sn.db"), nil)
+	s, err := boltseq.Open(filepath.Join(b.TempDir(), "sn.db"), boltseq.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -842,7 +841,7 @@ func BenchmarkAllocateParallel(b *testing.B) {
 // completes or fails with ErrClosed, and what completed is on disk.
 func TestCloseWhileAllocating(t *testing.T) {
 	path := tempPath(t)
-	s := open(t, path, nil)
+	s := open(t, path, boltseq.Options{})
 	const workers = 4
 	maxLast := make([]int64, workers)
 	errs := make([]error, workers)
@@ -876,7 +875,7 @@ func TestCloseWhileAllocating(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	s = open(t, path, nil)
+	s = open(t, path, boltseq.Options{})
 	if last, want := mustLast(t, s, "k"), slices.Max(maxLast); last < want {
 		t.Errorf("Last after reopening = %d, below %d returned before Close", last, want)
 	}
@@ -885,7 +884,7 @@ func TestCloseWhileAllocating(t *testing.T) {
 // A file keeps its identity across opens; another file has another.
 func TestStoreID(t *testing.T) {
 	path := tempPath(t)
-	s := open(t, path, nil)
+	s := open(t, path, boltseq.Options{})
 	id, err := s.StoreID(t.Context())
 	if err != nil || !strings.HasPrefix(id, "boltseq ") || len(id) != len("boltseq ")+32 {
 		t.Fatalf("StoreID = %q, %v; want boltseq and 32 hexadecimal digits", id, err)
@@ -893,14 +892,14 @@ func TestStoreID(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	again, _ := open(t, path, nil).StoreID(t.Context())
-	other, _ := open(t, tempPath(t), nil).StoreID(t.Context())
+	again, _ := open(t, path, boltseq.Options{}).StoreID(t.Context())
+	other, _ := open(t, tempPath(t), boltseq.Options{}).StoreID(t.Context())
 	if again != id || other == id {
 		t.Errorf("StoreID: %q, reopened %q, another file %q; want the first two equal and the third not", id, again, other)
 	}
 }
 
 func TestExpirer(t *testing.T) {
-	s := open(t, tempPath(t), nil)
+	s := open(t, tempPath(t), boltseq.Options{})
 	sequencetest.RunExpirer(t, s, sequencetest.AllocDraw(s))
 }

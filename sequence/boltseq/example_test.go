@@ -20,7 +20,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	store, err := boltseq.Open(filepath.Join(dir, "sn.db"), nil)
+	store, err := boltseq.Open(filepath.Join(dir, "sn.db"), boltseq.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func ExampleStore_Floor() {
 	}
 	defer os.RemoveAll(dir)
 
-	store, err := boltseq.Open(filepath.Join(dir, "sn.db"), nil)
+	store, err := boltseq.Open(filepath.Join(dir, "sn.db"), boltseq.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func ExampleOpen_locked() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "sn.db")
 
-	store, err := boltseq.Open(path, nil)
+	store, err := boltseq.Open(path, boltseq.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func ExampleOpen_locked() {
 
 	// A second Open of the same file, here or in another process, waits
 	// LockTimeout for the first to let go, then gives up.
-	_, err = boltseq.Open(path, &boltseq.Options{LockTimeout: 100 * time.Millisecond})
+	_, err = boltseq.Open(path, boltseq.Options{LockTimeout: 100 * time.Millisecond})
 	fmt.Println(errors.Is(err, boltseq.ErrLocked))
 	// Output:
 	// true
@@ -95,7 +95,7 @@ func Example_segment() {
 	}
 	defer os.RemoveAll(dir)
 
-	store, err := boltseq.Open(filepath.Join(dir, "sn.db"), nil)
+	store, err := boltseq.Open(filepath.Join(dir, "sn.db"), boltseq.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

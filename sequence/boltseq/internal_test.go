@@ -19,7 +19,7 @@ func BenchmarkAllocateBatch(b *testing.B) {
 	for _, mode := range []string{"Update", "Batch"} {
 		for _, goroutines := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/goroutines=%d", mode, goroutines), func(b *testing.B) {
-				s, err := Open(filepath.Join(b.TempDir(), "sn.db"), nil)
+				s, err := Open(filepath.Join(b.TempDir(), "sn.db"), Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

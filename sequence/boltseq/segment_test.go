@@ -15,7 +15,7 @@ import (
 
 func TestSegmentConformance(t *testing.T) {
 	sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-		return sequence.NewSegment(open(t, tempPath(t), nil), sequence.SegmentOptions{Step: 10})
+		return sequence.NewSegment(open(t, tempPath(t), boltseq.Options{}), sequence.SegmentOptions{Step: 10})
 	})
 }
 
@@ -28,7 +28,7 @@ func TestRestartSegment(t *testing.T) {
 	ctx := t.Context()
 	var maxSeen int64
 	for round := range 4 {
-		s := open(t, path, nil)
+		s := open(t, path, boltseq.Options{})
 		seg := sequence.NewSegment(s, sequence.SegmentOptions{Step: 10})
 		for i := range 25 + round {
 			n, err := seg.Next(ctx, "k")
@@ -54,7 +54,7 @@ func TestRestartSegment(t *testing.T) {
 }
 
 func BenchmarkSegmentNext(b *testing.B) {
-	s, err := boltseq.Open(filepath.Join(b.TempDir(), "sn.db"), nil)
+	s, err := boltseq.Open(filepath.Join(b.TempDir(), "sn.db"), boltseq.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

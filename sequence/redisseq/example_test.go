@@ -39,7 +39,7 @@ func ExampleNewAllocator() {
 func ExampleNewCounter() {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"localhost:6379"}})
 	defer rdb.Close()
-	durable, err := boltseq.Open("/var/lib/myapp/sequences.db", nil)
+	durable, err := boltseq.Open("/var/lib/myapp/sequences.db", boltseq.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
