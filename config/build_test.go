@@ -55,8 +55,8 @@ func TestBuildMemory(t *testing.T) {
 	if err := set.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	if err := set.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
+	if err := set.Close(); !errors.Is(err, sequence.ErrClosed) {
+		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 }
 
