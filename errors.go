@@ -91,8 +91,17 @@ func (e *VarError) Unwrap() error { return e.Err }
 // callError is err as a call that issues returns it: the engine's
 // *VarError as a *VarError.
 func callError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return varError(err)
+}
+
+// varError is callError of an error, out of line: its errors.As target
+// escapes, and a call that succeeds must not allocate it.
+func varError(err error) error {
 	var ve *engine.VarError
-	if err != nil && errors.As(err, &ve) {
+	if errors.As(err, &ve) {
 		return &VarError{Name: ve.Name, Err: err}
 	}
 	return err

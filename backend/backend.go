@@ -131,6 +131,87 @@ func init() {
 	config.Register("snowflake", snowflakeDriver{})
 }
 
+// seq is a sequence as the drivers of this package read it: the fields
+// every backend has (config.Sequence), and the backends' own, decoded
+// from its Options (config.Target.Decode). Each driver reads those its
+// config.Store.Fields lists.
+type seq struct {
+	config.Sequence
+
+	// Path is the file of a backend that keeps its numbers in one: the
+	// bbolt file of bolt, and the durable store behind redis-strict's
+	// counter when it has no ledger (see SingleHost). A relative path is
+	// resolved against the directory given to config.WithDir.
+	Path string `yaml:"path"`
+
+	// URL is the Redis of redis and redis-strict, and the Redis a
+	// snowflake sequence leases its worker id from; see "Redis URLs".
+	URL string `yaml:"url"`
+
+	// Ledger is the database that keeps the record of every number
+	// handed out, shared by every machine that issues numbers: the store
+	// of sql, and the store redis and redis-strict reserve their ranges
+	// from, so that a Redis that loses its data costs a gap, never a
+	// repeat. It is a URL:
+	//
+	//	postgres://user:password@host:5432/db?sslmode=disable   PostgreSQL (or postgresql://)
+	//	mysql://user:password@host:3306/db                      MySQL 8, MariaDB 10.5 or later
+	//
+	// The ledger's table is created when a Build first opens it. Without
+	// a ledger, redis keeps its counters in Redis alone, which must then
+	// run with appendonly yes and appendfsync always, and redis-strict
+	// needs a path and single_host.
+	Ledger string `yaml:"ledger"`
+
+	// Table is the ledger's table, optionally qualified by a schema
+	// ("billing.sn_ledger"): letters, digits and "_". Default: sn_ledger.
+	Table string `yaml:"table"`
+
+	// SingleHost declares that one host alone uses the Redis of a
+	// redis-strict sequence, so that the bbolt file at Path, which only
+	// that host sees, may back its counter. Without a ledger,
+	// redis-strict is refused unless it is set.
+	SingleHost bool `yaml:"single_host"`
+
+	// Replicas is how many Redis replicas must have each range a redis or
+	// redis-strict sequence writes before a number from it is used
+	// (Redis's WAIT, in the same round trip), so that a failover to a
+	// replica that lagged cannot issue the numbers again. Numbers that
+	// too few replicas acknowledged in time are a gap, and the call fails.
+	Replicas int `yaml:"replicas"`
+
+	// ReplicaTimeout bounds the wait for Replicas, as a Go duration.
+	// Default: 1s.
+	ReplicaTimeout string `yaml:"replica_timeout"`
+
+	// Prefix is put before every key the backend writes in Redis.
+	Prefix string `yaml:"prefix"`
+
+	// Layout, Epoch and Unit are a snowflake sequence's layout: "twitter"
+	// (the default), "sonyflake", or the bits of time, worker and
+	// sequence written "41/10/12" with the Epoch it counts time from (a
+	// date such as 2024-01-01, not in the future) and the Unit of its
+	// time (a Go duration of at least 1µs; default 1ms).
+	Layout string `yaml:"layout"`
+	Epoch  string `yaml:"epoch"`
+	Unit   string `yaml:"unit"`
+
+	// Worker fixes the worker id of a snowflake sequence instead of
+	// leasing one; it is refused unless SingleProcess declares that one
+	// process alone issues with it, and that its clock does not go back
+	// across a restart.
+	Worker        *int64 `yaml:"worker"`
+	SingleProcess bool   `yaml:"single_process"`
+}
+
+// decode returns t's sequence as this package's drivers read it, and the
+// errors of its fields' types.
+func decode(t *config.Target) (seq, error) {
+	s := seq{Sequence: t.Sequence}
+	err := t.Decode(&s)
+	return s, err
+}
+
 // segmentFields are the fields of a config.Sequence that a segment reads.
 var segmentFields = []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout", "idle"}
 
@@ -140,7 +221,7 @@ var segmentFields = []string{"step", "min_step", "max_step", "prefetch", "target
 const defaultFetchTimeout = 5 * time.Second
 
 // fetchTimeout returns the fetch timeout of s.
-func fetchTimeout(s config.Sequence) time.Duration {
+func fetchTimeout(s seq) time.Duration {
 	if d, err := time.ParseDuration(s.FetchTimeout); err == nil && d > 0 {
 		return d
 	}
@@ -156,7 +237,7 @@ func missing(field, backend, what string) error {
 // or an exact Gen under config.WithExact.
 func serve(t *config.Target, a sequence.Allocator) (sequence.Gen, error) {
 	if t.Exact {
-		return exact{a, fetchTimeout(t.Sequence)}, nil
+		return exact{a, fetchTimeout(seq{Sequence: t.Sequence})}, nil
 	}
 	opts, err := t.Sequence.SegmentOptions()
 	if err != nil {

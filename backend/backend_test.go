@@ -76,12 +76,12 @@ func one(text string, s config.Sequence) *config.Config {
 func TestBoltSharedFile(t *testing.T) {
 	dir := t.TempDir()
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "bolt", Path: "sn.db", Step: 10},
+		Store: config.Sequence{Backend: "bolt", Step: 10, Options: config.Options{"path": "sn.db"}},
 		Templates: map[string]config.Template{
 			"a":     {Template: "A@<seq>"},
 			"b":     {Template: "B@<seq>", Sequence: config.Sequence{Step: 50, MaxStep: 50}},
-			"c":     {Template: "C@<seq>", Sequence: config.Sequence{Path: filepath.Join(dir, "sn.db")}}, // the same file
-			"other": {Template: "O@<seq>", Sequence: config.Sequence{Path: "other.db"}},
+			"c":     {Template: "C@<seq>", Sequence: config.Sequence{Options: config.Options{"path": filepath.Join(dir, "sn.db")}}}, // the same file
+			"other": {Template: "O@<seq>", Sequence: config.Sequence{Options: config.Options{"path": "other.db"}}},
 			"mem":   {Template: "M@<seq>", Sequence: config.Sequence{Backend: "memory"}},
 		},
 	}
@@ -125,7 +125,7 @@ func TestBoltSharedFile(t *testing.T) {
 func TestExact(t *testing.T) {
 	dir := t.TempDir()
 	cfg := &config.Config{
-		Store:     config.Sequence{Backend: "bolt", Path: filepath.Join(dir, "sn.db")},
+		Store:     config.Sequence{Backend: "bolt", Options: config.Options{"path": filepath.Join(dir, "sn.db")}},
 		Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 100}},
 	}
 	var got []string
@@ -156,7 +156,7 @@ func TestExact(t *testing.T) {
 
 func TestFloorThroughSegment(t *testing.T) {
 	dir := t.TempDir()
-	cfg := one("@<ownerKey, value=A>-@<seq>", config.Sequence{Backend: "bolt", Path: "sn.db", Step: 10})
+	cfg := one("@<ownerKey, value=A>-@<seq>", config.Sequence{Backend: "bolt", Step: 10, Options: config.Options{"path": "sn.db"}})
 	cfg.Templates["a"] = config.Template{Template: cfg.Templates["a"].Template, Sequence: cfg.Templates["a"].Sequence, Floor: 5000}
 	set, err := cfg.Build(t.Context(), config.WithDir(dir))
 	if err != nil {
@@ -179,8 +179,8 @@ func TestFailedBuildReleases(t *testing.T) {
 	cfg := &config.Config{
 		Store: config.Sequence{Backend: "bolt"},
 		Templates: map[string]config.Template{
-			"a": {Template: "A@<seq>", Sequence: config.Sequence{Path: "free.db"}},
-			"b": {Template: "B@<seq>", Sequence: config.Sequence{Path: "held.db"}},
+			"a": {Template: "A@<seq>", Sequence: config.Sequence{Options: config.Options{"path": "free.db"}}},
+			"b": {Template: "B@<seq>", Sequence: config.Sequence{Options: config.Options{"path": "held.db"}}},
 		},
 	}
 	_, err = cfg.Build(t.Context(), config.WithDir(dir), config.WithLockWait(-1))
@@ -214,62 +214,62 @@ func TestOpenErrors(t *testing.T) {
 		is   error  // wrapped by the error, when not nil
 		want string // the error's message, when not empty
 	}{
-		{name: "missing directory", s: config.Sequence{Backend: "bolt", Path: "no/such/dir/sn.db"}, is: fs.ErrNotExist},
-		{name: "file in use", s: config.Sequence{Backend: "bolt", Path: "held.db"}, is: boltseq.ErrLocked},
+		{name: "missing directory", s: config.Sequence{Backend: "bolt", Options: config.Options{"path": "no/such/dir/sn.db"}}, is: fs.ErrNotExist},
+		{name: "file in use", s: config.Sequence{Backend: "bolt", Options: config.Options{"path": "held.db"}}, is: boltseq.ErrLocked},
 		{name: "no path", s: config.Sequence{Backend: "bolt"},
 			want: `config: template "a": sequence.path: the bolt backend needs a file (set path here or in store)`},
 		{name: "unknown backend", s: config.Sequence{Backend: "etcd"},
 			want: `config: template "a": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict, snowflake, sql)`},
 		{name: "a database for a backend", s: config.Sequence{Backend: "postgres"},
 			want: `config: template "a": sequence.backend "postgres": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for postgres, set backend: sql and ledger: postgres://user:password@host:5432/db)`},
-		{name: "bad step", s: config.Sequence{Backend: "bolt", Path: "x.db", Step: -1},
+		{name: "bad step", s: config.Sequence{Backend: "bolt", Step: -1, Options: config.Options{"path": "x.db"}},
 			want: "config: template \"a\": sequence.step -1: want 1 or more (or 0 for the default)"},
 		{name: "no url", s: config.Sequence{Backend: "redis"},
 			want: `config: template "a": sequence.url: the redis backend needs a Redis URL (set url here or in store)`},
-		{name: "bad scheme", s: config.Sequence{Backend: "redis", URL: "http://localhost"},
+		{name: "bad scheme", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "http://localhost"}},
 			want: `config: template "a": sequence.url: redis URL "http://localhost": unknown scheme "http" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
-		{name: "no scheme", s: config.Sequence{Backend: "redis", URL: "localhost:6379"},
+		{name: "no scheme", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "localhost:6379"}},
 			want: `config: template "a": sequence.url: redis URL "localhost:6379": want redis://host:port, rediss://, unix:// or redis+cluster://host:port,host:port`},
-		{name: "password hidden", s: config.Sequence{Backend: "redis", URL: "redis://u:secret@localhost:6379/x"},
+		{name: "password hidden", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://u:secret@localhost:6379/x"}},
 			want: `config: template "a": sequence.url: redis URL "redis://u:xxxxx@localhost:6379/x": redis: invalid database number: "x"`},
-		{name: "strict with bad url", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", SingleHost: true, URL: "nope://"},
+		{name: "strict with bad url", s: config.Sequence{Backend: "redis-strict", Options: config.Options{"path": "strict.db", "single_host": true, "url": "nope://"}},
 			want: `config: template "a": sequence.url: redis URL "nope://": unknown scheme "nope" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
 		{name: "strict without url and ledger", s: config.Sequence{Backend: "redis-strict"},
 			want: strictNeedsLedger + "\n" +
 				`config: template "a": sequence.url: the redis-strict backend needs a Redis URL (set url here or in store)`},
 		// A file per machine behind a shared Redis repeats numbers once
 		// Redis loses its data: only a single host may pair them.
-		{name: "strict with a file and no ledger", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", URL: "redis://x"},
+		{name: "strict with a file and no ledger", s: config.Sequence{Backend: "redis-strict", Options: config.Options{"path": "strict.db", "url": "redis://x"}},
 			want: `config: template "a": sequence.path: path "strict.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis`},
-		{name: "strict on a single host without a file", s: config.Sequence{Backend: "redis-strict", URL: "redis://x", SingleHost: true},
+		{name: "strict on a single host without a file", s: config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://x", "single_host": true}},
 			want: strictNeedsLedger},
-		{name: "fields the backend does not read", s: config.Sequence{Backend: "redis-strict", Path: "strict.db", SingleHost: true, URL: "redis://x", Target: "1m", MaxStep: 5},
+		{name: "fields the backend does not read", s: config.Sequence{Backend: "redis-strict", Target: "1m", MaxStep: 5, Options: config.Options{"path": "strict.db", "single_host": true, "url": "redis://x"}},
 			want: `config: template "a": sequence.max_step: not used by the redis-strict backend` + "\n" +
 				`config: template "a": sequence.target: not used by the redis-strict backend`},
-		{name: "bolt reads no ledger", s: config.Sequence{Backend: "bolt", Path: "x.db", Ledger: "postgres://h/db", SingleHost: true},
+		{name: "bolt reads no ledger", s: config.Sequence{Backend: "bolt", Options: config.Options{"path": "x.db", "ledger": "postgres://h/db", "single_host": true}},
 			want: `config: template "a": sequence.ledger: not used by the bolt backend` + "\n" +
 				`config: template "a": sequence.single_host: not used by the bolt backend`},
-		{name: "redis reads no single_host", s: config.Sequence{Backend: "redis", URL: "redis://x", SingleHost: true},
+		{name: "redis reads no single_host", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "single_host": true}},
 			want: `config: template "a": sequence.single_host: not used by the redis backend`},
 		{name: "sql without ledger", s: config.Sequence{Backend: "sql"},
 			want: `config: template "a": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db (set ledger here or in store)`},
-		{name: "ledger not a URL", s: config.Sequence{Backend: "sql", Ledger: "host=db dbname=orders password=secret"},
+		{name: "ledger not a URL", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "host=db dbname=orders password=secret"}},
 			want: `config: template "a": sequence.ledger: ledger "host=db dbname=orders password=xxxxx": want a URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db`},
-		{name: "ledger scheme", s: config.Sequence{Backend: "redis", URL: "redis://x", Ledger: "sqlite://u:secret@/x.db"},
+		{name: "ledger scheme", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "ledger": "sqlite://u:secret@/x.db"}},
 			want: `config: template "a": sequence.ledger: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql or mysql: postgres://user:password@host:5432/db or mysql://user:password@host:3306/db)`},
-		{name: "ledger password hidden", s: config.Sequence{Backend: "sql", Ledger: "postgres://u:secret@h:port/db"},
+		{name: "ledger password hidden", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://u:secret@h:port/db"}},
 			want: `config: template "a": sequence.ledger: ledger "postgres://u:xxxxx@h:port/db": invalid port ":port" after host`},
-		{name: "mysql ledger without a database", s: config.Sequence{Backend: "sql", Ledger: "mysql://u:secret@h:3306"},
+		{name: "mysql ledger without a database", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://u:secret@h:3306"}},
 			want: `config: template "a": sequence.ledger: ledger "mysql://u:xxxxx@h:3306": want a database name, as in mysql://user:password@host:3306/db`},
-		{name: "mysql ledger without a host", s: config.Sequence{Backend: "sql", Ledger: "mysql:///db"},
+		{name: "mysql ledger without a host", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql:///db"}},
 			want: `config: template "a": sequence.ledger: ledger "mysql:///db": want a host, as in mysql://user:password@host:3306/db`},
-		{name: "mysql ledger with a bad parameter", s: config.Sequence{Backend: "sql", Ledger: "mysql://h/db?parseTime=maybe"},
+		{name: "mysql ledger with a bad parameter", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://h/db?parseTime=maybe"}},
 			want: `config: template "a": sequence.ledger: ledger "mysql://h/db?parseTime=maybe": invalid bool value: maybe`},
-		{name: "bad table", s: config.Sequence{Backend: "sql", Ledger: "postgres://h/db", Table: "sn-ledger"},
+		{name: "bad table", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://h/db", "table": "sn-ledger"}},
 			want: `config: template "a": sequence.table: table "sn-ledger": want a name such as sn_ledger or billing.sn_ledger (letters, digits and "_")`},
-		{name: "table without ledger", s: config.Sequence{Backend: "redis", URL: "redis://x", Table: "numbers"},
+		{name: "table without ledger", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "table": "numbers"}},
 			want: `config: template "a": sequence.table: table "numbers" names the ledger's table: set ledger too`},
-		{name: "strict on a single host with a table", s: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "strict.db", SingleHost: true, Table: "numbers"},
+		{name: "strict on a single host with a table", s: config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://x", "path": "strict.db", "single_host": true, "table": "numbers"}},
 			want: `config: template "a": sequence.table: table "numbers" names the ledger's table: set ledger too`},
 	}
 	for _, tt := range tests {
@@ -310,41 +310,41 @@ func TestCheck(t *testing.T) {
 		s    config.Sequence
 		want config.Store
 	}{
-		{"bolt relative", "/srv/sn", config.Sequence{Backend: "bolt", Path: "sn.db"},
+		{"bolt relative", "/srv/sn", config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}},
 			config.Store{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
-		{"bolt absolute", "/srv/sn", config.Sequence{Backend: "bolt", Path: "/srv/sn/./sn.db"},
+		{"bolt absolute", "/srv/sn", config.Sequence{Backend: "bolt", Options: config.Options{"path": "/srv/sn/./sn.db"}},
 			config.Store{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
-		{"bolt in the current directory", "", config.Sequence{Backend: "bolt", Path: "sn.db"},
+		{"bolt in the current directory", "", config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}},
 			config.Store{ID: "bolt " + filepath.Join(wd, "sn.db"), Durable: true, Fields: append([]string{"path"}, segment...)}},
-		{"sql", "", config.Sequence{Backend: "sql", Ledger: "postgres://u:pw@db:5432/orders?sslmode=disable"},
+		{"sql", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://u:pw@db:5432/orders?sslmode=disable"}},
 			config.Store{ID: `sql ledger postgres://u:xxxxx@db:5432/orders?sslmode=disable table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
-		{"sql on mysql with a table", "", config.Sequence{Backend: "sql", Ledger: "mysql://u:pw@db/orders", Table: "billing.numbers"},
+		{"sql on mysql with a table", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://u:pw@db/orders", "table": "billing.numbers"}},
 			config.Store{ID: `sql ledger mysql://u:xxxxx@db/orders table billing.numbers`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
-		{"sql with a password parameter", "", config.Sequence{Backend: "sql", Ledger: "postgresql://db/orders?user=u&password=pw"},
+		{"sql with a password parameter", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgresql://db/orders?user=u&password=pw"}},
 			config.Store{ID: `sql ledger postgresql://db/orders?password=xxxxx&user=u table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
-		{"redis", "", config.Sequence{Backend: "redis", URL: "redis://u:pw@h:6379/1"},
+		{"redis", "", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://u:pw@h:6379/1"}},
 			config.Store{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append(redisFields, segment...)}},
-		{"redis with a prefix", "", config.Sequence{Backend: "redis", URL: "redis://h:6379/1", Prefix: "t:"},
+		{"redis with a prefix", "", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://h:6379/1", "prefix": "t:"}},
 			config.Store{ID: `redis redis://h:6379/1 prefix "t:"`, Durable: true, Fields: append(redisFields, segment...)}},
-		{"redis with a ledger", "", config.Sequence{Backend: "redis", URL: "redis://h:6379/1", Ledger: "mysql://u:pw@db/orders"},
+		{"redis with a ledger", "", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://h:6379/1", "ledger": "mysql://u:pw@db/orders"}},
 			config.Store{ID: `redis redis://h:6379/1 prefix "sn:" ledger mysql://u:xxxxx@db/orders table sn_ledger`, Durable: true, Fields: append(redisFields, segment...)}},
-		{"redis-strict on a single host", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db", SingleHost: true},
+		{"redis-strict on a single host", "/srv", config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://h", "path": "s.db", "single_host": true}},
 			config.Store{ID: `redis-strict redis://h prefix "sn:" /srv/s.db`, Durable: true, Fields: strictFields}},
 		// The ledger wins over a path (inherited from a store, say).
-		{"redis-strict with a ledger", "/srv", config.Sequence{Backend: "redis-strict", URL: "redis://h", Path: "s.db", Ledger: "postgres://db/orders", Table: "t"},
+		{"redis-strict with a ledger", "/srv", config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://h", "path": "s.db", "ledger": "postgres://db/orders", "table": "t"}},
 			config.Store{ID: `redis-strict redis://h prefix "sn:" ledger postgres://db/orders table t`, Durable: true, Fields: strictFields}},
 		// A snowflake's ids are not counted: no floor. A leased worker id
 		// outlives the process (its bound is in Redis or the database); a
 		// fixed one does not. A url wins over a ledger.
-		{"snowflake leased", "", config.Sequence{Backend: "snowflake", URL: "redis://u:pw@h:6379/0", Prefix: "t:"},
+		{"snowflake leased", "", config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://u:pw@h:6379/0", "prefix": "t:"}},
 			config.Store{ID: `snowflake twitter lease redis://u:xxxxx@h:6379/0 prefix "t:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
-		{"snowflake leased from a ledger", "", config.Sequence{Backend: "snowflake", Ledger: "postgres://u:pw@db/shop", Table: "ids"},
+		{"snowflake leased from a ledger", "", config.Sequence{Backend: "snowflake", Options: config.Options{"ledger": "postgres://u:pw@db/shop", "table": "ids"}},
 			config.Store{ID: `snowflake twitter lease ledger postgres://u:xxxxx@db/shop table ids`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "ledger", "table"}}},
-		{"snowflake with a url and a ledger", "", config.Sequence{Backend: "snowflake", URL: "redis://h", Ledger: "postgres://db/shop"},
+		{"snowflake with a url and a ledger", "", config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://h", "ledger": "postgres://db/shop"}},
 			config.Store{ID: `snowflake twitter lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
-		{"snowflake fixed", "", config.Sequence{Backend: "snowflake", Layout: "sonyflake", Worker: new(int64(0)), SingleProcess: true, URL: "redis://h"},
+		{"snowflake fixed", "", config.Sequence{Backend: "snowflake", Options: config.Options{"layout": "sonyflake", "worker": 0, "single_process": true, "url": "redis://h"}},
 			config.Store{ID: `snowflake sonyflake worker 0`, NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}},
-		{"snowflake explicit", "", config.Sequence{Backend: "snowflake", Layout: "40/8/10", Epoch: "2024-01-01", Unit: "10ms", URL: "redis://h"},
+		{"snowflake explicit", "", config.Sequence{Backend: "snowflake", Options: config.Options{"layout": "40/8/10", "epoch": "2024-01-01", "unit": "10ms", "url": "redis://h"}},
 			config.Store{ID: `snowflake 40/8/10 unit 10ms epoch 2024-01-01T00:00:00Z lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 58, Fields: []string{"layout", "epoch", "unit", "url", "prefix"}}},
 	}
 	for _, tt := range tests {
@@ -368,7 +368,7 @@ func TestCheck(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	dir := t.TempDir()
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "bolt", Path: "sn.db", Step: 5},
+		Store: config.Sequence{Backend: "bolt", Step: 5, Options: config.Options{"path": "sn.db"}},
 		Templates: map[string]config.Template{
 			"a": {Template: "@<ownerKey, value=K>A@<seq>"},
 			"b": {Template: "@<ownerKey, value=K>B@<seq>"}, // the same counter
@@ -417,7 +417,7 @@ func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	dir := t.TempDir()
-	_, err := one("A@<seq>", config.Sequence{Backend: "bolt", Path: "sn.db"}).Build(ctx, config.WithDir(dir))
+	_, err := one("A@<seq>", config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}}).Build(ctx, config.WithDir(dir))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Build = %v, want context.Canceled", err)
 	}

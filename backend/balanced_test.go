@@ -18,23 +18,17 @@ func TestBalancedRedis(t *testing.T) {
 	srvA, srvB := redistest.StartServer(t), redistest.StartServer(t)
 	dir := t.TempDir()
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "redis-strict", SingleHost: true, Step: 50, Queued: &config.Queued{Lead: "5ms", Max: 64}},
+		Store: config.Sequence{Backend: "redis-strict", Step: 50, Queued: &config.Queued{Lead: "5ms", Max: 64}, Options: config.Options{"single_host": true}},
 		Templates: map[string]config.Template{
 			"o": {Template: "@<ownerKey, value=O>@<seq>", Floor: 500, Sequence: config.Sequence{Balanced: &config.Balanced{
 				Rescue: "100ms", Timeout: "300ms",
-				Members: []config.Sequence{
-					{URL: "redis://" + srvA.Addr() + "/0", Path: "a.db"},
-					{URL: "redis://" + srvB.Addr() + "/0", Path: "b.db"},
-				},
+				Members: []config.Sequence{{Options: config.Options{"url": "redis://" + srvA.Addr() + "/0", "path": "a.db"}}, {Options: config.Options{"url": "redis://" + srvB.Addr() + "/0", "path": "b.db"}}},
 			}}},
 			// The same counters (the same members in the same order, the
 			// same counter key), behind queues of one number.
 			"p": {Template: "@<ownerKey, value=O>@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Min: 1, Max: 1}, Balanced: &config.Balanced{
 				Rescue: "100ms", Timeout: "300ms",
-				Members: []config.Sequence{
-					{URL: "redis://" + srvA.Addr() + "/0", Path: "a.db"},
-					{URL: "redis://" + srvB.Addr() + "/0", Path: "b.db"},
-				},
+				Members: []config.Sequence{{Options: config.Options{"url": "redis://" + srvA.Addr() + "/0", "path": "a.db"}}, {Options: config.Options{"url": "redis://" + srvB.Addr() + "/0", "path": "b.db"}}},
 			}}},
 		},
 	}

@@ -15,10 +15,14 @@ type boltDriver struct{}
 // Check requires a path; the store is the file's absolute path.
 func (boltDriver) Check(t *config.Target) (config.Store, error) {
 	st := config.Store{Durable: true, Fields: append([]string{"path"}, segmentFields...)}
-	if t.Sequence.Path == "" {
+	s, err := decode(t)
+	if err != nil {
+		return st, err
+	}
+	if s.Path == "" {
 		return st, missing("path", "bolt", "a file")
 	}
-	abs, err := t.Abs(t.Sequence.Path)
+	abs, err := t.Abs(s.Path)
 	if err != nil {
 		return st, &config.Error{Field: "path", Err: err}
 	}
@@ -45,7 +49,8 @@ func openBolt(ctx context.Context, t *config.Target) (*boltseq.Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	abs, err := t.Abs(t.Sequence.Path)
+	s, _ := decode(t) // Check accepted it
+	abs, err := t.Abs(s.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func redactLedger(raw string) string {
 var passwordParam = regexp.MustCompile(`(?i)(password=)[^\s&]*`)
 
 // tableOf returns the ledger table of s.
-func tableOf(s config.Sequence) string {
+func tableOf(s seq) string {
 	if s.Table == "" {
 		return sqlseq.DefaultTable
 	}
@@ -124,7 +124,7 @@ func tableOf(s config.Sequence) string {
 
 // checkLedger checks the ledger and table of s, for backend; required
 // says whether backend needs a ledger.
-func checkLedger(s config.Sequence, backend string, required bool) error {
+func checkLedger(s seq, backend string, required bool) error {
 	if s.Ledger == "" {
 		switch {
 		case required:
@@ -150,7 +150,7 @@ func checkLedger(s config.Sequence, backend string, required bool) error {
 
 // ledgerID is the part of a store ID that names the ledger of s, which
 // checkLedger accepted.
-func ledgerID(s config.Sequence) string {
+func ledgerID(s seq) string {
 	return fmt.Sprintf("ledger %s table %s", redactLedger(s.Ledger), tableOf(s))
 }
 
@@ -162,7 +162,8 @@ func openLedger(ctx context.Context, t *config.Target) (*sqlseq.Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	l, err := parseLedger(t.Sequence.Ledger)
+	s, _ := decode(t) // Check accepted it
+	l, err := parseLedger(s.Ledger)
 	if err != nil {
 		return nil, fmt.Errorf("backend: ledger %s: %w", l.shown, err)
 	}
@@ -176,13 +177,13 @@ func openLedger(ctx context.Context, t *config.Target) (*sqlseq.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	table := tableOf(t.Sequence)
+	table := tableOf(s)
 	return config.Share(t, "sqlseq "+l.dsn+" table "+table, func() (*sqlseq.Store, error) {
 		st, err := sqlseq.New(db, l.dialect, &sqlseq.Options{Table: table})
 		if err != nil {
 			return nil, err
 		}
-		timeout := fetchTimeout(t.Sequence)
+		timeout := fetchTimeout(s)
 		mctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		err = st.Migrate(mctx)

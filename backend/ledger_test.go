@@ -98,11 +98,11 @@ func TestSQL(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			ledger, db := d.fresh(t)
 			cfg := &config.Config{
-				Store: config.Sequence{Backend: "sql", Ledger: ledger, Step: 10},
+				Store: config.Sequence{Backend: "sql", Step: 10, Options: config.Options{"ledger": ledger}},
 				Templates: map[string]config.Template{
 					"a":     {Template: "A@<seq>", Floor: 300},
 					"b":     {Template: "B@<seq>", Sequence: config.Sequence{Step: 50, MaxStep: 50}},
-					"other": {Template: "O@<seq>", Sequence: config.Sequence{Table: "other_ledger"}},
+					"other": {Template: "O@<seq>", Sequence: config.Sequence{Options: config.Options{"table": "other_ledger"}}},
 				},
 			}
 			prev := map[string]int64{"a": 300}
@@ -155,12 +155,7 @@ func TestLedgerShared(t *testing.T) {
 	for _, d := range databases {
 		t.Run(d.name, func(t *testing.T) {
 			ledger, _ := d.fresh(t)
-			seqs := []config.Sequence{
-				{Backend: "sql", Ledger: ledger, Step: 7},
-				{Backend: "sql", Ledger: ledger, Step: 7},
-				{Backend: "redis", URL: "redis://" + redistest.StartServer(t).Addr(), Ledger: ledger, Step: 5},
-				{Backend: "redis-strict", URL: "redis://" + redistest.StartServer(t).Addr(), Ledger: ledger, Step: 5},
-			}
+			seqs := []config.Sequence{{Backend: "sql", Step: 7, Options: config.Options{"ledger": ledger}}, {Backend: "sql", Step: 7, Options: config.Options{"ledger": ledger}}, {Backend: "redis", Step: 5, Options: config.Options{"url": "redis://" + redistest.StartServer(t).Addr(), "ledger": ledger}}, {Backend: "redis-strict", Step: 5, Options: config.Options{"url": "redis://" + redistest.StartServer(t).Addr(), "ledger": ledger}}}
 			var mu sync.Mutex
 			seen := map[int64]int{}
 			var wg sync.WaitGroup
@@ -206,7 +201,7 @@ func TestRedisLedger(t *testing.T) {
 			srv := redistest.StartServer(t) // no persistence: a restart is empty
 			ledger, db := d.fresh(t)
 			cfg := &config.Config{
-				Store: config.Sequence{Backend: "redis", URL: "redis://" + srv.Addr(), Ledger: ledger, Table: "shop.ledger", Prefix: "t:", Step: 10},
+				Store: config.Sequence{Backend: "redis", Step: 10, Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger, "table": "shop.ledger", "prefix": "t:"}},
 				Templates: map[string]config.Template{
 					"a": {Template: "A@<seq>", Floor: 300},
 					"b": {Template: "B@<seq>"},
@@ -217,7 +212,7 @@ func TestRedisLedger(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				cfg.Store.Table = "ledger" // a MySQL schema is a database
+				cfg.Store.Options["table"] = "ledger" // a MySQL schema is a database
 			}
 			seen := map[string]bool{}
 			var top int64
@@ -254,7 +249,7 @@ func TestRedisLedger(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if m := mark(t, db, d, cfg.Store.Table, "A@<seq>"); m < top {
+			if m := mark(t, db, d, cfg.Store.Options["table"].(string), "A@<seq>"); m < top {
 				t.Errorf("the ledger's mark of a is %d, below the issued %d", m, top)
 			}
 			keys, err := srv.Client(t).Keys(t.Context(), "t:*").Result()
@@ -273,7 +268,7 @@ func TestRedisStrictLedger(t *testing.T) {
 			srv := redistest.StartServer(t)
 			ledger, db := d.fresh(t)
 			cfg := &config.Config{
-				Store: config.Sequence{Backend: "redis-strict", URL: "redis://" + srv.Addr(), Ledger: ledger, Step: 4},
+				Store: config.Sequence{Backend: "redis-strict", Step: 4, Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger}},
 				Templates: map[string]config.Template{
 					"a": {Template: "@<ownerKey, value=K>A@<seq>"},
 					"b": {Template: "@<ownerKey, value=K>B@<seq>"}, // the same counter
@@ -312,11 +307,7 @@ func TestRedisStrictLedger(t *testing.T) {
 func TestLedgerFloor(t *testing.T) {
 	ledger, _ := databases[0].fresh(t)
 	srv := redistest.StartServer(t)
-	for _, s := range []config.Sequence{
-		{Backend: "sql", Ledger: ledger},
-		{Backend: "redis", URL: "redis://" + srv.Addr(), Ledger: ledger, Prefix: "r:"},
-		{Backend: "redis-strict", URL: "redis://" + srv.Addr(), Ledger: ledger, Prefix: "s:"},
-	} {
+	for _, s := range []config.Sequence{{Backend: "sql", Options: config.Options{"ledger": ledger}}, {Backend: "redis", Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger, "prefix": "r:"}}, {Backend: "redis-strict", Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger, "prefix": "s:"}}} {
 		t.Run(s.Backend, func(t *testing.T) {
 			text := "@<ownerKey, value=" + s.Backend + ">-@<seq>"
 			cfg := one(text, s)
@@ -344,19 +335,15 @@ func TestLedgerUnreachable(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
 	srv := redistest.StartServer(t)
-	for _, s := range []config.Sequence{
-		{Backend: "sql", Ledger: "postgres://u:secret@" + addr + "/db?sslmode=disable"},
-		{Backend: "sql", Ledger: "mysql://u:secret@" + addr + "/db"},
-		{Backend: "redis", URL: "redis://" + srv.Addr(), Ledger: "postgres://u:secret@" + addr + "/db?sslmode=disable"},
-		{Backend: "redis-strict", URL: "redis://" + srv.Addr(), Ledger: "mysql://u:secret@" + addr + "/db"},
-	} {
-		t.Run(s.Backend+" "+strings.Split(s.Ledger, ":")[0], func(t *testing.T) {
+	for _, s := range []config.Sequence{{Backend: "sql", Options: config.Options{"ledger": "postgres://u:secret@" + addr + "/db?sslmode=disable"}}, {Backend: "sql", Options: config.Options{"ledger": "mysql://u:secret@" + addr + "/db"}}, {Backend: "redis", Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": "postgres://u:secret@" + addr + "/db?sslmode=disable"}}, {Backend: "redis-strict", Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": "mysql://u:secret@" + addr + "/db"}}} {
+		ledger := s.Options["ledger"].(string)
+		t.Run(s.Backend+" "+strings.Split(ledger, ":")[0], func(t *testing.T) {
 			s.FetchTimeout = "300ms"
 			_, err := one("A@<seq>", s).Build(t.Context())
 			if !errors.Is(err, sequence.ErrUnavailable) {
 				t.Errorf("Build = %v, want sequence.ErrUnavailable", err)
 			}
-			shown := strings.Replace(s.Ledger, "secret", "xxxxx", 1)
+			shown := strings.Replace(ledger, "secret", "xxxxx", 1)
 			if want := fmt.Sprintf(`config: template "a": %s sequence: backend: ledger %s: no answer within 300ms: sqlseq: migrate (table sn_ledger): `, s.Backend, shown); err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("Build = %v\nwant it to start with %s", err, want)
 			}
@@ -377,13 +364,13 @@ func TestLedgerIdentity(t *testing.T) {
 		a, b config.Sequence
 		ok   bool
 	}{
-		{"one table", config.Sequence{Backend: "sql", Ledger: pg}, config.Sequence{Backend: "sql", Ledger: pg, Step: 5}, true},
-		{"two tables", config.Sequence{Backend: "sql", Ledger: pg}, config.Sequence{Backend: "sql", Ledger: pg, Table: "other"}, false},
-		{"two databases", config.Sequence{Backend: "sql", Ledger: pg}, config.Sequence{Backend: "sql", Ledger: "mysql://u:pw@db/orders"}, false},
-		{"redis over one ledger", config.Sequence{Backend: "redis", URL: "redis://r", Ledger: pg}, config.Sequence{Backend: "redis", URL: "redis://r", Ledger: pg}, true},
-		{"redis over two ledgers", config.Sequence{Backend: "redis", URL: "redis://r", Ledger: pg}, config.Sequence{Backend: "redis", URL: "redis://r", Ledger: pg, Table: "other"}, false},
-		{"redis with and without a ledger", config.Sequence{Backend: "redis", URL: "redis://r", Ledger: pg}, config.Sequence{Backend: "redis", URL: "redis://r"}, false},
-		{"strict over two ledgers", config.Sequence{Backend: "redis-strict", URL: "redis://r", Ledger: pg}, config.Sequence{Backend: "redis-strict", URL: "redis://r", Ledger: pg + "2"}, false},
+		{"one table", config.Sequence{Backend: "sql", Options: config.Options{"ledger": pg}}, config.Sequence{Backend: "sql", Step: 5, Options: config.Options{"ledger": pg}}, true},
+		{"two tables", config.Sequence{Backend: "sql", Options: config.Options{"ledger": pg}}, config.Sequence{Backend: "sql", Options: config.Options{"ledger": pg, "table": "other"}}, false},
+		{"two databases", config.Sequence{Backend: "sql", Options: config.Options{"ledger": pg}}, config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://u:pw@db/orders"}}, false},
+		{"redis over one ledger", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://r", "ledger": pg}}, config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://r", "ledger": pg}}, true},
+		{"redis over two ledgers", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://r", "ledger": pg}}, config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://r", "ledger": pg, "table": "other"}}, false},
+		{"redis with and without a ledger", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://r", "ledger": pg}}, config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://r"}}, false},
+		{"strict over two ledgers", config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://r", "ledger": pg}}, config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://r", "ledger": pg + "2"}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -409,11 +396,11 @@ func TestLedgerOneConnectionPool(t *testing.T) {
 	ledger := srv.NewDatabase(t)
 	db := srv.DB(t, ledger)
 	names := []string{"a", "b", "c", "d"}
-	cfg := &config.Config{Store: config.Sequence{Backend: "sql", Ledger: ledger + "&application_name=sn_pool_test"}, Templates: map[string]config.Template{}}
+	cfg := &config.Config{Store: config.Sequence{Backend: "sql", Options: config.Options{"ledger": ledger + "&application_name=sn_pool_test"}}, Templates: map[string]config.Template{}}
 	for i, name := range names {
 		s := config.Sequence{}
 		if i%2 == 1 {
-			s.Table = "ledger_" + name
+			s.Options = config.Options{"table": "ledger_" + name}
 		}
 		cfg.Templates[name] = config.Template{Template: strings.ToUpper(name) + "@<seq>", Sequence: s}
 	}
@@ -481,10 +468,10 @@ func TestLedgerMigrate(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			ledger, db := d.fresh(t)
 			cfg := &config.Config{
-				Store: config.Sequence{Backend: "sql", Ledger: ledger},
+				Store: config.Sequence{Backend: "sql", Options: config.Options{"ledger": ledger}},
 				Templates: map[string]config.Template{
 					"a": {Template: "A@<seq>"},
-					"b": {Template: "B@<seq>", Sequence: config.Sequence{Table: "numbers"}},
+					"b": {Template: "B@<seq>", Sequence: config.Sequence{Options: config.Options{"table": "numbers"}}},
 				},
 			}
 			if err := cfg.Validate(); err != nil {

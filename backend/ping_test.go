@@ -16,12 +16,12 @@ import (
 func TestSetPing(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "bolt", Path: "sn.db"},
+		Store: config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}},
 		Templates: map[string]config.Template{
 			"a": {Template: "A@<seq>"},
 			"b": {Template: "B@<seq>"},
-			"c": {Template: "C@<seq>", Sequence: config.Sequence{Path: "other.db"}},
-			"d": {Template: "D@<seq>", Sequence: config.Sequence{Backend: "redis", URL: "redis://" + srv.Addr() + "/0"}},
+			"c": {Template: "C@<seq>", Sequence: config.Sequence{Options: config.Options{"path": "other.db"}}},
+			"d": {Template: "D@<seq>", Sequence: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://" + srv.Addr() + "/0"}}},
 		},
 	}
 	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))

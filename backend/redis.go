@@ -28,13 +28,17 @@ type redisDriver struct{}
 // ledger.
 func (redisDriver) Check(t *config.Target) (config.Store, error) {
 	st := config.Store{Durable: true, Fields: slices.Concat(redisFields, ledgerFields, segmentFields)}
-	errs := []error{checkURL(t.Sequence.URL, "redis"), checkLedger(t.Sequence, "redis", false)}
+	s, err := decode(t)
+	if err != nil {
+		return st, err
+	}
+	errs := []error{checkURL(s.URL, "redis"), checkReplicas(s), checkLedger(s, "redis", false)}
 	if err := errors.Join(errs...); err != nil {
 		return st, err
 	}
-	st.ID = redisID("redis", t.Sequence)
-	if t.Sequence.Ledger != "" {
-		st.ID += " " + ledgerID(t.Sequence)
+	st.ID = redisID("redis", s)
+	if s.Ledger != "" {
+		st.ID += " " + ledgerID(s)
 	}
 	return st, nil
 }
@@ -42,8 +46,9 @@ func (redisDriver) Check(t *config.Target) (config.Store, error) {
 // Open connects to the URL and opens the ledger, or shares those the
 // Build has.
 func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	s, _ := decode(t) // Check accepted it
 	var ledger *sqlseq.Store
-	if t.Sequence.Ledger != "" {
+	if s.Ledger != "" {
 		var err error
 		if ledger, err = openLedger(ctx, t); err != nil {
 			return nil, err
@@ -53,7 +58,7 @@ func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, er
 	if err != nil {
 		return nil, err
 	}
-	opts := &redisseq.AllocatorOptions{Prefix: t.Sequence.Prefix, Replicas: t.Sequence.Replicas, ReplicaTimeout: replicaTimeout(t.Sequence)}
+	opts := &redisseq.AllocatorOptions{Prefix: s.Prefix, Replicas: s.Replicas, ReplicaTimeout: replicaTimeout(s)}
 	if ledger == nil {
 		return serve(t, redisseq.NewRedisOnlyAllocator(c, opts))
 	}
@@ -69,8 +74,11 @@ type strictDriver struct{}
 // Check requires a URL, and a ledger or a path with single_host; the store
 // is the URL, the key prefix and the ledger or file behind them.
 func (strictDriver) Check(t *config.Target) (config.Store, error) {
-	s := t.Sequence
 	st := config.Store{Durable: true, Fields: slices.Concat(redisFields, ledgerFields, []string{"path", "single_host", "step", "fetch_timeout"})}
+	s, err := decode(t)
+	if err != nil {
+		return st, err
+	}
 	var behind string
 	var errs []error
 	switch {
@@ -99,6 +107,9 @@ func (strictDriver) Check(t *config.Target) (config.Store, error) {
 	if err := checkURL(s.URL, "redis-strict"); err != nil {
 		errs = append(errs, err)
 	}
+	if err := checkReplicas(s); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return st, errors.Join(errs...)
 	}
@@ -108,8 +119,9 @@ func (strictDriver) Check(t *config.Target) (config.Store, error) {
 
 // Open shares the Build's Redis client, and its ledger or bolt file.
 func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	s, _ := decode(t) // Check accepted it
 	var durable sequence.Allocator
-	if t.Sequence.Ledger != "" {
+	if s.Ledger != "" {
 		store, err := openLedger(ctx, t)
 		if err != nil {
 			return nil, err
@@ -127,8 +139,8 @@ func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 		return nil, err
 	}
 	return redisseq.NewCounter(c, durable, &redisseq.CounterOptions{
-		Prefix: t.Sequence.Prefix, Step: t.Sequence.Step,
-		Replicas: t.Sequence.Replicas, ReplicaTimeout: replicaTimeout(t.Sequence),
+		Prefix: s.Prefix, Step: s.Step,
+		Replicas: s.Replicas, ReplicaTimeout: replicaTimeout(s),
 	}), nil
 }
 
@@ -138,9 +150,23 @@ var redisFields = []string{"url", "prefix", "replicas", "replica_timeout"}
 
 // replicaTimeout returns the replica timeout of s, zero for redisseq's
 // default.
-func replicaTimeout(s config.Sequence) time.Duration {
+func replicaTimeout(s seq) time.Duration {
 	d, _ := time.ParseDuration(s.ReplicaTimeout)
 	return d
+}
+
+// checkReplicas checks the replica fields of a Redis backend.
+func checkReplicas(s seq) error {
+	var errs []error
+	if s.Replicas < 0 {
+		errs = append(errs, &config.Error{Field: "replicas", Err: fmt.Errorf("%d: want 0 or more", s.Replicas)})
+	}
+	if s.ReplicaTimeout != "" {
+		if d, err := time.ParseDuration(s.ReplicaTimeout); err != nil || d <= 0 {
+			errs = append(errs, &config.Error{Field: "replica_timeout", Err: fmt.Errorf("%q: want a positive duration such as \"1s\"", s.ReplicaTimeout)})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // checkURL checks the url of a backend that needs one.
@@ -156,7 +182,7 @@ func checkURL(rawURL, backend string) error {
 
 // redisID is the store ID of a sequence of backend in Redis: the URL,
 // without its password, and the key prefix.
-func redisID(backend string, s config.Sequence) string {
+func redisID(backend string, s seq) string {
 	prefix := s.Prefix
 	if prefix == "" {
 		prefix = redisseq.DefaultPrefix
@@ -169,8 +195,9 @@ func redisID(backend string, s config.Sequence) string {
 // not answer would otherwise hold Build for the client's dial timeout
 // times its retries (minutes).
 func connect(ctx context.Context, t *config.Target) (redis.UniversalClient, error) {
-	rawURL := t.Sequence.URL
-	timeout := fetchTimeout(t.Sequence)
+	s, _ := decode(t) // Check accepted it
+	rawURL := s.URL
+	timeout := fetchTimeout(s)
 	return config.Share(t, "redis "+rawURL, func() (redis.UniversalClient, error) {
 		c, err := NewRedisClient(rawURL)
 		if err != nil {

@@ -26,7 +26,7 @@ func TestRedisSegments(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	url := "redis://" + srv.Addr() + "/0"
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "redis", URL: url, Prefix: "test:", Step: 10},
+		Store: config.Sequence{Backend: "redis", Step: 10, Options: config.Options{"url": url, "prefix": "test:"}},
 		Templates: map[string]config.Template{
 			"a": {Template: "A@<seq>", Floor: 300},
 			"b": {Template: "B@<seq>"},
@@ -68,7 +68,7 @@ func TestRedisStrictSingleHost(t *testing.T) {
 	srv := redistest.StartServer(t)
 	dir := t.TempDir()
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "redis-strict", URL: "redis://" + srv.Addr(), Path: "strict.db", SingleHost: true, Step: 4},
+		Store: config.Sequence{Backend: "redis-strict", Step: 4, Options: config.Options{"url": "redis://" + srv.Addr(), "path": "strict.db", "single_host": true}},
 		Templates: map[string]config.Template{
 			"a": {Template: "@<ownerKey, value=K>A@<seq>"},
 			"b": {Template: "@<ownerKey, value=K>B@<seq>"}, // the same counter
@@ -108,7 +108,7 @@ func TestRedisUnreachable(t *testing.T) {
 	srv := redistest.StartServer(t)
 	srv.Stop()
 	url := "redis://" + srv.Addr() + "?max_retries=-1"
-	_, err := one("A@<seq>", config.Sequence{Backend: "redis", URL: url}).Build(t.Context())
+	_, err := one("A@<seq>", config.Sequence{Backend: "redis", Options: config.Options{"url": url}}).Build(t.Context())
 	if want := `config: template "a": redis sequence: backend: redis ` + url + ": dial tcp " + srv.Addr() + ": connect: connection refused"; err == nil || err.Error() != want {
 		t.Errorf("Build = %v, want %s", err, want)
 	}
@@ -124,7 +124,7 @@ func TestRedisNoAnswer(t *testing.T) {
 		if b == "redis-strict" {
 			path = filepath.Join(t.TempDir(), "strict.db")
 		}
-		_, err := one("A@<seq>", config.Sequence{Backend: b, URL: url, Path: path, SingleHost: path != "", FetchTimeout: "50ms"}).Build(t.Context())
+		_, err := one("A@<seq>", config.Sequence{Backend: b, FetchTimeout: "50ms", Options: config.Options{"url": url, "path": path, "single_host": path != ""}}).Build(t.Context())
 		if want := `config: template "a": ` + b + " sequence: backend: redis " + url + ": no answer within 50ms: context deadline exceeded"; err == nil || err.Error() != want {
 			t.Errorf("%s: Build = %v, want %s", b, err, want)
 		}
@@ -144,7 +144,7 @@ func TestRedisCluster(t *testing.T) {
 	url := "redis+cluster://" + strings.Join(cl.Addrs(), ",")
 	ledger := pgtest.Shared(t).NewDatabase(t)
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "redis", URL: url, Ledger: ledger, Prefix: "backend-test:", Step: 3},
+		Store: config.Sequence{Backend: "redis", Step: 3, Options: config.Options{"url": url, "ledger": ledger, "prefix": "backend-test:"}},
 		Templates: map[string]config.Template{
 			"a": {Template: "A@<seq>"},
 			"b": {Template: "B@<seq>"},
@@ -187,10 +187,10 @@ func TestRedisCluster(t *testing.T) {
 func TestRedisOnlyUnsafe(t *testing.T) {
 	srv := redistest.StartServer(t)
 	url := "redis://" + srv.Addr()
-	if _, err := one("A@<seq>", config.Sequence{Backend: "redis", URL: url}).Build(t.Context()); !errors.Is(err, redisseq.ErrUnsafe) {
+	if _, err := one("A@<seq>", config.Sequence{Backend: "redis", Options: config.Options{"url": url}}).Build(t.Context()); !errors.Is(err, redisseq.ErrUnsafe) {
 		t.Errorf("Build = %v, want redisseq.ErrUnsafe", err)
 	}
-	cfg := one("A@<seq>", config.Sequence{Backend: "redis", URL: url})
+	cfg := one("A@<seq>", config.Sequence{Backend: "redis", Options: config.Options{"url": url}})
 	cfg.Templates["a"] = config.Template{Template: "A@<seq>", Sequence: cfg.Templates["a"].Sequence, Floor: 10}
 	if _, err := cfg.Build(t.Context(), config.WithExact()); !errors.Is(err, redisseq.ErrUnsafe) {
 		t.Errorf("Build with a floor = %v, want redisseq.ErrUnsafe", err)
@@ -283,8 +283,7 @@ func TestRedisReplicas(t *testing.T) {
 				ok       bool
 			}{{"with a replica", master, 1, "3s", true}, {"without one", alone, 1, "100ms", false}, {"not waiting", alone, 0, "", true}} {
 				cfg := &config.Config{
-					Store: config.Sequence{Backend: backendName, URL: "redis://" + tc.srv.Addr() + "/0", Ledger: ledger,
-						Prefix: backendName + ":", Replicas: tc.replicas, ReplicaTimeout: tc.timeout, FetchTimeout: "4s"},
+					Store:     config.Sequence{Backend: backendName, FetchTimeout: "4s", Options: config.Options{"url": "redis://" + tc.srv.Addr() + "/0", "ledger": ledger, "prefix": backendName + ":", "replicas": tc.replicas, "replica_timeout": tc.timeout}},
 					Templates: map[string]config.Template{"a": {Template: "A@<seq>"}},
 				}
 				set, err := cfg.Build(t.Context(), config.WithExact())

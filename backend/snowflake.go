@@ -39,8 +39,12 @@ const layoutForms = "twitter, sonyflake, or the bits of time, worker and sequenc
 // worker id is leased from; the store is the layout and the worker or the
 // Redis and prefix.
 func (snowflakeDriver) Check(t *config.Target) (config.Store, error) {
-	s := t.Sequence
-	st := config.Store{NoFloor: true, Fields: []string{"layout"}}
+	st := config.Store{NoFloor: true, Fields: []string{"layout", "epoch", "unit", "worker", "single_process", "url", "prefix", "ledger", "table"}}
+	s, err := decode(t)
+	if err != nil {
+		return st, err
+	}
+	st.Fields = []string{"layout"}
 	l, name, explicit, errs := parseLayout(s, time.Now())
 	if explicit {
 		st.Fields = append(st.Fields, "epoch", "unit")
@@ -97,7 +101,7 @@ func (snowflakeDriver) Check(t *config.Target) (config.Store, error) {
 // lease (or worker): its worker id is leased from the Redis at the URL,
 // whose client the Build shares too.
 func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
-	s := t.Sequence
+	s, _ := decode(t) // Check accepted it
 	l, name, _, errs := parseLayout(s, time.Now())
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -144,7 +148,7 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 // leaseKey is the store ID (with the URL redacted) and the config.Share
 // key (with the URL as it is) of a snowflake sequence of layout name whose
 // worker id is leased.
-func leaseKey(name string, s config.Sequence, url string) string {
+func leaseKey(name string, s seq, url string) string {
 	prefix := s.Prefix
 	if prefix == "" {
 		prefix = redisseq.DefaultPrefix
@@ -154,7 +158,7 @@ func leaseKey(name string, s config.Sequence, url string) string {
 
 // ledgerLeaseKey is leaseKey for a worker id leased from the ledger's
 // database (sqlseq.NewLeaser), whose URL is ledger.
-func ledgerLeaseKey(name string, s config.Sequence, ledger string) string {
+func ledgerLeaseKey(name string, s seq, ledger string) string {
 	return fmt.Sprintf("snowflake %s lease ledger %s table %s", name, ledger, tableOf(s))
 }
 
@@ -166,7 +170,7 @@ type sharedGen struct{ g *snowflake.Gen }
 // parseLayout returns the layout of s at the instant now, its name as a
 // store ID spells it ("twitter", "41/10/12 unit 1ms epoch 2024-01-01T00:00:00Z"),
 // and whether it is explicit bits, which read the epoch and the unit.
-func parseLayout(s config.Sequence, now time.Time) (l snowflake.Layout, name string, explicit bool, errs []error) {
+func parseLayout(s seq, now time.Time) (l snowflake.Layout, name string, explicit bool, errs []error) {
 	name = s.Layout
 	if name == "" {
 		name = defaultLayout

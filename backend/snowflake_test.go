@@ -3,6 +3,7 @@ package backend_test
 import (
 	"database/sql"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +80,7 @@ func countRepeats(seen map[string]bool, got [][]string) int {
 func TestSnowflakeLeased(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		srv := redistest.StartServer(t, redistest.Persistent())
-		leased(t, config.Sequence{URL: "redis://" + srv.Addr() + "/0", Prefix: "t:"})
+		leased(t, config.Sequence{Options: config.Options{"url": "redis://" + srv.Addr() + "/0", "prefix": "t:"}})
 		// Closed Sets released their leases; the bounds stay.
 		keys, err := srv.Client(t).Keys(t.Context(), "t:*").Result()
 		if err != nil {
@@ -101,7 +102,7 @@ func TestSnowflakeLeased(t *testing.T) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		ledger := pgtest.Shared(t).NewDatabase(t)
-		leased(t, config.Sequence{Ledger: ledger, Table: "ids"})
+		leased(t, config.Sequence{Options: config.Options{"ledger": ledger, "table": "ids"}})
 		db, err := sql.Open("pgx", ledger)
 		if err != nil {
 			t.Fatal(err)
@@ -121,7 +122,8 @@ func TestSnowflakeLeased(t *testing.T) {
 func leased(t *testing.T, src config.Sequence) {
 	layout := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Unit: time.Millisecond}
 	store := src
-	store.Backend, store.Layout, store.Epoch = "snowflake", "41/1/12", "2024-01-01"
+	store.Backend, store.Options = "snowflake", maps.Clone(src.Options)
+	store.Options["layout"], store.Options["epoch"] = "41/1/12", "2024-01-01"
 	cfg := &config.Config{
 		Store: store,
 		Templates: map[string]config.Template{
@@ -198,7 +200,7 @@ func leased(t *testing.T, src config.Sequence) {
 func TestSnowflakeUnsafeRedis(t *testing.T) {
 	srv := redistest.StartServer(t) // appendonly no
 	url := "redis://" + srv.Addr() + "/0"
-	_, err := one("A@<seq>", config.Sequence{Backend: "snowflake", URL: url}).Build(t.Context())
+	_, err := one("A@<seq>", config.Sequence{Backend: "snowflake", Options: config.Options{"url": url}}).Build(t.Context())
 	if !errors.Is(err, redisseq.ErrUnsafe) || !strings.HasPrefix(err.Error(), `config: template "a": snowflake sequence: snowflake: leasing a worker id: `) {
 		t.Errorf("Build = %v, want redisseq.ErrUnsafe for template a's snowflake sequence", err)
 	}
@@ -213,9 +215,9 @@ func TestSnowflakeBesideRedis(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	url := "redis://" + srv.Addr() + "/0"
 	cfg := &config.Config{
-		Store: config.Sequence{URL: url},
+		Store: config.Sequence{Options: config.Options{"url": url}},
 		Templates: map[string]config.Template{
-			"ids":    {Template: "ID-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Layout: "sonyflake"}},
+			"ids":    {Template: "ID-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"layout": "sonyflake"}}},
 			"orders": {Template: "SN-@<seq>", Sequence: config.Sequence{Backend: "redis", Step: 10}},
 		},
 	}
@@ -260,7 +262,7 @@ func TestSnowflakeLayoutChange(t *testing.T) {
 	build := func(layout, prefix string) (*config.Set, error) {
 		cfg := &config.Config{Templates: map[string]config.Template{"a": {
 			Template: "ID-@<seq>",
-			Sequence: config.Sequence{Backend: "snowflake", URL: "redis://" + srv.Addr() + "/0", Prefix: prefix, Layout: layout, Epoch: "2024-01-01"},
+			Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://" + srv.Addr() + "/0", "prefix": prefix, "layout": layout, "epoch": "2024-01-01"}},
 		}}}
 		return cfg.Build(t.Context())
 	}

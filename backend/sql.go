@@ -15,10 +15,14 @@ type sqlDriver struct{}
 // Check requires a ledger; the store is the ledger and its table.
 func (sqlDriver) Check(t *config.Target) (config.Store, error) {
 	st := config.Store{Durable: true, Fields: append(append([]string(nil), ledgerFields...), segmentFields...)}
-	if err := checkLedger(t.Sequence, "sql", true); err != nil {
+	s, err := decode(t)
+	if err != nil {
 		return st, err
 	}
-	st.ID = "sql " + ledgerID(t.Sequence)
+	if err := checkLedger(s, "sql", true); err != nil {
+		return st, err
+	}
+	st.ID = "sql " + ledgerID(s)
 	return st, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
@@ -120,19 +121,19 @@ type fakeDriver struct {
 
 func (d *fakeDriver) Check(t *config.Target) (config.Store, error) {
 	st := config.Store{Durable: true, Fields: []string{"path", "step"}}
-	if t.Sequence.Path == "" {
+	if pathOf(t) == "" {
 		return st, &config.Error{Field: "path", Err: errors.New("the fake backend needs a file")}
 	}
-	abs, err := t.Abs(t.Sequence.Path)
+	abs, err := t.Abs(pathOf(t))
 	st.ID = "fake " + abs
 	return st, err
 }
 
 func (d *fakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
-	d.log.add(fmt.Sprintf("open %s %s %s step=%d", t.Name, t.Sequence.Backend, t.Sequence.Path, t.Sequence.Step))
-	st, err := config.Share(t, "fake "+t.Sequence.Path, func() (*fakeStore, error) {
-		d.log.add("open store " + t.Sequence.Path)
-		return &fakeStore{path: t.Sequence.Path, log: d.log}, nil
+	d.log.add(fmt.Sprintf("open %s %s %s step=%d", t.Name, t.Sequence.Backend, pathOf(t), t.Sequence.Step))
+	st, err := config.Share(t, "fake "+pathOf(t), func() (*fakeStore, error) {
+		d.log.add("open store " + pathOf(t))
+		return &fakeStore{path: pathOf(t), log: d.log}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -155,11 +156,11 @@ func TestBuildDriver(t *testing.T) {
 	log := &eventLog{}
 	config.RegisterForTest(t, "fake", &fakeDriver{log: log})
 	cfg := config.Config{
-		Store: config.Sequence{Backend: "fake", Path: "x.db", Step: 10},
+		Store: config.Sequence{Backend: "fake", Step: 10, Options: config.Options{"path": "x.db"}},
 		Templates: map[string]config.Template{
 			"a": {Template: "A@<seq>", Sequence: config.Sequence{Step: 20}},
 			"b": {Template: "B@<seq>", Floor: 7},
-			"c": {Template: "C@<seq>", Sequence: config.Sequence{Path: "y.db"}},
+			"c": {Template: "C@<seq>", Sequence: config.Sequence{Options: config.Options{"path": "y.db"}}},
 			"m": {Template: "M@<seq>", Sequence: config.Sequence{Backend: "memory"}},
 		},
 	}
@@ -194,7 +195,7 @@ func TestBuildDriver(t *testing.T) {
 func TestBuildErrors(t *testing.T) {
 	ctx := t.Context()
 	cfg := config.Config{
-		Store: config.Sequence{Backend: "fake", Path: "x.db"},
+		Store: config.Sequence{Backend: "fake", Options: config.Options{"path": "x.db"}},
 		Templates: map[string]config.Template{
 			"a": {Template: "A@<seq>"},
 			"b": {Template: "B@<seq>"},
@@ -225,7 +226,7 @@ func TestBuildErrors(t *testing.T) {
 		log := &eventLog{}
 		config.RegisterForTest(t, "fake", &fakeDriver{log: log})
 		bad := config.Config{
-			Store:     config.Sequence{Backend: "fake", Path: "x.db"},
+			Store:     config.Sequence{Backend: "fake", Options: config.Options{"path": "x.db"}},
 			Templates: map[string]config.Template{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq, width=0>"}},
 		}
 		_, err := bad.Build(ctx)
@@ -239,7 +240,7 @@ func TestBuildErrors(t *testing.T) {
 	t.Run("driver checks", func(t *testing.T) {
 		config.RegisterForTest(t, "fake", &fakeDriver{log: &eventLog{}})
 		bad := config.Config{Store: config.Sequence{Backend: "fake"}, Templates: map[string]config.Template{
-			"a": {Template: "A@<seq>", Sequence: config.Sequence{URL: "x", Step: 5}},
+			"a": {Template: "A@<seq>", Sequence: config.Sequence{Step: 5, Options: config.Options{"url": "x"}}},
 		}}
 		err := bad.Validate()
 		want := `config: template "a": sequence.url: not used by the fake backend` + "\n" +
@@ -254,7 +255,7 @@ func TestBuildErrors(t *testing.T) {
 	})
 	t.Run("floor unsupported", func(t *testing.T) {
 		config.RegisterForTest(t, "fake", &fakeDriver{log: &eventLog{}, gen: nextOnly{}})
-		c := config.Config{Store: config.Sequence{Backend: "fake", Path: "x"}, Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 5}}}
+		c := config.Config{Store: config.Sequence{Backend: "fake", Options: config.Options{"path": "x"}}, Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 5}}}
 		_, err := c.Build(ctx)
 		floorErr := sn.MustNew("A@<seq>", sn.WithSequence("seq", nextOnly{})).Floor(ctx, 5)
 		want := `config: template "a": floor 5: ` + floorErr.Error()
@@ -291,7 +292,7 @@ func TestBuildSharedGenClosedOnce(t *testing.T) {
 	log := &eventLog{}
 	shared := &recorder{Memory: sequence.NewMemory(), name: "shared", log: log}
 	config.RegisterForTest(t, "fake", &fakeDriver{log: &eventLog{}, gen: shared})
-	cfg := config.Config{Store: config.Sequence{Backend: "fake", Path: "x"}, Templates: map[string]config.Template{
+	cfg := config.Config{Store: config.Sequence{Backend: "fake", Options: config.Options{"path": "x"}}, Templates: map[string]config.Template{
 		"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"},
 	}}
 	set, err := cfg.Build(t.Context())
@@ -311,13 +312,13 @@ func TestBuildSharedGenClosedOnce(t *testing.T) {
 func TestBuildTarget(t *testing.T) {
 	var got []config.Target
 	config.RegisterForTest(t, "spy", spyDriver(func(t *config.Target) { got = append(got, *t) }))
-	cfg := config.Config{Store: config.Sequence{Backend: "spy", Path: "x.db"}, Templates: map[string]config.Template{"a": {Template: "A@<seq>"}}}
+	cfg := config.Config{Store: config.Sequence{Backend: "spy", Options: config.Options{"path": "x.db"}}, Templates: map[string]config.Template{"a": {Template: "A@<seq>"}}}
 	set, err := cfg.Build(t.Context(), config.WithDir("/srv/sn"), config.WithExact(), config.WithLockWait(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	set.Close()
-	want := config.Target{Name: "a", Sequence: config.Sequence{Backend: "spy", Path: "x.db"}, Dir: "/srv/sn", Exact: true, LockWait: -1}
+	want := config.Target{Name: "a", Sequence: config.Sequence{Backend: "spy", Options: config.Options{"path": "x.db"}}, Dir: "/srv/sn", Exact: true, LockWait: -1}
 	if len(got) != 2 || !cmp.Equal(got[0], want, cmpIgnoreShares) || !cmp.Equal(got[1], want, cmpIgnoreShares) {
 		t.Errorf("targets of Check and Open = %+v, want twice %+v", got, want)
 	}
@@ -327,7 +328,7 @@ func TestBuildTarget(t *testing.T) {
 }
 
 var cmpIgnoreShares = cmp.Comparer(func(a, b config.Target) bool {
-	return a.Name == b.Name && a.Sequence == b.Sequence && a.Dir == b.Dir && a.Exact == b.Exact && a.LockWait == b.LockWait
+	return a.Name == b.Name && cmp.Equal(a.Sequence, b.Sequence, cmpopts.IgnoreUnexported(config.Sequence{})) && a.Dir == b.Dir && a.Exact == b.Exact && a.LockWait == b.LockWait
 })
 
 // spyDriver calls itself with the Target of each Check and Open.
@@ -378,7 +379,7 @@ func TestBuildAmbiguousSet(t *testing.T) {
 	config.RegisterForTest(t, "fake", &fakeDriver{log: &eventLog{}})
 	cfg := config.Config{Templates: map[string]config.Template{
 		"a": {Template: "A@<seq>"},
-		"b": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "fake", Path: "x.db"}},
+		"b": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "fake", Options: config.Options{"path": "x.db"}}},
 		"c": {Template: "C@<seq>"},
 	}}
 	gen := func(text string) *sn.Generator { return sn.MustNew(text, sn.WithSequence("seq", sequence.NewMemory())) }
@@ -440,4 +441,22 @@ func TestSetConcurrentUse(t *testing.T) {
 	if err := set.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pathOf and urlOf read the fields path and url of t's sequence, as the
+// test drivers do.
+func pathOf(t *config.Target) string {
+	var o struct {
+		Path string `yaml:"path"`
+	}
+	t.Decode(&o)
+	return o.Path
+}
+
+func urlOf(t *config.Target) string {
+	var o struct {
+		URL string `yaml:"url"`
+	}
+	t.Decode(&o)
+	return o.URL
 }

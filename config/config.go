@@ -303,83 +303,30 @@ type Template struct {
 	Floor int64 `json:"floor,omitempty" yaml:"floor,omitempty"`
 }
 
-// Sequence says where a template's numbers come from. A zero field takes
-// the default in its comment. Each backend reads some of the fields (its
-// [Driver] says which); the others must be left zero in a template's own
-// Sequence. Queued and Balanced are read by package config, whatever the
-// backend.
+// Sequence says where a template's numbers come from: a backend, and its
+// fields. Package config reads the fields below, which every backend
+// has: the backend's name, the steps of the blocks a sequence.Segment
+// reserves, and the queue and balance package config builds around any
+// store. A zero field takes the default in its comment. Each backend's
+// own fields (a file's path, a server's URL) are in Options, which its
+// [Driver] decodes.
+//
+// Each backend reads some of the fields (its Driver says which); the
+// others must be left unset in a template's own Sequence.
 type Sequence struct {
 	// Backend names a registered [Driver]: memory, or, with package
-	// github.com/sngen/sn/backend imported, bolt, sql, redis or
-	// redis-strict.
+	// github.com/sngen/sn/backend imported, bolt, sql, redis,
+	// redis-strict or snowflake (that package documents their fields).
 	// default: "memory".
 	Backend string `json:"backend,omitempty" yaml:"backend,omitempty"`
 
-	// Path is the file of a backend that keeps its numbers in one: the
-	// bbolt file of the bolt backend, and the durable store behind the
-	// redis-strict backend's counter when it has no Ledger (see
-	// SingleHost). A relative path is resolved against the directory given
-	// to [WithDir].
-	// default: none; required by bolt, and by redis-strict without a
-	// Ledger.
-	Path string `json:"path,omitempty" yaml:"path,omitempty"`
-
-	// URL is the server of a backend that has one, such as
-	// "redis://localhost:6379/0" for redis and redis-strict; the driver
-	// documents the schemes it accepts.
-	// default: none; required by redis and redis-strict.
-	URL string `json:"url,omitempty" yaml:"url,omitempty"`
-
-	// Ledger is the database that keeps the record of every number
-	// handed out, shared by every machine that issues numbers: the store
-	// of the sql backend, and the store that the redis and redis-strict
-	// backends reserve their ranges from, so that a Redis that loses its
-	// data costs a gap, never a repeat. It is a URL:
-	//
-	//	postgres://user:password@host:5432/db?sslmode=disable   PostgreSQL (or postgresql://)
-	//	mysql://user:password@host:3306/db                      MySQL 8, MariaDB 10.5 or later
-	//
-	// The ledger's table is created when a Build first opens it.
-	// default: none; required by sql. Without a ledger, redis keeps its
-	// counters in Redis alone, which must then run with appendonly yes and
-	// appendfsync always, and redis-strict needs a path and SingleHost.
-	Ledger string `json:"ledger,omitempty" yaml:"ledger,omitempty"`
-
-	// Table is the ledger's table, optionally qualified by a schema
-	// ("billing.sn_ledger"): letters, digits and "_".
-	// default: "sn_ledger" (sqlseq.DefaultTable).
-	Table string `json:"table,omitempty" yaml:"table,omitempty"`
-
-	// SingleHost declares that one host alone uses the Redis of a
-	// redis-strict sequence, so that the bbolt file at Path, which only
-	// that host sees, may back its counter. A file per machine behind a
-	// Redis that several machines share repeats numbers once Redis loses
-	// its data: without a Ledger, redis-strict is refused unless
-	// SingleHost is set. It is not read with a Ledger. Like every field, a
-	// template's false means "the store's": a template cannot undo a
-	// store's single_host: true, so set it per template.
-	// default: false.
-	SingleHost bool `json:"single_host,omitempty" yaml:"single_host,omitempty"`
-
-	// Replicas is how many Redis replicas must have each range a redis or
-	// redis-strict sequence writes before a number from it is used
-	// (Redis's WAIT, in the same round trip). Redis replicates
-	// asynchronously: after a failover (Sentinel, Cluster) to a replica
-	// that lagged, the numbers issued just before it would be issued
-	// again. Set it to the number of replicas a failover may promote.
-	// Numbers that too few replicas acknowledged in time are not used (a
-	// gap), and the call fails.
-	// default: 0, do not wait.
-	Replicas int `json:"replicas,omitempty" yaml:"replicas,omitempty"`
-
-	// ReplicaTimeout bounds the wait for Replicas, as a Go duration.
-	// default: "1s" (redisseq.DefaultReplicaTimeout).
-	ReplicaTimeout string `json:"replica_timeout,omitempty" yaml:"replica_timeout,omitempty"`
-
-	// Prefix is put before every key the backend writes (the Redis keys of
-	// redis and redis-strict).
-	// default: the backend's own default.
-	Prefix string `json:"prefix,omitempty" yaml:"prefix,omitempty"`
+	// Options are the backend's own fields, by their names in a file,
+	// such as {"path": "sn.db"} for bolt: in a file they are written
+	// beside the fields above. The backend's Driver decodes them, into a
+	// struct of its own, with [Target.Decode]. A template's Options
+	// replace the store's key by key, as its other fields do.
+	// default: none.
+	Options Options `json:"-" yaml:"-"`
 
 	// Step is the size of the first block a segment reserves for a
 	// counter key (bolt, sql and redis), or of each refill of the strict
@@ -415,42 +362,6 @@ type Sequence struct {
 	// keeps every key.
 	// default: "10m".
 	Idle string `json:"idle,omitempty" yaml:"idle,omitempty"`
-
-	// Layout is the bit layout of the snowflake backend's ids: "twitter"
-	// (41 bits of milliseconds, 10 of worker, 12 of sequence, as
-	// bwmarrin/snowflake), "sonyflake" (as sonyflake v2), or the bits of
-	// time, worker and sequence written "41/10/12", in that order from the
-	// top, with Epoch and Unit. See the sequence/snowflake package.
-	// default: "twitter".
-	Layout string `json:"layout,omitempty" yaml:"layout,omitempty"`
-
-	// Epoch is the instant an explicit Layout counts time from, a date
-	// ("2024-01-01", UTC) or an RFC 3339 instant, not in the future: the
-	// day the system goes live, say. Only an explicit Layout reads it.
-	// default: none; an explicit Layout requires it.
-	Epoch string `json:"epoch,omitempty" yaml:"epoch,omitempty"`
-
-	// Unit is the time unit of an explicit Layout, as a Go duration of at
-	// least 1µs.
-	// default: "1ms".
-	Unit string `json:"unit,omitempty" yaml:"unit,omitempty"`
-
-	// Worker fixes the worker id of a snowflake sequence, below 2 to the
-	// power of the layout's worker bits, instead of leasing one from the
-	// Redis at URL. Two processes with one worker id issue the same ids,
-	// and so may one process that restarts after the clock went back: a
-	// fixed worker is refused unless SingleProcess is set. It is a pointer
-	// so that worker 0 can be written; in Go, new(int64(3)).
-	// default: none; the worker id is leased.
-	Worker *int64 `json:"worker,omitempty" yaml:"worker,omitempty"`
-
-	// SingleProcess declares that one process alone issues ids with the
-	// fixed Worker of a snowflake sequence, and that its clock does not
-	// go back across a restart: a test, a tool run by hand. Every copy of
-	// a config file has the same worker id, so a file that two processes
-	// load must lease worker ids (URL) instead.
-	// default: false.
-	SingleProcess bool `json:"single_process,omitempty" yaml:"single_process,omitempty"`
 
 	// Queued puts a queue of numbers drawn ahead of demand in front of the
 	// sequence (sequence.Queued), so that a caller rarely waits for its
@@ -568,13 +479,10 @@ func (s Sequence) problems(prefix string) []*Error {
 	if s.Prefetch != 0 && !(s.Prefetch > 0 && s.Prefetch < 1) {
 		bad("prefetch", "%v: want a share between 0 and 1, such as 0.2", s.Prefetch)
 	}
-	if s.Replicas < 0 {
-		bad("replicas", "%d: want 0 or more", s.Replicas)
-	}
 	if _, err := time.ParseDuration(s.Idle); s.Idle != "" && err != nil {
 		bad("idle", "%q: want a duration such as \"10m\" (negative: keep every key)", s.Idle)
 	}
-	for _, d := range []struct{ field, text string }{{"target", s.Target}, {"fetch_timeout", s.FetchTimeout}, {"replica_timeout", s.ReplicaTimeout}} {
+	for _, d := range []struct{ field, text string }{{"target", s.Target}, {"fetch_timeout", s.FetchTimeout}} {
 		if d.text == "" {
 			continue
 		}
@@ -683,19 +591,46 @@ func (b Balanced) options() sequence.BalancedOptions {
 	return o
 }
 
-// fields lists the fields of s that are set, by their file names.
+// fields lists the fields of s that are set, by their file names, its
+// Options' among them.
 func (s Sequence) fields() []string {
 	var out []string
 	v := reflect.ValueOf(s)
 	t := v.Type()
 	for i := range t.NumField() {
-		if !v.Field(i).IsZero() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "-" && !v.Field(i).IsZero() {
 			out = append(out, name)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Options)) {
+		if !zero(s.Options[k]) {
+			out = append(out, k)
 		}
 	}
 	return out
 }
+
+// zero reports whether v, a value of Options, is a zero value: unset, as
+// a zero field of a Sequence is.
+func zero(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case bool:
+		return !x
+	}
+	return false // a number, even 0, is set: worker 0 is a worker
+}
+
+// Options are a backend's own fields of a [Sequence], by their names in a
+// file. A value is what a file holds: a string, a number (int or float64),
+// true or false, a list or a mapping. As for the other fields of a
+// Sequence, "" and false are unset: they take the store's value, or the
+// default; a number, 0 included, is set.
+type Options map[string]any
 
 // over returns base with every field set in s replacing base's, and the
 // backend defaulting to memory. Queued and Balanced replace base's field
@@ -709,8 +644,8 @@ func (base Sequence) over(s Sequence) Sequence {
 }
 
 // overlay sets each field of the struct dst that is set in src, merging a
-// pointer to a struct that both set into a new one, so that neither is
-// changed.
+// pointer to a struct that both set into a new one, and two maps key by
+// key into a new one, so that neither is changed.
 func overlay(dst, src reflect.Value) {
 	for i := range src.NumField() {
 		f := src.Field(i)
@@ -718,6 +653,18 @@ func overlay(dst, src reflect.Value) {
 			continue
 		}
 		d := dst.Field(i)
+		if f.Kind() == reflect.Map && !d.IsNil() {
+			merged := reflect.MakeMap(f.Type())
+			for _, m := range []reflect.Value{d, f} {
+				for it := m.MapRange(); it.Next(); {
+					if m == d || !zero(it.Value().Interface()) { // a zero value sets nothing, as a zero field
+						merged.SetMapIndex(it.Key(), it.Value())
+					}
+				}
+			}
+			d.Set(merged)
+			continue
+		}
 		if f.Kind() == reflect.Pointer && f.Elem().Kind() == reflect.Struct && !d.IsNil() {
 			merged := reflect.New(f.Elem().Type())
 			merged.Elem().Set(d.Elem())

@@ -26,11 +26,11 @@ var ignoreSource = cmpopts.IgnoreUnexported(config.Config{})
 
 func TestParse(t *testing.T) {
 	want := &config.Config{
-		Store: config.Sequence{Backend: "bolt", Path: "sn.db", Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: "30s", FetchTimeout: "2s"},
+		Store: config.Sequence{Backend: "bolt", Step: 100, MinStep: 10, MaxStep: 1000, Prefetch: 0.5, Target: "30s", FetchTimeout: "2s", Options: config.Options{"path": "sn.db"}},
 		Templates: map[string]config.Template{
 			"orders":  {Template: "SN-@<seq, width=8>", Floor: 500},
-			"tickets": {Template: "QJ@<seq, width=6>", Sequence: config.Sequence{Backend: "redis", URL: "redis://localhost:6379/0", Prefix: "t:"}},
-			"refunds": {Template: "RF@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://localhost:6379/0", Ledger: "postgres://sn@db/shop", Table: "numbers", SingleHost: true}},
+			"tickets": {Template: "QJ@<seq, width=6>", Sequence: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://localhost:6379/0", "prefix": "t:"}}},
+			"refunds": {Template: "RF@<seq>", Sequence: config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://localhost:6379/0", "ledger": "postgres://sn@db/shop", "table": "numbers", "single_host": true}}},
 		},
 	}
 	tests := []struct {
@@ -70,7 +70,7 @@ store: {backend: bolt, path: sn.db, step: 100, min_step: 10, max_step: 1000, pre
 templates:
   orders: {template: "SN-@<seq, width=8>", floor: 500}
   tickets: {template: "QJ@<seq, width=6>", sequence: {backend: redis, url: "redis://localhost:6379/0", prefix: "t:"}}
-  refunds: {template: "RF@<seq>", sequence: {backend: redis-strict, url: "redis://localhost:6379/0", ledger: "postgres://sn@db/shop", table: numbers, single_host: yes}}
+  refunds: {template: "RF@<seq>", sequence: {backend: redis-strict, url: "redis://localhost:6379/0", ledger: "postgres://sn@db/shop", table: numbers, single_host: true}}
 `},
 		{"json", "json", `{
   "store": {"backend": "bolt", "path": "sn.db", "step": 100, "min_step": 10, "max_step": 1000,
@@ -105,14 +105,14 @@ func TestParseErrors(t *testing.T) {
 			`config: line 3: template "a": unknown field "flor" (known: floor, sequence, template)`},
 		{"json unknown top-level field", "json", `{"template": {}}`,
 			`config: line 1: unknown field "template" (known: obfuscation, serve, store, templates)`},
-		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"x\", \"sequence\": {\"steps\": [1]}}}}",
-			`config: line 2: template "a": unknown field "sequence.steps" (known: backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker)`},
+		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"y@<seq>\", \"sequence\": {\"steps\": [1]}}}}",
+			`config: line 2: template "a": sequence.steps: not used by the memory backend; did you mean step?`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
 			`config: line 2: template "a": floor: want a whole number, found "ten"`},
-		{"json string for a bool", "json", "{\"store\": {\"single_host\": \"yes\"}}",
-			`config: line 1: store.single_host: want true or false, found "yes"`},
-		{"yaml word for a bool", "yaml", "store:\n  single_host: maybe\n",
-			`config: line 2: store.single_host: want true or false, found "maybe"`},
+		{"json string for a bool", "json", "{\"store\": {\"backend\": \"redis-strict\", \"url\": \"redis://x\", \"path\": \"x.db\", \"single_host\": \"sure\"},\n\"templates\": {\"a\": {\"template\": \"A@<seq>\"}}}",
+			`config: line 1: store.single_host: want true or false, found "sure"`},
+		{"yaml word for a bool", "yaml", "store:\n  backend: redis-strict\n  url: redis://x\n  path: x.db\n  single_host: maybe\ntemplates:\n  a: {template: A@<seq>}\n",
+			`config: line 5: store.single_host: want true or false, found "maybe"`},
 		{"json fraction", "json", "{\"store\": {\"step\": 1.5}}",
 			`config: line 1: store.step: want a whole number, found 1.5`},
 		{"json object for a string", "json", "{\"templates\": {\"a\": {\"template\": {\"x\": 1}}}}",
@@ -131,9 +131,9 @@ func TestParseErrors(t *testing.T) {
 		{"json two values", "json", `{} {}`, `config: line 1: data after the top-level object`},
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
 			`config: line 4: template "a": unknown field "flor" (known: floor, sequence, template)`},
-		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\n",
-			"config: line 2: unknown field \"store.backnd\" (known: backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker)\n" +
-				`config: line 3: unknown field "store.steps" (known: backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker)`},
+		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\ntemplates:\n  a: {template: A@<seq>}\n",
+			"config: line 2: store.backnd: not used by the backend of any template (memory); did you mean backend?\n" +
+				`config: line 3: store.steps: not used by the backend of any template (memory); did you mean step?`},
 		{"yaml wrong type", "yaml", "templates:\n  a:\n    floor: ten\n",
 			`config: line 3: template "a": floor: want a whole number, found "ten"`},
 		{"yaml wrong types in a flow mapping", "yaml", "templates:\n  a: {template: A@<seq>, floor: tenthousand, sequence: {step: [1]}}\n",
@@ -153,8 +153,11 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := config.Parse([]byte(tt.data), tt.format)
+			if err == nil { // a mistake in a backend's fields, which its driver reads
+				err = c.Validate()
+			}
 			if err == nil {
-				t.Fatalf("Parse = %+v, want error %q", c, tt.want)
+				t.Fatalf("Parse and Validate = %+v, want error %q", c, tt.want)
 			}
 			if got := err.Error(); got != tt.want {
 				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
@@ -246,28 +249,31 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "valid memory", cfg: config.Config{Templates: tpl("SN-@<seq, width=8>")}},
 		{name: "valid bolt with store defaults", cfg: config.Config{
-			Store:     config.Sequence{Backend: "bolt", Path: "sn.db", Step: 10},
+			Store:     config.Sequence{Backend: "bolt", Step: 10, Options: config.Options{"path": "sn.db"}},
 			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 100}, "b": {Template: "B@<seq>", Sequence: config.Sequence{Step: 20, MaxStep: 40}}},
 		}},
-		{name: "store fields unused by a memory template are fine", cfg: config.Config{
-			Store:     config.Sequence{Path: "sn.db", URL: "redis://x", Step: 10},
+		{name: "store fields unused by a memory template", cfg: config.Config{
+			Store:     config.Sequence{Step: 10, Options: config.Options{"path": "sn.db", "url": "redis://x"}},
 			Templates: tpl("A@<seq>"),
+		}, want: []string{
+			`config: store.path: not used by the backend of any template (memory)`,
+			`config: store.url: not used by the backend of any template (memory)`,
 		}},
 		{name: "valid redis-strict on a single host", cfg: config.Config{
-			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "sn.db", SingleHost: true, Step: 5, Prefix: "p:"}}},
+			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict", Step: 5, Options: config.Options{"url": "redis://x", "path": "sn.db", "single_host": true, "prefix": "p:"}}}},
 		}},
 		{name: "valid ledgers", cfg: config.Config{
-			Store: config.Sequence{Backend: "redis", URL: "redis://x", Ledger: "postgres://sn@db/orders", Table: "numbers", Step: 10},
+			Store: config.Sequence{Backend: "redis", Step: 10, Options: config.Options{"url": "redis://x", "ledger": "postgres://sn@db/orders", "table": "numbers"}},
 			Templates: map[string]config.Template{
 				"a": {Template: "A@<seq>", Floor: 100},
-				"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "sql", Ledger: "mysql://sn:pw@db/orders"}},
+				"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://sn:pw@db/orders"}}},
 				"c": {Template: "C@<seq>", Sequence: config.Sequence{Backend: "redis-strict", Step: 100}},
 			},
 		}},
 		// A store's path does not pair a Redis with a file: each template
 		// has the ledger of the store.
 		{name: "redis-strict over the store's ledger, not its file", cfg: config.Config{
-			Store:     config.Sequence{Backend: "bolt", Path: "sn.db", URL: "redis://x", Ledger: "postgres://sn@db/orders"},
+			Store:     config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db", "url": "redis://x", "ledger": "postgres://sn@db/orders"}},
 			Templates: map[string]config.Template{"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict"}}},
 		}},
 		{name: "no templates", want: []string{`config: no templates`}},
@@ -291,24 +297,22 @@ func TestValidate(t *testing.T) {
 			`config: store.backend "etcd": unknown (want bolt, memory, redis, redis-strict, snowflake, sql)`,
 		}},
 		{name: "bad numbers", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Floor: -1,
-			Sequence: config.Sequence{Backend: "bolt", Path: "x", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s", Replicas: -1, ReplicaTimeout: "0s"}}}}, want: []string{
+			Sequence: config.Sequence{Backend: "bolt", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s", Options: config.Options{"path": "x", "replicas": -1, "replica_timeout": "0s"}}}}}, want: []string{
 			`config: template "orders": sequence.step -5: want 1 or more (or 0 for the default)`,
 			`config: template "orders": sequence.min_step 20: above max_step 10`,
 			`config: template "orders": sequence.prefetch 1: want a share between 0 and 1, such as 0.2`,
-			`config: template "orders": sequence.replicas -1: want 0 or more`,
 			`config: template "orders": sequence.target "soon": want a positive duration such as "1m" or "30s"`,
 			`config: template "orders": sequence.fetch_timeout "-1s": want a positive duration such as "1m" or "30s"`,
-			`config: template "orders": sequence.replica_timeout "0s": want a positive duration such as "1m" or "30s"`,
-			`config: template "orders": sequence.replicas: not used by the bolt backend`,
 			`config: template "orders": sequence.replica_timeout: not used by the bolt backend`,
+			`config: template "orders": sequence.replicas: not used by the bolt backend`,
 			`config: template "orders": floor -1: want 0 (none) or more`,
 		}},
 		{name: "template step against store max_step", cfg: config.Config{
-			Store:     config.Sequence{Backend: "bolt", Path: "x", MaxStep: 100},
+			Store:     config.Sequence{Backend: "bolt", MaxStep: 100, Options: config.Options{"path": "x"}},
 			Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Step: 500}}},
 		}, want: []string{`config: template "orders": sequence.step 500: above max_step 100`}},
 		{name: "bad store numbers are reported once", cfg: config.Config{
-			Store:     config.Sequence{Backend: "bolt", Path: "x", Step: -1},
+			Store:     config.Sequence{Backend: "bolt", Step: -1, Options: config.Options{"path": "x"}},
 			Templates: map[string]config.Template{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"}},
 		}, want: []string{`config: store.step -1: want 1 or more (or 0 for the default)`}},
 		{name: "bolt without path", cfg: config.Config{Store: config.Sequence{Backend: "bolt"}, Templates: tpl("A@<seq>")}, want: []string{
@@ -323,26 +327,26 @@ func TestValidate(t *testing.T) {
 		// A file per machine behind a shared Redis repeats numbers once
 		// Redis loses its data.
 		{name: "redis-strict with a file of the store's", cfg: config.Config{
-			Store:     config.Sequence{Backend: "bolt", Path: "sn.db", URL: "redis://x"},
+			Store:     config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db", "url": "redis://x"}},
 			Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict"}}},
 		}, want: []string{
 			`config: template "orders": sequence.path: path "sn.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: ` +
 				`set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis`,
 		}},
-		{name: "sql without a ledger", cfg: config.Config{Store: config.Sequence{Backend: "sql", Table: "numbers"}, Templates: tpl("A@<seq>")}, want: []string{
+		{name: "sql without a ledger", cfg: config.Config{Store: config.Sequence{Backend: "sql", Options: config.Options{"table": "numbers"}}, Templates: tpl("A@<seq>")}, want: []string{
 			`config: template "orders": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db (set ledger here or in store)`,
 		}},
 		{name: "fields the backend does not use", cfg: config.Config{Templates: map[string]config.Template{
-			"m": {Template: "M@<seq>", Sequence: config.Sequence{Step: 5, Path: "x"}},
-			"r": {Template: "R@<seq>", Sequence: config.Sequence{Backend: "redis", URL: "redis://x", Path: "x"}},
-			"s": {Template: "S@<seq>", Sequence: config.Sequence{Backend: "redis-strict", URL: "redis://x", Path: "x", SingleHost: true, Target: "1m"}},
-			"q": {Template: "Q@<seq>", Sequence: config.Sequence{Backend: "sql", Ledger: "postgres://db/x", URL: "redis://x", Path: "x", SingleHost: true}},
+			"m": {Template: "M@<seq>", Sequence: config.Sequence{Step: 5, Options: config.Options{"path": "x"}}},
+			"r": {Template: "R@<seq>", Sequence: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "path": "x"}}},
+			"s": {Template: "S@<seq>", Sequence: config.Sequence{Backend: "redis-strict", Target: "1m", Options: config.Options{"url": "redis://x", "path": "x", "single_host": true}}},
+			"q": {Template: "Q@<seq>", Sequence: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://db/x", "url": "redis://x", "path": "x", "single_host": true}}},
 		}}, want: []string{
-			`config: template "m": sequence.path: not used by the memory backend`,
 			`config: template "m": sequence.step: not used by the memory backend`,
+			`config: template "m": sequence.path: not used by the memory backend`,
 			`config: template "q": sequence.path: not used by the sql backend`,
-			`config: template "q": sequence.url: not used by the sql backend`,
 			`config: template "q": sequence.single_host: not used by the sql backend`,
+			`config: template "q": sequence.url: not used by the sql backend`,
 			`config: template "r": sequence.path: not used by the redis backend`,
 			`config: template "s": sequence.target: not used by the redis-strict backend`,
 		}},
@@ -356,7 +360,7 @@ func TestValidate(t *testing.T) {
 			`config: template "perkey": floor: ` + floorError(t, "@<unit>-@<seq, key=unit>"),
 		}, is: errors.ErrUnsupported},
 		{name: "floor on a bolt template", cfg: config.Config{Templates: map[string]config.Template{
-			"a": {Template: "A@<seq>", Floor: 10, Sequence: config.Sequence{Backend: "bolt", Path: "a.db"}},
+			"a": {Template: "A@<seq>", Floor: 10, Sequence: config.Sequence{Backend: "bolt", Options: config.Options{"path": "a.db"}}},
 		}}},
 	}
 	for _, tt := range tests {
@@ -529,10 +533,10 @@ func (r region) MaxLen() int           { return len(r) }
 
 func TestSequence(t *testing.T) {
 	cfg := config.Config{
-		Store: config.Sequence{Backend: "bolt", Path: "a.db", Step: 10, Target: "1m"},
+		Store: config.Sequence{Backend: "bolt", Step: 10, Target: "1m", Options: config.Options{"path": "a.db"}},
 		Templates: map[string]config.Template{
 			"a": {Template: "A@<seq>"},
-			"b": {Template: "B@<seq>", Sequence: config.Sequence{Path: "b.db", Step: 20}},
+			"b": {Template: "B@<seq>", Sequence: config.Sequence{Step: 20, Options: config.Options{"path": "b.db"}}},
 			"c": {Template: "C@<seq>", Sequence: config.Sequence{Backend: "memory"}},
 		},
 	}
@@ -541,9 +545,9 @@ func TestSequence(t *testing.T) {
 		want config.Sequence
 		ok   bool
 	}{
-		{"a", config.Sequence{Backend: "bolt", Path: "a.db", Step: 10, Target: "1m"}, true},
-		{"b", config.Sequence{Backend: "bolt", Path: "b.db", Step: 20, Target: "1m"}, true},
-		{"c", config.Sequence{Backend: "memory", Path: "a.db", Step: 10, Target: "1m"}, true},
+		{"a", config.Sequence{Backend: "bolt", Step: 10, Target: "1m", Options: config.Options{"path": "a.db"}}, true},
+		{"b", config.Sequence{Backend: "bolt", Step: 20, Target: "1m", Options: config.Options{"path": "b.db"}}, true},
+		{"c", config.Sequence{Backend: "memory", Step: 10, Target: "1m", Options: config.Options{"path": "a.db"}}, true},
 		{"d", config.Sequence{}, false},
 	}
 	for _, tt := range tests {

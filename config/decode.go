@@ -153,7 +153,7 @@ func structAt(path []string) reflect.Type {
 func fieldNames(t reflect.Type) []string {
 	var out []string
 	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
 			out = append(out, name)
 		}
 	}
@@ -198,6 +198,9 @@ func checkKeys(keys []keyPos) []*Error {
 		}
 		known := fieldNames(t)
 		if !slices.Contains(known, name) {
+			if t == reflect.TypeFor[Sequence]() {
+				continue // one of the backend's Options, which its driver checks
+			}
 			bad("unknown field %q (known: %s)", at.field, strings.Join(known, ", "))
 			continue
 		}
@@ -285,8 +288,15 @@ func decodeJSON(data []byte, c *Config) ([]keyPos, []*Error) {
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(c)
+	err = dec.Decode(c) // unknown keys are reported above; a Sequence's are its Options
+	if err == nil {
+		var doc any
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.UseNumber()
+		if err := d.Decode(&doc); err == nil {
+			fillOptions(c, jsonValue(doc), strings.ToLower)
+		}
+	}
 	if err == io.EOF {
 		return nil, []*Error{{Err: errors.New("empty document")}}
 	}
@@ -396,8 +406,13 @@ func decodeYAML(data []byte, c *Config) ([]keyPos, []*Error) {
 		}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	err = dec.Decode(c)
+	err = dec.Decode(c) // unknown keys are reported above; a Sequence's are its Options
+	if err == nil {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err == nil && len(doc.Content) == 1 {
+			fillOptions(c, nodeValue(doc.Content[0]), func(s string) string { return s })
+		}
+	}
 	if err == io.EOF {
 		return nil, nil // an empty document: Validate says what is missing
 	}
@@ -632,4 +647,108 @@ func union(a, b map[string]bool) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// jsonValue is v, decoded from JSON with numbers as json.Number, as
+// Options hold it: a whole number as an int, another as a float64.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil && n == int64(int(n)) {
+			return int(n)
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonValue(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonValue(e)
+		}
+	}
+	return v
+}
+
+// nodeValue is the value of a YAML node as Options hold it: a scalar as
+// the string, whole number, number, boolean or nil its tag says, a date
+// as the text it is written as (the backend reads it), a mapping as a
+// map[string]any, a list as a []any.
+func nodeValue(n *yaml.Node) any {
+	switch n.Kind {
+	case yaml.AliasNode:
+		return nodeValue(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = nodeValue(n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, len(n.Content))
+		for i, e := range n.Content {
+			l[i] = nodeValue(e)
+		}
+		return l
+	}
+	var v any
+	switch n.ShortTag() {
+	case "!!int", "!!float", "!!bool", "!!null":
+		if n.Decode(&v) == nil {
+			return v
+		}
+	}
+	return n.Value
+}
+
+// fillOptions sets the Options of each Sequence of c from doc, the
+// document c was decoded from: the keys of a sequence's mapping that are
+// not fields of Sequence, spelt by name (JSON's decoder matches keys
+// without case, YAML's exactly).
+func fillOptions(c *Config, doc any, name func(string) string) {
+	top, _ := doc.(map[string]any)
+	field := func(m map[string]any, key string) any {
+		for k, v := range m {
+			if name(k) == key {
+				return v
+			}
+		}
+		return nil
+	}
+	fillSequence(&c.Store, field(top, "store"), name, field)
+	tpls, _ := field(top, "templates").(map[string]any)
+	for tn, t := range c.Templates {
+		tm, _ := tpls[tn].(map[string]any)
+		fillSequence(&t.Sequence, field(tm, "sequence"), name, field)
+		c.Templates[tn] = t
+	}
+}
+
+// fillSequence sets s.Options from v, the mapping s was decoded from,
+// and those of its members.
+func fillSequence(s *Sequence, v any, name func(string) string, field func(map[string]any, string) any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	known := fieldNames(reflect.TypeFor[Sequence]())
+	for k, val := range m {
+		if k := name(k); !slices.Contains(known, k) {
+			if s.Options == nil {
+				s.Options = Options{}
+			}
+			s.Options[k] = val
+		}
+	}
+	if s.Balanced == nil {
+		return
+	}
+	bm, _ := field(m, "balanced").(map[string]any)
+	members, _ := field(bm, "members").([]any)
+	for i := range s.Balanced.Members {
+		if i < len(members) {
+			fillSequence(&s.Balanced.Members[i], members[i], name, field)
+		}
+	}
 }

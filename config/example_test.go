@@ -32,7 +32,7 @@ templates:
 	}
 	for _, name := range cfg.Names() {
 		s, _ := cfg.Sequence(name)
-		fmt.Printf("%s: %s from %s %s\n", name, cfg.Templates[name].Template, s.Backend, s.Path)
+		fmt.Printf("%s: %s from %s %s\n", name, cfg.Templates[name].Template, s.Backend, s.Options["path"])
 	}
 
 	_, err = config.Parse([]byte("templates:\n  orders:\n    tempalte: SN-@<seq>\n"), "yaml")
@@ -94,13 +94,9 @@ func ExampleConfig_Build() {
 
 func ExampleConfig_Validate() {
 	cfg := &config.Config{Templates: map[string]config.Template{
-		"orders": {Template: "SN-@<seq, widht=8>"},
-		"tickets": {Template: "QJ@<seq>", Sequence: config.Sequence{
-			Backend: "mysql",
-		}},
-		"refunds": {Template: "RF@<seq>", Sequence: config.Sequence{
-			Backend: "bolt",
-		}},
+		"orders":  {Template: "SN-@<seq, widht=8>"},
+		"tickets": {Template: "QJ@<seq>", Sequence: config.Sequence{Backend: "mysql"}},
+		"refunds": {Template: "RF@<seq>", Sequence: config.Sequence{Backend: "bolt"}},
 	}}
 	fmt.Println(cfg.Validate())
 	// Output:

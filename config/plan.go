@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
 )
 
@@ -88,7 +90,11 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 		} else {
 			st.ID = fmt.Sprintf("%s template %s member %d", mseq.Backend, name, i) // a store of the member's own
 		}
-		used = append(used, st.Fields...)
+		for _, f := range st.Fields {
+			if !slices.Contains(used, f) {
+				used = append(used, f)
+			}
+		}
 		stores = append(stores, st)
 		p.members = append(p.members, mp)
 	}
@@ -100,13 +106,14 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 		st.NoFloor = st.NoFloor || m.NoFloor
 	}
 	st.ID = "balanced [" + strings.Join(ids, "; ") + "]"
+	st.Fields = used
 	if len(errs) > 0 || len(p.members) != len(seq.Balanced.Members) || len(p.members) == 0 {
 		p.members = nil // a plan of no use
 		return p, st, errs
 	}
 	for _, f := range own.fields() {
 		if !slices.Contains(configFields, f) && !slices.Contains(used, f) {
-			errs = append(errs, &Error{Template: name, Field: at + "." + f, Err: fmt.Errorf("%s.%s: not used by the backend of any member", at, f)})
+			errs = append(errs, &Error{Template: name, Field: at + "." + f, Err: fmt.Errorf("%s.%s: not used by the backend of any member%s", at, f, didYouMean(f, used))})
 		}
 	}
 	p.opts = seq.Balanced.options()
@@ -125,8 +132,11 @@ func planStore(env Target, name, at string, own, seq Sequence) (plan, Store, []*
 	var errs []*Error
 	for _, f := range own.fields() {
 		if !slices.Contains(configFields, f) && !slices.Contains(st.Fields, f) {
-			errs = append(errs, &Error{Template: name, Field: at + "." + f, Err: fmt.Errorf("%s.%s: not used by the %s backend", at, f, seq.Backend)})
+			errs = append(errs, &Error{Template: name, Field: at + "." + f, Err: fmt.Errorf("%s.%s: not used by the %s backend%s", at, f, seq.Backend, didYouMean(f, st.Fields))})
 		}
+	}
+	if at == "sequence" {
+		err = storeErrors(err, own, seq, &errs)
 	}
 	errs = append(errs, driverErrors(name, at, seq.Backend, err)...)
 	if seq.Queued != nil && !env.Exact {
@@ -181,4 +191,46 @@ func (s *Set) openPlan(ctx context.Context, p *plan) (sequence.Gen, error) {
 		gen = q
 	}
 	return gen, nil
+}
+
+// storeErrors moves to *errs the Errors of err, a Driver's Check of a
+// template's sequence seq, that are about a field of seq's Options the
+// template does not set itself (own): a field of the store, which they
+// name. It returns the rest.
+func storeErrors(err error, own, seq Sequence, errs *[]*Error) error {
+	if err == nil {
+		return nil
+	}
+	e, ok := err.(*Error)
+	if j, join := err.(interface{ Unwrap() []error }); join && !ok {
+		var rest []error
+		for _, e := range j.Unwrap() {
+			if e := storeErrors(e, own, seq, errs); e != nil {
+				rest = append(rest, e)
+			}
+		}
+		return errors.Join(rest...)
+	}
+	if !ok || e.Field == "" || !errors.Is(e.Err, errFieldType) {
+		return err // a value of the store's can be right for one template and wrong for another
+	}
+	_, inStore := seq.Options[e.Field]
+	if _, set := own.Options[e.Field]; !inStore || set {
+		return err
+	}
+	*errs = append(*errs, &Error{Field: "store." + e.Field, Err: fmt.Errorf("store.%s: %w", e.Field, e.Err)})
+	return nil
+}
+
+// didYouMean suggests, for a field that a backend does not read, the
+// field of Sequence or of fields it is most likely a typo of.
+func didYouMean(field string, fields []string) string {
+	known := append(fieldNames(reflect.TypeFor[Sequence]()), fields...)
+	if slices.Contains(known, field) {
+		return "" // a field, just not this backend's
+	}
+	if best := parser.Closest(field, known); best != "" {
+		return fmt.Sprintf("; did you mean %s?", best)
+	}
+	return ""
 }

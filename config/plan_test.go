@@ -26,14 +26,14 @@ import (
 
 func TestParseKinds(t *testing.T) {
 	want := &config.Config{
-		Store: config.Sequence{Backend: "redis-strict", Ledger: "postgres://sn@db/shop", Queued: &config.Queued{Lead: "20ms", Max: 1000}},
+		Store: config.Sequence{Backend: "redis-strict", Queued: &config.Queued{Lead: "20ms", Max: 1000}, Options: config.Options{"ledger": "postgres://sn@db/shop"}},
 		Templates: map[string]config.Template{
 			"orders": {Template: "SN-@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{
 				Rescue: "10s", Timeout: "200ms",
-				Members: []config.Sequence{{URL: "redis://a:6379/0"}, {URL: "redis://b:6379/0", Queued: &config.Queued{Lead: "5ms"}}},
+				Members: []config.Sequence{{Options: config.Options{"url": "redis://a:6379/0"}}, {Queued: &config.Queued{Lead: "5ms"}, Options: config.Options{"url": "redis://b:6379/0"}}},
 			}}},
-			"ids":   {Template: "ID-@<seq>", Sequence: config.Sequence{Backend: "snowflake", URL: "redis://a:6379/0", Layout: "sonyflake"}},
-			"test":  {Template: "T-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Layout: "41/10/12", Epoch: "2024-01-01", Unit: "1ms", Worker: new(int64(0)), SingleProcess: true}},
+			"ids":   {Template: "ID-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://a:6379/0", "layout": "sonyflake"}}},
+			"test":  {Template: "T-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"layout": "41/10/12", "epoch": "2024-01-01", "unit": "1ms", "worker": 0, "single_process": true}}},
 			"queue": {Template: "Q-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{}}},
 		},
 	}
@@ -120,19 +120,22 @@ templates:
 	}
 }
 
-// sequenceFields are the fields of a sequence, as unknown-field errors
-// list them.
-const sequenceFields = "backend, balanced, epoch, fetch_timeout, idle, layout, ledger, max_step, min_step, path, prefetch, prefix, queued, " +
-	"replica_timeout, replicas, single_host, single_process, step, table, target, unit, url, worker"
+// sequenceFields are the fields of a sequence that package config reads,
+// as type errors list them.
+const sequenceFields = "backend, balanced, fetch_timeout, idle, max_step, min_step, prefetch, queued, step, target"
+
+// A mistake Parse can see is its error; one in a backend's own fields,
+// which its driver reads, is Validate's.
 
 func TestParseKindsErrors(t *testing.T) {
 	tests := []struct{ name, format, data, want string }{
 		{"yaml unknown field in queued", "yaml", "templates:\n  a:\n    sequence:\n      queued: {leed: 5ms}\n",
 			`config: line 4: template "a": unknown field "sequence.queued.leed" (known: idle, lead, max, min)`},
-		{"yaml unknown field in a member", "yaml", "templates:\n  a:\n    sequence:\n      balanced:\n        members:\n          - url: redis://a\n          - urll: redis://b\n",
-			`config: line 7: template "a": unknown field "sequence.balanced.members[1].urll" (known: ` + sequenceFields + `)`},
-		{"yaml unknown field in the store's members", "yaml", "store:\n  balanced: {members: [{path: a.db}, {pth: b.db}]}\n",
-			`config: line 2: unknown field "store.balanced.members[1].pth" (known: ` + sequenceFields + `)`},
+		{"yaml unknown field in a member", "yaml", "templates:\n  a:\n    template: A@<seq>\n    sequence:\n      backend: bolt\n      balanced:\n        members:\n          - path: a.db\n          - {path: b.db, urll: redis://b}\n",
+			`config: line 9: template "a": sequence.balanced.members[1].urll: not used by the bolt backend`},
+		{"yaml unknown field in the store's members", "yaml", "store:\n  backend: bolt\n  balanced: {members: [{path: a.db}, {pth: b.db}]}\ntemplates:\n  a: {template: A@<seq>}\n",
+			"config: line 5: template \"a\": sequence.balanced.members[1].pth: not used by the bolt backend; did you mean path?\n" +
+				`config: line 5: template "a": sequence.balanced.members[1].path: the bolt backend needs a file (set path here or in store)`},
 		{"yaml unknown field in balanced", "yaml", "store:\n  balanced:\n    rescu: 1s\n",
 			`config: line 3: unknown field "store.balanced.rescu" (known: members, rescue, timeout)`},
 		{"yaml wrong type in a member", "yaml", "templates:\n  a:\n    sequence:\n      balanced:\n        members:\n          - {step: x}\n",
@@ -143,26 +146,29 @@ func TestParseKindsErrors(t *testing.T) {
 			`config: line 6: template "a": sequence.balanced.members[0]: want a mapping with the fields ` + sequenceFields + `, found "redis://a"`},
 		{"yaml queued as a bool", "yaml", "store:\n  queued: true\n",
 			`config: line 2: store.queued: want a mapping with the fields idle, lead, max, min, found true`},
-		{"yaml fraction of a worker", "yaml", "templates:\n  a:\n    sequence:\n      worker: 1.5\n",
-			`config: line 4: template "a": sequence.worker: want a whole number, found 1.5`},
+		{"yaml fraction of a worker", "yaml", "templates:\n  a:\n    template: A@<seq>\n    sequence:\n      backend: snowflake\n      worker: 1.5\n",
+			`config: line 6: template "a": sequence.worker: want a whole number, found 1.5`},
 		{"yaml fraction of a queue", "yaml", "templates:\n  a:\n    sequence:\n      queued:\n        min: 2.5\n",
 			`config: line 5: template "a": sequence.queued.min: want a whole number, found 2.5`},
 		{"yaml member key twice", "yaml", "templates:\n  a:\n    sequence:\n      balanced:\n        members:\n          - url: redis://a\n            url: redis://b\n",
 			`config: line 7: template "a": sequence.balanced.members[0].url: given twice (first at line 6)`},
-		{"json unknown field in a member", "json", "{\"templates\": {\"a\": {\"sequence\": {\"balanced\": {\"members\": [{},\n{\"urll\": \"x\"}]}}}}}",
-			`config: line 2: template "a": unknown field "sequence.balanced.members[1].urll" (known: ` + sequenceFields + `)`},
+		{"json unknown field in a member", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\", \"sequence\": {\"backend\": \"bolt\", \"balanced\": {\"members\": [{\"path\": \"a.db\"},\n{\"path\": \"b.db\", \"urll\": \"x\"}]}}}}}",
+			`config: line 2: template "a": sequence.balanced.members[1].urll: not used by the bolt backend`},
 		{"json wrong type in a member", "json", "{\"templates\": {\"a\": {\"sequence\": {\"balanced\": {\"members\": [\n{\"step\": \"x\"}]}}}}}",
 			`config: line 2: template "a": sequence.balanced.members[0].step: want a whole number, found "x"`},
 		{"json members as an object", "json", "{\"store\": {\"balanced\": {\n\"members\": {\"url\": \"x\"}}}}",
 			`config: line 2: store.balanced.members: want a list of sequences, each an object with the fields ` + sequenceFields + `, found an object`},
-		{"json worker as a string", "json", "{\"store\": {\"worker\": \"3\"}}",
+		{"json worker as a string", "json", "{\"store\": {\"backend\": \"snowflake\", \"worker\": \"3\"},\n\"templates\": {\"a\": {\"template\": \"A@<seq>\"}}}",
 			`config: line 1: store.worker: want a whole number, found "3"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := config.Parse([]byte(tt.data), tt.format)
 			if err == nil {
-				t.Fatalf("Parse = %+v, want error %q", c, tt.want)
+				err = c.Validate()
+			}
+			if err == nil {
+				t.Fatalf("Parse and Validate = %+v, want error %q", c, tt.want)
 			}
 			if got := err.Error(); got != tt.want {
 				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
@@ -539,7 +545,7 @@ func TestBalancedStoreIdentity(t *testing.T) {
 	balanced := func(paths ...string) config.Sequence {
 		s := config.Sequence{Backend: "bolt", Balanced: &config.Balanced{}}
 		for _, p := range paths {
-			s.Balanced.Members = append(s.Balanced.Members, config.Sequence{Path: p})
+			s.Balanced.Members = append(s.Balanced.Members, config.Sequence{Options: config.Options{"path": p}})
 		}
 		return s
 	}
@@ -550,7 +556,7 @@ func TestBalancedStoreIdentity(t *testing.T) {
 	}{
 		{"same members", balanced("a.db", "b.db"), balanced("a.db", "b.db"), true},
 		{"members in another order", balanced("a.db", "b.db"), balanced("b.db", "a.db"), false},
-		{"one of the members alone", balanced("a.db", "b.db"), config.Sequence{Backend: "bolt", Path: "a.db"}, false},
+		{"one of the members alone", balanced("a.db", "b.db"), config.Sequence{Backend: "bolt", Options: config.Options{"path": "a.db"}}, false},
 		{"more members", balanced("a.db", "b.db"), balanced("a.db", "b.db", "c.db", "d.db"), false},
 		// A queue does not change what a number means.
 		{"one queued", balanced("a.db", "b.db"), func() config.Sequence { s := balanced("a.db", "b.db"); s.Queued = &config.Queued{}; return s }(), true},
@@ -577,12 +583,12 @@ func TestStoreOf(t *testing.T) {
 	cfg := config.Config{
 		Store: config.Sequence{Backend: "bolt"},
 		Templates: map[string]config.Template{
-			"files": {Template: "F@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Path: "b.db"}}}}},
+			"files": {Template: "F@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Options: config.Options{"path": "b.db"}}}}}},
 			// A memory member forgets its numbers: the whole is not durable.
-			"mixed":  {Template: "M@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Backend: "memory"}}}}},
-			"fixed":  {Template: "X@<seq>", Sequence: config.Sequence{Backend: "snowflake", Worker: new(int64(5)), SingleProcess: true}},
-			"leased": {Template: "L@<seq>", Sequence: config.Sequence{Backend: "snowflake", URL: "redis://u:pw@h:6379/0", Layout: "sonyflake"}},
-			"bad":    {Template: "B@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}}}}},
+			"mixed":  {Template: "M@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Backend: "memory"}}}}},
+			"fixed":  {Template: "X@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"worker": 5, "single_process": true}}},
+			"leased": {Template: "L@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://u:pw@h:6379/0", "layout": "sonyflake"}}},
+			"bad":    {Template: "B@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}}}}},
 		},
 	}
 	tests := []struct {
@@ -590,11 +596,11 @@ func TestStoreOf(t *testing.T) {
 		want config.Store
 		err  string
 	}{
-		{"files", config.Store{ID: "balanced [bolt " + wd + "/a.db; bolt " + wd + "/b.db]", Durable: true}, ""},
-		{"mixed", config.Store{ID: "balanced [bolt " + wd + "/a.db; memory]"}, ""},
+		{"files", config.Store{ID: "balanced [bolt " + wd + "/a.db; bolt " + wd + "/b.db]", Durable: true, Fields: boltFields}, ""},
+		{"mixed", config.Store{ID: "balanced [bolt " + wd + "/a.db; memory]", Fields: boltFields}, ""},
 		{"fixed", config.Store{ID: "snowflake twitter worker 5", NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}, ""},
 		{"leased", config.Store{ID: `snowflake sonyflake lease redis://u:xxxxx@h:6379/0 prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}, ""},
-		{"bad", config.Store{ID: "balanced [bolt " + wd + "/a.db]", Durable: true}, `config: template "bad": sequence.balanced.members 1 stores: want a power of two from 2 to 65536 (a member's index takes the low bits of each number)`},
+		{"bad", config.Store{ID: "balanced [bolt " + wd + "/a.db]", Durable: true, Fields: boltFields}, `config: template "bad": sequence.balanced.members 1 stores: want a power of two from 2 to 65536 (a member's index takes the low bits of each number)`},
 		{"missing", config.Store{}, `config: template "missing": no such template`},
 	}
 	for _, tt := range tests {
@@ -704,7 +710,7 @@ func TestBuildQueued(t *testing.T) {
 func TestBuildQueuedExact(t *testing.T) {
 	dir := t.TempDir()
 	cfg := config.Config{
-		Store:     config.Sequence{Backend: "bolt", Path: "sn.db", Queued: &config.Queued{}},
+		Store:     config.Sequence{Backend: "bolt", Queued: &config.Queued{}, Options: config.Options{"path": "sn.db"}},
 		Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 100}},
 	}
 	var got []string
@@ -730,14 +736,10 @@ func TestBuildBalanced(t *testing.T) {
 	cfg := config.Config{
 		Store: config.Sequence{Backend: "bolt", Step: 10},
 		Templates: map[string]config.Template{
-			"b": {Template: "@<ownerKey, value=B>@<seq>", Floor: 1000, Sequence: config.Sequence{
-				Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Path: "b.db", Queued: &config.Queued{}}}},
-			}},
+			"b": {Template: "@<ownerKey, value=B>@<seq>", Floor: 1000, Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Queued: &config.Queued{}, Options: config.Options{"path": "b.db"}}}}}},
 			// The same members, in the same order, and the same counter
 			// key: the same counters as b's.
-			"c": {Template: "@<ownerKey, value=B>@<seq>", Sequence: config.Sequence{
-				Balanced: &config.Balanced{Members: []config.Sequence{{Path: "a.db"}, {Path: "b.db"}}},
-			}},
+			"c": {Template: "@<ownerKey, value=B>@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Options: config.Options{"path": "b.db"}}}}}},
 		},
 	}
 	seen := map[string]bool{}
@@ -776,7 +778,7 @@ func TestBuildBalanced(t *testing.T) {
 type down struct{}
 
 func (down) Check(t *config.Target) (config.Store, error) {
-	return config.Store{ID: "down " + t.Sequence.Path, Durable: true, Fields: []string{"path"}}, nil
+	return config.Store{ID: "down " + pathOf(t), Durable: true, Fields: []string{"path"}}, nil
 }
 
 func (down) Open(context.Context, *config.Target) (sequence.Gen, error) { return failing{}, nil }
@@ -793,9 +795,9 @@ func TestBuildBalancedFailover(t *testing.T) {
 	config.RegisterForTest(t, "down", down{})
 	cfg := config.Config{Templates: map[string]config.Template{
 		"half": {Template: "H@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Rescue: "1h",
-			Members: []config.Sequence{{Backend: "down", Path: "x"}, {Backend: "memory", Queued: &config.Queued{}}}}}},
+			Members: []config.Sequence{{Backend: "down", Options: config.Options{"path": "x"}}, {Backend: "memory", Queued: &config.Queued{}}}}}},
 		"none": {Template: "N@<seq>", Sequence: config.Sequence{Backend: "down", Balanced: &config.Balanced{
-			Members: []config.Sequence{{Path: "x"}, {Path: "y"}}}}},
+			Members: []config.Sequence{{Options: config.Options{"path": "x"}}, {Options: config.Options{"path": "y"}}}}}},
 	}}
 	set, err := cfg.Build(t.Context())
 	if err != nil {
@@ -824,14 +826,14 @@ func TestBuildBalancedFailover(t *testing.T) {
 // ids never meet; each id reads back to the worker and the time.
 func TestBuildSnowflakeFixed(t *testing.T) {
 	layout := snowflake.Layout{TimeBits: 40, WorkerBits: 10, SeqBits: 12, Epoch: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), Unit: 2 * time.Millisecond}
-	fixed := config.Sequence{Backend: "snowflake", Worker: new(int64(7)), SingleProcess: true}
+	fixed := config.Sequence{Backend: "snowflake", Options: config.Options{"worker": 7, "single_process": true}}
 	cfg := config.Config{
 		Store: fixed,
 		Templates: map[string]config.Template{
 			"a": {Template: "@<ownerKey, value=ID>-@<seq>"},
 			"b": {Template: "@<ownerKey, value=ID>-@<seq, key=unit>@<unit, chars=a-z, var>"},
 			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Min: 64}}},
-			"x": {Template: "X-@<seq>", Sequence: config.Sequence{Layout: "40/10/12", Epoch: "2025-06-01T12:00:00Z", Unit: "2ms", Worker: new(int64(0))}},
+			"x": {Template: "X-@<seq>", Sequence: config.Sequence{Options: config.Options{"layout": "40/10/12", "epoch": "2025-06-01T12:00:00Z", "unit": "2ms", "worker": 0}}},
 		},
 	}
 	set, err := cfg.Build(t.Context())
@@ -876,15 +878,15 @@ func TestBuildSnowflakeFixed(t *testing.T) {
 type plain struct{}
 
 func (plain) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{ID: "plain " + t.Sequence.Path, Durable: true, Fields: []string{"path"}}
-	if t.Sequence.Path == "" {
+	st := config.Store{ID: "plain " + pathOf(t), Durable: true, Fields: []string{"path"}}
+	if pathOf(t) == "" {
 		return st, errors.New("boom")
 	}
 	return st, nil
 }
 
 func (plain) Open(_ context.Context, t *config.Target) (sequence.Gen, error) {
-	if t.Sequence.Path == "bad" {
+	if pathOf(t) == "bad" {
 		return nil, errors.New("disk on fire")
 	}
 	return sequence.NewMemory(), nil
@@ -894,7 +896,7 @@ func TestKindsDriverErrors(t *testing.T) {
 	config.RegisterForTest(t, "plain", plain{})
 	cfg := config.Config{Templates: map[string]config.Template{
 		"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "plain"}},
-		"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "plain", Balanced: &config.Balanced{Members: []config.Sequence{{}, {Path: "x"}}}}},
+		"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "plain", Balanced: &config.Balanced{Members: []config.Sequence{{}, {Options: config.Options{"path": "x"}}}}}},
 	}}
 	want := `config: template "a": plain sequence: boom` + "\n" +
 		`config: template "b": sequence.balanced.members[0]: plain sequence: boom`
@@ -905,9 +907,7 @@ func TestKindsDriverErrors(t *testing.T) {
 	// A member that fails to open: what was opened before it is closed.
 	dir := t.TempDir()
 	cfg = config.Config{Templates: map[string]config.Template{
-		"c": {Template: "C@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{
-			{Backend: "bolt", Path: "a.db"}, {Backend: "plain", Path: "bad"},
-		}}}},
+		"c": {Template: "C@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Backend: "bolt", Options: config.Options{"path": "a.db"}}, {Backend: "plain", Options: config.Options{"path": "bad"}}}}}},
 	}}
 	_, err := cfg.Build(t.Context(), config.WithDir(dir))
 	if want := `config: template "c": sequence.balanced.members[1]: plain sequence: disk on fire`; err == nil || err.Error() != want {
@@ -919,3 +919,7 @@ func TestKindsDriverErrors(t *testing.T) {
 	}
 	st.Close()
 }
+
+// boltFields are the fields the bolt backend reads, and so a balanced
+// sequence of bolt members.
+var boltFields = []string{"path", "step", "min_step", "max_step", "prefetch", "target", "fetch_timeout", "idle"}

@@ -21,7 +21,7 @@ func (w wrapped) Next(ctx context.Context, key string) (int64, error) { return w
 type funcDriver struct{}
 
 func (funcDriver) Check(t *config.Target) (config.Store, error) {
-	return config.Store{Durable: true, Fields: []string{"url"}, ID: "func " + t.Sequence.URL}, nil
+	return config.Store{Durable: true, Fields: []string{"url"}, ID: "func " + urlOf(t)}, nil
 }
 
 func (funcDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {

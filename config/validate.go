@@ -100,6 +100,8 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 		bad("", "templates", "no templates")
 	}
 	var out []checked
+	read := map[string]bool{} // the fields of the store's Options that some template's backend reads
+	var backends []string     // the templates' backends
 	for _, name := range c.Names() {
 		n0 := len(errs)
 		t := c.Templates[name]
@@ -122,6 +124,14 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 		}
 		p, store, perrs := planSequence(env, name, "sequence", own, seq, len(ownBad) == 0 && len(storeBad) == 0)
 		errs = append(errs, perrs...)
+		if b := backendOf(seq); !slices.Contains(backends, b) {
+			backends = append(backends, b)
+		}
+		for _, k := range store.Fields {
+			if _, set := own.Options[k]; !set {
+				read[k] = true
+			}
+		}
 		if t.Floor < 0 {
 			bad(name, "floor", "floor %d: want 0 (none) or more", t.Floor)
 		}
@@ -152,11 +162,44 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 			out = append(out, checked{name: name, text: t.Template, floor: t.Floor, plan: p, store: store, gen: g})
 		}
 	}
+	unread := slices.ContainsFunc(c.Store.fields(), func(k string) bool { _, opt := c.Store.Options[k]; return opt && !read[k] })
+	if d := lookup(c.Store.Backend); d != nil && unread {
+		// The store's own backend reads its fields too, whether or not a
+		// template uses it.
+		own := env
+		own.Name, own.Sequence, own.shares = "", c.Store.over(Sequence{}).bare(), nil
+		if st, _ := d.Check(&own); true {
+			for _, k := range st.Fields {
+				read[k] = true
+			}
+		}
+	}
+	if len(c.Templates) > 0 {
+		// A field of the store that neither its backend nor a template's
+		// reads is a mistake, such as a misspelt field.
+		var fields []string
+		for k := range read {
+			fields = append(fields, k)
+		}
+		for _, k := range c.Store.fields() {
+			if _, opt := c.Store.Options[k]; opt && !read[k] {
+				errs = append(errs, &Error{Field: "store." + k, Err: fmt.Errorf("store.%s: not used by the backend of any template (%s)%s", k, strings.Join(backends, "; "), didYouMean(k, fields))})
+			}
+		}
+	}
 	errs = append(errs, checkSet(out)...)
-	all := make([]error, len(errs))
-	for i, e := range errs {
+	var all []error
+	seen := map[string]bool{} // the store's errors, which each of its templates finds
+	for _, e := range errs {
+		if e.Template == "" {
+			if key := e.Field + "\x00" + e.Err.Error(); seen[key] {
+				continue
+			} else {
+				seen[key] = true
+			}
+		}
 		c.src.locate(e)
-		all[i] = e
+		all = append(all, e)
 	}
 	return out, all
 }

@@ -211,7 +211,7 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "bolt", Path: "sn.db"},
+		Store: config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}},
 		Templates: map[string]config.Template{
 			"invoice": {Template: "INV-@<seq, width=6>"},
 			"order":   {Template: "ORD-@<seq, width=6>"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,10 +175,25 @@ func (f *flags) target(pos []string, store config.Sequence) (*target, []string, 
 			return nil, nil, &inputError{err}
 		}
 		if cfg.Store.Backend == "" {
-			cfg.Store.Backend, cfg.Store.URL, cfg.Store.Ledger, cfg.Store.SingleHost = store.Backend, store.URL, store.Ledger, store.SingleHost
-			if cfg.Store.Path == "" || f.store != "" {
-				cfg.Store.Path = store.Path
+			// The flags' store, with the file's path unless --store
+			// gives one, and the file's other fields of the store.
+			opts := maps.Clone(cfg.Store.Options)
+			if opts == nil {
+				opts = config.Options{}
 			}
+			for _, k := range []string{"url", "ledger", "single_host"} {
+				delete(opts, k)
+				if v, ok := store.Options[k]; ok {
+					opts[k] = v
+				}
+			}
+			if _, ok := opts["path"]; !ok || f.store != "" {
+				delete(opts, "path")
+				if v, ok := store.Options["path"]; ok {
+					opts["path"] = v
+				}
+			}
+			cfg.Store.Backend, cfg.Store.Options = store.Backend, opts
 		} else if f.storeFlags() {
 			return nil, nil, usagef(f.cmd, "%s sets its store (store.backend: %s): --store, --ledger, --redis, --strict and --single-host do not apply", f.config, cfg.Store.Backend)
 		}
@@ -216,7 +232,7 @@ func (t *target) generator() *sn.Generator {
 }
 
 // placeholderStore stands for the store in commands that open none.
-var placeholderStore = config.Sequence{Backend: "bolt", Path: "sn.db"}
+var placeholderStore = config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}}
 
 // storeFlags reports whether a flag that chooses the store was given.
 func (f *flags) storeFlags() bool {
@@ -251,11 +267,11 @@ func (f *flags) storeConfig() (config.Sequence, error) {
 	case f.redis != "" && !f.strict && f.store != "":
 		return config.Sequence{}, usagef(f.cmd, "--store is not used with --redis (unless --strict --single-host): give --ledger DSN to keep the numbers in a database")
 	case f.redis != "" && f.strict && f.ledger != "":
-		return config.Sequence{Backend: "redis-strict", URL: f.redis, Ledger: f.ledger}, nil
+		return config.Sequence{Backend: "redis-strict", Options: config.Options{"url": f.redis, "ledger": f.ledger}}, nil
 	case f.redis != "" && !f.strict:
-		return config.Sequence{Backend: "redis", URL: f.redis, Ledger: f.ledger}, nil
+		return config.Sequence{Backend: "redis", Options: config.Options{"url": f.redis, "ledger": f.ledger}}, nil
 	case f.ledger != "":
-		return config.Sequence{Backend: "sql", Ledger: f.ledger}, nil
+		return config.Sequence{Backend: "sql", Options: config.Options{"ledger": f.ledger}}, nil
 	}
 	path := f.store
 	if path == "" {
@@ -270,9 +286,9 @@ func (f *flags) storeConfig() (config.Sequence, error) {
 		path = abs
 	}
 	if f.strict {
-		return config.Sequence{Backend: "redis-strict", URL: f.redis, Path: path, SingleHost: true}, nil
+		return config.Sequence{Backend: "redis-strict", Options: config.Options{"url": f.redis, "path": path, "single_host": true}}, nil
 	}
-	return config.Sequence{Backend: "bolt", Path: path}, nil
+	return config.Sequence{Backend: "bolt", Options: config.Options{"path": path}}, nil
 }
 
 // explain adds to err what to do about it, when it is a Redis refused as

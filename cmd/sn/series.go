@@ -95,7 +95,7 @@ func (f *flags) seriesStore() (config.Sequence, error) {
 	}
 	s := cfg.Store
 	if s.Backend == "" {
-		if s.Path == "" {
+		if _, ok := s.Options["path"]; !ok {
 			return f.storeConfig()
 		}
 		s.Backend = "bolt"
