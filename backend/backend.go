@@ -215,17 +215,12 @@ func decode(t *config.Target) (seq, error) {
 // segmentFields are the fields of a config.Sequence that a segment reads.
 var segmentFields = []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout", "idle"}
 
-// defaultFetchTimeout is the default of config.Sequence.FetchTimeout, as
-// in sequence.SegmentOptions: it also bounds the first PING of a Redis
-// client.
-const defaultFetchTimeout = 5 * time.Second
-
 // fetchTimeout returns the fetch timeout of s.
 func fetchTimeout(s seq) time.Duration {
 	if d, err := time.ParseDuration(s.FetchTimeout); err == nil && d > 0 {
 		return d
 	}
-	return defaultFetchTimeout
+	return sequence.DefaultFetchTimeout // it also bounds the first PING of a Redis client
 }
 
 // missing reports a required field left empty.

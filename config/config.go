@@ -529,7 +529,7 @@ func (q Queued) problems(prefix string) []*Error {
 		}
 	}
 	if q.Min > 0 && q.Min <= math.MaxInt32 {
-		if limit := cmp.Or(q.Max, defaultQueueMax); q.Min > limit && limit > 0 {
+		if limit := cmp.Or(q.Max, sequence.DefaultQueuedMax); q.Min > limit && limit > 0 {
 			what := "max"
 			if q.Max == 0 {
 				what = "the default max"
@@ -540,9 +540,6 @@ func (q Queued) problems(prefix string) []*Error {
 	return out
 }
 
-// defaultQueueMax is sequence.QueuedOptions' default Max.
-const defaultQueueMax = 1 << 16
-
 // options returns the sequence.QueuedOptions of q, which problems
 // accepted.
 func (q Queued) options() sequence.QueuedOptions {
@@ -551,10 +548,6 @@ func (q Queued) options() sequence.QueuedOptions {
 	o.Idle, _ = time.ParseDuration(q.Idle)
 	return o
 }
-
-// maxMembers is the most members a Balanced takes (sequence.NewBalanced's
-// limit): the index takes 16 bits, which leaves 47 for the value.
-const maxMembers = 1 << 16
 
 // problems checks the values of b and each member's own, naming them
 // prefix+field.
@@ -566,8 +559,8 @@ func (b Balanced) problems(prefix string) []*Error {
 	switch n := len(b.Members); {
 	case n == 0:
 		bad("members", "missing: want a list of 2, 4, 8... stores")
-	case n < 2 || n > maxMembers || n&(n-1) != 0:
-		bad("members", "%d stores: want a power of two from 2 to %d (a member's index takes the low bits of each number)", n, maxMembers)
+	case n < 2 || n > sequence.MaxBalanced || n&(n-1) != 0:
+		bad("members", "%d stores: want a power of two from 2 to %d (a member's index takes the low bits of each number)", n, sequence.MaxBalanced)
 	}
 	positive(bad, "rescue", b.Rescue)
 	positive(bad, "timeout", b.Timeout)

@@ -83,16 +83,16 @@ type BalancedOptions struct {
 	Logger *slog.Logger
 }
 
-// maxBalanced is the most Gens a Balanced takes: 2^16, which leaves 47
+// MaxBalanced is the most Gens a Balanced takes: 2^16, which leaves 47
 // bits of value.
-const maxBalanced = 1 << 16
+const MaxBalanced = 1 << 16
 
 // NewBalanced returns a Balanced over gens, whose number must be a power
 // of two from 2 to 65,536. A Gen may appear more than once.
 func NewBalanced(gens []Gen, opts BalancedOptions) (*Balanced, error) {
 	n := len(gens)
-	if n < 2 || n > maxBalanced || n&(n-1) != 0 {
-		return nil, fmt.Errorf("%w: NewBalanced with %d Gens; want a power of two from 2 to %d (the index takes the low bits of each number)", ErrInvalidArgument, n, maxBalanced)
+	if n < 2 || n > MaxBalanced || n&(n-1) != 0 {
+		return nil, fmt.Errorf("%w: NewBalanced with %d Gens; want a power of two from 2 to %d (the index takes the low bits of each number)", ErrInvalidArgument, n, MaxBalanced)
 	}
 	for i, g := range gens {
 		if g == nil {

@@ -45,7 +45,8 @@ type QueuedOptions struct {
 	// Lead is how long the queue of a key lasts at its measured rate: a
 	// refill is started when half of it is left. Zero means 50 ms.
 	Lead time.Duration
-	// Min and Max bound a key's queue. Zero means 16 and 65,536.
+	// Min and Max bound a key's queue. Zero means 16 and
+	// [DefaultQueuedMax].
 	Min, Max int
 	// Now is the clock that measures the rates; nil means time.Now.
 	Now func() time.Time
@@ -86,6 +87,10 @@ type fill struct {
 	err  error // set before done is closed
 }
 
+// DefaultQueuedMax is the most numbers a key's queue holds when
+// QueuedOptions.Max is zero.
+const DefaultQueuedMax = 1 << 16
+
 // NewQueued returns a Queued in front of gen.
 func NewQueued(gen Gen, opts QueuedOptions) (*Queued, error) {
 	if gen == nil {
@@ -95,7 +100,7 @@ func NewQueued(gen Gen, opts QueuedOptions) (*Queued, error) {
 		return nil, fmt.Errorf("%w: NewQueued: negative Lead (%v), Min (%d), Max (%d) or FillTimeout (%v)", ErrInvalidArgument, opts.Lead, opts.Min, opts.Max, opts.FillTimeout)
 	}
 	if opts.FillTimeout == 0 {
-		opts.FillTimeout = 5 * time.Second
+		opts.FillTimeout = DefaultFetchTimeout
 	}
 	if opts.Lead == 0 {
 		opts.Lead = 50 * time.Millisecond
@@ -104,7 +109,7 @@ func NewQueued(gen Gen, opts QueuedOptions) (*Queued, error) {
 		opts.Min = 16
 	}
 	if opts.Max == 0 {
-		opts.Max = 1 << 16
+		opts.Max = DefaultQueuedMax
 	}
 	if opts.Min > opts.Max {
 		return nil, fmt.Errorf("%w: NewQueued: Min %d is above Max %d", ErrInvalidArgument, opts.Min, opts.Max)

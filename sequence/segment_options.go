@@ -67,13 +67,18 @@ type SegmentOptions struct {
 	Now func() time.Time
 }
 
+// DefaultFetchTimeout bounds each call to a store when
+// SegmentOptions.FetchTimeout is zero, and each refill of a Queued when
+// QueuedOptions.FillTimeout is.
+const DefaultFetchTimeout = 5 * time.Second
+
 // Defaults of SegmentOptions, as documented on its fields.
 const (
 	defaultStep         = 1000
 	defaultMaxStep      = 1_000_000
 	defaultPrefetch     = 0.2
 	defaultTarget       = time.Minute
-	defaultFetchTimeout = 5 * time.Second
+	defaultFetchTimeout = DefaultFetchTimeout
 	defaultIdle         = 10 * time.Minute
 )
 
