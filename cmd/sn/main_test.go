@@ -130,7 +130,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"--help"}, "help.golden"},
 		{[]string{"help", "next"}, "help-next.golden"},
 		{[]string{"next", "-h"}, "help-next.golden"},
-		{[]string{"help", "check"}, "help-check.golden"},
+		{[]string{"help", "validate"}, "help-validate.golden"},
 		{[]string{"help", "explain"}, "help-explain.golden"},
 		{[]string{"preview", "--help"}, "help-preview.golden"},
 	}
@@ -154,6 +154,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, "sn: no command given", "sn"},
 		{"unknown command", []string{"issue"}, `sn: unknown command "issue"`, "sn"},
+		{"the old verb for validate", []string{"check"}, `sn: unknown command "check": sn validate checks numbers (as Generator.Validate and POST .../validate do)`, "sn"},
 		{"flag before the command", []string{"-t", "x", "next"}, "sn: flags go after the command, as in: sn next -t ...", "sn"},
 		{"help for an unknown command", []string{"help", "nxt"}, `sn help: unknown command "nxt"`, "sn"},
 		{"no template", []string{"next"}, "sn next: give a template with -t TEMPLATE, or --config FILE and a template name", "next"},
@@ -174,7 +175,7 @@ func TestUsageErrors(t *testing.T) {
 		{"single host without strict", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--single-host"}, "sn next: --single-host goes with --redis URL --strict: it says that this host alone uses the Redis, so that the --store file may back its counter", "next"},
 		{"single host with ledger", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--strict", "--single-host", "--ledger", "mysql://db/x"}, "sn next: give either --ledger or --single-host: a ledger is shared by every machine, --single-host backs the counter with the --store file of this one", "next"},
 		{"empty ledger", []string{"next", "-t", "x@<seq>", "--ledger="}, "sn next: empty value for --ledger: want a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db", "next"},
-		{"store flag for check", []string{"check", "-t", "x@<seq>", "--store", "a.db"}, "sn check: flag provided but not defined: -store", "check"},
+		{"store flag for check", []string{"validate", "-t", "x@<seq>", "--store", "a.db"}, "sn validate: flag provided but not defined: -store", "validate"},
 		{"extra argument", []string{"explain", "-t", "x@<seq>", "more"}, `sn explain: unexpected argument "more"`, "explain"},
 		{"huge count", []string{"next", "-t", "x@<seq>", "-n", "99999999999999999999"}, `sn next: invalid value "99999999999999999999" for flag -n: value out of range`, "next"},
 		// An empty value, as from --redis "$URL" with URL unset, must not
@@ -182,7 +183,7 @@ func TestUsageErrors(t *testing.T) {
 		{"empty template", []string{"next", "-t", ""}, "sn next: empty value for -t: want a template", "next"},
 		{"empty redis", []string{"next", "-t", "x@<seq>", "--redis", ""}, "sn next: empty value for --redis: want a URL such as redis://localhost:6379/0", "next"},
 		{"empty store", []string{"next", "-t", "x@<seq>", "--store="}, "sn next: empty value for --store: want a file path (leave --store out for the default store)", "next"},
-		{"empty config", []string{"check", "--config", "", "orders"}, "sn check: empty value for --config: want a file name", "check"},
+		{"empty config", []string{"validate", "--config", "", "orders"}, "sn validate: empty value for --config: want a file name", "validate"},
 		{"preview count too large", []string{"preview", "-t", "x@<seq>", "-n", "100001"}, "sn preview: -n 100001: want 0 to 100000 (preview holds its samples in memory; sn next issues more)", "preview"},
 		{"missing vars", []string{"next", "-t", "@<seq>-@<area>-@<unit>"}, "sn next: the template needs --var area=VALUE --var unit=VALUE", "next"},
 	}
@@ -220,10 +221,10 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestBadTemplate(t *testing.T) {
-	for _, cmd := range []string{"next", "check", "explain", "preview"} {
+	for _, cmd := range []string{"next", "validate", "explain", "preview"} {
 		t.Run(cmd, func(t *testing.T) {
 			r := runSN(t, "", nil, cmd, "-t", "SN-@<seq, widht=8>", "SN-1")
-			if cmd != "check" {
+			if cmd != "validate" {
 				r = runSN(t, "", nil, cmd, "-t", "SN-@<seq, widht=8>")
 			}
 			want := "sn: template: offset 10: seq: unknown argument \"widht\": did you mean width?\n" +
@@ -439,7 +440,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runSN(t, tt.stdin, nil, append([]string{"check", "-t", luhnTpl}, tt.args...)...)
+			r := runSN(t, tt.stdin, nil, append([]string{"validate", "-t", luhnTpl}, tt.args...)...)
 			if r.code != tt.code || r.stderr != "" {
 				t.Errorf("exit %d (want %d), stderr %s", r.code, tt.code, r.stderr)
 			}
@@ -509,7 +510,7 @@ templates:
 	if _, err := os.Stat(filepath.Join(dir, "orders.db")); err != nil {
 		t.Errorf("the store is not next to the config file: %v", err)
 	}
-	if got := ok(t, "check", "--config", cfg, "orders", "SN-00000103-2"); !cmp.Equal(got, []string{"SN-00000103-2: ok"}) {
+	if got := ok(t, "validate", "--config", cfg, "orders", "SN-00000103-2"); !cmp.Equal(got, []string{"SN-00000103-2: ok"}) {
 		t.Errorf("check: %q", got)
 	}
 	if got := ok(t, "preview", "--config", cfg, "tickets", "-n", "1"); !cmp.Equal(got, []string{"QJ000001"}) {
@@ -526,7 +527,7 @@ templates:
 		want string // stderr's first line
 	}{
 		{"unknown template", []string{"next", "--config", cfg, "invoices"}, 2, fmt.Sprintf(`sn: %s has no template "invoices" (it has: orders, tickets)`, cfg)},
-		{"no template name", []string{"check", "--config", cfg}, 2, fmt.Sprintf("sn check: name a template of %s (one of: orders, tickets)", cfg)},
+		{"no template name", []string{"validate", "--config", cfg}, 2, fmt.Sprintf("sn validate: name a template of %s (one of: orders, tickets)", cfg)},
 		{"store flags", []string{"next", "--config", cfg, "orders", "--store", "x.db"}, 2, fmt.Sprintf("sn next: %s sets its store (store.backend: bolt): --store, --ledger, --redis, --strict and --single-host do not apply", cfg)},
 		{"ledger flag", []string{"floor", "--config", cfg, "orders", "--ledger", "postgres://db/x", "SN-00000001-8"}, 2, fmt.Sprintf("sn floor: %s sets its store (store.backend: bolt): --store, --ledger, --redis, --strict and --single-host do not apply", cfg)},
 		{"missing file", []string{"next", "--config", filepath.Join(dir, "none.yaml"), "orders"}, 2, fmt.Sprintf("sn: config: open %s: no such file or directory", filepath.Join(dir, "none.yaml"))},

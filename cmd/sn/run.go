@@ -60,15 +60,15 @@ var errInvalid = errors.New("invalid numbers")
 var errInterrupted = errors.New("interrupted")
 
 var commands = map[string]func(*env, []string) error{
-	"next":    cmdNext,
-	"check":   cmdCheck,
-	"parse":   cmdParse,
-	"floor":   cmdFloor,
-	"explain": cmdExplain,
-	"preview": cmdPreview,
-	"serve":   cmdServe,
-	"series":  cmdSeries,
-	"version": cmdVersion,
+	"next":     cmdNext,
+	"validate": cmdValidate,
+	"parse":    cmdParse,
+	"floor":    cmdFloor,
+	"explain":  cmdExplain,
+	"preview":  cmdPreview,
+	"serve":    cmdServe,
+	"series":   cmdSeries,
+	"version":  cmdVersion,
 }
 
 // run runs sn with args (without the program name) and returns its exit
@@ -107,6 +107,9 @@ func dispatch(e *env, args []string) error {
 	if !ok {
 		if strings.HasPrefix(name, "-") {
 			return usagef("", "flags go after the command, as in: sn next %s ...", name)
+		}
+		if name == "check" || name == "verify" {
+			return usagef("", "unknown command %q: sn validate checks numbers (as Generator.Validate and POST .../validate do)", name)
 		}
 		return usagef("", "unknown command %q", name)
 	}

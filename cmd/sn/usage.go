@@ -85,16 +85,16 @@ after printing the numbers issued so far (exit status 130).
 			`sn next -t 'SN@<seq, width=8>' --redis redis://cache:6379/0 --ledger mysql://sn:secret@db:3306/shop`,
 		},
 	},
-	"check": {
-		synopsis: "sn check (-t TEMPLATE | --config FILE NAME) [NUMBER...]",
+	"validate": {
+		synopsis: "sn validate (-t TEMPLATE | --config FILE NAME) [NUMBER...]",
 		summary:  "check that numbers fit the template",
 		flags:    []string{"t", "config"},
 		more: `Checks the numbers given, or else those on stdin, one per line: structure,
 widths, dates and check characters. Prints "NUMBER: ok" or why the number is
 invalid. Exit status 0 when all are valid, 1 when one is not.`,
 		examples: []string{
-			`sn check -t 'SN-@<seq, width=8>-@<checksum, algo=luhn>' SN-00000001-8 SN-00000001-9`,
-			`sn check --config sn.yaml orders < numbers.txt`,
+			`sn validate -t 'SN-@<seq, width=8>-@<checksum, algo=luhn>' SN-00000001-8 SN-00000001-9`,
+			`sn validate --config sn.yaml orders < numbers.txt`,
 		},
 	},
 	"parse": {
@@ -185,7 +185,7 @@ lets requests in flight finish (up to 30s), then closes the stores.`,
 	},
 }
 
-var order = []string{"next", "check", "parse", "floor", "explain", "preview", "series", "serve", "version"}
+var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "serve", "version"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {
@@ -243,7 +243,7 @@ Config file (YAML or JSON; a relative path is relative to the file):
     orders:  {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>", floor: 20000}
     tickets: {template: "QJ@<seq, width=6>", sequence: {path: tickets.db}}
 
-Exit status: 0 on success; 1 on an error, or when check finds an invalid
+Exit status: 0 on success; 1 on an error, or when validate finds an invalid
 number; 2 for bad usage, a bad template or config file; 130 when interrupted;
 141 when the reader of the output went away (sn next -n 1000 | head -1).
 

@@ -9,8 +9,8 @@ import (
 	"github.com/sngen/sn"
 )
 
-func cmdCheck(e *env, args []string) error {
-	f := newFlags("check")
+func cmdValidate(e *env, args []string) error {
+	f := newFlags("validate")
 	pos, err := f.parse(args)
 	if err != nil {
 		return helpOr(e, f.cmd, err)
