@@ -142,11 +142,12 @@ func goCorpus(t *testing.T, root string) [][]string {
 	return corpus
 }
 
-// normalize returns text's lines, trimmed, without blank ones.
+// normalize returns text's lines, trimmed, with their runs of spaces and
+// tabs made one space (gofmt aligns comments), without blank ones.
 func normalize(text string) []string {
 	var out []string
 	for _, l := range strings.Split(text, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
 			out = append(out, l)
 		}
 	}
