@@ -95,7 +95,56 @@
 // prints an old number again; the same template in another spelling, or
 // widened, continues its counter. [Generator.Enroll] enrolls at start-up,
 // so that the refusal comes then; [ReadCatalog] lists a catalog.
-
+//
+// # The template language
+//
+//	template := ( text | "@@" | dynamic )*
+//	dynamic  := "@<" name ( "," arg )* ">"
+//	arg      := key "=" value | key          a bare key means key=true
+//	value    := bare-word | "double-quoted, with \" and \\ escapes"
+//	name,key := [A-Za-z_][A-Za-z0-9_.-]*
+//
+// Whitespace inside "@< >" is ignored. "@@" prints "@"; an "@" followed by
+// neither "<" nor "@" is literal. A bare value is any run of characters
+// other than white space and , > " = <; quote anything else. A name
+// resolves, in this order, to a sequence given with [WithSequence], an
+// expression of the registry, or else a variable. The parts:
+//
+//   - @<NAME, value=V> prints V and sets the variable NAME for the call;
+//     ownerKey names the counter.
+//   - @<NAME> prints the per-call variable NAME, verbatim, once per
+//     template; maxlen=1..256 bounds its bytes, chars=CLASS its characters
+//     (such as 0-9A-Z; by default anything but the template's literal
+//     characters), and var makes a name that is also an expression's a
+//     variable.
+//   - @<seq> (any sequence given) prints the next number: width=1..19
+//     zero-pads it, overflow=error (the default: a number with more digits
+//     is an error wrapping [ErrOverflow], and skipped) or grow; key=VAR
+//     keeps a counter per value of VAR; reset=year, fiscal-year, quarter,
+//     month, week, day, hour, minute or second starts it again each
+//     period; obfuscate=NAME prints a keyed permutation of it (with
+//     width=; see [WithObfuscation]); radix=2..62 or alphabet=DIGITS
+//     prints it in other digits.
+//   - @<date> prints the call's instant: format= of yyyy yy (year), Q
+//     (quarter), MM, dd, DDD (day of the year), YYYY YY with ww (ISO
+//     week-based year and week), ffff ff / FFFF FF (fiscal year by the year
+//     it ends / starts in), HH mm ss, literal non-letters and 'quoted text'
+//     (default yyyyMMdd); tz=Area/City (default UTC); window=YYYY (a
+//     two-digit year means YYYY to YYYY+99); fiscal=1..12 or a month's name
+//     (the month a fiscal year starts in). Years are 0000-9999.
+//   - @<checksum, algo=NAME> prints check characters over the sequence
+//     before it (over=seq, the default) or over all the text before it
+//     (over=all); package checksum lists the algorithms.
+//   - @<random, width=1..64> prints crypto-random filler of alphabet= (0-9
+//     by default, ranges allowed), never the source of uniqueness.
+//
+// The sequences of a number are drawn first, after the instant and the
+// variables are checked. Then each part has an Order — Before (dates),
+// Normal (sequences, variables, most custom parts), After (check
+// characters) — and parts are evaluated by Order, then position; literal
+// text takes the Order of the part before it. Output always follows
+// position.
+//
 // # The counter key
 //
 // A sequence is asked for the next number of a key. The key is made of, in

@@ -25,6 +25,32 @@
 // reserve exactly what each call asks for. A redis-strict sequence is
 // redisseq's strict Counter.
 //
+// # Fields
+//
+// Each backend reads, besides the steps of its Segment (step, min_step,
+// max_step, prefetch, target, fetch_timeout, idle) and what package config
+// builds around any store (queued, balanced), fields of its own, written
+// beside them in a file and decoded with config.Target.Decode:
+//
+//	bolt          path
+//	sql           ledger, table
+//	redis         url, prefix, replicas, replica_timeout; ledger, table
+//	redis-strict  url, prefix, replicas, replica_timeout; ledger, table or path, single_host;
+//	              step and fetch_timeout only
+//	snowflake     layout (twitter, sonyflake, or bits such as 41/10/12 with epoch and unit);
+//	              url and prefix, or ledger and table, to lease the worker id; or worker
+//	              with single_process; no steps
+//
+// path is a file, relative to config.WithDir's directory; url a Redis
+// URL (see Redis URLs); ledger a database URL (see Ledgers), table its
+// table (default sn_ledger); prefix the Redis keys' prefix; replicas how
+// many Redis replicas must acknowledge each range before it is used (WAIT,
+// so that a failover to a lagging replica cannot issue numbers again),
+// replica_timeout how long to wait for them (default 1s); single_host that
+// one host alone uses the Redis; worker a fixed snowflake worker id, for
+// one process alone (single_process). A field a backend does not read is
+// refused in a template's own sequence, with a did-you-mean for a typo.
+//
 // # Ledgers
 //
 // A ledger is a table in PostgreSQL or MySQL (sqlseq) that records every

@@ -52,6 +52,20 @@
 //	  orders:
 //	    template: "SN-@<seq, width=8>"
 //
+// # Fields
+//
+// A sequence's fields are those of [Sequence], which every store has —
+// backend, the steps of a sequence.Segment (step, min_step, max_step,
+// prefetch, target, fetch_timeout, idle), queued and balanced — and the
+// backend's own (path, url, ledger...), written beside them. Package
+// config keeps the backend's own in [Sequence.Options]; the backend's
+// [Driver] decodes them into a struct of its own with [Target.Decode] and
+// says which fields it reads ([Store.Fields]). A template's sequence
+// replaces the store's fields one by one. A field that the backend does
+// not read is an error in a template's own sequence, and in the store when
+// no template's backend reads it: a misspelt field is reported with a
+// did-you-mean, not ignored.
+//
 // # Queues, balanced stores and snowflake ids
 //
 // Package config builds two combinators around any backend's sequence:
