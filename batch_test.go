@@ -27,7 +27,7 @@ func (a *downAfter) Allocate(ctx context.Context, key string, n int64) (sequence
 // returns 5 numbers and ErrUnavailable) made NextN panic. It returns the
 // error, and no number: the second sequence drew none.
 func TestNextNTwoSequencesPartial(t *testing.T) {
-	seg := sequence.NewSegment(&downAfter{}, sequence.SegmentOptions{Step: 5, MaxStep: 5, Idle: -1})
+	seg := must(sequence.NewSegment(&downAfter{}, sequence.SegmentOptions{Step: 5, MaxStep: 5, Idle: -1}))
 	defer seg.Close()
 	g, err := sn.New(`A@<seq>-@<seq2>`, sn.WithSequence("seq", seg), sn.WithSequence("seq2", sequence.NewMemory()))
 	if err != nil {

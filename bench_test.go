@@ -198,7 +198,7 @@ func BenchmarkReset(b *testing.B) {
 		{"second (guarded)", `@<date, format=yyyyMMddHHmmss>-@<seq, width=9, reset=second>`},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+			seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 			g, err := sn.New(tt.tpl, sn.WithSequence("seq", seg), sn.WithClock(func() time.Time { return at }))
 			if err != nil {
 				b.Fatal(err)

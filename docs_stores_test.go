@@ -19,8 +19,8 @@ func TestDocStores(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "sn.db")
 
-	store, err := boltseq.Open(path, boltseq.Options{})          // one local file, fsynced
-	seg := sequence.NewSegment(store, sequence.SegmentOptions{}) // Step 1000, adaptive
+	store, err := boltseq.Open(path, boltseq.Options{})               // one local file, fsynced
+	seg, err := sequence.NewSegment(store, sequence.SegmentOptions{}) // Step 1000, adaptive
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +35,8 @@ func TestDocStores(t *testing.T) {
 		}
 	}
 
-	segA := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
-	segB := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	segA := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
+	segB := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	defer segA.Close()
 	defer segB.Close()
 	strictCounter := sequence.NewMemory()

@@ -145,7 +145,7 @@ func TestObfuscateKey(t *testing.T) {
 			}
 			defer store.Close()
 			process := func(key []byte) *sn.Generator {
-				seg := sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10})
+				seg := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10}))
 				t.Cleanup(func() { seg.Close() })
 				var gen sequence.Gen = seg
 				if !recorded {

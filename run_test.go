@@ -401,7 +401,7 @@ func TestNextAllocs(t *testing.T) {
 // form and for one with a date and a variable.
 func TestNextNAllocs(t *testing.T) {
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1 << 20})
+	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1 << 20}))
 	t.Cleanup(func() { seg.Close() })
 	for _, tt := range []struct {
 		tpl  string
@@ -570,7 +570,7 @@ func TestNextNSharedBuffer(t *testing.T) {
 // the past) comes from the store, above every number issued: no repeat.
 func TestPastPeriodReleased(t *testing.T) {
 	now := time.Date(2026, 11, 23, 23, 59, 0, 0, time.UTC)
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 100, Idle: -1})
+	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 100, Idle: -1}))
 	t.Cleanup(func() { seg.Close() })
 	g, err := sn.New(`@<date, format=yyyyMMdd>-@<seq, width=4, reset=day>`, sn.WithSequence("seq", seg), sn.WithClock(func() time.Time { return now }))
 	if err != nil {

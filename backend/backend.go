@@ -264,7 +264,7 @@ func serve(t *config.Target, a sequence.Allocator) (sequence.Gen, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sequence.NewSegment(a, opts), nil
+	return sequence.NewSegment(a, opts)
 }
 
 // exact is a Gen that reserves exactly what it is asked for from its

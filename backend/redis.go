@@ -59,10 +59,16 @@ func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, er
 		return nil, err
 	}
 	opts := &redisseq.AllocatorOptions{Prefix: s.Prefix, Replicas: s.Replicas, ReplicaTimeout: replicaTimeout(s)}
+	var a *redisseq.Allocator
 	if ledger == nil {
-		return serve(t, redisseq.NewRedisOnlyAllocator(c, opts))
+		a, err = redisseq.NewRedisOnlyAllocator(c, opts)
+	} else {
+		a, err = redisseq.NewAllocator(c, ledger, opts)
 	}
-	return serve(t, redisseq.NewAllocator(c, ledger, opts))
+	if err != nil {
+		return nil, err
+	}
+	return serve(t, a)
 }
 
 // strictDriver is the redis-strict backend: every number from a Redis
@@ -141,7 +147,7 @@ func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 	return redisseq.NewCounter(c, durable, &redisseq.CounterOptions{
 		Prefix: s.Prefix, Step: s.Step,
 		Replicas: s.Replicas, ReplicaTimeout: replicaTimeout(s),
-	}), nil
+	})
 }
 
 // redisFields are the fields of a config.Sequence that both Redis

@@ -124,13 +124,19 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 		if err != nil {
 			return nil, err
 		}
-		leaser, key = sqlseq.NewLeaser(store, nil), ledgerLeaseKey(name, s, s.Ledger)
+		if leaser, err = sqlseq.NewLeaser(store, nil); err != nil {
+			return nil, err
+		}
+		key = ledgerLeaseKey(name, s, s.Ledger)
 	} else {
 		c, err := connect(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		leaser, key = redisseq.NewLeaser(c, &redisseq.LeaserOptions{Prefix: s.Prefix}), leaseKey(name, s, s.URL)
+		if leaser, err = redisseq.NewLeaser(c, &redisseq.LeaserOptions{Prefix: s.Prefix}); err != nil {
+			return nil, err
+		}
+		key = leaseKey(name, s, s.URL)
 	}
 	sg, err := config.Share(t, key, func() (sharedGen, error) {
 		g, err := snowflake.New(ctx, l, snowflake.Options{Leaser: leaser})

@@ -92,7 +92,7 @@ func handWritten(dst []byte, n int64) []byte {
 // contenders returns every contender, ready to run.
 func contenders(b *testing.B) []contender {
 	var counter, hand atomic.Int64
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	b.Cleanup(func() { seg.Close() })
 	h := seg.Bind("bound")
 	mustGen := func(tpl string, seq sequence.Gen) *sn.Generator {
@@ -103,9 +103,9 @@ func contenders(b *testing.B) []contender {
 		return g
 	}
 	// Fresh counters per contender: eight digits hold 10^8 numbers.
-	gNext := mustGen(seed, sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
-	gAppend := mustGen(seed, sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
-	gBatch := mustGen(seed, sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
+	gNext := mustGen(seed, must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})))
+	gAppend := mustGen(seed, must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})))
+	gBatch := mustGen(seed, must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})))
 
 	node, err := snowflake.NewNode(1)
 	if err != nil {
@@ -127,7 +127,7 @@ func contenders(b *testing.B) []contender {
 
 	rdb := startRedis(b)
 	hincr := redis.NewScript(`return redis.call('HINCRBY', KEYS[1], 'n', 1)`)
-	redisSeg := sequence.NewSegment(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "bench:"}), sequence.SegmentOptions{})
+	redisSeg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "bench:"})), sequence.SegmentOptions{}))
 	b.Cleanup(func() { redisSeg.Close() })
 	redisBound := redisSeg.Bind("k")
 
@@ -142,7 +142,7 @@ func contenders(b *testing.B) []contender {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
-	boltSeg := sequence.NewSegment(store, sequence.SegmentOptions{})
+	boltSeg := must(sequence.NewSegment(store, sequence.SegmentOptions{}))
 	b.Cleanup(func() { boltSeg.Close() })
 	boltBound := boltSeg.Bind("k")
 
@@ -416,7 +416,7 @@ func heapPerKey(b *testing.B) (seg, gen float64) {
 		}
 		return a
 	}
-	s := sequence.NewSegment(filled(), sequence.SegmentOptions{Idle: -1})
+	s := must(sequence.NewSegment(filled(), sequence.SegmentOptions{Idle: -1}))
 	defer s.Close()
 	s.Next(ctx, "warm")
 	before := heap()
@@ -433,7 +433,7 @@ func heapPerKey(b *testing.B) (seg, gen float64) {
 	// dropped fills the store with them.
 	a := ownKeys{sequence.NewMemoryAllocator()}
 	pass := func() (*sequence.Segment, uint64) {
-		s := sequence.NewSegment(a, sequence.SegmentOptions{Idle: -1})
+		s := must(sequence.NewSegment(a, sequence.SegmentOptions{Idle: -1}))
 		g, err := sn.New(`INV/@<customer>/@<seq, width=6, key=customer>`, sn.WithSequence("seq", s))
 		if err != nil {
 			b.Fatal(err)

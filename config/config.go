@@ -105,11 +105,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -200,67 +198,15 @@ type Config struct {
 	// default: none.
 	Obfuscation map[string]ObfuscationKey `json:"obfuscation,omitempty" yaml:"obfuscation,omitempty"`
 
-	// Serve configures sn serve; its flags override it.
-	// default: none: sn serve's defaults.
-	Serve Serve `json:"serve,omitempty" yaml:"serve,omitempty"`
+	// Serve holds the settings of the program that serves these templates
+	// over HTTP, as written: sn serve's listen address, tokens and TLS
+	// files, which package server decodes ([Config.DecodeServe] and
+	// server.SettingsOf). Package config does not read them.
+	// default: none.
+	Serve Options `json:"serve,omitempty" yaml:"serve,omitempty"`
 
 	src *source // where the Config was read from, or nil
 }
-
-// Serve configures sn serve, which serves the templates over HTTP. Like
-// the obfuscation keys, its bearer tokens never go in the file: it says
-// where they are.
-type Serve struct {
-	// Listen is the address to listen on, HOST:PORT. Without tokens it
-	// must be a loopback address.
-	// default: 127.0.0.1:8080.
-	Listen string `json:"listen,omitempty" yaml:"listen,omitempty"`
-	// TokensEnv is the environment variable that holds the bearer tokens,
-	// separated by commas or white space, each at least 16 bytes.
-	// default: SN_TOKENS.
-	TokensEnv string `json:"tokens_env,omitempty" yaml:"tokens_env,omitempty"`
-	// TokensFile is a file of bearer tokens, one per line (a line that
-	// starts with "#" is a comment), relative to the config file's
-	// directory: a mounted secret. Its tokens are added to those of
-	// TokensEnv.
-	// default: none.
-	TokensFile string `json:"tokens_file,omitempty" yaml:"tokens_file,omitempty"`
-	// TLSCert and TLSKey are the PEM files of the certificate and its
-	// key, relative to the config file's directory: with them, sn serve
-	// speaks HTTPS only.
-	// default: none: plain HTTP.
-	TLSCert string `json:"tls_cert,omitempty" yaml:"tls_cert,omitempty"`
-	TLSKey  string `json:"tls_key,omitempty" yaml:"tls_key,omitempty"`
-	// MaxBody is the largest request body, in bytes.
-	// default: 1 MiB.
-	MaxBody int64 `json:"max_body,omitempty" yaml:"max_body,omitempty"`
-}
-
-// problems returns what is wrong with s.
-func (s Serve) problems() []*Error {
-	var errs []*Error
-	bad := func(field, format string, a ...any) {
-		errs = append(errs, &Error{Field: "serve." + field, Err: fmt.Errorf("serve."+field+": "+format, a...)})
-	}
-	if s.Listen != "" {
-		if _, port, err := net.SplitHostPort(s.Listen); err != nil || port == "" {
-			bad("listen", "%q: want HOST:PORT, such as 127.0.0.1:8080", s.Listen)
-		}
-	}
-	if s.TokensEnv != "" && !envName.MatchString(s.TokensEnv) {
-		bad("tokens_env", "%q: want the name of an environment variable, such as SN_TOKENS", s.TokensEnv)
-	}
-	if (s.TLSCert == "") != (s.TLSKey == "") {
-		bad("tls_cert", "give both tls_cert and tls_key, or neither")
-	}
-	if s.MaxBody < 0 {
-		bad("max_body", "%d: want a positive size in bytes", s.MaxBody)
-	}
-	return errs
-}
-
-// envName matches the name of an environment variable.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ObfuscationKey says where the key of one obfuscate= name is.
 type ObfuscationKey struct {

@@ -717,6 +717,9 @@ func fillOptions(c *Config, doc any, name func(string) string) {
 		return nil
 	}
 	fillSequence(&c.Store, field(top, "store"), name, field)
+	if m, ok := field(top, "serve").(map[string]any); ok {
+		c.Serve = Options(m)
+	}
 	tpls, _ := field(top, "templates").(map[string]any)
 	for tn, t := range c.Templates {
 		tm, _ := tpls[tn].(map[string]any)

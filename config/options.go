@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sngen/sn/parser"
 )
 
 // Decode decodes the backend's own fields of t's sequence (its
@@ -215,3 +217,41 @@ func describe(val any) string {
 	}
 	return fmt.Sprint(val)
 }
+
+// DecodeServe decodes c's serve section into v, as [Target.Decode] decodes
+// a backend's fields, for the program that serves c's templates (package
+// server). A key v has no field for is an error too, with a did-you-mean;
+// each error is an *[Error] with its file and line.
+func (c *Config) DecodeServe(v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("config: DecodeServe(%T): want a pointer to a struct", v)
+	}
+	fields := map[string]reflect.Value{}
+	collectFields(rv.Elem(), fields)
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(c.Serve)) {
+		f, ok := fields[key]
+		var err error
+		if !ok {
+			hint := ""
+			if best := parser.Closest(key, slices.Sorted(maps.Keys(fields))); best != "" {
+				hint = fmt.Sprintf("; did you mean %s?", best)
+			}
+			err = fmt.Errorf("unknown field (known: %s)%s", strings.Join(slices.Sorted(maps.Keys(fields)), ", "), hint)
+		} else {
+			err = setValue(f, c.Serve[key])
+		}
+		if err != nil {
+			e := &Error{Field: "serve." + key, Err: fmt.Errorf("serve.%s: %w", key, err)}
+			c.Locate(e)
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Locate sets e's File and Line to where its field is in the file c was
+// read from, when c was read from one: for a program that checks a part of
+// c of its own, such as its serve section.
+func (c *Config) Locate(e *Error) { c.src.locate(e) }

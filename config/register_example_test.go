@@ -63,7 +63,7 @@ func (d kvDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 	if err != nil {
 		return nil, err
 	}
-	return sequence.NewSegment(client, sequence.SegmentOptions{Step: t.Sequence.Step}), nil
+	return sequence.NewSegment(client, sequence.SegmentOptions{Step: t.Sequence.Step})
 }
 
 // A package that implements a backend registers its driver in its init

@@ -95,7 +95,6 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 	errs = append(errs, storeBad...)
 	_, keyBad := c.obfuscation()
 	errs = append(errs, keyBad...)
-	errs = append(errs, c.Serve.problems()...)
 	if len(c.Templates) == 0 {
 		bad("", "templates", "no templates")
 	}

@@ -19,7 +19,10 @@ func ExampleMetrics_Middleware() {
 	if err != nil {
 		panic(err)
 	}
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{MinStep: 100, MaxStep: 100})
+	seg, err := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{MinStep: 100, MaxStep: 100})
+	if err != nil {
+		panic(err)
+	}
 	defer seg.Close()
 	g := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", seg), sn.WithName("orders"), sn.WithMiddleware(m.Middleware()))
 	nums, _ := g.Issue(context.Background(), sn.Request{N: 3})

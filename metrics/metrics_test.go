@@ -42,7 +42,7 @@ func TestOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	alloc := &failing{MemoryAllocator: sequence.NewMemoryAllocator()}
-	seg := sequence.NewSegment(alloc, sequence.SegmentOptions{MinStep: 10, MaxStep: 10})
+	seg := must(sequence.NewSegment(alloc, sequence.SegmentOptions{MinStep: 10, MaxStep: 10}))
 	defer seg.Close()
 	g, err := sn.New("SN-@<seq, width=6>@<v, var>", sn.WithSequence("seq", seg), sn.WithName("orders"), sn.WithMiddleware(m.Middleware()))
 	if err != nil {
@@ -126,7 +126,7 @@ func TestWatchedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	defer seg.Close()
 	q, err := sequence.NewQueued(seg, sequence.QueuedOptions{})
 	if err != nil {
@@ -309,7 +309,7 @@ func BenchmarkObserve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	defer seg.Close()
 	ctx := context.Background()
 	contenders := []struct {

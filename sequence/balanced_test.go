@@ -37,7 +37,7 @@ func TestBalancedConformance(t *testing.T) {
 		sequencetest.RunUnordered(t, func(t *testing.T) sequence.Gen {
 			gens := make([]sequence.Gen, 4)
 			for i := range gens {
-				s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+				s := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 				t.Cleanup(func() { s.Close() })
 				gens[i] = s
 			}
@@ -399,7 +399,7 @@ func (d *downStore) Record(ctx context.Context, name, value string) (string, err
 func TestBalancedPlacesEveryGenFirst(t *testing.T) {
 	ctx := context.Background()
 	newStore := func() *downStore {
-		s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+		s := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 		t.Cleanup(func() { s.Close() })
 		return &downStore{Segment: s}
 	}

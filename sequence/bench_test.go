@@ -20,7 +20,7 @@ func nextFuncs(b *testing.B) []struct {
 	next func(ctx context.Context) (int64, error)
 } {
 	var counter atomic.Int64
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	b.Cleanup(func() { seg.Close() })
 	mem := sequence.NewMemory()
 	h := seg.Bind("bound")
@@ -100,7 +100,7 @@ func BenchmarkNextLatency(b *testing.B) {
 func benchLatency(b *testing.B, opts sequence.SegmentOptions) {
 	a := newFaultAlloc()
 	a.delay = 2 * time.Millisecond
-	s := sequence.NewSegment(a, opts)
+	s := must(sequence.NewSegment(a, opts))
 	b.Cleanup(func() { s.Close() })
 	ctx := context.Background()
 	h := s.Bind("k")
@@ -185,7 +185,7 @@ func (l *latencies) quantile(q float64) int64 {
 // through 1,000 keys (a key per customer): a lookup per call, and nothing
 // written that other CPUs read.
 func BenchmarkNextManyKeys(b *testing.B) {
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1 << 20})
+	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1 << 20}))
 	b.Cleanup(func() { seg.Close() })
 	keys := make([]string, 1000)
 	for i := range keys {

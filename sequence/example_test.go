@@ -27,7 +27,10 @@ func ExampleNewMemory() {
 func ExampleNewSegment() {
 	ctx := context.Background()
 	// In production the Allocator is a store such as redisseq or boltseq.
-	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 100})
+	s, err := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 100})
+	if err != nil {
+		panic(err)
+	}
 	defer s.Close()
 	for range 3 {
 		n, err := s.Next(ctx, "order")
@@ -48,7 +51,10 @@ func ExampleNewSegment() {
 
 func ExampleSegment_Bind() {
 	ctx := context.Background()
-	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	s, err := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	if err != nil {
+		panic(err)
+	}
 	defer s.Close()
 	// Bind once, at start-up; the Handle skips the key lookup on every call.
 	invoices := s.Bind("invoice")
@@ -62,11 +68,14 @@ func ExampleSegment_Bind() {
 
 func ExampleSegment_NextN() {
 	ctx := context.Background()
-	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 4, MaxStep: 4})
+	s, err := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 4, MaxStep: 4})
+	if err != nil {
+		panic(err)
+	}
 	defer s.Close()
 	// Ten numbers across three blocks of four, appended to a reused buffer.
 	buf := make([]int64, 0, 16)
-	buf, err := s.NextN(ctx, "waybill", buf, 10)
+	buf, err = s.NextN(ctx, "waybill", buf, 10)
 	fmt.Println(buf, err)
 	// Output:
 	// [1 2 3 4 5 6 7 8 9 10] <nil>
@@ -74,7 +83,10 @@ func ExampleSegment_NextN() {
 
 func ExampleSegment_Floor() {
 	ctx := context.Background()
-	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	s, err := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	if err != nil {
+		panic(err)
+	}
 	defer s.Close()
 	// Start above the last number the old system issued.
 	if err := s.Floor(ctx, "order", 41_999); err != nil {

@@ -51,7 +51,7 @@ func TestMemoryAllocatorCatalog(t *testing.T) {
 }
 
 func TestSegmentCatalog(t *testing.T) {
-	seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	defer seg.Close()
 	sequencetest.RunCatalog(t, seg)
 }

@@ -22,7 +22,7 @@ func TestPing(t *testing.T) {
 		return st
 	}
 	a, b := open(), open()
-	segA, segB := sequence.NewSegment(a, sequence.SegmentOptions{}), sequence.NewSegment(b, sequence.SegmentOptions{})
+	segA, segB := must(sequence.NewSegment(a, sequence.SegmentOptions{})), must(sequence.NewSegment(b, sequence.SegmentOptions{}))
 	defer segA.Close()
 	defer segB.Close()
 	q, err := sequence.NewQueued(segA, sequence.QueuedOptions{})

@@ -217,7 +217,7 @@ func BenchmarkQueuedVsSegment(b *testing.B) {
 		b.Run("segment", func(b *testing.B) {
 			a := newFaultAlloc()
 			a.delay = delay
-			s := sequence.NewSegment(a, sequence.SegmentOptions{})
+			s := must(sequence.NewSegment(a, sequence.SegmentOptions{}))
 			b.Cleanup(func() { s.Close() })
 			run(b, func(ctx context.Context) (int64, error) { return s.Next(ctx, "k") })
 		})

@@ -155,19 +155,23 @@ const (
 	retryMax = time.Second
 )
 
-// NewSegment returns a Segment that reserves blocks from a. Zero or invalid
-// fields of opts take the defaults documented on [SegmentOptions]. The
-// Segment starts no goroutine until it is used; call [Segment.Close] to stop
-// its background fetches.
-func NewSegment(a Allocator, opts SegmentOptions) *Segment {
+// NewSegment returns a Segment that reserves blocks from a. Zero fields of
+// opts take the defaults documented on [SegmentOptions]; a nil a, or a
+// field [SegmentOptions.Validate] finds out of range, is an error wrapping
+// [ErrInvalidArgument]. The Segment starts no goroutine until it is used;
+// call [Segment.Close] to stop its background fetches.
+func NewSegment(a Allocator, opts SegmentOptions) (*Segment, error) {
 	if a == nil {
-		panic("sequence: NewSegment with a nil Allocator")
+		return nil, fmt.Errorf("%w: NewSegment with a nil Allocator", ErrInvalidArgument)
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Segment{alloc: a, opts: opts.withDefaults(), ctx: ctx, cancel: cancel}
 	s.start = s.opts.Now()
 	s.keys.init()
-	return s
+	return s, nil
 }
 
 // block is a reserved range [first, first+size-1]. used counts the numbers

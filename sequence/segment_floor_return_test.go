@@ -18,13 +18,13 @@ func TestSegmentCloseKeepsFloor(t *testing.T) {
 	store := sequence.NewMemoryAllocator()
 	opts := sequence.SegmentOptions{Step: 100, MinStep: 100, MaxStep: 100}
 
-	a := sequence.NewSegment(store, opts) // the running server
+	a := must(sequence.NewSegment(store, opts)) // the running server
 	if v, err := a.Next(ctx, "k"); err != nil || v != 1 {
 		t.Fatalf("first number %d, %v", v, err)
 	}
 
 	// The administrator migrates: numbers up to 50 exist in the old system.
-	b := sequence.NewSegment(store, opts) // sn floor, another process
+	b := must(sequence.NewSegment(store, opts)) // sn floor, another process
 	if err := b.Floor(ctx, "k", 50); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestSegmentCloseKeepsFloor(t *testing.T) {
 	// The server is restarted (its Close hands back [2..100]).
 	a.Close()
 
-	c := sequence.NewSegment(store, opts)
+	c := must(sequence.NewSegment(store, opts))
 	defer c.Close()
 	v, err := c.Next(ctx, "k")
 	if err != nil {
@@ -50,7 +50,7 @@ func TestSegmentCloseKeepsStoreFloor(t *testing.T) {
 	ctx := context.Background()
 	store := sequence.NewMemoryAllocator()
 	opts := sequence.SegmentOptions{Step: 100, MinStep: 100, MaxStep: 100}
-	a := sequence.NewSegment(store, opts)
+	a := must(sequence.NewSegment(store, opts))
 	if _, err := a.Next(ctx, "k"); err != nil {
 		t.Fatal(err)
 	}

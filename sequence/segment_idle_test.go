@@ -37,7 +37,7 @@ func TestSegmentMemoryPerKey(t *testing.T) {
 		keys[i] = fmt.Sprintf("customer-%06d", i)
 	}
 	a := sequence.NewMemoryAllocator()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Idle: -1})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Idle: -1}))
 	defer s.Close()
 	ctx := context.Background()
 	// The allocator's own map is the store, not the Segment: fill it
@@ -86,7 +86,7 @@ func TestSegmentReleasesIdleKeys(t *testing.T) {
 
 func testReleasesIdleKeys(t *testing.T, store sequence.Allocator, n int) {
 	const idle = 200 * time.Millisecond
-	s := sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, Idle: idle})
+	s := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, Idle: idle}))
 	defer s.Close()
 	ctx := context.Background()
 
@@ -191,7 +191,7 @@ func testReleasesIdleKeys(t *testing.T, store sequence.Allocator, n int) {
 // Release drops one key now, like the idle time; a bound key stays.
 func TestSegmentRelease(t *testing.T) {
 	ctx := context.Background()
-	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 10, Idle: -1})
+	s := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 10, Idle: -1}))
 	defer s.Close()
 	a, _ := s.Next(ctx, "a")
 	h := s.Bind("b")
@@ -238,7 +238,7 @@ func (a *lossyAlloc) lose() { a.mu.Lock(); a.last = 0; a.mu.Unlock() }
 func TestSegmentReleaseKeepsRegressed(t *testing.T) {
 	ctx := context.Background()
 	a := &lossyAlloc{}
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Idle: -1})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Idle: -1}))
 	defer s.Close()
 	seen := map[int64]bool{}
 	for range 50 {
@@ -291,7 +291,7 @@ func TestSegmentReleaseKeepsRegressed(t *testing.T) {
 func TestSegmentIdleKeepsRegressed(t *testing.T) {
 	ctx := context.Background()
 	a := &lossyAlloc{}
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Idle: 20 * time.Millisecond})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Idle: 20 * time.Millisecond}))
 	defer s.Close()
 	seen := map[int64]bool{}
 	for range 200 {

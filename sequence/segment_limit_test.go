@@ -31,7 +31,7 @@ func TestSegmentLimit(t *testing.T) {
 	ctx := context.Background()
 	store := &asks{Allocator: sequence.NewMemoryAllocator()}
 	newSeg := func() *sequence.Segment {
-		seg := sequence.NewSegment(store, sequence.SegmentOptions{Step: 1000, MaxStep: 1 << 30, Target: 1 << 62})
+		seg := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 1000, MaxStep: 1 << 30, Target: 1 << 62}))
 		seg.Limit(`D\|x`, 999_999)
 		seg.Limit(`D\|x`, 9_999_999) // the smaller limit holds
 		return seg

@@ -60,7 +60,7 @@ func TestSegmentRaces(t *testing.T) {
 func racesRound(t *testing.T, opts sequence.SegmentOptions) {
 	ctx := t.Context()
 	a := yieldAlloc{sequence.NewMemoryAllocator()}
-	segs := []*sequence.Segment{sequence.NewSegment(a, opts), sequence.NewSegment(a, opts)}
+	segs := []*sequence.Segment{must(sequence.NewSegment(a, opts)), must(sequence.NewSegment(a, opts))}
 	defer func() {
 		for _, s := range segs {
 			s.Close()
@@ -128,7 +128,7 @@ func racesRound(t *testing.T, opts sequence.SegmentOptions) {
 // blocks: they all end with an error, and no number comes out twice.
 func TestSegmentCloseRacesNext(t *testing.T) {
 	for range 100 {
-		s := sequence.NewSegment(yieldAlloc{sequence.NewMemoryAllocator()}, sequence.SegmentOptions{Step: 2, MaxStep: 2})
+		s := must(sequence.NewSegment(yieldAlloc{sequence.NewMemoryAllocator()}, sequence.SegmentOptions{Step: 2, MaxStep: 2}))
 		var mu sync.Mutex
 		var all []int64
 		var wg sync.WaitGroup

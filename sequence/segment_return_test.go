@@ -26,12 +26,12 @@ func TestSegmentCloseReturns(t *testing.T) {
 		return v
 	}
 	opts := sequence.SegmentOptions{Step: 100, MinStep: 100, MaxStep: 100}
-	seg := sequence.NewSegment(store, opts)
+	seg := must(sequence.NewSegment(store, opts))
 	if v := draw(seg, 5); v != 5 {
 		t.Fatalf("5th number %d", v)
 	}
 	seg.Close()
-	seg = sequence.NewSegment(store, opts)
+	seg = must(sequence.NewSegment(store, opts))
 	if v := draw(seg, 1); v != 6 {
 		t.Fatalf("after Close, the next Segment drew %d, want 6", v)
 	}
@@ -42,14 +42,14 @@ func TestSegmentCloseReturns(t *testing.T) {
 		}
 	}
 	seg.Close()
-	seg = sequence.NewSegment(store, opts)
+	seg = must(sequence.NewSegment(store, opts))
 	if v := draw(seg, 1); v != 101 {
 		t.Fatalf("after Close with a block fetched ahead, the next Segment drew %d, want 101", v)
 	}
 	// Another reserves meanwhile: nothing is handed back.
 	other, _ := store.Allocate(ctx, "k", 1)
 	seg.Close()
-	seg = sequence.NewSegment(store, opts)
+	seg = must(sequence.NewSegment(store, opts))
 	if v := draw(seg, 1); v != other.Last+1 {
 		t.Fatalf("after another reserved %v, the next Segment drew %d, want %d", other, v, other.Last+1)
 	}
@@ -77,7 +77,7 @@ func TestSegmentCloseReturnsUnderLoad(t *testing.T) {
 			}
 		}
 		for range 50 {
-			seg := sequence.NewSegment(store, sequence.SegmentOptions{Step: 64, MinStep: 8, MaxStep: 512})
+			seg := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 64, MinStep: 8, MaxStep: 512}))
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			for range 4 {

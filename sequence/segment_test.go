@@ -37,7 +37,7 @@ func TestSegmentConformance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sequencetest.Run(t, func(t *testing.T) sequence.Gen { return sequence.NewSegment(tt.alloc(), tt.opts) })
+			sequencetest.Run(t, func(t *testing.T) sequence.Gen { return must(sequence.NewSegment(tt.alloc(), tt.opts)) })
 		})
 	}
 }
@@ -58,7 +58,7 @@ func noRepeats(t *testing.T, nums []int64) {
 func TestSegmentStress(t *testing.T) {
 	const goroutines, per = 16, 50_000
 	a := newFaultAlloc()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 64, MaxStep: 64})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 64, MaxStep: 64}))
 	defer s.Close()
 	ctx := t.Context()
 	h := s.Bind("k")
@@ -138,7 +138,7 @@ func TestSegmentStartupNoHerd(t *testing.T) {
 	const goroutines = 64
 	a := newFaultAlloc()
 	a.hold()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 1000})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 1000}))
 	defer s.Close()
 	got := make([]int64, goroutines)
 	var wg sync.WaitGroup
@@ -173,7 +173,7 @@ func TestSegmentSlowAllocator(t *testing.T) {
 	const goroutines, per = 8, 200
 	a := newFaultAlloc()
 	a.delay = 2 * time.Millisecond
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 8, MaxStep: 8})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 8, MaxStep: 8}))
 	var mu sync.Mutex
 	var all []int64
 	var wg sync.WaitGroup
@@ -218,7 +218,7 @@ func TestSegmentUnavailable(t *testing.T) {
 	ctx := t.Context()
 	clock := newFakeClock()
 	a := newFaultAlloc()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Now: clock.Now})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Now: clock.Now}))
 	defer s.Close()
 
 	if n, err := s.Next(ctx, "k"); n != 1 || err != nil {
@@ -268,7 +268,7 @@ func TestSegmentRegressed(t *testing.T) {
 	ctx := t.Context()
 	clock := newFakeClock()
 	a := newFaultAlloc()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Now: clock.Now})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, Now: clock.Now}))
 	defer s.Close()
 	var got []int64
 	n, err := s.Next(ctx, "k")
@@ -328,7 +328,7 @@ func TestSegmentBadAllocator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := sequence.NewSegment(tt.alloc, sequence.SegmentOptions{Step: 10})
+			s := must(sequence.NewSegment(tt.alloc, sequence.SegmentOptions{Step: 10}))
 			defer s.Close()
 			n, err := s.Next(t.Context(), "k")
 			if !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(fmt.Sprint(err), tt.want) {
@@ -355,7 +355,7 @@ func TestSegmentCancelWhileWaiting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := newFaultAlloc()
 			a.hold()
-			s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10})
+			s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10}))
 			defer s.Close()
 			ctx, cancel := tt.ctx(t.Context())
 			defer cancel()
@@ -386,7 +386,7 @@ func TestSegmentCancelWhileWaiting(t *testing.T) {
 func TestSegmentClose(t *testing.T) {
 	ctx := t.Context()
 	a := newFaultAlloc()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10}))
 	h := s.Bind("warm")
 	if _, err := h.Next(ctx); err != nil {
 		t.Fatal(err)
@@ -433,9 +433,9 @@ func TestSegmentStep(t *testing.T) {
 	ctx := t.Context()
 	clock := newFakeClock()
 	a := newFaultAlloc()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{
 		Step: 10, MinStep: 5, MaxStep: 40, Prefetch: 0.5, Target: time.Minute, Now: clock.Now,
-	})
+	}))
 	defer s.Close()
 	tests := []struct {
 		lasted time.Duration // how long the block takes to use
@@ -484,7 +484,7 @@ func TestSegmentStep(t *testing.T) {
 
 func TestSegmentFloor(t *testing.T) {
 	ctx := t.Context()
-	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1000})
+	s := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1000}))
 	defer s.Close()
 	next := func() int64 {
 		t.Helper()
@@ -518,7 +518,7 @@ func TestSegmentFloor(t *testing.T) {
 		t.Errorf("Floor(-1) = %v; want ErrInvalidArgument", err)
 	}
 
-	plain := sequence.NewSegment(plainAlloc{sequence.NewMemoryAllocator()}, sequence.SegmentOptions{})
+	plain := must(sequence.NewSegment(plainAlloc{sequence.NewMemoryAllocator()}, sequence.SegmentOptions{}))
 	defer plain.Close()
 	if err := plain.Floor(ctx, "k", 10); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("Floor over an Allocator that is not a Floorer = %v; want errors.ErrUnsupported", err)
@@ -530,7 +530,7 @@ func TestSegmentFloor(t *testing.T) {
 func TestSegmentFloorRacesFetch(t *testing.T) {
 	ctx := t.Context()
 	a := newFaultAlloc()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10}))
 	defer s.Close()
 	if n, err := s.Next(ctx, "k"); err != nil || n != 1 {
 		t.Fatalf("Next = %d, %v", n, err)
@@ -561,7 +561,7 @@ func TestSegmentExhausted(t *testing.T) {
 	if err := a.Floor(ctx, "k", math.MaxInt64-15); err != nil {
 		t.Fatal(err)
 	}
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10}))
 	defer s.Close()
 	var got []int64
 	var err error
@@ -587,7 +587,7 @@ func TestSegmentExhausted(t *testing.T) {
 // from the following blocks.
 func TestSegmentNextN(t *testing.T) {
 	ctx := t.Context()
-	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 10, MaxStep: 10})
+	s := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 10, MaxStep: 10}))
 	defer s.Close()
 	got, err := s.NextN(ctx, "k", []int64{0}, 25)
 	if err != nil {
@@ -611,7 +611,7 @@ func TestSegmentNextN(t *testing.T) {
 func TestSegmentStats(t *testing.T) {
 	ctx := t.Context()
 	a := newFaultAlloc()
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10}))
 	defer s.Close()
 	if _, ok := s.KeyStats("a"); ok {
 		t.Error("KeyStats of an unused key reported ok")
@@ -650,7 +650,7 @@ func TestSegmentStats(t *testing.T) {
 // TestSegmentAllocs pins the hot path at zero allocations.
 func TestSegmentAllocs(t *testing.T) {
 	ctx := context.Background()
-	s := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1 << 30, Prefetch: 0.9})
+	s := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{Step: 1 << 30, Prefetch: 0.9}))
 	defer s.Close()
 	h := s.Bind("bound")
 	for _, warm := range []func() (int64, error){
@@ -683,8 +683,8 @@ func TestSegmentFixedStepLate(t *testing.T) {
 	ctx := context.Background()
 	a := newFaultAlloc()
 	var log bytes.Buffer
-	s := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10,
-		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))}))
 	defer s.Close()
 	if n, err := s.Next(ctx, "k"); err != nil || n != 1 {
 		t.Fatal(n, err)
@@ -730,8 +730,8 @@ func (a slowAlloc) Allocate(ctx context.Context, key string, n int64) (sequence.
 // and counts nothing, logs nothing and shifts nothing.
 func TestSegmentFirstFetchNotLate(t *testing.T) {
 	var logbuf bytes.Buffer
-	s := sequence.NewSegment(slowAlloc{sequence.NewMemoryAllocator()}, sequence.SegmentOptions{Step: 1000, MaxStep: 1000, MinStep: 1000, Idle: -1,
-		Logger: slog.New(slog.NewTextHandler(&logbuf, nil))})
+	s := must(sequence.NewSegment(slowAlloc{sequence.NewMemoryAllocator()}, sequence.SegmentOptions{Step: 1000, MaxStep: 1000, MinStep: 1000, Idle: -1,
+		Logger: slog.New(slog.NewTextHandler(&logbuf, nil))}))
 	defer s.Close()
 	var wg sync.WaitGroup
 	for range 4 {

@@ -12,8 +12,8 @@ import (
 // its keys and counts the time spent fetching.
 func TestWalk(t *testing.T) {
 	ctx := context.Background()
-	a := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
-	b := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	a := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
+	b := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	defer a.Close()
 	defer b.Close()
 	bal, err := sequence.NewBalanced([]sequence.Gen{a, b}, sequence.BalancedOptions{})

@@ -14,7 +14,7 @@ import (
 func TestMonitorKeysBound(t *testing.T) {
 	var mt wire.MonitorTemplate
 	for s := range 3 {
-		seg := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+		seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 		defer seg.Close()
 		for k := range 70 {
 			if _, err := seg.Next(context.Background(), fmt.Sprintf("key-%d-%03d", s, k)); err != nil {

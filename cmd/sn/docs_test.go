@@ -16,6 +16,7 @@ import (
 
 	_ "github.com/sngen/sn/backend" // the drivers a config block names
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/server"
 )
 
 // block is a fenced code block of a Markdown file.
@@ -65,7 +66,8 @@ func blocks(t *testing.T, path string) []block {
 //   - sh: run by bash in an empty directory, with the built sn first on
 //     PATH ("go run ./cmd/sn" is that sn); "make test" is checked to be a
 //     target of the Makefile instead of run: it is what CI runs.
-//   - yaml: parsed as a config file, and validated when it has templates.
+//   - yaml: parsed as a config file, and validated when it has templates
+//     (its serve section by package server).
 //
 // A block in another language (text, json) is not code.
 func TestDocs(t *testing.T) {
@@ -99,6 +101,9 @@ func TestDocs(t *testing.T) {
 					c, err := config.Parse([]byte(b.text), "yaml")
 					if err == nil && len(c.Templates) > 0 {
 						err = c.Validate()
+					}
+					if err == nil && c.Serve != nil {
+						_, err = server.SettingsOf(c)
 					}
 					if err != nil {
 						t.Errorf("%s: %v", name, err)

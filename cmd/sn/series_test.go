@@ -95,7 +95,7 @@ func TestSeriesCustomExpression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seg := sequence.NewSegment(store, sequence.SegmentOptions{})
+	seg := must(sequence.NewSegment(store, sequence.SegmentOptions{}))
 	codes := sn.NewRegistry()
 	codes.RegisterExpression("code", func(expression.Args) (expression.Expression, error) { return codeExpr{}, nil })
 	g, err := sn.New("@<code>-@<seq, width=4>", sn.WithSequence("seq", seg), sn.WithName("codes"), sn.WithRegistry(codes))

@@ -62,7 +62,10 @@ func cmdServe(e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return &inputError{err}
 	}
-	sv := cfg.Serve
+	sv, err := server.SettingsOf(cfg)
+	if err != nil {
+		return &inputError{err}
+	}
 	if *listen != "" {
 		sv.Listen = *listen
 	}
@@ -178,7 +181,7 @@ func cmdServe(e *env, args []string) error {
 
 // serveTokens reads the bearer tokens from the environment variable and
 // the file the serve section names.
-func serveTokens(sv config.Serve, dir string) ([]string, error) {
+func serveTokens(sv server.Settings, dir string) ([]string, error) {
 	split := func(s string) []string {
 		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
 	}

@@ -40,7 +40,7 @@ func BenchmarkEnroll(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				store := sequence.NewMemoryAllocator()
-				gen := sequence.NewSegment(store, sequence.SegmentOptions{})
+				gen := must(sequence.NewSegment(store, sequence.SegmentOptions{}))
 				defer gen.Close()
 				cfg := Config{
 					Seqs:  map[string]sequence.Gen{"seq": gen},

@@ -8,7 +8,7 @@
 //	store, err := boltseq.Open("/var/lib/myapp/sn.db", boltseq.Options{})
 //	if err != nil { ... }
 //	defer store.Close()
-//	gen := sequence.NewSegment(store, sequence.SegmentOptions{Step: 100})
+//	gen, err := sequence.NewSegment(store, sequence.SegmentOptions{Step: 100})
 //
 // # Durability
 //

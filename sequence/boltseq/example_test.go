@@ -103,7 +103,10 @@ func Example_segment() {
 
 	// The Segment reserves 100 numbers per transaction and serves them from
 	// memory; the store's mark runs ahead of the numbers issued.
-	gen := sequence.NewSegment(store, sequence.SegmentOptions{Step: 100})
+	gen, err := sequence.NewSegment(store, sequence.SegmentOptions{Step: 100})
+	if err != nil {
+		panic(err)
+	}
 	defer gen.Close()
 	ctx := context.Background()
 	for range 3 {

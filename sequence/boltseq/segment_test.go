@@ -15,7 +15,7 @@ import (
 
 func TestSegmentConformance(t *testing.T) {
 	sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-		return sequence.NewSegment(open(t, tempPath(t), boltseq.Options{}), sequence.SegmentOptions{Step: 10})
+		return must(sequence.NewSegment(open(t, tempPath(t), boltseq.Options{}), sequence.SegmentOptions{Step: 10}))
 	})
 }
 
@@ -29,7 +29,7 @@ func TestRestartSegment(t *testing.T) {
 	var maxSeen int64
 	for round := range 4 {
 		s := open(t, path, boltseq.Options{})
-		seg := sequence.NewSegment(s, sequence.SegmentOptions{Step: 10})
+		seg := must(sequence.NewSegment(s, sequence.SegmentOptions{Step: 10}))
 		for i := range 25 + round {
 			n, err := seg.Next(ctx, "k")
 			if err != nil {
@@ -59,7 +59,7 @@ func BenchmarkSegmentNext(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	seg := sequence.NewSegment(s, sequence.SegmentOptions{Step: 1000})
+	seg := must(sequence.NewSegment(s, sequence.SegmentOptions{Step: 1000}))
 	defer seg.Close()
 	ctx := context.Background()
 	b.RunParallel(func(pb *testing.PB) {

@@ -77,14 +77,15 @@ type Allocator struct {
 }
 
 // NewAllocator returns an Allocator that serves blocks from ranges in c,
-// reserved from ledger. It panics when c or ledger is nil; for an
-// Allocator without a ledger, see [NewRedisOnlyAllocator].
-func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, opts *AllocatorOptions) *Allocator {
+// reserved from ledger. A nil c or ledger is an error wrapping
+// [sequence.ErrInvalidArgument]; for an Allocator without a ledger, see
+// [NewRedisOnlyAllocator].
+func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, opts *AllocatorOptions) (*Allocator, error) {
 	if c == nil {
-		panic("redisseq: NewAllocator with a nil client")
+		return nil, fmt.Errorf("%w: redisseq.NewAllocator with a nil client", sequence.ErrInvalidArgument)
 	}
 	if ledger == nil {
-		panic("redisseq: NewAllocator with a nil ledger (NewRedisOnlyAllocator keeps counters in Redis alone)")
+		return nil, fmt.Errorf("%w: redisseq.NewAllocator with a nil ledger (NewRedisOnlyAllocator keeps counters in Redis alone)", sequence.ErrInvalidArgument)
 	}
 	var o AllocatorOptions
 	if opts != nil {
@@ -93,8 +94,11 @@ func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, opts *Allo
 	if o.Chunk < 1 {
 		o.Chunk = DefaultChunk
 	}
-	core := NewCounter(c, ledger, &CounterOptions{Prefix: o.Prefix, Step: o.Chunk, Replicas: o.Replicas, ReplicaTimeout: o.ReplicaTimeout})
-	return &Allocator{rdb: c, prefix: core.prefix, replicas: core.replicas, core: core}
+	core, err := NewCounter(c, ledger, &CounterOptions{Prefix: o.Prefix, Step: o.Chunk, Replicas: o.Replicas, ReplicaTimeout: o.ReplicaTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return &Allocator{rdb: c, prefix: core.prefix, replicas: core.replicas, core: core}, nil
 }
 
 // NewRedisOnlyAllocator returns an Allocator that keeps one counter per
@@ -116,16 +120,18 @@ func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, opts *Allo
 // with an error wrapping [sequence.ErrRegressed] and changes nothing. A
 // process that first sees a counter after the data was lost cannot tell;
 // only a ledger ([NewAllocator]) covers that.
-func NewRedisOnlyAllocator(c redis.UniversalClient, opts *AllocatorOptions) *Allocator {
+//
+// A nil c is an error wrapping [sequence.ErrInvalidArgument].
+func NewRedisOnlyAllocator(c redis.UniversalClient, opts *AllocatorOptions) (*Allocator, error) {
 	if c == nil {
-		panic("redisseq: NewRedisOnlyAllocator with a nil client")
+		return nil, fmt.Errorf("%w: redisseq.NewRedisOnlyAllocator with a nil client", sequence.ErrInvalidArgument)
 	}
 	var o AllocatorOptions
 	if opts != nil {
 		o = *opts
 	}
 	prefix := prefixOrDefault(o.Prefix)
-	return &Allocator{rdb: c, prefix: prefix, replicas: newReplicas(o.Replicas, o.ReplicaTimeout), only: &onlyRedis{}}
+	return &Allocator{rdb: c, prefix: prefix, replicas: newReplicas(o.Replicas, o.ReplicaTimeout), only: &onlyRedis{}}, nil
 }
 
 // Key returns the Redis key that holds the counter of key (without a

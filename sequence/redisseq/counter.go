@@ -131,13 +131,14 @@ type refill struct {
 }
 
 // NewCounter returns a Counter that issues numbers from ranges in c and
-// refills them from durable.
-func NewCounter(c redis.UniversalClient, durable sequence.Allocator, opts *CounterOptions) *Counter {
+// refills them from durable. A nil c or durable is an error wrapping
+// [sequence.ErrInvalidArgument].
+func NewCounter(c redis.UniversalClient, durable sequence.Allocator, opts *CounterOptions) (*Counter, error) {
 	if c == nil {
-		panic("redisseq: NewCounter with a nil client")
+		return nil, fmt.Errorf("%w: redisseq.NewCounter with a nil client", sequence.ErrInvalidArgument)
 	}
 	if durable == nil {
-		panic("redisseq: NewCounter with a nil durable allocator")
+		return nil, fmt.Errorf("%w: redisseq.NewCounter with a nil durable allocator", sequence.ErrInvalidArgument)
 	}
 	var o CounterOptions
 	if opts != nil {
@@ -161,7 +162,7 @@ func NewCounter(c redis.UniversalClient, durable sequence.Allocator, opts *Count
 		retry:    o.RetryWait,
 		replicas: newReplicas(o.Replicas, o.ReplicaTimeout),
 		refills:  make(map[string]*refill),
-	}
+	}, nil
 }
 
 // ledgerID returns the identity of the durable allocator
@@ -474,7 +475,10 @@ func (k *counterKey) refill(ctx context.Context, want int64, attempt *int) (take
 		close(f.done)
 	}()
 
-	lock := NewLock(c.rdb, redisKey(c.prefix, k.key, ":lock"), c.lockTTL)
+	lock, err := NewLock(c.rdb, redisKey(c.prefix, k.key, ":lock"), c.lockTTL)
+	if err != nil {
+		return 0, 0, err
+	}
 	ok, err := lock.TryLock(ctx)
 	if err != nil {
 		if ctx.Err() != nil { // the caller's time ran out: report it on the range

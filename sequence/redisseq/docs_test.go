@@ -18,8 +18,12 @@ func TestDocStores(t *testing.T) {
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
 	ledger := pgLedger(t)
 
-	seg := sequence.NewSegment(redisseq.NewAllocator(rdb, ledger, nil), sequence.SegmentOptions{})
-	strict := redisseq.NewCounter(rdb, ledger, nil) // "first come, first served" across all machines
+	alloc, err := redisseq.NewAllocator(rdb, ledger, nil)
+	seg, err := sequence.NewSegment(alloc, sequence.SegmentOptions{})
+	strict, err := redisseq.NewCounter(rdb, ledger, nil) // "first come, first served" across all machines
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer seg.Close()
 	a, errA := seg.Next(ctx, "a")
 	b, errB := strict.Next(ctx, "b")
@@ -27,9 +31,10 @@ func TestDocStores(t *testing.T) {
 		t.Fatalf("Segment over the Allocator: %d, %v; strict Counter: %d, %v", a, errA, b, errB)
 	}
 
+	leaser, err := redisseq.NewLeaser(rdb, nil) // worker ids leased from Redis
 	gen, err := snowflake.New(ctx, snowflake.Twitter, snowflake.Options{
-		Leaser: redisseq.NewLeaser(rdb, nil), // worker ids leased from Redis
-		TTL:    10 * time.Second,             // renewed every TTL/4
+		Leaser: leaser,
+		TTL:    10 * time.Second, // renewed every TTL/4
 	})
 	id, err := gen.Next(ctx, "")                              // a sequence.Gen: the key does not matter
 	orders := sn.MustNew(`@<id>`, sn.WithSequence("id", gen)) // or print it in a template

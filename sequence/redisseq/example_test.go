@@ -23,7 +23,14 @@ func ExampleNewAllocator() {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"localhost:6379"}})
 	defer rdb.Close()
 
-	seq := sequence.NewSegment(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), nil), sequence.SegmentOptions{Step: 1000})
+	alloc, err := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), nil)
+	if err != nil {
+		panic(err)
+	}
+	seq, err := sequence.NewSegment(alloc, sequence.SegmentOptions{Step: 1000})
+	if err != nil {
+		panic(err)
+	}
 	defer seq.Close()
 
 	n, err := seq.Next(context.Background(), "invoice")
@@ -45,7 +52,10 @@ func ExampleNewCounter() {
 	}
 	defer durable.Close()
 
-	c := redisseq.NewCounter(rdb, durable, &redisseq.CounterOptions{Step: 1000})
+	c, err := redisseq.NewCounter(rdb, durable, &redisseq.CounterOptions{Step: 1000})
+	if err != nil {
+		panic(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	n, err := c.Next(ctx, "ticket")
@@ -66,7 +76,10 @@ func ExampleNewCounter() {
 func ExampleCounter_Floor() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 	defer rdb.Close()
-	c := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), nil)
+	c, err := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), nil)
+	if err != nil {
+		panic(err)
+	}
 	if err := c.Floor(context.Background(), "order", 2_000_000); err != nil {
 		log.Fatal(err)
 	}
@@ -80,7 +93,10 @@ func ExampleLock() {
 	defer rdb.Close()
 	ctx := context.Background()
 
-	l := redisseq.NewLock(rdb, "myapp:nightly-report", 30*time.Second)
+	l, err := redisseq.NewLock(rdb, "myapp:nightly-report", 30*time.Second)
+	if err != nil {
+		panic(err)
+	}
 	if err := l.Lock(ctx); err != nil {
 		log.Fatal(err)
 	}

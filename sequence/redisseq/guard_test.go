@@ -56,11 +56,11 @@ func TestClockGuardMachines(t *testing.T) {
 				newMachine := func(clock time.Time) *machine {
 					var a *redisseq.Allocator
 					if ledger != nil {
-						a = redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Prefix: prefix, Chunk: 20})
+						a = must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Prefix: prefix, Chunk: 20}))
 					} else {
-						a = redisseq.NewRedisOnlyAllocator(rdb, &redisseq.AllocatorOptions{Prefix: prefix})
+						a = must(redisseq.NewRedisOnlyAllocator(rdb, &redisseq.AllocatorOptions{Prefix: prefix}))
 					}
-					seg := sequence.NewSegment(a, sequence.SegmentOptions{Step: 5, MinStep: 5, MaxStep: 5})
+					seg := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 5, MinStep: 5, MaxStep: 5}))
 					t.Cleanup(func() { seg.Close() })
 					var gen sequence.Gen = seg
 					if !guarded {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"math/big"
 	"strconv"
 	"strings"
@@ -71,10 +72,11 @@ type LeaserOptions struct {
 	ReplicaTimeout time.Duration
 }
 
-// NewLeaser returns a Leaser over c.
-func NewLeaser(c redis.UniversalClient, opts *LeaserOptions) *Leaser {
+// NewLeaser returns a Leaser over c. A nil c is an error wrapping
+// [sequence.ErrInvalidArgument].
+func NewLeaser(c redis.UniversalClient, opts *LeaserOptions) (*Leaser, error) {
 	if c == nil {
-		panic("redisseq: NewLeaser with a nil client")
+		return nil, fmt.Errorf("%w: redisseq.NewLeaser with a nil client", sequence.ErrInvalidArgument)
 	}
 	var o LeaserOptions
 	if opts != nil {
@@ -88,7 +90,7 @@ func NewLeaser(c redis.UniversalClient, opts *LeaserOptions) *Leaser {
 		prefix:   redisKey(prefixOrDefault(o.Prefix), "worker:"+o.Name, ":"),
 		base:     prefixOrDefault(o.Prefix),
 		replicas: newReplicas(o.Replicas, o.ReplicaTimeout),
-	}
+	}, nil
 }
 
 // leaseScript leases a worker id of the series whose keys start with

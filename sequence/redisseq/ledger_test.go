@@ -125,38 +125,38 @@ func runLedgerChild(js string) int {
 	var g sequence.Gen
 	switch s.Mode {
 	case "segment":
-		seg := sequence.NewSegment(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 500}), sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50})
+		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 500})), sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50}))
 		defer seg.Close()
 		g = seg
 	case "counter":
-		g = redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 50})
+		g = must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 50}))
 	case "failover":
 		rr := redis.NewClient(&redis.Options{Addr: s.Replica, MaxRetries: -1})
 		defer rr.Close()
 		if s.Gen == "counter" {
 			g = &switchGen{
-				before: redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond}),
-				after:  redisseq.NewCounter(rr, ledger, &redisseq.CounterOptions{Step: 500}),
+				before: must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond})),
+				after:  must(redisseq.NewCounter(rr, ledger, &redisseq.CounterOptions{Step: 500})),
 				file:   s.Switch,
 			}
 			break
 		}
 		sw := &switchAllocator{
-			before: redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond}),
-			after:  redisseq.NewAllocator(rr, ledger, &redisseq.AllocatorOptions{Chunk: 500}),
+			before: must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond})),
+			after:  must(redisseq.NewAllocator(rr, ledger, &redisseq.AllocatorOptions{Chunk: 500})),
 			file:   s.Switch,
 		}
-		seg := sequence.NewSegment(sw, sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50})
+		seg := must(sequence.NewSegment(sw, sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50}))
 		defer seg.Close()
 		g = seg
 	case "local":
 		// What a bbolt file per machine behind a shared Redis amounts to:
 		// a ledger each process has to itself.
-		g = redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 50})
+		g = must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 50}))
 	case "anonymous":
 		// The same with ledgers that have no identity: nothing can tell
 		// them apart.
-		g = redisseq.NewCounter(rdb, anonymous{sequence.NewMemoryAllocator()}, &redisseq.CounterOptions{Step: 50})
+		g = must(redisseq.NewCounter(rdb, anonymous{sequence.NewMemoryAllocator()}, &redisseq.CounterOptions{Step: 50}))
 	}
 	var mu sync.Mutex
 	var nums []int64

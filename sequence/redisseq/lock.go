@@ -4,11 +4,13 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/sngen/sn/sequence"
 )
 
 // DefaultLockTTL is the lifetime of a [Lock] when NewLock is given none.
@@ -41,17 +43,18 @@ type Lock struct {
 
 // NewLock returns a Lock on the Redis key key, used verbatim, that expires
 // ttl after it is taken or refreshed. A ttl below 1ms means
-// [DefaultLockTTL].
-func NewLock(c redis.UniversalClient, key string, ttl time.Duration) *Lock {
+// [DefaultLockTTL]. A nil c is an error wrapping
+// [sequence.ErrInvalidArgument].
+func NewLock(c redis.UniversalClient, key string, ttl time.Duration) (*Lock, error) {
 	if c == nil {
-		panic("redisseq: NewLock with a nil client")
+		return nil, fmt.Errorf("%w: redisseq.NewLock with a nil client", sequence.ErrInvalidArgument)
 	}
 	if ttl < time.Millisecond {
 		ttl = DefaultLockTTL
 	}
 	var b [16]byte
 	crand.Read(b[:]) // never fails
-	return &Lock{rdb: c, key: key, ttl: ttl, token: hex.EncodeToString(b[:])}
+	return &Lock{rdb: c, key: key, ttl: ttl, token: hex.EncodeToString(b[:])}, nil
 }
 
 // Key returns the Redis key of the lock.

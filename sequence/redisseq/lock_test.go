@@ -18,7 +18,7 @@ import (
 func TestLockLostSetReply(t *testing.T) {
 	srv := redistest.StartServer(t)
 	ctx := context.Background()
-	a := redisseq.NewLock(dropClient(t, srv, "lostlock", func() {}), "lostlock", 10*time.Second)
+	a := must(redisseq.NewLock(dropClient(t, srv, "lostlock", func() {}), "lostlock", 10*time.Second))
 	ok, err := a.TryLock(ctx)
 	if err != nil || !ok {
 		t.Fatalf("TryLock with a lost reply = %v, %v; want true", ok, err)
@@ -26,7 +26,7 @@ func TestLockLostSetReply(t *testing.T) {
 	if ok, _ := a.TryLock(ctx); ok {
 		t.Error("TryLock again while holding = true; a Lock is not reentrant")
 	}
-	b := redisseq.NewLock(srv.Client(t), "lostlock", 10*time.Second)
+	b := must(redisseq.NewLock(srv.Client(t), "lostlock", 10*time.Second))
 	if ok, _ := b.TryLock(ctx); ok {
 		t.Error("another Lock took a held lock")
 	}
@@ -46,7 +46,7 @@ func TestLockMutualExclusion(t *testing.T) {
 	for range workers {
 		wg.Go(func() {
 			ctx := context.Background()
-			l := redisseq.NewLock(srv.Client(t), "mutex", 10*time.Second)
+			l := must(redisseq.NewLock(srv.Client(t), "mutex", 10*time.Second))
 			for range rounds {
 				if err := l.Lock(ctx); err != nil {
 					t.Error(err)
@@ -73,8 +73,8 @@ func TestLockMutualExclusion(t *testing.T) {
 func TestLockReleaseOnlyByOwner(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	a := redisseq.NewLock(rdb, "L", time.Minute)
-	b := redisseq.NewLock(rdb, "L", time.Minute)
+	a := must(redisseq.NewLock(rdb, "L", time.Minute))
+	b := must(redisseq.NewLock(rdb, "L", time.Minute))
 	checkErr(t, "Unlock of a lock never taken", a.Unlock(ctx), []error{redisseq.ErrNotHeld}, "L")
 	if ok, err := a.TryLock(ctx); !ok || err != nil {
 		t.Fatalf("a.TryLock = %v, %v", ok, err)
@@ -102,8 +102,8 @@ func TestLockReleaseOnlyByOwner(t *testing.T) {
 func TestLockExpiry(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	a := redisseq.NewLock(rdb, "L", 30*time.Millisecond)
-	b := redisseq.NewLock(rdb, "L", time.Minute)
+	a := must(redisseq.NewLock(rdb, "L", 30*time.Millisecond))
+	b := must(redisseq.NewLock(rdb, "L", time.Minute))
 	if ok, err := a.TryLock(ctx); !ok || err != nil {
 		t.Fatalf("a.TryLock = %v, %v", ok, err)
 	}
@@ -126,7 +126,7 @@ func TestLockExpiry(t *testing.T) {
 func TestLockRefresh(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	a := redisseq.NewLock(rdb, "L", time.Hour)
+	a := must(redisseq.NewLock(rdb, "L", time.Hour))
 	if ok, err := a.TryLock(ctx); !ok || err != nil {
 		t.Fatalf("TryLock = %v, %v", ok, err)
 	}
@@ -144,13 +144,13 @@ func TestLockRefresh(t *testing.T) {
 func TestLockContext(t *testing.T) {
 	srv := redistest.StartServer(t)
 	rdb := srv.Client(t)
-	holder := redisseq.NewLock(rdb, "L", time.Hour)
+	holder := must(redisseq.NewLock(rdb, "L", time.Hour))
 	if ok, err := holder.TryLock(context.Background()); !ok || err != nil {
 		t.Fatalf("TryLock = %v, %v", ok, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	err := redisseq.NewLock(rdb, "L", time.Hour).Lock(ctx)
+	err := must(redisseq.NewLock(rdb, "L", time.Hour)).Lock(ctx)
 	checkErr(t, "Lock of a held lock until the deadline", err, []error{context.DeadlineExceeded}, "lock key L")
 
 	srv.Kill()

@@ -14,9 +14,9 @@ func TestPing(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	rdb := srv.Client(t)
 	pingers := []sequence.Pinger{
-		redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), nil),
-		redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), nil),
-		redisseq.NewRedisOnlyAllocator(rdb, nil),
+		must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), nil)),
+		must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), nil)),
+		must(redisseq.NewRedisOnlyAllocator(rdb, nil)),
 	}
 	for _, p := range pingers {
 		if err := p.Ping(t.Context()); err != nil {

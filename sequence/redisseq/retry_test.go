@@ -103,7 +103,7 @@ func TestCounterLostInstallReply(t *testing.T) {
 			}
 			durable := sequence.NewMemoryAllocator()
 			opts := &redisseq.CounterOptions{Step: 10, Replicas: tt.replicas}
-			other := redisseq.NewCounter(srv.Client(t), durable, opts)
+			other := must(redisseq.NewCounter(srv.Client(t), durable, opts))
 			// other installs and spends [1, 10]; the next install is of
 			// [11, 20], with the script arguments "10" and "20".
 			seen := map[int64]bool{}
@@ -119,7 +119,7 @@ func TestCounterLostInstallReply(t *testing.T) {
 				}
 				tt.empty(t, srv)
 			}
-			c := redisseq.NewCounter(dropClient(t, srv, "$2\r\n10\r\n$2\r\n20\r\n", hook), durable, opts)
+			c := must(redisseq.NewCounter(dropClient(t, srv, "$2\r\n10\r\n$2\r\n20\r\n", hook), durable, opts))
 			n, err := c.Next(ctx, "k")
 			if !dropped {
 				t.Fatalf("Next = %d, %v without installing [11, 20]", n, err)

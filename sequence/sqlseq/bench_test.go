@@ -17,7 +17,7 @@ func BenchmarkLedger(b *testing.B) {
 			db := be.open(b)
 			store := newStore(b, be, db, nil)
 			b.Run("segment", func(b *testing.B) {
-				seg := sequence.NewSegment(store, sequence.SegmentOptions{})
+				seg := must(sequence.NewSegment(store, sequence.SegmentOptions{}))
 				defer seg.Close()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {

@@ -23,7 +23,7 @@ func TestCatalogSnowflake(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			store := newStore(t, b, b.open(t), nil)
 			ids := func() *sn.Generator {
-				g, err := snowflake.New(ctx, snowflake.Sonyflake, snowflake.Options{Leaser: sqlseq.NewLeaser(store, nil)})
+				g, err := snowflake.New(ctx, snowflake.Sonyflake, snowflake.Options{Leaser: must(sqlseq.NewLeaser(store, nil))})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -36,7 +36,7 @@ func TestCatalogSnowflake(t *testing.T) {
 			if err := ids().Enroll(ctx); err != nil {
 				t.Fatalf("the same snowflake template again: %v", err)
 			}
-			seg := sequence.NewSegment(store, sequence.SegmentOptions{})
+			seg := must(sequence.NewSegment(store, sequence.SegmentOptions{}))
 			defer seg.Close()
 			counter := sn.MustNew(`ID-@<seq>`, sn.WithSequence("seq", seg))
 			err := counter.Enroll(ctx)
@@ -102,7 +102,7 @@ func BenchmarkEnrollLedger(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			seg := sequence.NewSegment(store, sequence.SegmentOptions{})
+			seg := must(sequence.NewSegment(store, sequence.SegmentOptions{}))
 			defer seg.Close()
 			i := 1 << 20
 			b.ReportAllocs()

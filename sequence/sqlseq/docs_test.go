@@ -19,7 +19,7 @@ func TestDocStores(t *testing.T) {
 	db, err := sql.Open("pgx", dsn)                     // postgres://sn@db.internal/orders; or "mysql" with go-sql-driver
 	ledger, err := sqlseq.New(db, sqlseq.Postgres, nil) // table sn_ledger, one row per key
 	err = ledger.Migrate(ctx)                           // CREATE TABLE IF NOT EXISTS
-	seg := sequence.NewSegment(ledger, sequence.SegmentOptions{})
+	seg, err := sequence.NewSegment(ledger, sequence.SegmentOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

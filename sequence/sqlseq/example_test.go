@@ -33,8 +33,12 @@ func ExampleNewLeaser() {
 		log.Fatal(err)
 	}
 
+	leaser, err := sqlseq.NewLeaser(store, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	gen, err := snowflake.New(ctx, snowflake.Twitter, snowflake.Options{
-		Leaser: sqlseq.NewLeaser(store, nil),
+		Leaser: leaser,
 		TTL:    10 * time.Second, // renewed every TTL/4
 	})
 	if err != nil {

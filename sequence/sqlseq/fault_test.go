@@ -37,7 +37,7 @@ func TestKilled(t *testing.T) {
 
 func killedRun(t *testing.T, srv killable, b backend, db *sql.DB) {
 	store := newStore(t, b, db, &sqlseq.Options{Retries: 2})
-	seg := sequence.NewSegment(store, sequence.SegmentOptions{Step: 5, MinStep: 5, MaxStep: 5, FetchTimeout: time.Second})
+	seg := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 5, MinStep: 5, MaxStep: 5, FetchTimeout: time.Second}))
 	defer seg.Close()
 
 	var (

@@ -28,7 +28,7 @@ const guardRetention = 4 * time.Second
 // store, guarded or not, reading clock.
 func guardProcess(t *testing.T, store sequence.Allocator, tpl string, guarded bool, clock func() time.Time) *engine.Plan {
 	t.Helper()
-	seg := sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10})
+	seg := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10}))
 	t.Cleanup(func() { seg.Close() })
 	var gen sequence.Gen = seg
 	if !guarded {
@@ -220,7 +220,7 @@ func TestBalancedOrder(t *testing.T) {
 			process := func(order ...int) *sequence.Balanced {
 				var gens []sequence.Gen
 				for _, i := range order {
-					seg := sequence.NewSegment(stores[i], sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10})
+					seg := must(sequence.NewSegment(stores[i], sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10}))
 					t.Cleanup(func() { seg.Close() })
 					if recorded {
 						gens = append(gens, seg)

@@ -61,10 +61,11 @@ type LeaserOptions struct {
 const maxLeaseName = 255
 
 // NewLeaser returns a Leaser over the Store's database. The table of
-// leases must exist: see [Store.Migrate].
-func NewLeaser(s *Store, opts *LeaserOptions) *Leaser {
+// leases must exist: see [Store.Migrate]. A nil s is an error wrapping
+// [sequence.ErrInvalidArgument].
+func NewLeaser(s *Store, opts *LeaserOptions) (*Leaser, error) {
 	if s == nil {
-		panic("sqlseq: NewLeaser with a nil Store")
+		return nil, fmt.Errorf("%w: sqlseq.NewLeaser with a nil Store", sequence.ErrInvalidArgument)
 	}
 	var o LeaserOptions
 	if opts != nil {
@@ -73,7 +74,7 @@ func NewLeaser(s *Store, opts *LeaserOptions) *Leaser {
 	if o.Name == "" {
 		o.Name = "snowflake"
 	}
-	return &Leaser{s: s, name: o.Name}
+	return &Leaser{s: s, name: o.Name}, nil
 }
 
 // table names the table of leases in messages.

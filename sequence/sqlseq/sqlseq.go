@@ -12,7 +12,7 @@
 //	db, err := sql.Open("pgx", "postgres://sn@db.internal/orders")
 //	store, err := sqlseq.New(db, sqlseq.Postgres, nil)
 //	err = store.Migrate(ctx)
-//	gen := sequence.NewSegment(store, sequence.SegmentOptions{})
+//	gen, err := sequence.NewSegment(store, sequence.SegmentOptions{})
 //
 // # The table
 //

@@ -85,7 +85,7 @@ func TestConformance(t *testing.T) {
 			sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator { return store })
 			t.Run("Segment", func(t *testing.T) {
 				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-					seg := sequence.NewSegment(store, sequence.SegmentOptions{Step: 7, MinStep: 7, MaxStep: 50})
+					seg := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 7, MinStep: 7, MaxStep: 50}))
 					return seg
 				})
 			})
