@@ -54,7 +54,7 @@ run:
 	$(GO) run ./cmd/sn next -t '$(TEMPLATE)' -n 5
 
 # bench runs sn against its peers, interleaved in rounds, and prints the
-# table the README shows; bench-all runs every package's benchmarks.
+# table bench/README.md shows; bench-all runs every package's benchmarks.
 bench: deps
 	cd bench && $(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 30m
 

@@ -139,6 +139,8 @@ func TestParseErrors(t *testing.T) {
 		{"yaml wrong types in a flow mapping", "yaml", "templates:\n  a: {template: A@<seq>, floor: tenthousand, sequence: {step: [1]}}\n",
 			"config: line 2: template \"a\": floor: want a whole number, found \"tenthousand\"\n" +
 				`config: line 2: template "a": sequence.step: want a whole number, found a list`},
+		{"yaml serve as a number", "yaml", "templates: {}\nserve: 5\n",
+			`config: line 2: serve: want a mapping, found 5`},
 		{"yaml fraction", "yaml", "templates:\n  a:\n    floor: 1.5\n",
 			`config: line 3: template "a": floor: want a whole number, found 1.5`},
 		{"yaml template as a string", "yaml", "templates:\n  a: A@<seq>\n",

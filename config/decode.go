@@ -234,6 +234,9 @@ var configTypes = []reflect.Type{
 // want says how a value of the type named typ is written in a file; a
 // mapping is called object in JSON.
 func want(typ, mapping string) string {
+	if typ == reflect.TypeFor[Options]().String() {
+		return mapping // of a program's own settings
+	}
 	i := slices.IndexFunc(configTypes, func(t reflect.Type) bool { return t.String() == typ })
 	if i < 0 {
 		return typ
@@ -384,11 +387,8 @@ func jsonKeys(data []byte) ([]keyPos, error) {
 	return keys, value(nil)
 }
 
-var (
-	yamlLine         = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	yamlUnknownField = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
-	yamlWrongType    = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
-)
+// yamlLine is the line of a syntax error in yaml.v3's message.
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 func decodeYAML(data []byte, c *Config) ([]keyPos, []*Error) {
 	keys, err := yamlKeys(data)
@@ -401,7 +401,11 @@ func decodeYAML(data []byte, c *Config) ([]keyPos, []*Error) {
 		return nil, []*Error{{Line: de.line, Err: de}}
 	}
 	if err == nil { // otherwise the decoder says what is wrong
-		if errs := checkKeys(keys); len(errs) > 0 {
+		errs := checkKeys(keys)
+		if len(errs) == 0 {
+			errs = checkTypes(keys)
+		}
+		if len(errs) > 0 {
 			return nil, errs
 		}
 	}
@@ -416,16 +420,10 @@ func decodeYAML(data []byte, c *Config) ([]keyPos, []*Error) {
 	if err == io.EOF {
 		return nil, nil // an empty document: Validate says what is missing
 	}
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		errs := make([]*Error, len(te.Errors))
-		for i, msg := range te.Errors {
-			errs[i] = yamlError(msg, keys)
-		}
-		return nil, errs
-	}
 	if err != nil {
-		return nil, []*Error{yamlError(err.Error(), nil)}
+		// A syntax error (the key walk found none of the types wrong):
+		// yaml.v3 gives its line in its message alone.
+		return nil, []*Error{syntaxError(err.Error())}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
@@ -434,52 +432,94 @@ func decodeYAML(data []byte, c *Config) ([]keyPos, []*Error) {
 	return keys, nil
 }
 
-// yamlError turns a message of the YAML decoder into an Error,
-// naming the key of a value of the wrong type.
-func yamlError(msg string, keys []keyPos) *Error {
+// syntaxError turns a syntax error of the YAML decoder into an Error: its
+// line, which yaml.v3 gives in its message alone, and the rest.
+func syntaxError(msg string) *Error {
 	m := yamlLine.FindStringSubmatch(msg)
 	if m == nil {
 		return &Error{Err: errors.New(strings.TrimPrefix(msg, "yaml: "))}
 	}
 	line, _ := strconv.Atoi(m[1])
-	msg = m[2]
-	if m := yamlUnknownField.FindStringSubmatch(msg); m != nil {
-		return &Error{Line: line, Err: fmt.Errorf("unknown field %q", m[1])}
-	}
-	m = yamlWrongType.FindStringSubmatch(msg)
-	if m == nil {
-		return &Error{Line: line, Err: errors.New(msg)}
-	}
-	tag, value, into := m[1], m[2], m[3]
-	// The key is the one whose value is on that line; in a flow mapping,
-	// the first with that tag and (perhaps shortened) value, and of keys
-	// in one another (a mapping's first key is on the line of the
-	// mapping), the innermost.
-	var k, match *keyPos
+	return &Error{Line: line, Err: errors.New(m[2])}
+}
+
+// checkTypes reports each value of a YAML document of a type its field
+// cannot hold, from the nodes the key walk found: a string where a whole
+// number goes, a list where a mapping does.
+func checkTypes(keys []keyPos) []*Error {
+	var errs []*Error
 	for i := range keys {
-		ki := &keys[i]
-		if ki.vline != line {
+		k := &keys[i]
+		t := typeAt(k.path)
+		if t == nil || fits(t, k.tag, k.value) {
 			continue
 		}
-		if ki.tag == tag && strings.HasPrefix(ki.value, strings.TrimSuffix(value, "...")) &&
-			(match == nil || len(ki.path) > len(match.path) && slices.Equal(ki.path[:len(match.path)], match.path)) {
-			match = ki
+		found := map[string]string{"!!str": strconv.Quote(k.value), "!!map": "a mapping", "!!seq": "a list"}[k.tag]
+		if found == "" {
+			found = k.value
 		}
-		if k == nil {
-			k = ki
+		errs = append(errs, typeError(k, k.vline, want(t.String(), "a mapping"), found))
+	}
+	return errs
+}
+
+// typeAt returns the type of the value at path in a Config, pointers
+// taken away, or nil where nothing of a Config is.
+func typeAt(path []string) reflect.Type {
+	t := reflect.TypeFor[Config]()
+	for _, p := range path {
+		switch t.Kind() {
+		case reflect.Struct:
+			f, ok := fieldByName(t, p)
+			if !ok {
+				return nil
+			}
+			t = f.Type
+		case reflect.Map:
+			if t == reflect.TypeFor[Options]() {
+				return nil // a backend's, which its driver checks
+			}
+			t = t.Elem()
+		case reflect.Slice:
+			if !strings.HasPrefix(p, "[") {
+				return nil
+			}
+			t = t.Elem()
+		default:
+			return nil
+		}
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
 		}
 	}
-	if match != nil {
-		k = match
+	return t
+}
+
+// fits reports whether a YAML value of tag, written value, decodes into
+// a field of type t.
+func fits(t reflect.Type, tag, value string) bool {
+	if tag == "!!null" {
+		return true // the zero value
 	}
-	if k != nil && value != "" {
-		value = k.value
+	switch t.Kind() {
+	case reflect.String:
+		return tag != "!!map" && tag != "!!seq"
+	case reflect.Int64:
+		return tag == "!!int" || tag == "!!float" // a fraction is checkKeys' to report
+	case reflect.Float64:
+		return tag == "!!int" || tag == "!!float"
+	case reflect.Bool:
+		switch strings.ToLower(value) {
+		case "yes", "no", "on", "off", "y", "n": // YAML 1.1's, which yaml.v3 takes for a bool
+			return tag == "!!str"
+		}
+		return tag == "!!bool"
+	case reflect.Struct, reflect.Map:
+		return tag == "!!map"
+	case reflect.Slice:
+		return tag == "!!seq"
 	}
-	found := map[string]string{"!!str": strconv.Quote(value), "!!map": "a mapping", "!!seq": "a list"}[tag]
-	if found == "" {
-		found = value
-	}
-	return typeError(k, line, want(into, "a mapping"), found)
+	return true
 }
 
 // Aliases let a few bytes of YAML stand for a huge document (a mapping

@@ -30,12 +30,10 @@ import (
 // *[Error] naming the field, joined with the others; Decode sets the
 // fields it can.
 func (t *Target) Decode(v any) error {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("config: Target.Decode(%T): want a pointer to a struct", v)
+	fields, err := structFields("Target.Decode", v)
+	if err != nil {
+		return err
 	}
-	fields := map[string]reflect.Value{}
-	collectFields(rv.Elem(), fields)
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(t.Sequence.Options)) {
 		f, ok := fields[key]
@@ -58,6 +56,18 @@ type fieldTypeError struct{ error }
 
 func (e fieldTypeError) Unwrap() error        { return e.error }
 func (e fieldTypeError) Is(target error) bool { return target == errFieldType }
+
+// structFields returns the fields of the struct v points to by their
+// names in a file, for fn.
+func structFields(fn string, v any) (map[string]reflect.Value, error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("config: %s(%T): want a pointer to a struct", fn, v)
+	}
+	fields := map[string]reflect.Value{}
+	collectFields(rv.Elem(), fields)
+	return fields, nil
+}
 
 // collectFields adds the settable fields of struct v to out by their
 // names in a file: the yaml tag's name, else the json tag's, else the
@@ -223,12 +233,10 @@ func describe(val any) string {
 // server). A key v has no field for is an error too, with a did-you-mean;
 // each error is an *[Error] with its file and line.
 func (c *Config) DecodeServe(v any) error {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("config: DecodeServe(%T): want a pointer to a struct", v)
+	fields, err := structFields("DecodeServe", v)
+	if err != nil {
+		return err
 	}
-	fields := map[string]reflect.Value{}
-	collectFields(rv.Elem(), fields)
 	var errs []error
 	for _, key := range slices.Sorted(maps.Keys(c.Serve)) {
 		f, ok := fields[key]
