@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
@@ -24,6 +25,7 @@ type Generator struct {
 	name    string    // see WithName
 	issue   IssueFunc // the middleware around draw; draw itself without any
 	wrapped bool      // issue is not draw: a panic in it becomes an error
+	spare   atomic.Pointer[Batch]
 }
 
 // MustNew is like [New] but panics on error. It simplifies the

@@ -3,6 +3,7 @@ package sn
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -99,11 +100,28 @@ func (b *Batch) truncate(n int) {
 // not kept.
 var batches = sync.Pool{New: func() any { return new(Batch) }}
 
-func getBatch() *Batch { return batches.Get().(*Batch) }
+// getBatch returns a Batch with room for n numbers, grown at once: g's
+// spare, else one from the pool. The spare is not the pool's to drop (the
+// race detector makes the pool drop a quarter of what it is given), so a
+// Generator called from one goroutine at a time reuses one Batch.
+func (g *Generator) getBatch(n int) *Batch {
+	b := g.spare.Swap(nil)
+	if b == nil {
+		b = batches.Get().(*Batch)
+	}
+	b.buf = slices.Grow(b.buf, n*g.plan.BufSize())
+	b.ends = slices.Grow(b.ends, n)
+	return b
+}
 
-func putBatch(b *Batch) {
-	if cap(b.buf) <= 1<<20 {
-		b.Reset()
+// putBatch keeps b as g's spare, or gives it to the pool. A Batch larger
+// than 1 MiB is not kept.
+func (g *Generator) putBatch(b *Batch) {
+	if cap(b.buf) > 1<<20 {
+		return
+	}
+	b.Reset()
+	if !g.spare.CompareAndSwap(nil, b) {
 		batches.Put(b)
 	}
 }
@@ -116,8 +134,8 @@ func (g *Generator) Next(ctx context.Context) (string, error) {
 		s, err := g.plan.Next(ctx, time.Time{}, nil)
 		return s, callError(err)
 	}
-	b := getBatch()
-	defer putBatch(b)
+	b := g.getBatch(1)
+	defer g.putBatch(b)
 	if err := g.call(ctx, b, Request{}); err != nil {
 		return "", err
 	}
@@ -135,8 +153,25 @@ func (g *Generator) Next(ctx context.Context) (string, error) {
 // [ErrVarInvalid]. On an error after that, the numbers issued so far are
 // returned with it.
 func (g *Generator) Issue(ctx context.Context, r Request) ([]string, error) {
-	b := getBatch()
-	defer putBatch(b)
+	if !g.wrapped {
+		// What draw does, with the numbers printed straight into the
+		// strings' one buffer.
+		n, err := r.count()
+		if err != nil {
+			return nil, err
+		}
+		if n == 1 {
+			s, err := g.plan.Next(ctx, r.At, r.Vars)
+			if err != nil {
+				return nil, callError(err)
+			}
+			return []string{s}, nil
+		}
+		nums, err := g.plan.NextN(ctx, n, r.At, r.Vars)
+		return nums, callError(err)
+	}
+	b := g.getBatch(min(max(r.N, 1), MaxN))
+	defer g.putBatch(b)
 	err := g.call(ctx, b, r)
 	return b.Strings(), err
 }

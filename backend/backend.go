@@ -160,7 +160,7 @@ func init() {
 // seq is a sequence as the drivers of this package read it: the fields
 // every backend has (config.Sequence), and the backends' own, decoded
 // from its Options (config.Target.Decode). Each driver reads those its
-// config.Store.Fields lists.
+// config.StoreInfo.Fields lists.
 type seq struct {
 	config.Sequence
 

@@ -308,44 +308,44 @@ func TestCheck(t *testing.T) {
 		name string
 		dir  string
 		s    config.Sequence
-		want config.Store
+		want config.StoreInfo
 	}{
 		{"bolt relative", "/srv/sn", config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}},
-			config.Store{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
+			config.StoreInfo{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
 		{"bolt absolute", "/srv/sn", config.Sequence{Backend: "bolt", Options: config.Options{"path": "/srv/sn/./sn.db"}},
-			config.Store{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
+			config.StoreInfo{ID: "bolt /srv/sn/sn.db", Durable: true, Fields: append([]string{"path"}, segment...)}},
 		{"bolt in the current directory", "", config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}},
-			config.Store{ID: "bolt " + filepath.Join(wd, "sn.db"), Durable: true, Fields: append([]string{"path"}, segment...)}},
+			config.StoreInfo{ID: "bolt " + filepath.Join(wd, "sn.db"), Durable: true, Fields: append([]string{"path"}, segment...)}},
 		{"sql", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://u:pw@db:5432/orders?sslmode=disable"}},
-			config.Store{ID: `sql ledger postgres://u:xxxxx@db:5432/orders?sslmode=disable table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
+			config.StoreInfo{ID: `sql ledger postgres://u:xxxxx@db:5432/orders?sslmode=disable table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
 		{"sql on mysql with a table", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://u:pw@db/orders", "table": "billing.numbers"}},
-			config.Store{ID: `sql ledger mysql://u:xxxxx@db/orders table billing.numbers`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
+			config.StoreInfo{ID: `sql ledger mysql://u:xxxxx@db/orders table billing.numbers`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
 		{"sql with a password parameter", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgresql://db/orders?user=u&password=pw"}},
-			config.Store{ID: `sql ledger postgresql://db/orders?password=xxxxx&user=u table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
+			config.StoreInfo{ID: `sql ledger postgresql://db/orders?password=xxxxx&user=u table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
 		{"redis", "", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://u:pw@h:6379/1"}},
-			config.Store{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append(redisFields, segment...)}},
+			config.StoreInfo{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append(redisFields, segment...)}},
 		{"redis with a prefix", "", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://h:6379/1", "prefix": "t:"}},
-			config.Store{ID: `redis redis://h:6379/1 prefix "t:"`, Durable: true, Fields: append(redisFields, segment...)}},
+			config.StoreInfo{ID: `redis redis://h:6379/1 prefix "t:"`, Durable: true, Fields: append(redisFields, segment...)}},
 		{"redis with a ledger", "", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://h:6379/1", "ledger": "mysql://u:pw@db/orders"}},
-			config.Store{ID: `redis redis://h:6379/1 prefix "sn:" ledger mysql://u:xxxxx@db/orders table sn_ledger`, Durable: true, Fields: append(redisFields, segment...)}},
+			config.StoreInfo{ID: `redis redis://h:6379/1 prefix "sn:" ledger mysql://u:xxxxx@db/orders table sn_ledger`, Durable: true, Fields: append(redisFields, segment...)}},
 		{"redis-strict on a single host", "/srv", config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://h", "path": "s.db", "single_host": true}},
-			config.Store{ID: `redis-strict redis://h prefix "sn:" /srv/s.db`, Durable: true, Fields: strictFields}},
+			config.StoreInfo{ID: `redis-strict redis://h prefix "sn:" /srv/s.db`, Durable: true, Fields: strictFields}},
 		// The ledger wins over a path (inherited from a store, say).
 		{"redis-strict with a ledger", "/srv", config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://h", "path": "s.db", "ledger": "postgres://db/orders", "table": "t"}},
-			config.Store{ID: `redis-strict redis://h prefix "sn:" ledger postgres://db/orders table t`, Durable: true, Fields: strictFields}},
+			config.StoreInfo{ID: `redis-strict redis://h prefix "sn:" ledger postgres://db/orders table t`, Durable: true, Fields: strictFields}},
 		// A snowflake's ids are not counted: no floor. A leased worker id
 		// outlives the process (its bound is in Redis or the database); a
 		// fixed one does not. A url wins over a ledger.
 		{"snowflake leased", "", config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://u:pw@h:6379/0", "prefix": "t:"}},
-			config.Store{ID: `snowflake twitter lease redis://u:xxxxx@h:6379/0 prefix "t:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
+			config.StoreInfo{ID: `snowflake twitter lease redis://u:xxxxx@h:6379/0 prefix "t:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
 		{"snowflake leased from a ledger", "", config.Sequence{Backend: "snowflake", Options: config.Options{"ledger": "postgres://u:pw@db/shop", "table": "ids"}},
-			config.Store{ID: `snowflake twitter lease ledger postgres://u:xxxxx@db/shop table ids`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "ledger", "table"}}},
+			config.StoreInfo{ID: `snowflake twitter lease ledger postgres://u:xxxxx@db/shop table ids`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "ledger", "table"}}},
 		{"snowflake with a url and a ledger", "", config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://h", "ledger": "postgres://db/shop"}},
-			config.Store{ID: `snowflake twitter lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
+			config.StoreInfo{ID: `snowflake twitter lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
 		{"snowflake fixed", "", config.Sequence{Backend: "snowflake", Options: config.Options{"layout": "sonyflake", "worker": 0, "single_process": true, "url": "redis://h"}},
-			config.Store{ID: `snowflake sonyflake worker 0`, NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}},
+			config.StoreInfo{ID: `snowflake sonyflake worker 0`, NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}},
 		{"snowflake explicit", "", config.Sequence{Backend: "snowflake", Options: config.Options{"layout": "40/8/10", "epoch": "2024-01-01", "unit": "10ms", "url": "redis://h"}},
-			config.Store{ID: `snowflake 40/8/10 unit 10ms epoch 2024-01-01T00:00:00Z lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 58, Fields: []string{"layout", "epoch", "unit", "url", "prefix"}}},
+			config.StoreInfo{ID: `snowflake 40/8/10 unit 10ms epoch 2024-01-01T00:00:00Z lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 58, Fields: []string{"layout", "epoch", "unit", "url", "prefix"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 type boltDriver struct{}
 
 // Check requires a path; the store is the file's absolute path.
-func (boltDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: append([]string{"path"}, segmentFields...)}
+func (boltDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{Durable: true, Fields: append([]string{"path"}, segmentFields...)}
 	s, err := decode(t)
 	if err != nil {
 		return st, err

@@ -26,8 +26,8 @@ type redisDriver struct{}
 // Check requires a URL of a form NewRedisClient takes, and checks the
 // ledger, when there is one; the store is the URL, the key prefix and the
 // ledger.
-func (redisDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: slices.Concat(redisFields, ledgerFields, segmentFields)}
+func (redisDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{Durable: true, Fields: slices.Concat(redisFields, ledgerFields, segmentFields)}
 	s, err := decode(t)
 	if err != nil {
 		return st, err
@@ -79,8 +79,8 @@ type strictDriver struct{}
 
 // Check requires a URL, and a ledger or a path with single_host; the store
 // is the URL, the key prefix and the ledger or file behind them.
-func (strictDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: slices.Concat(redisFields, ledgerFields, []string{"path", "single_host", "step", "fetch_timeout"})}
+func (strictDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{Durable: true, Fields: slices.Concat(redisFields, ledgerFields, []string{"path", "single_host", "step", "fetch_timeout"})}
 	s, err := decode(t)
 	if err != nil {
 		return st, err

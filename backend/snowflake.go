@@ -38,8 +38,8 @@ const layoutForms = "twitter, sonyflake, or the bits of time, worker and sequenc
 // Check checks the layout against the clock, and the worker or the URL the
 // worker id is leased from; the store is the layout and the worker or the
 // Redis and prefix.
-func (snowflakeDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{NoFloor: true, Fields: []string{"layout", "epoch", "unit", "worker", "single_process", "url", "prefix", "ledger", "table"}}
+func (snowflakeDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{NoFloor: true, Fields: []string{"layout", "epoch", "unit", "worker", "single_process", "url", "prefix", "ledger", "table"}}
 	s, err := decode(t)
 	if err != nil {
 		return st, err

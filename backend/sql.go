@@ -13,8 +13,8 @@ import (
 type sqlDriver struct{}
 
 // Check requires a ledger; the store is the ledger and its table.
-func (sqlDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: append(append([]string(nil), ledgerFields...), segmentFields...)}
+func (sqlDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{Durable: true, Fields: append(append([]string(nil), ledgerFields...), segmentFields...)}
 	s, err := decode(t)
 	if err != nil {
 		return st, err

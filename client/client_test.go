@@ -23,7 +23,7 @@ const token = "0123456789abcdef0123456789abcdef"
 
 func serve(t *testing.T) *httptest.Server {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store: {backend: bolt, path: sn.db}
 templates:
   orders:   {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"}

@@ -16,7 +16,7 @@ import (
 // library's sentinels.
 func ExampleTemplate() {
 	ctx := context.Background()
-	cfg, err := config.Parse([]byte(`templates:
+	cfg, err := config.Decode([]byte(`templates:
   tickets: {template: "@<customer, chars=A-Z, maxlen=4>-@<seq, width=4>"}
 `), "yaml")
 	if err != nil {

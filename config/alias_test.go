@@ -44,7 +44,7 @@ func TestAliasBomb(t *testing.T) {
 	for _, depth := range []int{5, 7, 9} {
 		doc := aliasBomb(depth)
 		var err error
-		bytes := allocated(func() { _, err = config.Parse([]byte(doc), "yaml") })
+		bytes := allocated(func() { _, err = config.Decode([]byte(doc), "yaml") })
 		if err == nil || !strings.Contains(err.Error(), "aliases expand it") {
 			t.Errorf("depth %d (%d bytes of YAML, 9^%d nodes): %v; want the aliases refused", depth, len(doc), depth, err)
 		}
@@ -63,7 +63,7 @@ func TestAliasesInUse(t *testing.T) {
 	for i := range 1000 {
 		fmt.Fprintf(&b, "  t%d:\n    <<: *d\n    template: \"T%d-@<seq>\"\n", i, i)
 	}
-	if _, err := config.Parse([]byte(b.String()), "yaml"); err != nil && strings.Contains(err.Error(), "aliases") {
+	if _, err := config.Decode([]byte(b.String()), "yaml"); err != nil && strings.Contains(err.Error(), "aliases") {
 		t.Fatalf("1,000 merges of one mapping: %v", err)
 	}
 }
@@ -79,7 +79,7 @@ func FuzzParse(f *testing.F) {
 		if len(data) > 4096 || (format != "yaml" && format != "json") {
 			return
 		}
-		if bytes := allocated(func() { config.Parse(data, format) }); bytes > 256<<20 {
+		if bytes := allocated(func() { config.Decode(data, format) }); bytes > 256<<20 {
 			t.Fatalf("Parse of %d bytes allocated %d MB", len(data), bytes>>20)
 		}
 	})
@@ -95,7 +95,7 @@ func BenchmarkValidate(b *testing.B) {
 		for i := range n {
 			fmt.Fprintf(&s, "  t%d: {template: \"T%d-@<seq, width=8>-@<checksum, algo=luhn>\"}\n", i, i)
 		}
-		cfg, err := config.Parse([]byte(s.String()), "yaml")
+		cfg, err := config.Decode([]byte(s.String()), "yaml")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestMergeAndDepthBombs(t *testing.T) {
 		{"nested JSON", `{"templates": ` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + "}", "json", "deeper than 32"},
 	} {
 		var err error
-		bytes := allocated(func() { _, err = config.Parse([]byte(tt.doc), tt.format) })
+		bytes := allocated(func() { _, err = config.Decode([]byte(tt.doc), tt.format) })
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s (%d bytes): %v; want %q", tt.name, len(tt.doc), err, tt.want)
 		}

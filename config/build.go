@@ -178,18 +178,18 @@ func (s *Set) Get(name string) (*sn.Generator, bool) {
 	return g, ok
 }
 
-// Sequence returns the sequence the template named name draws from, as
+// Gen returns the sequence.Gen the template named name draws from, as
 // its backend opened it, for metrics and monitors to inspect (see
 // sequence.Walk). Numbers drawn from it directly are a gap in the
 // template's series.
-func (s *Set) Sequence(name string) (sequence.Gen, bool) {
+func (s *Set) Gen(name string) (sequence.Gen, bool) {
 	g, ok := s.seqOf[name]
 	return g, ok
 }
 
-// Store returns the ID of the store of the template named name: where its
+// StoreID returns the ID of the store of the template named name: where its
 // numbers are kept, with passwords hidden, as in [StoreStatus].
-func (s *Set) Store(name string) (string, bool) {
+func (s *Set) StoreID(name string) (string, bool) {
 	id, ok := s.storeOf[name]
 	return id, ok
 }

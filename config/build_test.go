@@ -119,8 +119,8 @@ type fakeDriver struct {
 	gen       sequence.Gen // when not nil, Open returns it
 }
 
-func (d *fakeDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: []string{"path", "step"}}
+func (d *fakeDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{Durable: true, Fields: []string{"path", "step"}}
 	if pathOf(t) == "" {
 		return st, &config.Error{Field: "path", Err: errors.New("the fake backend needs a file")}
 	}
@@ -334,9 +334,9 @@ var cmpIgnoreShares = cmp.Comparer(func(a, b config.Target) bool {
 // spyDriver calls itself with the Target of each Check and Open.
 type spyDriver func(*config.Target)
 
-func (f spyDriver) Check(t *config.Target) (config.Store, error) {
+func (f spyDriver) Check(t *config.Target) (config.StoreInfo, error) {
 	f(t)
-	return config.Store{ID: "spy", Durable: true, Fields: []string{"path"}}, nil
+	return config.StoreInfo{ID: "spy", Durable: true, Fields: []string{"path"}}, nil
 }
 
 func (f spyDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
@@ -364,8 +364,8 @@ func TestShare(t *testing.T) {
 // shareDriver shares a zero T under the key "same".
 type shareDriver[T any] struct{}
 
-func (shareDriver[T]) Check(*config.Target) (config.Store, error) {
-	return config.Store{ID: "same", Durable: true}, nil
+func (shareDriver[T]) Check(*config.Target) (config.StoreInfo, error) {
+	return config.StoreInfo{ID: "same", Durable: true}, nil
 }
 
 func (shareDriver[T]) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {

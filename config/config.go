@@ -60,7 +60,7 @@
 // backend's own (path, url, ledger...), written beside them. Package
 // config keeps the backend's own in [Sequence.Options]; the backend's
 // [Driver] decodes them into a struct of its own with [Target.Decode] and
-// says which fields it reads ([Store.Fields]). A template's sequence
+// says which fields it reads ([StoreInfo.Fields]). A template's sequence
 // replaces the store's fields one by one. A field that the backend does
 // not read is an error in a template's own sequence, and in the store when
 // no template's backend reads it: a misspelt field is reported with a
@@ -116,7 +116,7 @@ import (
 	"github.com/sngen/sn/sequence"
 )
 
-// ErrInvalid is wrapped by every error that [Parse], [Load],
+// ErrInvalid is wrapped by every error that [Decode], [Load],
 // [Config.Validate] and [Config.Build] return for a bad configuration;
 // errors.As with a *[Error] says where.
 var ErrInvalid = errors.New("config: invalid")
@@ -132,7 +132,7 @@ var ErrInvalid = errors.New("config: invalid")
 type Error struct {
 	// File is the path given to [Load], or "".
 	File string
-	// Line is the line of the offending field in the text that [Parse] or
+	// Line is the line of the offending field in the text that [Decode] or
 	// [Load] read (when the field is not in the text, the line of the
 	// nearest field around it, or the template's own), or 0 when unknown: a Config built in Go, a problem of the
 	// whole file, a store that failed to open.
@@ -178,7 +178,7 @@ func (e *Error) Unwrap() []error { return []error{ErrInvalid, e.Err} }
 // same ownerKey) share a counter. [Config.Build] turns a Config into a
 // [Set] of Generators.
 //
-// A Config read by [Parse] or [Load] also remembers, in unexported fields,
+// A Config read by [Decode] or [Load] also remembers, in unexported fields,
 // the file and the line of each field, so that the errors of
 // [Config.Validate] and [Config.Build] say where the problem is (compare
 // such Configs with go-cmp's cmpopts.IgnoreUnexported).
@@ -657,18 +657,18 @@ func (c *Config) Names() []string {
 	return names
 }
 
-// Parse decodes a Config from data in format "json" or "yaml" (or "yml").
+// Decode decodes a Config from data in format "json" or "yaml" (or "yml").
 // A key that names no field of the Config, a key given twice and a value
 // of the wrong type are errors: each a *[Error] with its line and, inside
 // a template, the template and the field; all of them are returned,
-// joined. Parse does not check the values themselves nor the templates:
+// joined. Decode does not check the values themselves nor the templates:
 // call [Config.Validate] for that ([Config.Build] does).
-func Parse(data []byte, format string) (*Config, error) {
+func Decode(data []byte, format string) (*Config, error) {
 	return parse(data, format, "")
 }
 
 // Load reads the Config in the file at path, whose extension (.json,
-// .yaml or .yml) gives the format, as for [Parse]. Its errors, and those
+// .yaml or .yml) gives the format, as for [Decode]. Its errors, and those
 // of [Config.Validate] on the Config, name the file.
 func Load(path string) (*Config, error) {
 	format := strings.TrimPrefix(filepath.Ext(path), ".")

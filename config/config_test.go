@@ -86,7 +86,7 @@ templates:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := config.Parse([]byte(tt.data), tt.format)
+			got, err := config.Decode([]byte(tt.data), tt.format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := config.Parse([]byte(tt.data), tt.format)
+			c, err := config.Decode([]byte(tt.data), tt.format)
 			if err == nil { // a mistake in a backend's fields, which its driver reads
 				err = c.Validate()
 			}

@@ -28,9 +28,9 @@ type Driver interface {
 	// without opening anything, and describes its store. It reports each
 	// problem as a *[Error] whose Field is the field at fault, such as
 	// "path" for a missing file, joined with errors.Join when there are
-	// several. Check returns the Store's Fields even when it returns an
+	// several. Check returns the StoreInfo's Fields even when it returns an
 	// error, so that a template's other mistakes are reported with it.
-	Check(t *Target) (Store, error)
+	Check(t *Target) (StoreInfo, error)
 
 	// Open opens the sequence of template t.Name, which Check accepted,
 	// and returns it. A store that several templates use (a file, a
@@ -40,9 +40,9 @@ type Driver interface {
 	Open(ctx context.Context, t *Target) (sequence.Gen, error)
 }
 
-// Store describes where a template's numbers are kept, as a [Driver]'s
+// StoreInfo describes where a template's numbers are kept, as a [Driver]'s
 // Check finds it.
-type Store struct {
+type StoreInfo struct {
 	// ID identifies the store and the keyspace in it: two templates whose
 	// IDs are equal share their counters (a counter key names one counter
 	// in it), two whose IDs differ never do. It is written from the fields

@@ -12,7 +12,9 @@ import (
 // nopDriver opens memory sequences.
 type nopDriver struct{}
 
-func (nopDriver) Check(*config.Target) (config.Store, error) { return config.Store{ID: "nop"}, nil }
+func (nopDriver) Check(*config.Target) (config.StoreInfo, error) {
+	return config.StoreInfo{ID: "nop"}, nil
+}
 func (nopDriver) Open(context.Context, *config.Target) (sequence.Gen, error) {
 	return sequence.NewMemory(), nil
 }

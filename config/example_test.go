@@ -12,7 +12,7 @@ import (
 )
 
 func ExampleParse() {
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store:
   backend: bolt
   path: sn.db
@@ -35,7 +35,7 @@ templates:
 		fmt.Printf("%s: %s from %s %s\n", name, cfg.Templates[name].Template, s.Backend, s.Options["path"])
 	}
 
-	_, err = config.Parse([]byte("templates:\n  orders:\n    tempalte: SN-@<seq>\n"), "yaml")
+	_, err = config.Decode([]byte("templates:\n  orders:\n    tempalte: SN-@<seq>\n"), "yaml")
 	fmt.Println(err)
 	// Output:
 	// orders: SN-@<seq, width=8>-@<checksum, algo=luhn> from bolt sn.db
@@ -120,7 +120,7 @@ func ExampleDrivers() {
 // refilled from a file of one machine's is refused, unless single_host
 // says that one host alone uses the Redis.
 func ExampleConfig_Validate_ledger() {
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store: {backend: redis-strict, url: "redis://cache.internal:6379/0", path: sn.db}
 templates:
   orders: {template: "SN-@<seq, width=8>"}
@@ -138,8 +138,8 @@ templates:
 
 // A balanced sequence is durable when each of its members is; its store
 // is its members, in order.
-func ExampleConfig_StoreOf() {
-	cfg, err := config.Parse([]byte(`
+func ExampleConfig_StoreInfo() {
+	cfg, err := config.Decode([]byte(`
 store: {backend: bolt}
 templates:
   orders:
@@ -158,7 +158,7 @@ templates:
 		return
 	}
 	for _, name := range cfg.Names() {
-		st, err := cfg.StoreOf(name, config.WithDir("/var/lib/shop"))
+		st, err := cfg.StoreInfo(name, config.WithDir("/var/lib/shop"))
 		fmt.Printf("%s: %s, durable %v, %v\n", name, st.ID, st.Durable, err)
 	}
 	// Output:
@@ -170,7 +170,7 @@ templates:
 // rest: a fixed worker id needs single_process, the members of a balanced
 // sequence are 2, 4, 8... distinct stores.
 func ExampleConfig_Validate_kinds() {
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 templates:
   orders:
     template: "SN-@<seq>"

@@ -19,8 +19,8 @@ func init() { Register(memoryName, memoryDriver{}) }
 type memoryDriver struct{}
 
 // Check accepts every memory sequence; the backend reads no field.
-func (memoryDriver) Check(*Target) (Store, error) {
-	return Store{ID: memoryName, Durable: false}, nil
+func (memoryDriver) Check(*Target) (StoreInfo, error) {
+	return StoreInfo{ID: memoryName, Durable: false}, nil
 }
 
 // Open returns the Build's Memory.

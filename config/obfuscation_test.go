@@ -21,7 +21,7 @@ templates:
 // environment, and the template's numbers read back.
 func TestObfuscation(t *testing.T) {
 	t.Setenv("SN_TEST_ORDERS_KEY", "0123456789abcdef0123")
-	c, err := config.Parse([]byte(obfConfig), "yaml")
+	c, err := config.Decode([]byte(obfConfig), "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestObfuscationErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Setenv("SN_TEST_ORDERS_KEY", tt.env)
-		c, err := config.Parse([]byte(tt.cfg), "yaml")
+		c, err := config.Decode([]byte(tt.cfg), "yaml")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ import (
 //	}
 //
 // The fields of an embedded struct count as v's own. A key v has no field
-// for is left alone: whether the backend reads it is what [Store.Fields]
+// for is left alone: whether the backend reads it is what [StoreInfo.Fields]
 // says. A value of the wrong type, such as a list for a string, is an
 // *[Error] naming the field, joined with the others; Decode sets the
 // fields it can.

@@ -9,7 +9,7 @@ import (
 
 // StoreStatus is the answer of one store to [Set.Ping].
 type StoreStatus struct {
-	// Store says where the numbers are kept: the [Store] ID of its
+	// Store says where the numbers are kept: the [StoreInfo] ID of its
 	// templates, with passwords hidden.
 	Store string
 	// Templates are the templates whose numbers come from the store, in

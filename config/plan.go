@@ -37,9 +37,9 @@ var configFields = []string{"backend", "queued", "balanced"}
 // which own is what the template (or a member) sets itself, and plans it.
 // at names seq in errors ("sequence"); env gives the Build settings.
 // clean says that the values of own and of the store were found right,
-// so that seq's values are checked against each other. The Store it
+// so that seq's values are checked against each other. The StoreInfo it
 // returns describes where the numbers are kept, even with errors.
-func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (plan, Store, []*Error) {
+func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (plan, StoreInfo, []*Error) {
 	p := plan{field: at}
 	if seq.Balanced == nil {
 		return planStore(env, name, at, own, seq)
@@ -47,7 +47,7 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 	var errs []*Error
 	base := seq
 	base.Balanced = nil
-	var stores []Store
+	var stores []StoreInfo
 	var used []string // the fields that some member's backend reads
 	first := map[string]int{}
 	for i, m := range seq.Balanced.Members {
@@ -98,7 +98,7 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 		stores = append(stores, st)
 		p.members = append(p.members, mp)
 	}
-	st := Store{Durable: true}
+	st := StoreInfo{Durable: true}
 	ids := make([]string, len(stores))
 	for i, m := range stores {
 		ids[i] = m.ID
@@ -121,12 +121,12 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 }
 
 // planStore checks and plans seq, a sequence that is not balanced.
-func planStore(env Target, name, at string, own, seq Sequence) (plan, Store, []*Error) {
+func planStore(env Target, name, at string, own, seq Sequence) (plan, StoreInfo, []*Error) {
 	p := plan{field: at, target: env}
 	p.target.Name, p.target.Sequence, p.target.shares = name, seq.bare(), nil
 	p.driver = lookup(seq.Backend)
 	if p.driver == nil {
-		return p, Store{}, nil // reported with the backend's field
+		return p, StoreInfo{}, nil // reported with the backend's field
 	}
 	st, err := p.driver.Check(&p.target)
 	var errs []*Error

@@ -99,7 +99,7 @@ templates:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := config.Parse([]byte(tt.data), tt.format)
+			got, err := config.Decode([]byte(tt.data), tt.format)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestParseKindsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := config.Parse([]byte(tt.data), tt.format)
+			c, err := config.Decode([]byte(tt.data), tt.format)
 			if err == nil {
 				err = c.Validate()
 			}
@@ -504,7 +504,7 @@ templates:
 }
 
 func TestValidateKindsValid(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store:
   backend: redis-strict
   url: redis://cache:6379/0
@@ -593,19 +593,19 @@ func TestStoreOf(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		want config.Store
+		want config.StoreInfo
 		err  string
 	}{
-		{"files", config.Store{ID: "balanced [bolt " + wd + "/a.db; bolt " + wd + "/b.db]", Durable: true, Fields: boltFields}, ""},
-		{"mixed", config.Store{ID: "balanced [bolt " + wd + "/a.db; memory]", Fields: boltFields}, ""},
-		{"fixed", config.Store{ID: "snowflake twitter worker 5", NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}, ""},
-		{"leased", config.Store{ID: `snowflake sonyflake lease redis://u:xxxxx@h:6379/0 prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}, ""},
-		{"bad", config.Store{ID: "balanced [bolt " + wd + "/a.db]", Durable: true, Fields: boltFields}, `config: template "bad": sequence.balanced.members 1 stores: want a power of two from 2 to 65536 (a member's index takes the low bits of each number)`},
-		{"missing", config.Store{}, `config: template "missing": no such template`},
+		{"files", config.StoreInfo{ID: "balanced [bolt " + wd + "/a.db; bolt " + wd + "/b.db]", Durable: true, Fields: boltFields}, ""},
+		{"mixed", config.StoreInfo{ID: "balanced [bolt " + wd + "/a.db; memory]", Fields: boltFields}, ""},
+		{"fixed", config.StoreInfo{ID: "snowflake twitter worker 5", NoFloor: true, Bits: 63, Fields: []string{"layout", "worker", "single_process"}}, ""},
+		{"leased", config.StoreInfo{ID: `snowflake sonyflake lease redis://u:xxxxx@h:6379/0 prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}, ""},
+		{"bad", config.StoreInfo{ID: "balanced [bolt " + wd + "/a.db]", Durable: true, Fields: boltFields}, `config: template "bad": sequence.balanced.members 1 stores: want a power of two from 2 to 65536 (a member's index takes the low bits of each number)`},
+		{"missing", config.StoreInfo{}, `config: template "missing": no such template`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := cfg.StoreOf(tt.name)
+			got, err := cfg.StoreInfo(tt.name)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("StoreOf (-want +got):\n%s", diff)
 			}
@@ -614,7 +614,7 @@ func TestStoreOf(t *testing.T) {
 			}
 		})
 	}
-	got, err := cfg.StoreOf("files", config.WithDir("/srv/sn"))
+	got, err := cfg.StoreInfo("files", config.WithDir("/srv/sn"))
 	if want := "balanced [bolt /srv/sn/a.db; bolt /srv/sn/b.db]"; err != nil || got.ID != want {
 		t.Errorf("StoreOf with a directory = %q, %v; want %q", got.ID, err, want)
 	}
@@ -777,8 +777,8 @@ func TestBuildBalanced(t *testing.T) {
 // down is a backend whose sequences always fail.
 type down struct{}
 
-func (down) Check(t *config.Target) (config.Store, error) {
-	return config.Store{ID: "down " + pathOf(t), Durable: true, Fields: []string{"path"}}, nil
+func (down) Check(t *config.Target) (config.StoreInfo, error) {
+	return config.StoreInfo{ID: "down " + pathOf(t), Durable: true, Fields: []string{"path"}}, nil
 }
 
 func (down) Open(context.Context, *config.Target) (sequence.Gen, error) { return failing{}, nil }
@@ -877,8 +877,8 @@ func TestBuildSnowflakeFixed(t *testing.T) {
 // *config.Error, and whose Open fails for the path "bad".
 type plain struct{}
 
-func (plain) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{ID: "plain " + pathOf(t), Durable: true, Fields: []string{"path"}}
+func (plain) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{ID: "plain " + pathOf(t), Durable: true, Fields: []string{"path"}}
 	if pathOf(t) == "" {
 		return st, errors.New("boom")
 	}

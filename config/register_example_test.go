@@ -40,8 +40,8 @@ func (kvDriver) options(t *config.Target) (kvOptions, error) {
 // Check decodes the backend's fields, says which fields it reads (its
 // own and the steps of the Segment it serves through), and where its
 // counters live, without connecting.
-func (d kvDriver) Check(t *config.Target) (config.Store, error) {
-	st := config.Store{Durable: true, Fields: []string{"endpoints", "dial_timeout", "step"}}
+func (d kvDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{Durable: true, Fields: []string{"endpoints", "dial_timeout", "step"}}
 	o, err := d.options(t)
 	if err != nil {
 		return st, err
@@ -74,7 +74,7 @@ func (d kvDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 func ExampleRegister() {
 	config.Register("kv", kvDriver{}) // in func init
 
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store: {backend: kv, endpoints: [kv1:2379, kv2:2379], dial_timeout: 2s, step: 100}
 templates:
   orders: {template: "SN-@<seq, width=8>"}
@@ -92,7 +92,7 @@ templates:
 	orders, _ := set.Get("orders")
 	fmt.Println(orders.Next(context.Background()))
 
-	bad, _ := config.Parse([]byte(`
+	bad, _ := config.Decode([]byte(`
 store: {backend: kv, endpoints: kv1:2379}
 templates:
   orders:

@@ -39,7 +39,7 @@ func TestCloseTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte("templates:\n  orders: {template: \"SN-@<seq, width=8>\"}\n"), "yaml")
+	cfg, err := config.Decode([]byte("templates:\n  orders: {template: \"SN-@<seq, width=8>\"}\n"), "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

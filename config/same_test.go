@@ -20,8 +20,8 @@ func (w wrapped) Next(ctx context.Context, key string) (int64, error) { return w
 
 type funcDriver struct{}
 
-func (funcDriver) Check(t *config.Target) (config.Store, error) {
-	return config.Store{Durable: true, Fields: []string{"url"}, ID: "func " + urlOf(t)}, nil
+func (funcDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	return config.StoreInfo{Durable: true, Fields: []string{"url"}, ID: "func " + urlOf(t)}, nil
 }
 
 func (funcDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
@@ -33,7 +33,7 @@ func (funcDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 // Close compare Gens, and must not panic ("comparing uncomparable type").
 func TestBuildUncomparableGen(t *testing.T) {
 	config.RegisterForTest(t, "func-test", funcDriver{})
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store: {backend: func-test, url: "x"}
 templates:
   a: {template: "A@<seq>"}

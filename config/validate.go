@@ -34,21 +34,21 @@ func (c *Config) Validate(opts ...sn.Option) error {
 	return errors.Join(errs...)
 }
 
-// StoreOf describes where the numbers of template name are kept, as
+// StoreInfo describes where the numbers of template name are kept, as
 // [Config.Validate] finds it without opening anything: its backend's
 // [Driver] Checks it or, for a balanced sequence, each member's does.
 // A balanced sequence is Durable when every member is, and NoFloor when
 // one is. Relative paths are resolved against the directory of
 // [WithDir]. It returns the problems of the template's sequence, each a
 // *[Error], joined; the template's text is not checked.
-func (c *Config) StoreOf(name string, opts ...BuildOption) (Store, error) {
+func (c *Config) StoreInfo(name string, opts ...BuildOption) (StoreInfo, error) {
 	var o buildOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
 	t, ok := c.Templates[name]
 	if !ok {
-		return Store{}, &Error{Template: name, Err: errors.New("no such template")}
+		return StoreInfo{}, &Error{Template: name, Err: errors.New("no such template")}
 	}
 	seq := c.Store.over(t.Sequence)
 	var errs []*Error
@@ -76,7 +76,7 @@ type checked struct {
 	text  string
 	floor int64
 	plan  plan
-	store Store
+	store StoreInfo
 	gen   *sn.Generator // compiled against a placeholder sequence; Build puts the one built in its place
 }
 

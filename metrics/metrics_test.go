@@ -241,11 +241,11 @@ func TestConfig(t *testing.T) {
 	// The two templates share one bolt file: watched under its ID, one
 	// store with both keys.
 	for _, name := range set.Names() {
-		seq, _ := set.Sequence(name)
-		id, _ := set.Store(name)
+		seq, _ := set.Gen(name)
+		id, _ := set.StoreID(name)
 		m.Watch(id, seq)
 	}
-	id, _ := set.Store("order")
+	id, _ := set.StoreID("order")
 	if v := gauge(t, reg, "sn_keys", id); v != 2 {
 		t.Errorf("sn_keys{store=%q} = %v, want 2", id, v)
 	}

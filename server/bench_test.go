@@ -36,7 +36,7 @@ var (
 //
 //	go test -run '^$' -bench Load -benchtime 1x ./server
 func BenchmarkLoad(b *testing.B) {
-	cfg, err := config.Parse([]byte("store: {backend: bolt, path: sn.db}\ntemplates:\n  orders: {template: \"SN-@<seq, width=10>-@<checksum, algo=luhn>\"}\n"), "yaml")
+	cfg, err := config.Decode([]byte("store: {backend: bolt, path: sn.db}\ntemplates:\n  orders: {template: \"SN-@<seq, width=10>-@<checksum, algo=luhn>\"}\n"), "yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

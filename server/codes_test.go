@@ -24,8 +24,8 @@ var failNext atomic.Pointer[error]
 // failDriver is a backend whose sequence fails with failNext.
 type failDriver struct{}
 
-func (failDriver) Check(t *config.Target) (config.Store, error) {
-	return config.Store{Durable: true, ID: "fail"}, nil
+func (failDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	return config.StoreInfo{Durable: true, ID: "fail"}, nil
 }
 
 func (failDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
@@ -55,7 +55,7 @@ func (panicking) MaxLen() int             { return 3 }
 // Each error of a store, and a panic in a part, comes out of POST next
 // with its code and status, and 503s with Retry-After.
 func TestStoreErrorCodes(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store: {backend: fail-test}
 templates:
   orders: {template: "SN-@<seq, width=8>"}

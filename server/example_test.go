@@ -15,7 +15,7 @@ import (
 // The Server is an http.Handler over a config's templates: numbers and
 // errors as JSON.
 func ExampleNew() {
-	cfg, err := config.Parse([]byte(`templates:
+	cfg, err := config.Decode([]byte(`templates:
   orders: {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"}
 `), "yaml")
 	if err != nil {

@@ -57,7 +57,7 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 	m := wire.Monitor{Time: time.Now().UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []wire.MonitorTemplate{}}
 	for _, name := range s.set.Names() {
 		g, _ := s.set.Get(name)
-		store, _ := s.set.Store(name)
+		store, _ := s.set.StoreID(name)
 		mt := wire.MonitorTemplate{Name: name, Template: g.String(), Store: store, Keys: []wire.KeyState{}, Errors: map[wire.Code]int64{}}
 		c := s.counts[name]
 		mt.Issued = c.issued.Load()
@@ -71,7 +71,7 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		c.mu.Unlock()
-		seq, _ := s.set.Sequence(name)
+		seq, _ := s.set.Gen(name)
 		var blocks *sequence.SegmentStats // of the Segments under seq, summed
 		sequence.Walk(seq, func(g sequence.Gen) {
 			switch g := g.(type) {
@@ -117,7 +117,7 @@ func (s *Server) series(ctx context.Context) ([]wire.MonitorSeries, int) {
 	seen := map[string]bool{}
 	listed := map[string]bool{} // entries of a catalog two stores of the config share (one Redis), once
 	for _, name := range s.set.Names() {
-		store, _ := s.set.Store(name)
+		store, _ := s.set.StoreID(name)
 		g, _ := s.set.Get(name)
 		if seen[store] {
 			continue

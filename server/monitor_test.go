@@ -37,7 +37,7 @@ func startRedis(t *testing.T, srv *redistest.Server, tokens ...string) *httptest
 	if err := lease.Release(t.Context(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store: {backend: bolt, path: sn.db}
 templates:
   orders:  {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"}

@@ -39,7 +39,7 @@ templates:
 // startConfig serves the Set of a config, on 127.0.0.1.
 func startConfig(t *testing.T, yaml string, opts server.Options) (*httptest.Server, *config.Set) {
 	t.Helper()
-	cfg, err := config.Parse([]byte(yaml), "yaml")
+	cfg, err := config.Decode([]byte(yaml), "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

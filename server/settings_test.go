@@ -10,7 +10,7 @@ import (
 
 // The serve section is read, and each of its problems named with its line.
 func TestServeSection(t *testing.T) {
-	cfg, err := config.Parse([]byte(`templates:
+	cfg, err := config.Decode([]byte(`templates:
   a: {template: "A@<seq>"}
 serve:
   listen: 0.0.0.0:9000
@@ -30,7 +30,7 @@ serve:
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
-	bad, err := config.Parse([]byte(`templates:
+	bad, err := config.Decode([]byte(`templates:
   a: {template: "A@<seq>"}
 serve:
   listen: "9000"
@@ -55,7 +55,7 @@ serve:
 			t.Errorf("SettingsOf: %v\nwant it to say %s", err, want)
 		}
 	}
-	typo, _ := config.Parse([]byte("templates:\n  a: {template: \"A@<seq>\"}\nserve:\n  lisen: 0.0.0.0:9000\n  max_body: lots\n"), "yaml")
+	typo, _ := config.Decode([]byte("templates:\n  a: {template: \"A@<seq>\"}\nserve:\n  lisen: 0.0.0.0:9000\n  max_body: lots\n"), "yaml")
 	_, err = server.SettingsOf(typo)
 	for _, want := range []string{
 		`line 4: serve.lisen: unknown field (known: listen, max_body, tls_cert, tls_key, tokens_env, tokens_file); did you mean listen?`,

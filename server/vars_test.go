@@ -34,7 +34,7 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 // the log, per request, without a token being of any help to whoever has
 // one.
 func TestAdversaryUnusedVarEchoUnbounded(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store: {backend: memory}
 templates:
   orders: {template: "SN-@<seq>"}

@@ -98,7 +98,7 @@ func TestDocs(t *testing.T) {
 				case "sh":
 					runShell(t, root, b)
 				case "yaml":
-					c, err := config.Parse([]byte(b.text), "yaml")
+					c, err := config.Decode([]byte(b.text), "yaml")
 					if err == nil && len(c.Templates) > 0 {
 						err = c.Validate()
 					}

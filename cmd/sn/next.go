@@ -148,12 +148,12 @@ func (f *flags) checkVars(ctx context.Context, g *sn.Generator) error {
 // would issue the same numbers again.
 func (f *flags) checkDurable(t *target) error {
 	seq, _ := t.cfg.Sequence(t.name)
-	var st config.Store
+	var st config.StoreInfo
 	if seq.Balanced != nil {
 		// Durable only if every member is (a config file's, which
 		// target validated).
 		var err error
-		if st, err = t.cfg.StoreOf(t.name, config.WithDir(t.dir)); err != nil {
+		if st, err = t.cfg.StoreInfo(t.name, config.WithDir(t.dir)); err != nil {
 			return &inputError{err}
 		}
 	} else {

@@ -97,7 +97,7 @@ func cmdServe(e *env, args []string) error {
 		return usagef(f.cmd, "--listen %s without tokens: anyone who reaches the port could issue numbers; set %s to one or more bearer tokens, or listen on 127.0.0.1", sv.Listen, cmp.Or(sv.TokensEnv, tokensEnv))
 	}
 	for _, name := range cfg.Names() {
-		if st, err := cfg.StoreOf(name, config.WithDir(dir)); err == nil && !st.Durable {
+		if st, err := cfg.StoreInfo(name, config.WithDir(dir)); err == nil && !st.Durable {
 			return &inputError{fmt.Errorf("%s: template %q keeps its numbers in %s, which forgets them when sn serve stops: its numbers would repeat after a restart (give it a store: bolt, sql or redis)", f.config, name, st.ID)}
 		}
 	}
@@ -116,8 +116,8 @@ func cmdServe(e *env, args []string) error {
 		return f.explain(err)
 	}
 	for _, name := range set.Names() { // label each store with its ID
-		seq, _ := set.Sequence(name)
-		id, _ := set.Store(name)
+		seq, _ := set.Gen(name)
+		id, _ := set.StoreID(name)
 		m.Watch(id, seq)
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))

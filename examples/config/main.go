@@ -61,7 +61,7 @@ func run(w io.Writer, path, state string, now func() time.Time) (err error) {
 	}
 	var cfg *config.Config
 	if path == "" {
-		cfg, err = config.Parse(shop, "yaml")
+		cfg, err = config.Decode(shop, "yaml")
 	} else {
 		cfg, err = config.Load(path)
 	}

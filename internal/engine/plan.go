@@ -153,6 +153,10 @@ func (pl *Plan) Source() string { return pl.src }
 // String returns the canonical template text.
 func (pl *Plan) String() string { return pl.canonical }
 
+// BufSize returns the capacity a rendered number starts with: its longest
+// length when that is short, else 64.
+func (pl *Plan) BufSize() int { return pl.bufSize }
+
 // MaxLen returns the longest number in bytes, or -1 when unbounded.
 func (pl *Plan) MaxLen() int { return pl.maxLen }
 

@@ -25,7 +25,7 @@ func TestAdversaryMonitorCorruptCatalogRow(t *testing.T) {
 func corruptRow(t *testing.T, row string) {
 	pg := sharedPG(t)
 	dsn := pg.NewDatabase(t)
-	cfg, _ := config.Parse([]byte(`
+	cfg, _ := config.Decode([]byte(`
 store: {backend: sql, ledger: "`+dsn+`"}
 templates:
   orders: {template: "SN-@<seq>"}

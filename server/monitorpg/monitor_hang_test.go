@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestAdversaryMonitorHangsOnLockedCatalog(t *testing.T) {
 	pg := pgtest.Shared(t)
 	dsn := pg.NewDatabase(t)
-	cfg, err := config.Parse([]byte(`
+	cfg, err := config.Decode([]byte(`
 store: {backend: sql, ledger: "`+dsn+`"}
 templates:
   orders: {template: "SN-@<seq>"}
