@@ -4,7 +4,7 @@
 // (errors.Is(err, sn.ErrVarMissing), errors.Is(err, sequence.ErrUnavailable)).
 //
 //	c, err := client.New("https://sn.internal:8080", client.Options{Token: os.Getenv("SN_TOKEN")})
-//	orders := c.Template("orders")
+//	orders := c.Generator("orders")
 //	nums, err := orders.Issue(ctx, client.Request{Vars: map[string]string{"customer": "ACME"}})
 //
 // A request that fails after the server drew numbers for it loses them:
@@ -67,8 +67,8 @@ func New(baseURL string, opts Options) (*Client, error) {
 
 // Template returns the template named name on the wire. Nothing is
 // asked of the server until a method is called.
-func (c *Client) Template(name string) *Template {
-	return &Template{c: c, path: "/v1/templates/" + url.PathEscape(name)}
+func (c *Client) Generator(name string) *Generator {
+	return &Generator{c: c, path: "/v1/templates/" + url.PathEscape(name)}
 }
 
 // Templates lists the server's templates.
@@ -90,11 +90,11 @@ func (c *Client) Ready(ctx context.Context) (wire.Health, error) {
 	return h, err
 }
 
-// Template is one template of a server, with the issuing methods of
-// sn.Generator: Next, Issue and Preview, taking a [Request] as
-// sn.Generator's take an sn.Request. (sn.Generator.Append has no
+// Generator is the Generator of one template of a server, with the
+// issuing methods of sn.Generator: Next, Issue and Preview, taking a
+// [Request] as sn.Generator's take an sn.Request. (sn.Generator.Append has no
 // counterpart: reading an answer allocates anyway.)
-type Template struct {
+type Generator struct {
 	c    *Client
 	path string
 }
@@ -112,8 +112,8 @@ type Request struct {
 	Vars map[string]string
 }
 
-// Next returns the next number: [Template.Issue] of the zero [Request].
-func (t *Template) Next(ctx context.Context) (string, error) {
+// Next returns the next number: [Generator.Issue] of the zero [Request].
+func (t *Generator) Next(ctx context.Context) (string, error) {
 	nums, err := t.numbers(ctx, "/next", Request{})
 	if err != nil {
 		return "", err
@@ -122,16 +122,16 @@ func (t *Template) Next(ctx context.Context) (string, error) {
 }
 
 // Issue issues the numbers r asks for, in one request.
-func (t *Template) Issue(ctx context.Context, r Request) ([]string, error) {
+func (t *Generator) Issue(ctx context.Context, r Request) ([]string, error) {
 	return t.numbers(ctx, "/next", r)
 }
 
 // Preview returns the sample numbers r asks for, drawing nothing.
-func (t *Template) Preview(ctx context.Context, r Request) ([]string, error) {
+func (t *Generator) Preview(ctx context.Context, r Request) ([]string, error) {
 	return t.numbers(ctx, "/preview", r)
 }
 
-func (t *Template) numbers(ctx context.Context, op string, r Request) ([]string, error) {
+func (t *Generator) numbers(ctx context.Context, op string, r Request) ([]string, error) {
 	req := wire.NextRequest{N: r.N, Vars: r.Vars}
 	if r.N == 0 {
 		req.N = 1
@@ -151,7 +151,7 @@ func (t *Template) numbers(ctx context.Context, op string, r Request) ([]string,
 
 // Validate returns nil if s is a number the template prints, and
 // otherwise an *Error wrapping sn.ErrInvalidNumber.
-func (t *Template) Validate(ctx context.Context, s string) error {
+func (t *Generator) Validate(ctx context.Context, s string) error {
 	var out wire.ValidateResponse
 	if err := t.c.do(ctx, http.MethodPost, t.path+"/validate", wire.NumberRequest{Number: s}, &out); err != nil {
 		return err
@@ -167,14 +167,14 @@ func (t *Template) Validate(ctx context.Context, s string) error {
 
 // Parse reads s back: its counter key, number and variables, as
 // sn.Generator.Parse does.
-func (t *Template) Parse(ctx context.Context, s string) (wire.ParseResponse, error) {
+func (t *Generator) Parse(ctx context.Context, s string) (wire.ParseResponse, error) {
 	var out wire.ParseResponse
 	err := t.c.do(ctx, http.MethodPost, t.path+"/parse", wire.NumberRequest{Number: s}, &out)
 	return out, err
 }
 
 // Explain returns the template with its parts.
-func (t *Template) Explain(ctx context.Context) (wire.Template, error) {
+func (t *Generator) Explain(ctx context.Context) (wire.Template, error) {
 	var out wire.Template
 	err := t.c.do(ctx, http.MethodGet, t.path, nil, &out)
 	return out, err

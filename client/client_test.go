@@ -54,17 +54,17 @@ func TestClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders := c.Template("orders")
+	orders := c.Generator("orders")
 	if n, err := orders.Next(ctx); err != nil || n != "SN-00000001-8" {
 		t.Errorf("Next: %q, %v", n, err)
 	}
 	if ns, err := orders.Issue(ctx, client.Request{N: 2}); err != nil || !cmp.Equal(ns, []string{"SN-00000002-6", "SN-00000003-4"}) {
 		t.Errorf("NextN: %q, %v", ns, err)
 	}
-	if n, err := first(c.Template("invoices").Issue(ctx, client.Request{At: time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC)})); err != nil || n != "INV/2023/00001" {
+	if n, err := first(c.Generator("invoices").Issue(ctx, client.Request{At: time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC)})); err != nil || n != "INV/2023/00001" {
 		t.Errorf("NextAt: %q, %v", n, err)
 	}
-	tickets := c.Template("tickets")
+	tickets := c.Generator("tickets")
 	if n, err := first(tickets.Issue(ctx, client.Request{Vars: sn.Vars{"customer": "ACME"}})); err != nil || n != "ACME-1" {
 		t.Errorf("NextWith: %q, %v", n, err)
 	}
@@ -97,14 +97,14 @@ func TestClient(t *testing.T) {
 	if h, err := c.Ready(ctx); err != nil || !h.Ready {
 		t.Errorf("Ready: %+v, %v", h, err)
 	}
-	if _, err := c.Template("nope").Next(ctx); !errors.As(err, &e) || e.Code != wire.CodeNotFound {
+	if _, err := c.Generator("nope").Next(ctx); !errors.As(err, &e) || e.Code != wire.CodeNotFound {
 		t.Errorf("no such template: %v", err)
 	}
 	if _, err := orders.Issue(ctx, client.Request{N: sn.MaxN + 1}); !errors.Is(err, sn.ErrTooMany) {
 		t.Errorf("too many: %v", err)
 	}
 	anon, _ := client.New(ts.URL, client.Options{})
-	if _, err := anon.Template("orders").Next(ctx); !errors.As(err, &e) || e.Code != wire.CodeUnauthorized || e.Status != 401 {
+	if _, err := anon.Generator("orders").Next(ctx); !errors.As(err, &e) || e.Code != wire.CodeUnauthorized || e.Status != 401 {
 		t.Errorf("no token: %v", err)
 	}
 	if _, err := client.New("localhost:8080", client.Options{}); err == nil {

@@ -14,7 +14,7 @@ import (
 
 // A remote template is used like a Generator, and its errors match the
 // library's sentinels.
-func ExampleTemplate() {
+func ExampleGenerator() {
 	ctx := context.Background()
 	cfg, err := config.Decode([]byte(`templates:
   tickets: {template: "@<customer, chars=A-Z, maxlen=4>-@<seq, width=4>"}
@@ -38,7 +38,7 @@ func ExampleTemplate() {
 	if err != nil {
 		panic(err)
 	}
-	tickets := c.Template("tickets")
+	tickets := c.Generator("tickets")
 	nums, err := tickets.Issue(ctx, client.Request{N: 3, Vars: sn.Vars{"customer": "ACME"}})
 	fmt.Println(nums, err)
 

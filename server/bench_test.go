@@ -59,7 +59,7 @@ func BenchmarkLoad(b *testing.B) {
 	defer ts.Close()
 	transport := &http.Transport{MaxIdleConnsPerHost: 128}
 	c, _ := client.New(ts.URL, client.Options{HTTPClient: &http.Client{Transport: transport, Timeout: 30 * time.Second}})
-	remote := c.Template("orders")
+	remote := c.Generator("orders")
 	local, _ := set.Get("orders")
 	ctx := context.Background()
 

@@ -102,7 +102,7 @@ func TestIdleAndSlowClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if _, err := c.Template("orders").Next(ctx); err != nil {
+		if _, err := c.Generator("orders").Next(ctx); err != nil {
 			t.Fatalf("an authenticated request %d among the idle and slow clients: %v", i, err)
 		}
 	}

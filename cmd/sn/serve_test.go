@@ -494,7 +494,7 @@ func TestServeShutdownKeepAlive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		orders := c.Template("orders")
+		orders := c.Generator("orders")
 		var mu sync.Mutex
 		var all []string
 		failures := map[string]int{}
