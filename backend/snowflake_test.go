@@ -128,7 +128,7 @@ func leased(t *testing.T, src config.Sequence) {
 		Store: store,
 		Templates: map[string]config.Template{
 			"a": {Template: "@<ownerKey, value=ID>-@<seq>"},
-			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Lead: "5ms"}}},
+			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queue{Lead: "5ms"}}},
 		},
 	}
 	seen := map[string]bool{}

@@ -95,7 +95,7 @@
 //
 // The store of a balanced sequence, for [Config.Validate]'s proof, is its
 // members in order: over other members, or the same in another order, one
-// value is another number. See [Balanced] for what changing the members
+// value is another number. See [Balance] for what changing the members
 // means for the numbers already issued.
 package config
 
@@ -330,19 +330,19 @@ type Sequence struct {
 	// is not used under [WithExact], whose calls reserve exactly what they
 	// issue. An empty mapping (queued: {}) takes every default.
 	// default: none, no queue.
-	Queued *Queued `json:"queued,omitempty" yaml:"queued,omitempty"`
+	Queued *Queue `json:"queued,omitempty" yaml:"queued,omitempty"`
 
 	// Balanced spreads the numbers over 2, 4, 8... member stores taken in
 	// turn (sequence.Balanced), so that numbering goes on while some of
-	// them are down. See [Balanced].
+	// them are down. See [Balance].
 	// default: none, one store.
-	Balanced *Balanced `json:"balanced,omitempty" yaml:"balanced,omitempty"`
+	Balanced *Balance `json:"balanced,omitempty" yaml:"balanced,omitempty"`
 }
 
-// Queued configures the queue of [Sequence.Queued], as
+// Queue configures the queue of [Sequence.Queued], as
 // sequence.QueuedOptions. A zero field takes the default in its comment.
-// A template's Queued replaces the store's field by field.
-type Queued struct {
+// A template's Queue replaces the store's field by field.
+type Queue struct {
 	// Lead is how long a key's queue lasts at the key's measured rate, as
 	// a positive Go duration; a refill starts when half of it is left.
 	// default: "50ms".
@@ -363,7 +363,7 @@ type Queued struct {
 	Idle string `json:"idle,omitempty" yaml:"idle,omitempty"`
 }
 
-// Balanced configures [Sequence.Balanced]: a sequence.Balanced over the
+// Balance configures [Sequence.Balanced]: a sequence.Balanced over the
 // Gens of its Members. Member i issues the numbers whose low n bits are i,
 // for 2^n members: number = value<<n | i. So numbers are unique by
 // construction, and not increasing.
@@ -373,7 +373,7 @@ type Queued struct {
 // whose members change (one added, two swapped), or that changes from one
 // store to balanced ones, must take a new prefix or a floor above the
 // numbers it issued before.
-type Balanced struct {
+type Balance struct {
 	// Members are the stores, 2, 4, 8... up to 65536 of them. Each is a
 	// sequence of its own: the template's sequence (Queued included) with
 	// the fields the member sets replaced, as a template's sequence
@@ -471,7 +471,7 @@ func positive(bad func(field, format string, a ...any), field, text string) {
 }
 
 // problems checks the values of q, naming them prefix+field.
-func (q Queued) problems(prefix string) []*Error {
+func (q Queue) problems(prefix string) []*Error {
 	var out []*Error
 	bad := func(field, format string, a ...any) {
 		out = append(out, &Error{Field: prefix + field, Err: fmt.Errorf(prefix+field+" "+format, a...)})
@@ -502,7 +502,7 @@ func (q Queued) problems(prefix string) []*Error {
 
 // options returns the sequence.QueuedOptions of q, which problems
 // accepted.
-func (q Queued) options() sequence.QueuedOptions {
+func (q Queue) options() sequence.QueuedOptions {
 	o := sequence.QueuedOptions{Min: int(q.Min), Max: int(q.Max)}
 	o.Lead, _ = time.ParseDuration(q.Lead)
 	o.Idle, _ = time.ParseDuration(q.Idle)
@@ -511,7 +511,7 @@ func (q Queued) options() sequence.QueuedOptions {
 
 // problems checks the values of b and each member's own, naming them
 // prefix+field.
-func (b Balanced) problems(prefix string) []*Error {
+func (b Balance) problems(prefix string) []*Error {
 	var out []*Error
 	bad := func(field, format string, a ...any) {
 		out = append(out, &Error{Field: prefix + field, Err: fmt.Errorf(prefix+field+" "+format, a...)})
@@ -537,7 +537,7 @@ func (b Balanced) problems(prefix string) []*Error {
 
 // options returns the sequence.BalancedOptions of b, which problems
 // accepted.
-func (b Balanced) options() sequence.BalancedOptions {
+func (b Balance) options() sequence.BalancedOptions {
 	var o sequence.BalancedOptions
 	o.Rescue, _ = time.ParseDuration(b.Rescue)
 	o.Timeout, _ = time.ParseDuration(b.Timeout)

@@ -226,7 +226,7 @@ func fieldByName(t reflect.Type, name string) (reflect.StructField, bool) {
 
 // configTypes are the types that the values of a config file decode into.
 var configTypes = []reflect.Type{
-	reflect.TypeFor[Config](), reflect.TypeFor[Sequence](), reflect.TypeFor[Template](), reflect.TypeFor[Queued](), reflect.TypeFor[Balanced](),
+	reflect.TypeFor[Config](), reflect.TypeFor[Sequence](), reflect.TypeFor[Template](), reflect.TypeFor[Queue](), reflect.TypeFor[Balance](),
 	reflect.TypeFor[map[string]Template](), reflect.TypeFor[[]Sequence](),
 	reflect.TypeFor[string](), reflect.TypeFor[int64](), reflect.TypeFor[float64](), reflect.TypeFor[bool](),
 }

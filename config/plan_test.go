@@ -26,15 +26,15 @@ import (
 
 func TestParseKinds(t *testing.T) {
 	want := &config.Config{
-		Store: config.Sequence{Backend: "redis-strict", Queued: &config.Queued{Lead: "20ms", Max: 1000}, Options: config.Options{"ledger": "postgres://sn@db/shop"}},
+		Store: config.Sequence{Backend: "redis-strict", Queued: &config.Queue{Lead: "20ms", Max: 1000}, Options: config.Options{"ledger": "postgres://sn@db/shop"}},
 		Templates: map[string]config.Template{
-			"orders": {Template: "SN-@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{
+			"orders": {Template: "SN-@<seq>", Sequence: config.Sequence{Balanced: &config.Balance{
 				Rescue: "10s", Timeout: "200ms",
-				Members: []config.Sequence{{Options: config.Options{"url": "redis://a:6379/0"}}, {Queued: &config.Queued{Lead: "5ms"}, Options: config.Options{"url": "redis://b:6379/0"}}},
+				Members: []config.Sequence{{Options: config.Options{"url": "redis://a:6379/0"}}, {Queued: &config.Queue{Lead: "5ms"}, Options: config.Options{"url": "redis://b:6379/0"}}},
 			}}},
 			"ids":   {Template: "ID-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://a:6379/0", "layout": "sonyflake"}}},
 			"test":  {Template: "T-@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"layout": "41/10/12", "epoch": "2024-01-01", "unit": "1ms", "worker": 0, "single_process": true}}},
-			"queue": {Template: "Q-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{}}},
+			"queue": {Template: "Q-@<seq>", Sequence: config.Sequence{Queued: &config.Queue{}}},
 		},
 	}
 	tests := []struct{ name, format, data string }{
@@ -109,11 +109,11 @@ templates:
 			// A template's queued and balanced replace the store's field
 			// by field; the store's are not changed.
 			seq, _ := got.Sequence("orders")
-			if w := (config.Queued{Lead: "20ms", Max: 1000}); seq.Queued == nil || *seq.Queued != w {
+			if w := (config.Queue{Lead: "20ms", Max: 1000}); seq.Queued == nil || *seq.Queued != w {
 				t.Errorf("orders: queued %+v, want the store's %+v", seq.Queued, w)
 			}
 			seq, _ = got.Sequence("queue")
-			if w := (config.Queued{Lead: "20ms", Max: 1000}); seq.Queued == nil || *seq.Queued != w || seq.Queued == got.Store.Queued {
+			if w := (config.Queue{Lead: "20ms", Max: 1000}); seq.Queued == nil || *seq.Queued != w || seq.Queued == got.Store.Queued {
 				t.Errorf("queue: queued %+v, want a copy of the store's %+v", seq.Queued, w)
 			}
 		})
@@ -543,7 +543,7 @@ templates:
 // value is another number, so they must print apart.
 func TestBalancedStoreIdentity(t *testing.T) {
 	balanced := func(paths ...string) config.Sequence {
-		s := config.Sequence{Backend: "bolt", Balanced: &config.Balanced{}}
+		s := config.Sequence{Backend: "bolt", Balanced: &config.Balance{}}
 		for _, p := range paths {
 			s.Balanced.Members = append(s.Balanced.Members, config.Sequence{Options: config.Options{"path": p}})
 		}
@@ -559,7 +559,7 @@ func TestBalancedStoreIdentity(t *testing.T) {
 		{"one of the members alone", balanced("a.db", "b.db"), config.Sequence{Backend: "bolt", Options: config.Options{"path": "a.db"}}, false},
 		{"more members", balanced("a.db", "b.db"), balanced("a.db", "b.db", "c.db", "d.db"), false},
 		// A queue does not change what a number means.
-		{"one queued", balanced("a.db", "b.db"), func() config.Sequence { s := balanced("a.db", "b.db"); s.Queued = &config.Queued{}; return s }(), true},
+		{"one queued", balanced("a.db", "b.db"), func() config.Sequence { s := balanced("a.db", "b.db"); s.Queued = &config.Queue{}; return s }(), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -583,12 +583,12 @@ func TestStoreOf(t *testing.T) {
 	cfg := config.Config{
 		Store: config.Sequence{Backend: "bolt"},
 		Templates: map[string]config.Template{
-			"files": {Template: "F@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Options: config.Options{"path": "b.db"}}}}}},
+			"files": {Template: "F@<seq>", Sequence: config.Sequence{Balanced: &config.Balance{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Options: config.Options{"path": "b.db"}}}}}},
 			// A memory member forgets its numbers: the whole is not durable.
-			"mixed":  {Template: "M@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Backend: "memory"}}}}},
+			"mixed":  {Template: "M@<seq>", Sequence: config.Sequence{Balanced: &config.Balance{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Backend: "memory"}}}}},
 			"fixed":  {Template: "X@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"worker": 5, "single_process": true}}},
 			"leased": {Template: "L@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://u:pw@h:6379/0", "layout": "sonyflake"}}},
-			"bad":    {Template: "B@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}}}}},
+			"bad":    {Template: "B@<seq>", Sequence: config.Sequence{Balanced: &config.Balance{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}}}}},
 		},
 	}
 	tests := []struct {
@@ -679,7 +679,7 @@ func number(t *testing.T, s, prefix string) int64 {
 // increasing order for each caller, never twice.
 func TestBuildQueued(t *testing.T) {
 	cfg := config.Config{Templates: map[string]config.Template{
-		"a": {Template: "A@<seq>", Floor: 100, Sequence: config.Sequence{Queued: &config.Queued{Min: 4, Max: 8, Lead: "1ms"}}},
+		"a": {Template: "A@<seq>", Floor: 100, Sequence: config.Sequence{Queued: &config.Queue{Min: 4, Max: 8, Lead: "1ms"}}},
 	}}
 	set, err := cfg.Build(t.Context())
 	if err != nil {
@@ -710,7 +710,7 @@ func TestBuildQueued(t *testing.T) {
 func TestBuildQueuedExact(t *testing.T) {
 	dir := t.TempDir()
 	cfg := config.Config{
-		Store:     config.Sequence{Backend: "bolt", Queued: &config.Queued{}, Options: config.Options{"path": "sn.db"}},
+		Store:     config.Sequence{Backend: "bolt", Queued: &config.Queue{}, Options: config.Options{"path": "sn.db"}},
 		Templates: map[string]config.Template{"a": {Template: "A@<seq>", Floor: 100}},
 	}
 	var got []string
@@ -736,10 +736,10 @@ func TestBuildBalanced(t *testing.T) {
 	cfg := config.Config{
 		Store: config.Sequence{Backend: "bolt", Step: 10},
 		Templates: map[string]config.Template{
-			"b": {Template: "@<ownerKey, value=B>@<seq>", Floor: 1000, Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Queued: &config.Queued{}, Options: config.Options{"path": "b.db"}}}}}},
+			"b": {Template: "@<ownerKey, value=B>@<seq>", Floor: 1000, Sequence: config.Sequence{Balanced: &config.Balance{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Queued: &config.Queue{}, Options: config.Options{"path": "b.db"}}}}}},
 			// The same members, in the same order, and the same counter
 			// key: the same counters as b's.
-			"c": {Template: "@<ownerKey, value=B>@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Options: config.Options{"path": "b.db"}}}}}},
+			"c": {Template: "@<ownerKey, value=B>@<seq>", Sequence: config.Sequence{Balanced: &config.Balance{Members: []config.Sequence{{Options: config.Options{"path": "a.db"}}, {Options: config.Options{"path": "b.db"}}}}}},
 		},
 	}
 	seen := map[string]bool{}
@@ -794,9 +794,9 @@ func (failing) Next(context.Context, string) (int64, error) {
 func TestBuildBalancedFailover(t *testing.T) {
 	config.RegisterForTest(t, "down", down{})
 	cfg := config.Config{Templates: map[string]config.Template{
-		"half": {Template: "H@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Rescue: "1h",
-			Members: []config.Sequence{{Backend: "down", Options: config.Options{"path": "x"}}, {Backend: "memory", Queued: &config.Queued{}}}}}},
-		"none": {Template: "N@<seq>", Sequence: config.Sequence{Backend: "down", Balanced: &config.Balanced{
+		"half": {Template: "H@<seq>", Sequence: config.Sequence{Balanced: &config.Balance{Rescue: "1h",
+			Members: []config.Sequence{{Backend: "down", Options: config.Options{"path": "x"}}, {Backend: "memory", Queued: &config.Queue{}}}}}},
+		"none": {Template: "N@<seq>", Sequence: config.Sequence{Backend: "down", Balanced: &config.Balance{
 			Members: []config.Sequence{{Options: config.Options{"path": "x"}}, {Options: config.Options{"path": "y"}}}}}},
 	}}
 	set, err := cfg.Build(t.Context())
@@ -832,7 +832,7 @@ func TestBuildSnowflakeFixed(t *testing.T) {
 		Templates: map[string]config.Template{
 			"a": {Template: "@<ownerKey, value=ID>-@<seq>"},
 			"b": {Template: "@<ownerKey, value=ID>-@<seq, key=unit>@<unit, chars=a-z, var>"},
-			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queued{Min: 64}}},
+			"q": {Template: "@<ownerKey, value=ID>-@<seq>", Sequence: config.Sequence{Queued: &config.Queue{Min: 64}}},
 			"x": {Template: "X-@<seq>", Sequence: config.Sequence{Options: config.Options{"layout": "40/10/12", "epoch": "2025-06-01T12:00:00Z", "unit": "2ms", "worker": 0}}},
 		},
 	}
@@ -896,7 +896,7 @@ func TestKindsDriverErrors(t *testing.T) {
 	config.RegisterForTest(t, "plain", plain{})
 	cfg := config.Config{Templates: map[string]config.Template{
 		"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "plain"}},
-		"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "plain", Balanced: &config.Balanced{Members: []config.Sequence{{}, {Options: config.Options{"path": "x"}}}}}},
+		"b": {Template: "B@<seq>", Sequence: config.Sequence{Backend: "plain", Balanced: &config.Balance{Members: []config.Sequence{{}, {Options: config.Options{"path": "x"}}}}}},
 	}}
 	want := `config: template "a": plain sequence: boom` + "\n" +
 		`config: template "b": sequence.balanced.members[0]: plain sequence: boom`
@@ -907,7 +907,7 @@ func TestKindsDriverErrors(t *testing.T) {
 	// A member that fails to open: what was opened before it is closed.
 	dir := t.TempDir()
 	cfg = config.Config{Templates: map[string]config.Template{
-		"c": {Template: "C@<seq>", Sequence: config.Sequence{Balanced: &config.Balanced{Members: []config.Sequence{{Backend: "bolt", Options: config.Options{"path": "a.db"}}, {Backend: "plain", Options: config.Options{"path": "bad"}}}}}},
+		"c": {Template: "C@<seq>", Sequence: config.Sequence{Balanced: &config.Balance{Members: []config.Sequence{{Backend: "bolt", Options: config.Options{"path": "a.db"}}, {Backend: "plain", Options: config.Options{"path": "bad"}}}}}},
 	}}
 	_, err := cfg.Build(t.Context(), config.WithDir(dir))
 	if want := `config: template "c": sequence.balanced.members[1]: plain sequence: disk on fire`; err == nil || err.Error() != want {
