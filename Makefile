@@ -57,6 +57,7 @@ run:
 # table bench/README.md shows; bench-all runs every package's benchmarks.
 bench: deps
 	cd bench && $(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 30m
+	$(GO) test -run '^$$' -bench BoundHandle -count 3 ./sequence
 
 bench-all: deps
 	$(GO) test -run '^$$' -bench . -count 5 ./...

@@ -65,8 +65,8 @@ type Segment struct {
 	opts  SegmentOptions
 
 	keys  keyTable
-	locks [256]sync.Mutex // the keys' locks, striped: see segKey.lock
-	start time.Time       // the origin of segKey.lastFetch
+	locks [256]sync.Mutex // the keys' locks, striped: see SegmentKey.lock
+	start time.Time       // the origin of SegmentKey.lastFetch
 
 	ctx      context.Context // parent of every fetch; cancelled by Close
 	cancel   context.CancelFunc
@@ -131,7 +131,7 @@ type KeyStats struct {
 	LastError error // error of the last failed fetch; nil after a success
 }
 
-// maxEarly bounds segKey.early: at most, the next fetch starts after
+// maxEarly bounds SegmentKey.early: at most, the next fetch starts after
 // Prefetch/16 of a block.
 const maxEarly = 4
 
@@ -139,7 +139,7 @@ const maxEarly = 4
 // used up a block of a fixed step (MinStep == MaxStep) before the next
 // arrived: the step is too small for the rate, and callers will wait at
 // blocks until the key fetches early enough, or at every block.
-func (s *Segment) warnFixedStep(k *segKey) {
+func (s *Segment) warnFixedStep(k *SegmentKey) {
 	now := time.Now().UnixNano()
 	last := s.warned.Load()
 	if now-last < int64(10*time.Second) || !s.warned.CompareAndSwap(last, now) {
@@ -211,7 +211,7 @@ var spent = &block{}
 type fetch struct {
 	done     chan struct{} // closed once the result is set
 	n        int64         // numbers asked for
-	epoch    uint32        // segKey.epoch when the fetch started
+	epoch    uint32        // SegmentKey.epoch when the fetch started
 	late     bool          // a caller found the block spent while this fetch was in flight
 	b        *block        // the block, once arrived and not yet current
 	err      error         // the failure, once failed
@@ -229,10 +229,15 @@ func (f *fetch) arrived() bool {
 	}
 }
 
-// segKey is a Segment's state for one key. It is also the key's Handle.
-// The fields after key are guarded by the key's lock, one of the Segment's
-// striped mutexes ([segKey.lock]): a key used once costs 80 bytes here.
-type segKey struct {
+// SegmentKey is a Segment's state for one key, and the key's bound
+// handle: [Segment.Bound] returns it, and [Segment.Bind] as a [Handle].
+// Its Next takes a number from the key's current block with one atomic
+// add and a compare, a path small enough for the compiler to inline into
+// the caller.
+//
+// (The fields after key are guarded by the key's lock, one of the
+// Segment's striped mutexes: a key used once costs 80 bytes here.)
+type SegmentKey struct {
 	cur atomic.Pointer[block]
 	s   *Segment
 	key string
@@ -251,27 +256,27 @@ type segKey struct {
 
 // idle returns how many sweeps in a row found the key unused; k's lock is
 // held.
-func (k *segKey) idle() uint8 { return k.counts & 0xf }
+func (k *SegmentKey) idle() uint8 { return k.counts & 0xf }
 
 // setIdle sets idle (at most 15); k's lock is held.
-func (k *segKey) setIdle(n uint8) { k.counts = k.counts&0xf0 | min(n, 0xf) }
+func (k *SegmentKey) setIdle(n uint8) { k.counts = k.counts&0xf0 | min(n, 0xf) }
 
 // early returns the key's prefetch shifts: each fetch of a fixed step that
 // came late halves the share of a block used before the next fetch starts.
 // k's lock is held.
-func (k *segKey) early() uint8 { return k.counts >> 4 }
+func (k *SegmentKey) early() uint8 { return k.counts >> 4 }
 
 // setEarly sets early (at most 15); k's lock is held.
-func (k *segKey) setEarly(n uint8) { k.counts = k.counts&0x0f | min(n, 0xf)<<4 }
+func (k *SegmentKey) setEarly(n uint8) { k.counts = k.counts&0x0f | min(n, 0xf)<<4 }
 
 // lock locks the key's state.
-func (k *segKey) lock() { k.s.locks[k.stripe].Lock() }
+func (k *SegmentKey) lock() { k.s.locks[k.stripe].Lock() }
 
 // unlock unlocks the key's state.
-func (k *segKey) unlock() { k.s.locks[k.stripe].Unlock() }
+func (k *SegmentKey) unlock() { k.s.locks[k.stripe].Unlock() }
 
 // inflight returns the key's fetch in flight, or nil; k's lock is held.
-func (k *segKey) inflight() *fetch {
+func (k *SegmentKey) inflight() *fetch {
 	if f := k.last; f != nil && !f.arrived() {
 		return f
 	}
@@ -279,7 +284,7 @@ func (k *segKey) inflight() *fetch {
 }
 
 // next returns the block fetched ahead, or nil; k's lock is held.
-func (k *segKey) next() *block {
+func (k *SegmentKey) next() *block {
 	if f := k.last; f != nil && f.b != nil && f.arrived() {
 		return f.b
 	}
@@ -287,7 +292,7 @@ func (k *segKey) next() *block {
 }
 
 // failed returns the key's last failed fetch, or nil; k's lock is held.
-func (k *segKey) failed() *fetch {
+func (k *SegmentKey) failed() *fetch {
 	if f := k.last; f != nil && f.err != nil && f.arrived() {
 		return f
 	}
@@ -296,12 +301,12 @@ func (k *segKey) failed() *fetch {
 
 // backingOff reports whether the key failed a fetch and its backoff has
 // not ended; k's lock is held.
-func (k *segKey) backingOff() bool {
+func (k *SegmentKey) backingOff() bool {
 	f := k.failed()
 	return f != nil && k.s.opts.Now().Before(f.retryAt)
 }
 
-// noFetch is segKey.lastFetch before the key's first fetch.
+// noFetch is SegmentKey.lastFetch before the key's first fetch.
 const noFetch = time.Duration(math.MinInt64)
 
 // errReleased tells a caller that the key it holds was released: look it
@@ -310,11 +315,11 @@ var errReleased = errors.New("sequence: key released")
 
 // state returns the state of key, adding it if the Segment has none. A
 // pinned state is never released.
-func (s *Segment) state(key string, pin bool) *segKey {
+func (s *Segment) state(key string, pin bool) *SegmentKey {
 	for {
-		k := s.keys.loadOrAdd(key, func() *segKey {
+		k := s.keys.loadOrAdd(key, func() *SegmentKey {
 			key := strings.Clone(key)
-			k := &segKey{s: s, key: key, step: s.opts.Step, lastFetch: noFetch, stripe: uint8(maphash.String(s.keys.seed, key))}
+			k := &SegmentKey{s: s, key: key, step: s.opts.Step, lastFetch: noFetch, stripe: uint8(maphash.String(s.keys.seed, key))}
 			k.cur.Store(spent)
 			s.startSweeper()
 			return k
@@ -335,16 +340,16 @@ func (s *Segment) state(key string, pin bool) *segKey {
 // Next returns the next number for key. It waits for the store only when the
 // key has no buffered number, which in steady state happens only for a key's
 // first call.
+//
+// ctx is consulted when the call may wait: for a block from the store.
+// A number already in memory is returned whatever ctx says.
 func (s *Segment) Next(ctx context.Context, key string) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
 	for {
 		k := s.keys.load(key)
 		if k == nil {
 			k = s.state(key, false)
 		}
-		// The hot path, as in segKey.Next.
+		// The hot path, as in SegmentKey.Next.
 		b := k.cur.Load()
 		i := b.used.Add(1)
 		if i <= b.size && i != b.threshold {
@@ -361,23 +366,31 @@ func (s *Segment) Next(ctx context.Context, key string) (int64, error) {
 // bound key is never released.
 func (s *Segment) Bind(key string) Handle { return s.state(key, true) }
 
-// Next returns the next number for the Handle's key. This is the hot path:
-// a pointer load, one atomic add on the current block and a compare.
-func (k *segKey) Next(ctx context.Context) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
+// Bound returns the bound handle of key as its concrete type, whose Next
+// the compiler inlines into a caller that holds it: [Segment.Bind]
+// without the interface call.
+func (s *Segment) Bound(key string) *SegmentKey { return s.state(key, true) }
+
+// Next returns the next number for the key. This is the hot path: a
+// pointer load, one atomic add on the current block and a compare, which
+// the compiler inlines. ctx is consulted when the call may wait, for a
+// block from the store; a number already in memory is returned whatever
+// ctx says.
+func (k *SegmentKey) Next(ctx context.Context) (int64, error) {
 	b := k.cur.Load()
+	// A block's bounds never change: read before the add, they load while
+	// it runs instead of waiting for it.
+	first, size, threshold := b.first, b.size, b.threshold
 	i := b.used.Add(1)
-	if i <= b.size && i != b.threshold {
-		return b.first + i - 1, nil
+	if i <= size && i != threshold {
+		return first + i - 1, nil
 	}
 	return k.takeSlow(ctx, b, i)
 }
 
 // takeSlow finishes a take whose add i on block b crossed the prefetch
 // threshold or missed the block.
-func (k *segKey) takeSlow(ctx context.Context, b *block, i int64) (int64, error) {
+func (k *SegmentKey) takeSlow(ctx context.Context, b *block, i int64) (int64, error) {
 	for {
 		if i <= b.size {
 			if i == b.threshold {
@@ -434,13 +447,13 @@ func (s *Segment) NextN(ctx context.Context, key string, dst []int64, n int) ([]
 
 // prefetch starts fetching the next block unless one is buffered or in
 // flight. It runs once per block, in the caller that crosses the threshold.
-func (k *segKey) prefetch() {
+func (k *SegmentKey) prefetch() {
 	k.lock()
 	k.prefetchLocked()
 	k.unlock()
 }
 
-func (k *segKey) prefetchLocked() {
+func (k *SegmentKey) prefetchLocked() {
 	if k.released || k.next() != nil || k.inflight() != nil || k.high == math.MaxInt64 {
 		return
 	}
@@ -452,7 +465,7 @@ func (k *segKey) prefetchLocked() {
 
 // refill is called when the block b was found spent. It returns nil once the
 // caller should try again (a new block is current), or the error to return.
-func (k *segKey) refill(ctx context.Context, b *block) error {
+func (k *SegmentKey) refill(ctx context.Context, b *block) error {
 	k.lock()
 	if k.s.closed.Load() {
 		k.unlock()
@@ -517,7 +530,7 @@ func (k *segKey) refill(ctx context.Context, b *block) error {
 
 // install makes b the current block; k's lock is held. If b is already
 // past its threshold (Floor skipped into it), the next fetch starts now.
-func (k *segKey) install(b *block) {
+func (k *SegmentKey) install(b *block) {
 	k.cur.Store(b)
 	if b.used.Load() >= b.threshold {
 		k.prefetchLocked()
@@ -526,7 +539,7 @@ func (k *segKey) install(b *block) {
 
 // startFetch starts the key's one fetch; k's lock is held. It returns nil
 // if the Segment is closed.
-func (k *segKey) startFetch() *fetch {
+func (k *SegmentKey) startFetch() *fetch {
 	s := k.s
 	s.mu.Lock()
 	if s.closed.Load() {
@@ -557,7 +570,7 @@ func (k *segKey) startFetch() *fetch {
 }
 
 // run performs fetch f in the background.
-func (k *segKey) run(f *fetch) {
+func (k *SegmentKey) run(f *fetch) {
 	defer k.s.wg.Done()
 	ctx, cancel := context.WithTimeout(k.s.ctx, k.s.opts.FetchTimeout)
 	start := time.Now()
@@ -589,7 +602,7 @@ func (s *Segment) allocate(ctx context.Context, key string, n int64) (r Range, e
 // accept places the result of fetch f; k's lock is held, f.done still
 // open. It sets f.err for the callers waiting on f (nil if they should try
 // again), and f.b when the block waits behind the current one.
-func (k *segKey) accept(f *fetch, r Range, err error) {
+func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 	s := k.s
 	if s.closed.Load() || k.released {
 		f.err = ErrClosed
@@ -636,7 +649,7 @@ func (k *segKey) accept(f *fetch, r Range, err error) {
 }
 
 // fail records that fetch f failed with err; k's lock is held.
-func (k *segKey) fail(f *fetch, err error) {
+func (k *SegmentKey) fail(f *fetch, err error) {
 	f.err = err
 	f.failures++
 	backoff := retryMax
@@ -670,7 +683,7 @@ func (s *Segment) Floor(ctx context.Context, key string, floor int64) error {
 	if err := fl.Floor(ctx, key, floor); err != nil {
 		return fmt.Errorf("sequence: Floor(%q, %d): %w", key, floor, err)
 	}
-	var k *segKey
+	var k *SegmentKey
 	for {
 		k = s.state(key, false)
 		k.lock()
@@ -735,7 +748,7 @@ func (s *Segment) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	back := map[string][]Range{} // per key, what the Segment holds and nobody took
-	s.keys.each(func(k *segKey) {
+	s.keys.each(func(k *SegmentKey) {
 		k.lock()
 		cur := k.cur.Load()
 		r := seal(cur)
@@ -831,7 +844,7 @@ func (s *Segment) Stats() SegmentStats {
 // [SegmentStats].Keys counts them all.
 func (s *Segment) Keys(limit int) []string {
 	var keys []string
-	s.keys.each(func(k *segKey) {
+	s.keys.each(func(k *SegmentKey) {
 		if limit <= 0 || len(keys) < limit {
 			keys = append(keys, k.key)
 		}

@@ -45,8 +45,8 @@ func (s *Segment) startSweeper() {
 // the Allocator, which starts above every number handed out, the old
 // block's included.
 func (s *Segment) sweep() {
-	var idle []*segKey
-	s.keys.each(func(k *segKey) {
+	var idle []*SegmentKey
+	s.keys.each(func(k *SegmentKey) {
 		k.lock()
 		defer k.unlock()
 		if pos := k.position(); pos != k.mark || k.pinned || k.inflight() != nil {
@@ -92,7 +92,7 @@ func (s *Segment) Release(key string) {
 // fetch failed is kept: its error (a store that went backwards, above
 // all) must hold until a fetch succeeds or Floor mends the key, and a new
 // state would know nothing of the numbers issued.
-func (s *Segment) release(k *segKey) {
+func (s *Segment) release(k *SegmentKey) {
 	if k.released || k.pinned || k.inflight() != nil || k.failed() != nil {
 		return
 	}
@@ -105,7 +105,7 @@ func (s *Segment) release(k *segKey) {
 
 // position returns the next number of the key's current block; k's lock
 // is held. It moves with every number taken and every block installed.
-func (k *segKey) position() int64 {
+func (k *SegmentKey) position() int64 {
 	b := k.cur.Load()
 	return b.first + min(b.used.Load(), b.size)
 }

@@ -35,7 +35,7 @@ type keyTable struct {
 
 // slotArray is one generation of the table.
 type slotArray struct {
-	s []atomic.Pointer[segKey]
+	s []atomic.Pointer[SegmentKey]
 }
 
 // home returns the slot where the probe for a key with hash h starts.
@@ -53,7 +53,7 @@ func (a *slotArray) after(i int) int {
 }
 
 // tomb marks the slot of a released key, so that probes go on past it.
-var tomb = new(segKey)
+var tomb = new(SegmentKey)
 
 // minSlots is the size of the first slot array.
 const minSlots = 16
@@ -65,11 +65,11 @@ func (t *keyTable) init() {
 }
 
 func newSlotArray(n int) *slotArray {
-	return &slotArray{s: make([]atomic.Pointer[segKey], n)}
+	return &slotArray{s: make([]atomic.Pointer[SegmentKey], n)}
 }
 
 // load returns the state of key, or nil. It takes no lock.
-func (t *keyTable) load(key string) *segKey {
+func (t *keyTable) load(key string) *SegmentKey {
 	a, h := t.slots.Load(), maphash.String(t.seed, key)
 	for i := a.home(h); ; i = a.after(i) {
 		k := a.s[i].Load()
@@ -86,7 +86,7 @@ func (t *keyTable) load(key string) *segKey {
 
 // loadOrAdd returns the state of key, adding the one that newKey returns
 // if the table has none. newKey runs under t.mu.
-func (t *keyTable) loadOrAdd(key string, newKey func() *segKey) *segKey {
+func (t *keyTable) loadOrAdd(key string, newKey func() *SegmentKey) *SegmentKey {
 	if k := t.load(key); k != nil {
 		return k
 	}
@@ -114,7 +114,7 @@ func (t *keyTable) loadOrAdd(key string, newKey func() *segKey) *segKey {
 }
 
 // remove takes k out of the table; t.mu is held.
-func (t *keyTable) remove(k *segKey) {
+func (t *keyTable) remove(k *SegmentKey) {
 	a := t.slots.Load()
 	for i := a.home(maphash.String(t.seed, k.key)); ; i = a.after(i) {
 		switch a.s[i].Load() {
@@ -157,7 +157,7 @@ func (t *keyTable) rebuild(n int) {
 
 // each calls f on every key in the table, without a lock: a key added or
 // removed meanwhile may or may not be seen.
-func (t *keyTable) each(f func(*segKey)) {
+func (t *keyTable) each(f func(*SegmentKey)) {
 	a := t.slots.Load()
 	for i := range a.s {
 		if k := a.s[i].Load(); k != nil && k != tomb {

@@ -29,7 +29,10 @@ import (
 // are positive. Gaps are allowed; repeats never are.
 //
 // Implementations must be safe for concurrent use and must honour ctx: a call
-// that would wait returns ctx.Err() (possibly wrapped) once ctx is done.
+// that would wait — for a store, a lock, the network — returns ctx.Err()
+// (possibly wrapped) once ctx is done. A call that takes a number from
+// memory need not consult ctx, and may return the number whatever ctx
+// says: the warm path of a Segment is one atomic add.
 type Gen interface {
 	Next(ctx context.Context, key string) (int64, error)
 }

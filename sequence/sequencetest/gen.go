@@ -107,9 +107,10 @@ func checkOrder(ctx context.Context, g sequence.Gen, ks keyspace) error {
 	})
 }
 
-// checkContext: every method fails with context.Canceled on a cancelled
-// context, on a warm key as well as a cold one, and a cancelled call does not
-// break the Gen for later calls.
+// checkContext: a call with a cancelled context fails with
+// context.Canceled or, when it is served from memory, returns its number,
+// unique and in order; Floor, which waits for the store, fails; and a
+// cancelled call does not break the Gen for later calls.
 func checkContext(ctx context.Context, g sequence.Gen, ks keyspace) error {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
@@ -125,19 +126,32 @@ func checkContext(ctx context.Context, g sequence.Gen, ks keyspace) error {
 			return fmt.Errorf("Handle(%q).Next: %w", warm, err)
 		}
 	}
-	_, errWarm := g.Next(done, warm)
-	_, errCold := g.Next(done, cold)
-	errs := []error{
-		isCanceled(fmt.Sprintf("Next(%q) on a warm key", warm), errWarm),
-		isCanceled(fmt.Sprintf("Next(%q) on a cold key", cold), errCold),
+	last := first // the largest number of warm, to check the order
+	seen := map[int64]bool{first: true}
+	var errs []error
+	got := func(what string, ns []int64, err error) {
+		if err != nil {
+			errs = append(errs, isCanceled(what, err))
+			return
+		}
+		for _, n := range ns {
+			if seen[n] || n <= last && !ks.unordered {
+				errs = append(errs, fmt.Errorf("%s with a cancelled context returned %d, after %d: numbers must be unique and increase", what, n, last))
+			}
+			seen[n], last = true, max(last, n)
+		}
 	}
+	n, err := g.Next(done, warm)
+	got(fmt.Sprintf("Next(%q) on a warm key", warm), []int64{n}, err)
+	_, errCold := g.Next(done, cold)
+	errs = append(errs, canceledOr(fmt.Sprintf("Next(%q) on a cold key", cold), errCold))
 	if h != nil {
-		_, err := h.Next(done)
-		errs = append(errs, isCanceled(fmt.Sprintf("Handle(%q).Next", warm), err))
+		n, err := h.Next(done)
+		got(fmt.Sprintf("Handle(%q).Next", warm), []int64{n}, err)
 	}
 	if b, ok := g.(sequence.Batcher); ok {
-		_, err := b.NextN(done, warm, nil, 3)
-		errs = append(errs, isCanceled(fmt.Sprintf("NextN(%q, 3)", warm), err))
+		ns, err := b.NextN(done, warm, nil, 3)
+		got(fmt.Sprintf("NextN(%q, 3)", warm), ns, err)
 	}
 	if f, ok := g.(sequence.Floorer); ok {
 		err := f.Floor(done, ks.key("floor"), 10)
@@ -147,8 +161,8 @@ func checkContext(ctx context.Context, g sequence.Gen, ks keyspace) error {
 	switch {
 	case err != nil:
 		errs = append(errs, fmt.Errorf("Next(%q) after calls with a cancelled context: %w", warm, err))
-	case after <= first && !ks.unordered:
-		errs = append(errs, fmt.Errorf("key %q: Next returned %d after %d: numbers for one key must strictly increase within a goroutine", warm, after, first))
+	case (after <= last || seen[after]) && !ks.unordered:
+		errs = append(errs, fmt.Errorf("key %q: Next returned %d after %d: numbers for one key must strictly increase within a goroutine", warm, after, last))
 	}
 	return errors.Join(errs...)
 }
