@@ -139,7 +139,7 @@ func checkLedger(s seq, backend string, required bool) error {
 		return &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: %w", l.shown, err)}
 	}
 	// New checks its arguments and nothing else: it never uses the DB.
-	if _, err := sqlseq.New(new(sql.DB), l.dialect, &sqlseq.Options{Table: tableOf(s)}); err != nil {
+	if _, err := sqlseq.New(new(sql.DB), l.dialect, sqlseq.Options{Table: tableOf(s)}); err != nil {
 		if errors.Is(err, sequence.ErrInvalidArgument) {
 			err = errors.New(`want a name such as sn_ledger or billing.sn_ledger (letters, digits and "_")`)
 		}
@@ -179,7 +179,7 @@ func openLedger(ctx context.Context, t *config.Target) (*sqlseq.Store, error) {
 	}
 	table := tableOf(s)
 	return config.Share(t, "sqlseq "+l.dsn+" table "+table, func() (*sqlseq.Store, error) {
-		st, err := sqlseq.New(db, l.dialect, &sqlseq.Options{Table: table})
+		st, err := sqlseq.New(db, l.dialect, sqlseq.Options{Table: table})
 		if err != nil {
 			return nil, err
 		}

@@ -64,7 +64,7 @@ func mysqlURL(t *testing.T, dsn string) string {
 // mark returns the ledger's high-water mark of key in table.
 func mark(t *testing.T, db *sql.DB, d database, table, key string) int64 {
 	t.Helper()
-	st, err := sqlseq.New(db, d.dialect, &sqlseq.Options{Table: table})
+	st, err := sqlseq.New(db, d.dialect, sqlseq.Options{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}

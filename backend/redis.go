@@ -58,7 +58,7 @@ func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, er
 	if err != nil {
 		return nil, err
 	}
-	opts := &redisseq.AllocatorOptions{Prefix: s.Prefix, Replicas: s.Replicas, ReplicaTimeout: replicaTimeout(s)}
+	opts := redisseq.AllocatorOptions{Prefix: s.Prefix, Replicas: s.Replicas, ReplicaTimeout: replicaTimeout(s)}
 	var a *redisseq.Allocator
 	if ledger == nil {
 		a, err = redisseq.NewRedisOnlyAllocator(c, opts)
@@ -144,7 +144,7 @@ func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 	if err != nil {
 		return nil, err
 	}
-	return redisseq.NewCounter(c, durable, &redisseq.CounterOptions{
+	return redisseq.NewCounter(c, durable, redisseq.CounterOptions{
 		Prefix: s.Prefix, Step: s.Step,
 		Replicas: s.Replicas, ReplicaTimeout: replicaTimeout(s),
 	})

@@ -124,7 +124,7 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 		if err != nil {
 			return nil, err
 		}
-		if leaser, err = sqlseq.NewLeaser(store, nil); err != nil {
+		if leaser, err = sqlseq.NewLeaser(store, sqlseq.LeaserOptions{}); err != nil {
 			return nil, err
 		}
 		key = ledgerLeaseKey(name, s, s.Ledger)
@@ -133,7 +133,7 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 		if err != nil {
 			return nil, err
 		}
-		if leaser, err = redisseq.NewLeaser(c, &redisseq.LeaserOptions{Prefix: s.Prefix}); err != nil {
+		if leaser, err = redisseq.NewLeaser(c, redisseq.LeaserOptions{Prefix: s.Prefix}); err != nil {
 			return nil, err
 		}
 		key = leaseKey(name, s, s.URL)

@@ -127,7 +127,7 @@ func contenders(b *testing.B) []contender {
 
 	rdb := startRedis(b)
 	hincr := redis.NewScript(`return redis.call('HINCRBY', KEYS[1], 'n', 1)`)
-	redisSeg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "bench:"})), sequence.SegmentOptions{}))
+	redisSeg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), redisseq.AllocatorOptions{Prefix: "bench:"})), sequence.SegmentOptions{}))
 	b.Cleanup(func() { redisSeg.Close() })
 	redisBound := redisSeg.Bind("k")
 

@@ -79,18 +79,18 @@ func TestConstructorsRefuseBadArguments(t *testing.T) {
 			_, err := sequence.NewBalanced(make([]sequence.Gen, 2), sequence.BalancedOptions{})
 			return err
 		},
-		"redisseq.NewAllocator(nil)": func() error { _, err := redisseq.NewAllocator(nil, mem, nil); return err },
+		"redisseq.NewAllocator(nil)": func() error { _, err := redisseq.NewAllocator(nil, mem, redisseq.AllocatorOptions{}); return err },
 		"redisseq.NewAllocator(ledger nil)": func() error {
-			_, err := redisseq.NewAllocator(redis.NewClient(&redis.Options{}), nil, nil)
+			_, err := redisseq.NewAllocator(redis.NewClient(&redis.Options{}), nil, redisseq.AllocatorOptions{})
 			return err
 		},
-		"redisseq.NewRedisOnlyAllocator(nil)": func() error { _, err := redisseq.NewRedisOnlyAllocator(nil, nil); return err },
-		"redisseq.NewCounter(nil)":            func() error { _, err := redisseq.NewCounter(nil, mem, nil); return err },
+		"redisseq.NewRedisOnlyAllocator(nil)": func() error { _, err := redisseq.NewRedisOnlyAllocator(nil, redisseq.AllocatorOptions{}); return err },
+		"redisseq.NewCounter(nil)":            func() error { _, err := redisseq.NewCounter(nil, mem, redisseq.CounterOptions{}); return err },
 		"redisseq.NewLock(nil)":               func() error { _, err := redisseq.NewLock(nil, "k", time.Second); return err },
-		"redisseq.NewLeaser(nil)":             func() error { _, err := redisseq.NewLeaser(nil, nil); return err },
-		"sqlseq.NewLeaser(nil)":               func() error { _, err := sqlseq.NewLeaser(nil, nil); return err },
+		"redisseq.NewLeaser(nil)":             func() error { _, err := redisseq.NewLeaser(nil, redisseq.LeaserOptions{}); return err },
+		"sqlseq.NewLeaser(nil)":               func() error { _, err := sqlseq.NewLeaser(nil, sqlseq.LeaserOptions{}); return err },
 		"sqlseq.New(bad table)": func() error {
-			_, err := sqlseq.New(new(sql.DB), sqlseq.Postgres, &sqlseq.Options{Table: "a;b"})
+			_, err := sqlseq.New(new(sql.DB), sqlseq.Postgres, sqlseq.Options{Table: "a;b"})
 			return err
 		},
 		"boltseq.Open(\"\")": func() error { _, err := boltseq.Open("", boltseq.Options{}); return err },

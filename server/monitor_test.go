@@ -30,7 +30,7 @@ func startRedis(t *testing.T, srv *redistest.Server, tokens ...string) *httptest
 	t.Helper()
 	// A worker id released earlier, with its bound: the server's snowflake
 	// Gen takes it and issues at once (a new id waits one TTL).
-	lease, err := must(redisseq.NewLeaser(srv.Client(t), nil)).Lease(t.Context(), snowflake.Sonyflake, time.Second)
+	lease, err := must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{})).Lease(t.Context(), snowflake.Sonyflake, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestAdversaryExactTakePastRangeEnd(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.StartServer(t)
 	ledger := sequence.NewMemoryAllocator()
-	b := must(redisseq.NewAllocator(srv.Client(t), ledger, &redisseq.AllocatorOptions{Chunk: 10}))
+	b := must(redisseq.NewAllocator(srv.Client(t), ledger, redisseq.AllocatorOptions{Chunk: 10}))
 
 	const W = int64(1) << 60
 	var bRange sequence.Range
@@ -67,7 +67,7 @@ func TestAdversaryExactTakePastRangeEnd(t *testing.T) {
 			bRange = r
 		}
 	}})
-	a := must(redisseq.NewAllocator(rdbA, ledger, &redisseq.AllocatorOptions{Chunk: 10}))
+	a := must(redisseq.NewAllocator(rdbA, ledger, redisseq.AllocatorOptions{Chunk: 10}))
 	aRange, err := a.Allocate(ctx, "k", W)
 	if err != nil {
 		t.Fatalf("A.Allocate(%d): %v", W, err)
@@ -109,7 +109,7 @@ func TestAdversaryRedisOnlyEpochCheckRace(t *testing.T) {
 			admin.FlushAll(ctx) // Redis restarted empty, right after the epoch check
 		}
 	}})
-	a := must(redisseq.NewRedisOnlyAllocator(rdb, nil))
+	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	first, err := a.Allocate(ctx, "k", 10)
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestAdversaryRedisOnlyClusterShardLoss(t *testing.T) {
 		n.Close()
 	}
 	rdb := cl.Client(t)
-	a := must(redisseq.NewRedisOnlyAllocator(rdb, nil))
+	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	// A key whose master does not hold the epoch marker.
 	epochKey := "sn:{}:epoch"
 	var key string
@@ -184,7 +184,7 @@ func TestAdversaryRedisOnlyClusterShardLoss(t *testing.T) {
 func TestAdversaryExactTakeBigBlockMisreported(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	a := must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), nil))
+	a := must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), redisseq.AllocatorOptions{}))
 	const n = int64(1)<<53 + 1
 	r, err := a.Allocate(ctx, "big", n)
 	if err != nil || r != (sequence.Range{First: 1, Last: n}) {

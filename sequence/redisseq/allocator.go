@@ -80,21 +80,17 @@ type Allocator struct {
 // reserved from ledger. A nil c or ledger is an error wrapping
 // [sequence.ErrInvalidArgument]; for an Allocator without a ledger, see
 // [NewRedisOnlyAllocator].
-func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, opts *AllocatorOptions) (*Allocator, error) {
+func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, o AllocatorOptions) (*Allocator, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: redisseq.NewAllocator with a nil client", sequence.ErrInvalidArgument)
 	}
 	if ledger == nil {
 		return nil, fmt.Errorf("%w: redisseq.NewAllocator with a nil ledger (NewRedisOnlyAllocator keeps counters in Redis alone)", sequence.ErrInvalidArgument)
 	}
-	var o AllocatorOptions
-	if opts != nil {
-		o = *opts
-	}
 	if o.Chunk < 1 {
 		o.Chunk = DefaultChunk
 	}
-	core, err := NewCounter(c, ledger, &CounterOptions{Prefix: o.Prefix, Step: o.Chunk, Replicas: o.Replicas, ReplicaTimeout: o.ReplicaTimeout})
+	core, err := NewCounter(c, ledger, CounterOptions{Prefix: o.Prefix, Step: o.Chunk, Replicas: o.Replicas, ReplicaTimeout: o.ReplicaTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -122,13 +118,9 @@ func NewAllocator(c redis.UniversalClient, ledger sequence.Allocator, opts *Allo
 // only a ledger ([NewAllocator]) covers that.
 //
 // A nil c is an error wrapping [sequence.ErrInvalidArgument].
-func NewRedisOnlyAllocator(c redis.UniversalClient, opts *AllocatorOptions) (*Allocator, error) {
+func NewRedisOnlyAllocator(c redis.UniversalClient, o AllocatorOptions) (*Allocator, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: redisseq.NewRedisOnlyAllocator with a nil client", sequence.ErrInvalidArgument)
-	}
-	var o AllocatorOptions
-	if opts != nil {
-		o = *opts
 	}
 	prefix := prefixOrDefault(o.Prefix)
 	return &Allocator{rdb: c, prefix: prefix, replicas: newReplicas(o.Replicas, o.ReplicaTimeout), only: &onlyRedis{}}, nil

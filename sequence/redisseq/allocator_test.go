@@ -55,7 +55,7 @@ func TestAllocatorKeyLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := must(redisseq.NewRedisOnlyAllocator(rdb, &redisseq.AllocatorOptions{Prefix: tt.prefix}))
+			a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{Prefix: tt.prefix}))
 			if got := a.Key(tt.key); got != tt.want {
 				t.Fatalf("Key(%q) = %q, want %q", tt.key, got, tt.want)
 			}
@@ -74,7 +74,7 @@ func TestAllocatorKeyLayout(t *testing.T) {
 func TestAllocatorKeysDoNotCollide(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
-	a := must(redisseq.NewRedisOnlyAllocator(rdb, nil))
+	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	keys := []string{"{", "}", "%", "%7B", "%7D", "%25", "{}", "%7B%7D", "a}b", "a%7Db", "", "{a}", "a"}
 	seen := map[string]string{}
 	for _, k := range keys {
@@ -96,8 +96,8 @@ func TestAllocatorClusterSlots(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.SharedCluster(t).Client(t)
 	ledger := sequence.NewMemoryAllocator()
-	a := must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Prefix: "slots:"}))
-	c := must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Prefix: "slots:"}))
+	a := must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Prefix: "slots:"}))
+	c := must(redisseq.NewCounter(rdb, ledger, redisseq.CounterOptions{Prefix: "slots:"}))
 	for _, k := range []string{"a", "order:{2024}", "}x{", "%7B", "заказ"} {
 		s1, err1 := rdb.ClusterKeySlot(ctx, a.Key(k)).Result()
 		s2, err2 := rdb.ClusterKeySlot(ctx, c.Key(k)).Result()
@@ -120,7 +120,7 @@ func TestAllocatorClusterSlots(t *testing.T) {
 func TestAllocatorBigNumbers(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
-	a := must(redisseq.NewRedisOnlyAllocator(rdb, nil))
+	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 
 	// Above 2^53 a double cannot tell 2^53 from 2^53+1: a floor compared as
 	// a Lua number would be lost.
@@ -175,7 +175,7 @@ func TestAllocatorBigNumbers(t *testing.T) {
 
 func TestAllocatorInvalidArguments(t *testing.T) {
 	ctx := context.Background()
-	a := must(redisseq.NewRedisOnlyAllocator(redistest.StartServer(t, redistest.Persistent()).Client(t), nil))
+	a := must(redisseq.NewRedisOnlyAllocator(redistest.StartServer(t, redistest.Persistent()).Client(t), redisseq.AllocatorOptions{}))
 	for _, n := range []int64{0, -1, math.MinInt64} {
 		_, err := a.Allocate(ctx, "k", n)
 		checkErr(t, "Allocate with a bad n", err, []error{sequence.ErrInvalidArgument}, "sn:{k}")
@@ -186,7 +186,7 @@ func TestAllocatorInvalidArguments(t *testing.T) {
 func TestAllocatorForeignValues(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
-	a := must(redisseq.NewRedisOnlyAllocator(rdb, nil))
+	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	tests := []struct {
 		name  string
 		setup func(key string) error
@@ -228,8 +228,8 @@ func TestAllocatorForeignValues(t *testing.T) {
 func TestScriptFlush(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
-	a := must(redisseq.NewRedisOnlyAllocator(rdb, nil))
-	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 3}))
+	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
+	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 3}))
 	var last int64
 	for i := range 10 {
 		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
@@ -260,7 +260,7 @@ func TestScriptFlush(t *testing.T) {
 func TestAllocatorUnavailable(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	rdb := srv.Client(t)
-	a := must(redisseq.NewRedisOnlyAllocator(rdb, nil))
+	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	if _, err := a.Allocate(context.Background(), "k", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -273,6 +273,6 @@ func TestAllocatorUnavailable(t *testing.T) {
 
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	c.Close()
-	_, err = must(redisseq.NewRedisOnlyAllocator(c, nil)).Allocate(context.Background(), "k", 1)
+	_, err = must(redisseq.NewRedisOnlyAllocator(c, redisseq.AllocatorOptions{})).Allocate(context.Background(), "k", 1)
 	checkErr(t, "Allocate with a closed client", err, []error{sequence.ErrClosed, redis.ErrClosed}, "sn:{k}")
 }

@@ -61,23 +61,23 @@ func BenchmarkRedis(b *testing.B) {
 		parallel(b, func() error { return rdb.Incr(ctx, "bench:incr").Err() })
 	})
 	b.Run("Segment+Allocator", func(b *testing.B) {
-		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger(b), &redisseq.AllocatorOptions{Prefix: "bench:"})),
+		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger(b), redisseq.AllocatorOptions{Prefix: "bench:"})),
 			sequence.SegmentOptions{Step: 1000, MaxStep: 1000}))
 		defer seg.Close()
 		parallel(b, func() error { _, err := seg.Next(ctx, "segment"); return err })
 	})
 	b.Run("Segment(adaptive)+Allocator", func(b *testing.B) {
-		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger(b), &redisseq.AllocatorOptions{Prefix: "bench:"})),
+		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger(b), redisseq.AllocatorOptions{Prefix: "bench:"})),
 			sequence.SegmentOptions{}))
 		defer seg.Close()
 		parallel(b, func() error { _, err := seg.Next(ctx, "adaptive"); return err })
 	})
 	b.Run("Counter", func(b *testing.B) {
-		c := must(redisseq.NewCounter(rdb, ledger(b), &redisseq.CounterOptions{Prefix: "bench:"}))
+		c := must(redisseq.NewCounter(rdb, ledger(b), redisseq.CounterOptions{Prefix: "bench:"}))
 		parallel(b, func() error { _, err := c.Next(ctx, "counter"); return err })
 	})
 	b.Run("CounterNextN100", func(b *testing.B) {
-		c := must(redisseq.NewCounter(rdb, ledger(b), &redisseq.CounterOptions{Prefix: "bench:"}))
+		c := must(redisseq.NewCounter(rdb, ledger(b), redisseq.CounterOptions{Prefix: "bench:"}))
 		b.SetParallelism(8)
 		b.RunParallel(func(pb *testing.PB) {
 			buf := make([]int64, 0, 100)
@@ -101,7 +101,7 @@ func BenchmarkRedis(b *testing.B) {
 	// throughput over INCR's at equal concurrency (mean INCR latency over
 	// mean Counter latency).
 	b.Run("Counter-vs-INCR", func(b *testing.B) {
-		c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "bench:"}))
+		c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Prefix: "bench:"}))
 		var incrNs, counterNs atomic.Int64
 		b.SetParallelism(8)
 		b.RunParallel(func(pb *testing.PB) {
@@ -134,7 +134,7 @@ func BenchmarkRedis(b *testing.B) {
 func BenchmarkStrictVsINCR(b *testing.B) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(b).Client(b)
-	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "strict:"}))
+	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Prefix: "strict:"}))
 	for _, callers := range []int{1, 16, 64} {
 		per := max(1, callers/runtime.GOMAXPROCS(0))
 		run := func(b *testing.B, next func() error) {

@@ -33,7 +33,7 @@ func topologies(t *testing.T) []struct {
 func TestConformanceRedisOnly(t *testing.T) {
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
 	sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {
-		return must(redisseq.NewRedisOnlyAllocator(rdb, nil))
+		return must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	})
 }
 
@@ -41,7 +41,7 @@ func TestConformanceRedisOnly(t *testing.T) {
 func pgLedger(tb testing.TB) *sqlseq.Store {
 	tb.Helper()
 	pg := pgtest.Shared(tb)
-	ledger, err := sqlseq.New(pg.DB(tb, pg.NewDatabase(tb)), sqlseq.Postgres, nil)
+	ledger, err := sqlseq.New(pg.DB(tb, pg.NewDatabase(tb)), sqlseq.Postgres, sqlseq.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,24 +59,24 @@ func TestConformance(t *testing.T) {
 			ledger := pgLedger(t) // shared by every Allocator and Counter on this Redis
 			t.Run("Allocator", func(t *testing.T) {
 				sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {
-					return must(redisseq.NewAllocator(top.rdb, ledger, &redisseq.AllocatorOptions{Chunk: 50}))
+					return must(redisseq.NewAllocator(top.rdb, ledger, redisseq.AllocatorOptions{Chunk: 50}))
 				})
 			})
 			t.Run("Segment", func(t *testing.T) {
 				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-					return must(sequence.NewSegment(must(redisseq.NewAllocator(top.rdb, ledger, nil)), sequence.SegmentOptions{Step: 100}))
+					return must(sequence.NewSegment(must(redisseq.NewAllocator(top.rdb, ledger, redisseq.AllocatorOptions{})), sequence.SegmentOptions{Step: 100}))
 				})
 			})
 			t.Run("Counter", func(t *testing.T) {
 				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-					return must(redisseq.NewCounter(top.rdb, ledger, &redisseq.CounterOptions{Step: 100}))
+					return must(redisseq.NewCounter(top.rdb, ledger, redisseq.CounterOptions{Step: 100}))
 				})
 			})
 			t.Run("CounterStep5", func(t *testing.T) {
 				// Every fifth number needs a refill: the lock and install paths
 				// under the suite's concurrency.
 				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-					return must(redisseq.NewCounter(top.rdb, ledger, &redisseq.CounterOptions{Step: 5, Prefix: "step5:"}))
+					return must(redisseq.NewCounter(top.rdb, ledger, redisseq.CounterOptions{Step: 5, Prefix: "step5:"}))
 				})
 			})
 		})
@@ -87,18 +87,18 @@ func TestConformance(t *testing.T) {
 // the Counter over a PostgreSQL ledger, on one server and on a Cluster.
 func TestExpirer(t *testing.T) {
 	t.Run("RedisOnly", func(t *testing.T) {
-		a := must(redisseq.NewRedisOnlyAllocator(redistest.StartServer(t, redistest.Persistent()).Client(t), nil))
+		a := must(redisseq.NewRedisOnlyAllocator(redistest.StartServer(t, redistest.Persistent()).Client(t), redisseq.AllocatorOptions{}))
 		sequencetest.RunExpirer(t, a, sequencetest.AllocDraw(a))
 	})
 	for _, top := range topologies(t) {
 		t.Run(top.name, func(t *testing.T) {
 			ledger := pgLedger(t)
 			t.Run("Allocator", func(t *testing.T) {
-				a := must(redisseq.NewAllocator(top.rdb, ledger, &redisseq.AllocatorOptions{Chunk: 50}))
+				a := must(redisseq.NewAllocator(top.rdb, ledger, redisseq.AllocatorOptions{Chunk: 50}))
 				sequencetest.RunExpirer(t, a, sequencetest.AllocDraw(a))
 			})
 			t.Run("Counter", func(t *testing.T) {
-				c := must(redisseq.NewCounter(top.rdb, ledger, &redisseq.CounterOptions{Step: 100, Prefix: "expire:"}))
+				c := must(redisseq.NewCounter(top.rdb, ledger, redisseq.CounterOptions{Step: 100, Prefix: "expire:"}))
 				sequencetest.RunExpirer(t, c, c.Next)
 			})
 		})

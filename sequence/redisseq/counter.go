@@ -133,16 +133,12 @@ type refill struct {
 // NewCounter returns a Counter that issues numbers from ranges in c and
 // refills them from durable. A nil c or durable is an error wrapping
 // [sequence.ErrInvalidArgument].
-func NewCounter(c redis.UniversalClient, durable sequence.Allocator, opts *CounterOptions) (*Counter, error) {
+func NewCounter(c redis.UniversalClient, durable sequence.Allocator, o CounterOptions) (*Counter, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: redisseq.NewCounter with a nil client", sequence.ErrInvalidArgument)
 	}
 	if durable == nil {
 		return nil, fmt.Errorf("%w: redisseq.NewCounter with a nil durable allocator", sequence.ErrInvalidArgument)
-	}
-	var o CounterOptions
-	if opts != nil {
-		o = *opts
 	}
 	if o.Step < 1 {
 		o.Step = DefaultStep

@@ -86,7 +86,7 @@ func seq(first, last int64) []int64 {
 func TestCounterRanges(t *testing.T) {
 	rdb := redistest.StartServer(t).Client(t)
 	durable := sequence.NewMemoryAllocator()
-	c := must(redisseq.NewCounter(rdb, durable, &redisseq.CounterOptions{Step: 4}))
+	c := must(redisseq.NewCounter(rdb, durable, redisseq.CounterOptions{Step: 4}))
 	if got, want := nextN(t, c, "k", 10), seq(1, 10); !slices.Equal(got, want) {
 		t.Fatalf("numbers = %v, want %v", got, want)
 	}
@@ -121,7 +121,7 @@ func TestCounterStrictAcrossCounters(t *testing.T) {
 	durable := sequence.NewMemoryAllocator()
 	var counters []*redisseq.Counter
 	for range 3 {
-		counters = append(counters, must(redisseq.NewCounter(srv.Client(t), durable, &redisseq.CounterOptions{Step: 5})))
+		counters = append(counters, must(redisseq.NewCounter(srv.Client(t), durable, redisseq.CounterOptions{Step: 5})))
 	}
 	var last int64
 	for i := range 100 {
@@ -140,7 +140,7 @@ func TestCounterStrictAcrossCounters(t *testing.T) {
 func TestCounterRedisDataLoss(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100}))
+	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 100}))
 	before := nextN(t, c, "k", 30)
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -156,24 +156,24 @@ func TestCounterRedisDataLoss(t *testing.T) {
 func TestCounterDurableRegressed(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	c1 := must(redisseq.NewCounter(rdb, named{sequence.NewMemoryAllocator(), "L"}, &redisseq.CounterOptions{Step: 10}))
+	c1 := must(redisseq.NewCounter(rdb, named{sequence.NewMemoryAllocator(), "L"}, redisseq.CounterOptions{Step: 10}))
 	nextN(t, c1, "k", 10) // the range [1, 10] is spent
 
 	// The same store, having lost its data, would hand out [1, 10] again.
 	fresh := named{sequence.NewMemoryAllocator(), "L"}
-	c2 := must(redisseq.NewCounter(rdb, fresh, &redisseq.CounterOptions{Step: 10}))
+	c2 := must(redisseq.NewCounter(rdb, fresh, redisseq.CounterOptions{Step: 10}))
 	if got, want := nextN(t, c2, "k", 3), seq(11, 13); !slices.Equal(got, want) {
 		t.Fatalf("with a durable store behind Redis: %v, want %v", got, want)
 	}
 
 	// Another store is refused outright: it is not the record of what
 	// was issued.
-	other := must(redisseq.NewCounter(rdb, named{sequence.NewMemoryAllocator(), "M"}, &redisseq.CounterOptions{Step: 10}))
+	other := must(redisseq.NewCounter(rdb, named{sequence.NewMemoryAllocator(), "M"}, redisseq.CounterOptions{Step: 10}))
 	_, err := other.Next(ctx, "k")
 	checkErr(t, "Next with another ledger", err, []error{redisseq.ErrOtherLedger}, "sn:{k}:range", `ledger "L"`, `is "M"`)
 
 	rdb.HSet(ctx, c1.Key("j"), "cur", "50", "max", "50")
-	c3 := must(redisseq.NewCounter(rdb, allocOnly{sequence.NewMemoryAllocator()}, &redisseq.CounterOptions{Step: 10}))
+	c3 := must(redisseq.NewCounter(rdb, allocOnly{sequence.NewMemoryAllocator()}, redisseq.CounterOptions{Step: 10}))
 	_, err = c3.Next(ctx, "j")
 	checkErr(t, "Next with a durable store behind Redis that cannot be floored", err,
 		[]error{sequence.ErrRegressed}, "sn:{j}:range", "[1, 10]", "50")
@@ -197,7 +197,7 @@ func TestCounterDurableErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := must(redisseq.NewCounter(rdb, failingAlloc{tt.err}, nil))
+			c := must(redisseq.NewCounter(rdb, failingAlloc{tt.err}, redisseq.CounterOptions{}))
 			_, err := c.Next(ctx, tt.name)
 			checkErr(t, "Next", err, tt.kinds, c.Key(tt.name), "redisseq_test.failingAlloc")
 			if tt.name != "exhausted" && errors.Is(err, sequence.ErrExhausted) {
@@ -226,7 +226,7 @@ func TestCounterFloor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100}))
+			c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 100}))
 			nextN(t, c, tt.name, tt.issued)
 			if err := c.Floor(ctx, tt.name, tt.floor); err != nil {
 				t.Fatal(err)
@@ -240,7 +240,7 @@ func TestCounterFloor(t *testing.T) {
 		})
 	}
 
-	c := must(redisseq.NewCounter(rdb, allocOnly{sequence.NewMemoryAllocator()}, nil))
+	c := must(redisseq.NewCounter(rdb, allocOnly{sequence.NewMemoryAllocator()}, redisseq.CounterOptions{}))
 	err := c.Floor(ctx, "k", 10)
 	checkErr(t, "Floor with a durable store that cannot floor", err, []error{errors.ErrUnsupported}, "sn:{k}:range")
 	checkErr(t, "Floor(-1)", c.Floor(ctx, "k", -1), []error{sequence.ErrInvalidArgument}, "sn:{k}:range")
@@ -253,7 +253,7 @@ func TestCounterFloorRefusesLowerRange(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
 	durable := sequence.NewMemoryAllocator()
-	c := must(redisseq.NewCounter(rdb, durable, &redisseq.CounterOptions{Step: 10}))
+	c := must(redisseq.NewCounter(rdb, durable, redisseq.CounterOptions{Step: 10}))
 	if err := c.Floor(ctx, "k", 500); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestCounterFloorRefusesLowerRange(t *testing.T) {
 		t.Fatalf("range hash after Floor on a missing range = %v, want %v", got, want)
 	}
 	// Another Counter whose durable store never heard of the floor.
-	other := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 10}))
+	other := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 10}))
 	if n, err := other.Next(ctx, "k"); err != nil || n <= 500 {
 		t.Fatalf("Next from a Counter with a lagging durable store = %d, %v; want > 500", n, err)
 	}
@@ -273,13 +273,13 @@ func TestCounterFloorRefusesLowerRange(t *testing.T) {
 func TestCounterBigNumbers(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 1000}))
+	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 1000}))
 
 	// The take script computes in Lua while max has at most 15 digits, and
 	// with strings and HINCRBY above: with ranges of 10, [10^15-14,
 	// 10^15-5] is served one way and [10^15-4, 10^15+5] the other.
 	const e15 = 1_000_000_000_000_000
-	c10 := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 10}))
+	c10 := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 10}))
 	for _, key := range []string{"k15", "k15b"} {
 		if err := c10.Floor(ctx, key, e15-15); err != nil {
 			t.Fatal(err)
@@ -340,7 +340,7 @@ func TestCounterBigNumbers(t *testing.T) {
 func TestCounterNextN(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100}))
+	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 100}))
 	tests := []struct {
 		name string
 		dst  []int64
@@ -373,7 +373,7 @@ func TestCounterNextN(t *testing.T) {
 func TestCounterForeignValues(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), nil))
+	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{}))
 	tests := []struct {
 		name   string
 		fields []string // for a hash; nil: a string
@@ -415,7 +415,7 @@ func TestCounterHalfRange(t *testing.T) {
 	rdb := redistest.StartServer(t).Client(t)
 	for _, field := range []string{"cur", "max"} {
 		t.Run(field, func(t *testing.T) {
-			c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: field + ":", Step: 10}))
+			c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Prefix: field + ":", Step: 10}))
 			var top int64
 			for range 3 {
 				n, err := c.Next(ctx, "k")
@@ -440,7 +440,7 @@ func TestCounterHalfRange(t *testing.T) {
 func TestCounterWaitsForRefillLock(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.StartServer(t).Client(t)
-	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 10}))
+	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 10}))
 	other := must(redisseq.NewLock(rdb, "sn:{k}:lock", time.Hour))
 	if ok, err := other.TryLock(ctx); !ok || err != nil {
 		t.Fatalf("TryLock = %v, %v", ok, err)
@@ -466,7 +466,7 @@ func TestCounterWaitsForRefillLock(t *testing.T) {
 
 func TestCounterUnavailable(t *testing.T) {
 	srv := redistest.StartServer(t)
-	c := must(redisseq.NewCounter(srv.Client(t), sequence.NewMemoryAllocator(), nil))
+	c := must(redisseq.NewCounter(srv.Client(t), sequence.NewMemoryAllocator(), redisseq.CounterOptions{}))
 	nextN(t, c, "k", 3)
 	srv.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)

@@ -18,9 +18,9 @@ func TestDocStores(t *testing.T) {
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
 	ledger := pgLedger(t)
 
-	alloc, err := redisseq.NewAllocator(rdb, ledger, nil)
+	alloc, err := redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{})
 	seg, err := sequence.NewSegment(alloc, sequence.SegmentOptions{})
-	strict, err := redisseq.NewCounter(rdb, ledger, nil) // "first come, first served" across all machines
+	strict, err := redisseq.NewCounter(rdb, ledger, redisseq.CounterOptions{}) // "first come, first served" across all machines
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestDocStores(t *testing.T) {
 		t.Fatalf("Segment over the Allocator: %d, %v; strict Counter: %d, %v", a, errA, b, errB)
 	}
 
-	leaser, err := redisseq.NewLeaser(rdb, nil) // worker ids leased from Redis
+	leaser, err := redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}) // worker ids leased from Redis
 	gen, err := snowflake.New(ctx, snowflake.Twitter, snowflake.Options{
 		Leaser: leaser,
 		TTL:    10 * time.Second, // renewed every TTL/4

@@ -23,7 +23,7 @@ func ExampleNewAllocator() {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"localhost:6379"}})
 	defer rdb.Close()
 
-	alloc, err := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), nil)
+	alloc, err := redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), redisseq.AllocatorOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -52,7 +52,7 @@ func ExampleNewCounter() {
 	}
 	defer durable.Close()
 
-	c, err := redisseq.NewCounter(rdb, durable, &redisseq.CounterOptions{Step: 1000})
+	c, err := redisseq.NewCounter(rdb, durable, redisseq.CounterOptions{Step: 1000})
 	if err != nil {
 		panic(err)
 	}
@@ -76,7 +76,7 @@ func ExampleNewCounter() {
 func ExampleCounter_Floor() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 	defer rdb.Close()
-	c, err := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), nil)
+	c, err := redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -34,9 +34,9 @@ func failback(t *testing.T, gen string) {
 	ra, rb := a.Client(t), b.Client(t)
 	open := func(rdb *redis.Client) (sequence.Gen, func()) {
 		if gen == "counter" {
-			return must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 1000})), func() {}
+			return must(redisseq.NewCounter(rdb, ledger, redisseq.CounterOptions{Step: 1000})), func() {}
 		}
-		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 1000})),
+		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Chunk: 1000})),
 			sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10}))
 		return seg, func() { seg.Close() }
 	}
@@ -56,7 +56,7 @@ func failback(t *testing.T, gen string) {
 	}
 	g1, close1 := open(ra)
 	issue(g1, 5)
-	rkey := must(redisseq.NewCounter(ra, ledger, nil)).Key("orders")
+	rkey := must(redisseq.NewCounter(ra, ledger, redisseq.CounterOptions{})).Key("orders")
 	// B has everything so far; the link then breaks (B keeps cur5).
 	redistest.Detach(t, b, a, func(ctx context.Context, r *redis.Client) bool {
 		c := r.HGet(ctx, rkey, "cur").Val()

@@ -157,7 +157,7 @@ func (r *faultRun) check(floor int64) (before, after []int64) {
 // Counter, and restart it empty: numbers go on above everything issued.
 func TestFaultCounterKillRestart(t *testing.T) {
 	srv := redistest.StartServer(t)
-	c := must(redisseq.NewCounter(srv.Client(t), sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 100}))
+	c := must(redisseq.NewCounter(srv.Client(t), sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 100}))
 	r := newFaultRun(t, c, func(err error) bool { return errors.Is(err, sequence.ErrUnavailable) }, sequence.ErrUnavailable)
 	r.start()
 	r.await("2000 numbers", r.warm)
@@ -179,7 +179,7 @@ func TestFaultCounterKillRestart(t *testing.T) {
 func TestFaultSegmentKillRestart(t *testing.T) {
 	srv := redistest.StartServer(t)
 	ledger := sequence.NewMemoryAllocator()
-	seg := must(sequence.NewSegment(must(redisseq.NewAllocator(srv.Client(t), ledger, &redisseq.AllocatorOptions{Chunk: 1000})), sequence.SegmentOptions{Step: 100, MaxStep: 100}))
+	seg := must(sequence.NewSegment(must(redisseq.NewAllocator(srv.Client(t), ledger, redisseq.AllocatorOptions{Chunk: 1000})), sequence.SegmentOptions{Step: 100, MaxStep: 100}))
 	defer seg.Close()
 	ok := func(err error) bool {
 		return errors.Is(err, sequence.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
@@ -201,12 +201,12 @@ func TestFaultSegmentKillRestart(t *testing.T) {
 func TestFaultRedisOnly(t *testing.T) {
 	ctx := context.Background()
 	loose := redistest.StartServer(t).Client(t)
-	if _, err := must(redisseq.NewRedisOnlyAllocator(loose, nil)).Allocate(ctx, "k", 1); !errors.Is(err, redisseq.ErrUnsafe) {
+	if _, err := must(redisseq.NewRedisOnlyAllocator(loose, redisseq.AllocatorOptions{})).Allocate(ctx, "k", 1); !errors.Is(err, redisseq.ErrUnsafe) {
 		t.Fatalf("Redis without appendfsync always: %v", err)
 	}
 	srv := redistest.StartServer(t, redistest.Persistent())
 	rdb := srv.Client(t)
-	a := must(redisseq.NewRedisOnlyAllocator(rdb, nil))
+	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	if _, err := a.Allocate(ctx, "k", 5); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestFaultRedisOnly(t *testing.T) {
 // resumes by itself.
 func TestFaultSegmentServesBufferWhileDown(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
-	seg := must(sequence.NewSegment(must(redisseq.NewRedisOnlyAllocator(srv.Client(t), nil)), sequence.SegmentOptions{Step: 1000, MaxStep: 1000}))
+	seg := must(sequence.NewSegment(must(redisseq.NewRedisOnlyAllocator(srv.Client(t), redisseq.AllocatorOptions{})), sequence.SegmentOptions{Step: 1000, MaxStep: 1000}))
 	defer seg.Close()
 	var got []int64
 	next := func(timeout time.Duration) error {

@@ -56,9 +56,9 @@ func TestClockGuardMachines(t *testing.T) {
 				newMachine := func(clock time.Time) *machine {
 					var a *redisseq.Allocator
 					if ledger != nil {
-						a = must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Prefix: prefix, Chunk: 20}))
+						a = must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Prefix: prefix, Chunk: 20}))
 					} else {
-						a = must(redisseq.NewRedisOnlyAllocator(rdb, &redisseq.AllocatorOptions{Prefix: prefix}))
+						a = must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{Prefix: prefix}))
 					}
 					seg := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 5, MinStep: 5, MaxStep: 5}))
 					t.Cleanup(func() { seg.Close() })

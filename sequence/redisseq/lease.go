@@ -74,13 +74,9 @@ type LeaserOptions struct {
 
 // NewLeaser returns a Leaser over c. A nil c is an error wrapping
 // [sequence.ErrInvalidArgument].
-func NewLeaser(c redis.UniversalClient, opts *LeaserOptions) (*Leaser, error) {
+func NewLeaser(c redis.UniversalClient, o LeaserOptions) (*Leaser, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: redisseq.NewLeaser with a nil client", sequence.ErrInvalidArgument)
-	}
-	var o LeaserOptions
-	if opts != nil {
-		o = *opts
 	}
 	if o.Name == "" {
 		o.Name = "snowflake"

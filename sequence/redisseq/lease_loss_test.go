@@ -79,7 +79,7 @@ func TestLeaserDataLoss(t *testing.T) {
 			}
 			var holders []*snowflake.Gen
 			for range 2 {
-				holders = append(holders, newGen(must(redisseq.NewLeaser(srv.Client(t), nil))))
+				holders = append(holders, newGen(must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))))
 			}
 			stop := make(chan struct{})
 			errs := make(chan error, 3)
@@ -103,7 +103,7 @@ func TestLeaserDataLoss(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var l snowflake.Leaser = must(redisseq.NewLeaser(srv.Client(t), nil))
+			var l snowflake.Leaser = must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))
 			if loss == "control" {
 				l = forgetful{l}
 			}
@@ -144,17 +144,17 @@ func TestLeaserLayout(t *testing.T) {
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
 	a := snowflake.Layout{TimeBits: 41, WorkerBits: 2, SeqBits: 11, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
 	b := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
-	g, err := snowflake.New(ctx, a, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, nil))})
+	g, err := snowflake.New(ctx, a, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	_, err = snowflake.New(ctx, b, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, nil))})
+	_, err = snowflake.New(ctx, b, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))})
 	if !errors.Is(err, snowflake.ErrLayout) || !strings.Contains(err.Error(), a.String()) || !strings.Contains(err.Error(), b.String()) {
 		t.Fatalf("another layout under one name: %v; want ErrLayout naming both layouts", err)
 	}
 	t.Log(err)
-	o, err := snowflake.New(ctx, b, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Name: "b"}))})
+	o, err := snowflake.New(ctx, b, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: "b"}))})
 	if err != nil {
 		t.Fatalf("another layout under another name: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestLeaserLayout(t *testing.T) {
 		{TimeBits: 41, WorkerBits: 2, SeqBits: 11, Epoch: snowflake.Twitter.Epoch, Unit: 10 * time.Millisecond},
 		{TimeBits: 41, WorkerBits: 2, SeqBits: 11, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond, SeqBeforeWorker: true},
 	} {
-		if _, err := snowflake.New(ctx, l, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, nil))}); !errors.Is(err, snowflake.ErrLayout) {
+		if _, err := snowflake.New(ctx, l, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))}); !errors.Is(err, snowflake.ErrLayout) {
 			t.Errorf("layout %s under the name of %s: %v; want ErrLayout", l, a, err)
 		}
 	}
@@ -177,18 +177,18 @@ func TestLeaserLayout(t *testing.T) {
 func TestRefusesEvictingRedis(t *testing.T) {
 	ctx := t.Context()
 	rdb := redistest.StartServer(t, redistest.Persistent(), redistest.Args("--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru")).Client(t)
-	_, err := must(redisseq.NewRedisOnlyAllocator(rdb, nil)).Allocate(ctx, "k", 1)
+	_, err := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{})).Allocate(ctx, "k", 1)
 	if !errors.Is(err, redisseq.ErrUnsafe) || !strings.Contains(err.Error(), "maxmemory-policy allkeys-lru") || !strings.Contains(err.Error(), "noeviction") {
 		t.Errorf("the Redis-only Allocator on allkeys-lru: %v; want ErrUnsafe naming the policy and noeviction", err)
 	}
-	_, err = must(redisseq.NewLeaser(rdb, nil)).Lease(ctx, tiny, time.Second)
+	_, err = must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{})).Lease(ctx, tiny, time.Second)
 	if !errors.Is(err, redisseq.ErrUnsafe) {
 		t.Errorf("the Leaser on allkeys-lru: %v; want ErrUnsafe", err)
 	}
 	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := must(redisseq.NewRedisOnlyAllocator(rdb, nil)).Allocate(ctx, "k", 1); err != nil {
+	if _, err := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{})).Allocate(ctx, "k", 1); err != nil {
 		t.Errorf("with noeviction: %v", err)
 	}
 }
@@ -201,7 +201,7 @@ func TestLeaserReplicas(t *testing.T) {
 	master := redistest.StartServer(t, redistest.Persistent())
 	replica := redistest.StartReplica(t, master, redistest.Persistent())
 	rdb := master.Client(t)
-	l := must(redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second}))
+	l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second}))
 	// A TTL long enough that a renewal on a loaded machine, which waits
 	// for the replica, is in time.
 	g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: 2 * time.Second})
@@ -220,7 +220,7 @@ func TestLeaserReplicas(t *testing.T) {
 	if err != nil || len(bounds) != 1 {
 		t.Errorf("the replica holds the bounds %v (%v) after Close; want the one released", bounds, err)
 	}
-	two := must(redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Replicas: 2, ReplicaTimeout: 100 * time.Millisecond}))
+	two := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Replicas: 2, ReplicaTimeout: 100 * time.Millisecond}))
 	if _, err := two.Lease(ctx, tiny, time.Second); !errors.Is(err, sequence.ErrUnavailable) {
 		t.Errorf("a lease that two replicas must have, with one: %v; want ErrUnavailable", err)
 	}

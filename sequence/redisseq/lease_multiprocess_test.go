@@ -81,7 +81,7 @@ func leaseChild(s leaseSpec) error {
 	end := time.Now().Add(s.Run)
 	var g *snowflake.Gen
 	for g == nil {
-		opts := snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, nil)), TTL: s.TTL}
+		opts := snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{})), TTL: s.TTL}
 		if s.Static {
 			opts = snowflake.Options{Worker: 1}
 		}

@@ -19,7 +19,7 @@ var tiny = snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snow
 
 func TestLeaserConformance(t *testing.T) {
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
-	l := must(redisseq.NewLeaser(rdb, nil))
+	l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))
 	sequencetest.Run(t, func(t *testing.T) sequence.Gen {
 		g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l})
 		if err != nil {
@@ -31,7 +31,7 @@ func TestLeaserConformance(t *testing.T) {
 
 func TestLeaserRefusesUnsafeRedis(t *testing.T) {
 	rdb := redistest.StartServer(t).Client(t)
-	_, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, nil))})
+	_, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))})
 	if !errors.Is(err, redisseq.ErrUnsafe) {
 		t.Errorf("a Redis without appendfsync always: %v; want ErrUnsafe", err)
 	}
@@ -42,7 +42,7 @@ func TestLeaserRefusesUnsafeRedis(t *testing.T) {
 func TestLeaserExclusive(t *testing.T) {
 	ctx := t.Context()
 	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
-	l := must(redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Name: "exclusive"}))
+	l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: "exclusive"}))
 	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestLeaserExclusive(t *testing.T) {
 func TestLeaserTakeover(t *testing.T) {
 	ctx := t.Context()
 	srv := redistest.StartServer(t, redistest.Persistent())
-	l := must(redisseq.NewLeaser(srv.Client(t), nil))
+	l := must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))
 	cut := srv.Client(t) // the old Gen's own connection, closed to cut it off
 	const ttl = 400 * time.Millisecond
 	other, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: time.Minute})
@@ -95,7 +95,7 @@ func TestLeaserTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: must(redisseq.NewLeaser(cut, nil)), TTL: ttl})
+	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: must(redisseq.NewLeaser(cut, redisseq.LeaserOptions{})), TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
 	set := func(t time.Time) { mu.Lock(); at = t; mu.Unlock() }
 	for _, crash := range []bool{false, true} {
-		l := must(redisseq.NewLeaser(rdb, &redisseq.LeaserOptions{Name: "rollback-" + map[bool]string{false: "release", true: "crash"}[crash]}))
+		l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: "rollback-" + map[bool]string{false: "release", true: "crash"}[crash]}))
 		one := snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
 		hold, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: time.Minute})
 		if err != nil {
@@ -237,7 +237,7 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 // holders recorded stays, for the next holder to issue after.
 func TestLeaserReleaseKeepsBound(t *testing.T) {
 	ctx := t.Context()
-	l := must(redisseq.NewLeaser(redistest.StartServer(t, redistest.Persistent()).Client(t), nil))
+	l := must(redisseq.NewLeaser(redistest.StartServer(t, redistest.Persistent()).Client(t), redisseq.LeaserOptions{}))
 	first, err := l.Lease(ctx, snowflake.Layout{TimeBits: 41, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}, time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func runLedgerChild(js string) int {
 		return 2
 	}
 	defer db.Close()
-	ledger, err := sqlseq.New(db, sqlseq.Postgres, nil)
+	ledger, err := sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
@@ -125,25 +125,25 @@ func runLedgerChild(js string) int {
 	var g sequence.Gen
 	switch s.Mode {
 	case "segment":
-		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 500})), sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50}))
+		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Chunk: 500})), sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50}))
 		defer seg.Close()
 		g = seg
 	case "counter":
-		g = must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 50}))
+		g = must(redisseq.NewCounter(rdb, ledger, redisseq.CounterOptions{Step: 50}))
 	case "failover":
 		rr := redis.NewClient(&redis.Options{Addr: s.Replica, MaxRetries: -1})
 		defer rr.Close()
 		if s.Gen == "counter" {
 			g = &switchGen{
-				before: must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond})),
-				after:  must(redisseq.NewCounter(rr, ledger, &redisseq.CounterOptions{Step: 500})),
+				before: must(redisseq.NewCounter(rdb, ledger, redisseq.CounterOptions{Step: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond})),
+				after:  must(redisseq.NewCounter(rr, ledger, redisseq.CounterOptions{Step: 500})),
 				file:   s.Switch,
 			}
 			break
 		}
 		sw := &switchAllocator{
-			before: must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond})),
-			after:  must(redisseq.NewAllocator(rr, ledger, &redisseq.AllocatorOptions{Chunk: 500})),
+			before: must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Chunk: 500, Replicas: s.Replicas, ReplicaTimeout: 200 * time.Millisecond})),
+			after:  must(redisseq.NewAllocator(rr, ledger, redisseq.AllocatorOptions{Chunk: 500})),
 			file:   s.Switch,
 		}
 		seg := must(sequence.NewSegment(sw, sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50}))
@@ -152,11 +152,11 @@ func runLedgerChild(js string) int {
 	case "local":
 		// What a bbolt file per machine behind a shared Redis amounts to:
 		// a ledger each process has to itself.
-		g = must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Step: 50}))
+		g = must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 50}))
 	case "anonymous":
 		// The same with ledgers that have no identity: nothing can tell
 		// them apart.
-		g = must(redisseq.NewCounter(rdb, anonymous{sequence.NewMemoryAllocator()}, &redisseq.CounterOptions{Step: 50}))
+		g = must(redisseq.NewCounter(rdb, anonymous{sequence.NewMemoryAllocator()}, redisseq.CounterOptions{Step: 50}))
 	}
 	var mu sync.Mutex
 	var nums []int64
@@ -221,7 +221,7 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 			srv := redistest.StartServer(t)
 			pg := pgtest.Shared(t)
 			dsn := pg.NewDatabase(t)
-			ledger, err := sqlseq.New(pg.DB(t, dsn), sqlseq.Postgres, nil)
+			ledger, err := sqlseq.New(pg.DB(t, dsn), sqlseq.Postgres, sqlseq.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -406,7 +406,7 @@ func TestLedgerMultiProcessFailover(t *testing.T) {
 			replica := redistest.StartReplica(t, master)
 			pg := pgtest.Shared(t)
 			dsn := pg.NewDatabase(t)
-			ledger, err := sqlseq.New(pg.DB(t, dsn), sqlseq.Postgres, nil)
+			ledger, err := sqlseq.New(pg.DB(t, dsn), sqlseq.Postgres, sqlseq.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -76,13 +76,13 @@ func child(s childSpec) error {
 	var g sequence.Gen
 	switch s.Mode {
 	case "segment":
-		seg := must(sequence.NewSegment(must(redisseq.NewRedisOnlyAllocator(rdb, nil)), sequence.SegmentOptions{Step: 1000, MaxStep: 1000}))
+		seg := must(sequence.NewSegment(must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{})), sequence.SegmentOptions{Step: 1000, MaxStep: 1000}))
 		defer seg.Close()
 		g = seg
 	case "counter":
 		durable := redis.NewClient(&redis.Options{Addr: s.Durable})
 		defer durable.Close()
-		g = must(redisseq.NewCounter(rdb, must(redisseq.NewRedisOnlyAllocator(durable, nil)), &redisseq.CounterOptions{Step: 100}))
+		g = must(redisseq.NewCounter(rdb, must(redisseq.NewRedisOnlyAllocator(durable, redisseq.AllocatorOptions{})), redisseq.CounterOptions{Step: 100}))
 	default:
 		return fmt.Errorf("unknown mode %q", s.Mode)
 	}

@@ -14,9 +14,9 @@ func TestPing(t *testing.T) {
 	srv := redistest.StartServer(t, redistest.Persistent())
 	rdb := srv.Client(t)
 	pingers := []sequence.Pinger{
-		must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), nil)),
-		must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), nil)),
-		must(redisseq.NewRedisOnlyAllocator(rdb, nil)),
+		must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), redisseq.AllocatorOptions{})),
+		must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{})),
+		must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{})),
 	}
 	for _, p := range pingers {
 		if err := p.Ping(t.Context()); err != nil {

@@ -21,7 +21,7 @@ func TestReplicasWait(t *testing.T) {
 	rdb, rr := master.Client(t), replica.Client(t)
 
 	ledger := sequence.NewMemoryAllocator()
-	a := must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second}))
+	a := must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second}))
 	for range 5 {
 		r, err := a.Allocate(ctx, "a", 10)
 		if err != nil {
@@ -35,7 +35,7 @@ func TestReplicasWait(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 7, Replicas: 1, ReplicaTimeout: 2 * time.Second}))
+	c := must(redisseq.NewCounter(rdb, ledger, redisseq.CounterOptions{Step: 7, Replicas: 1, ReplicaTimeout: 2 * time.Second}))
 	for i := range 20 {
 		if i%5 == 0 {
 			// EVALSHA fails with NOSCRIPT inside the pipeline; EVAL follows.
@@ -56,10 +56,10 @@ func TestReplicasWait(t *testing.T) {
 	}
 
 	// Two replicas asked for, one there: nothing is returned.
-	a2 := must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond}))
+	a2 := must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond}))
 	_, err := a2.Allocate(ctx, "a", 10)
 	checkErr(t, "Allocate with too few replicas", err, []error{sequence.ErrUnavailable}, "sn:{a}", "1 of the 2 replicas")
-	c2 := must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond}))
+	c2 := must(redisseq.NewCounter(rdb, ledger, redisseq.CounterOptions{Replicas: 2, ReplicaTimeout: 20 * time.Millisecond}))
 	_, err = c2.Next(ctx, "c")
 	checkErr(t, "Next with too few replicas", err, []error{sequence.ErrUnavailable}, "sn:{c}:range", "1 of the 2 replicas")
 }
@@ -69,12 +69,12 @@ func TestReplicasWait(t *testing.T) {
 func TestReplicasCluster(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.SharedCluster(t).Client(t)
-	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), &redisseq.CounterOptions{Prefix: "repl:", Replicas: 1, ReplicaTimeout: 10 * time.Millisecond}))
+	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Prefix: "repl:", Replicas: 1, ReplicaTimeout: 10 * time.Millisecond}))
 	for _, key := range []string{"a", "b", "c", "d"} {
 		_, err := c.Next(ctx, key)
 		checkErr(t, "Next on a cluster without replicas", err, []error{sequence.ErrUnavailable}, "0 of the 1 replicas")
 	}
-	a := must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), &redisseq.AllocatorOptions{Prefix: "repl:", Replicas: 1, ReplicaTimeout: 10 * time.Millisecond}))
+	a := must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), redisseq.AllocatorOptions{Prefix: "repl:", Replicas: 1, ReplicaTimeout: 10 * time.Millisecond}))
 	_, err := a.Allocate(ctx, "a", 1)
 	checkErr(t, "Allocate on a cluster without replicas", err, []error{sequence.ErrUnavailable}, "0 of the 1 replicas")
 }
@@ -86,7 +86,7 @@ func TestReplicasFailover(t *testing.T) {
 	master := redistest.StartServer(t)
 	replica := redistest.StartReplica(t, master)
 	durable := sequence.NewMemoryAllocator()
-	c := must(redisseq.NewCounter(master.Client(t), durable, &redisseq.CounterOptions{Step: 50, Replicas: 1, ReplicaTimeout: 2 * time.Second}))
+	c := must(redisseq.NewCounter(master.Client(t), durable, redisseq.CounterOptions{Step: 50, Replicas: 1, ReplicaTimeout: 2 * time.Second}))
 	var mu sync.Mutex
 	var got []int64
 	var wg sync.WaitGroup
@@ -110,7 +110,7 @@ func TestReplicasFailover(t *testing.T) {
 	if err := rr.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	promoted := must(redisseq.NewCounter(rr, durable, &redisseq.CounterOptions{Step: 50})) // no replica left
+	promoted := must(redisseq.NewCounter(rr, durable, redisseq.CounterOptions{Step: 50})) // no replica left
 	after := nextN(t, promoted, "k", 100)
 	if top := slices.Max(got); after[0] <= top {
 		t.Fatalf("after failover the Counter issued %d, not above %d issued before", after[0], top)
@@ -130,7 +130,7 @@ func TestReplicasFailoverAllocator(t *testing.T) {
 	master := redistest.StartServer(t)
 	replica := redistest.StartReplica(t, master)
 	ledger := sequence.NewMemoryAllocator()
-	a := must(redisseq.NewAllocator(master.Client(t), ledger, &redisseq.AllocatorOptions{Chunk: 100, Replicas: 1, ReplicaTimeout: 2 * time.Second}))
+	a := must(redisseq.NewAllocator(master.Client(t), ledger, redisseq.AllocatorOptions{Chunk: 100, Replicas: 1, ReplicaTimeout: 2 * time.Second}))
 	var mu sync.Mutex
 	var got []int64
 	var wg sync.WaitGroup
@@ -156,7 +156,7 @@ func TestReplicasFailoverAllocator(t *testing.T) {
 	if err := rr.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	promoted := must(redisseq.NewAllocator(rr, ledger, &redisseq.AllocatorOptions{Chunk: 100}))
+	promoted := must(redisseq.NewAllocator(rr, ledger, redisseq.AllocatorOptions{Chunk: 100}))
 	var after []int64
 	for range 100 {
 		r, err := promoted.Allocate(ctx, "k", 3)

@@ -102,7 +102,7 @@ func TestCounterLostInstallReply(t *testing.T) {
 				redistest.StartReplica(t, srv)
 			}
 			durable := sequence.NewMemoryAllocator()
-			opts := &redisseq.CounterOptions{Step: 10, Replicas: tt.replicas}
+			opts := redisseq.CounterOptions{Step: 10, Replicas: tt.replicas}
 			other := must(redisseq.NewCounter(srv.Client(t), durable, opts))
 			// other installs and spends [1, 10]; the next install is of
 			// [11, 20], with the script arguments "10" and "20".

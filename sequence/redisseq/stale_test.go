@@ -55,9 +55,9 @@ func staleRestart(t *testing.T, persist, gen string, forge bool) (repeats int) {
 	open := func() (sequence.Gen, func()) {
 		rdb := srv.Client(t)
 		if gen == "counter" {
-			return must(redisseq.NewCounter(rdb, ledger, &redisseq.CounterOptions{Step: 1000})), func() {}
+			return must(redisseq.NewCounter(rdb, ledger, redisseq.CounterOptions{Step: 1000})), func() {}
 		}
-		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger, &redisseq.AllocatorOptions{Chunk: 1000})),
+		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Chunk: 1000})),
 			sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10}))
 		return seg, func() { seg.Close() }
 	}

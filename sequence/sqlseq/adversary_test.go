@@ -33,7 +33,7 @@ import (
 func TestAdversaryGaplessEnsureHidesDeadlock(t *testing.T) {
 	b := mysqlBackend()
 	db := b.open(t)
-	s := newStore(t, b, db, nil)
+	s := newStore(t, b, db, sqlseq.Options{})
 	g1, g2 := s.Gapless(), s.Gapless()
 	ctx := context.Background()
 
@@ -99,7 +99,7 @@ func TestAdversaryGaplessEnsureHidesDeadlock(t *testing.T) {
 func TestAdversaryGaplessTwoGeneratorsOneTx(t *testing.T) {
 	b := mysqlBackend()
 	db := b.open(t)
-	s := newStore(t, b, db, nil)
+	s := newStore(t, b, db, sqlseq.Options{})
 	g1, g2 := s.Gapless(), s.Gapless()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -131,7 +131,7 @@ func TestAdversaryGaplessTwoGeneratorsOneTx(t *testing.T) {
 func TestAdversaryGaplessRepeatableReadQueuedCallerFails(t *testing.T) {
 	b := postgresBackend()
 	db := b.open(t)
-	g := newStore(t, b, db, nil).Gapless()
+	g := newStore(t, b, db, sqlseq.Options{}).Gapless()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/sqlseq"
 )
 
 // BenchmarkLedger compares, in one run on one database, a Segment over the
@@ -15,7 +16,7 @@ func BenchmarkLedger(b *testing.B) {
 	for _, be := range backends() {
 		b.Run(be.name, func(b *testing.B) {
 			db := be.open(b)
-			store := newStore(b, be, db, nil)
+			store := newStore(b, be, db, sqlseq.Options{})
 			b.Run("segment", func(b *testing.B) {
 				seg := must(sequence.NewSegment(store, sequence.SegmentOptions{}))
 				defer seg.Close()

@@ -21,9 +21,9 @@ func TestCatalogSnowflake(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			store := newStore(t, b, b.open(t), nil)
+			store := newStore(t, b, b.open(t), sqlseq.Options{})
 			ids := func() *sn.Generator {
-				g, err := snowflake.New(ctx, snowflake.Sonyflake, snowflake.Options{Leaser: must(sqlseq.NewLeaser(store, nil))})
+				g, err := snowflake.New(ctx, snowflake.Sonyflake, snowflake.Options{Leaser: must(sqlseq.NewLeaser(store, sqlseq.LeaserOptions{}))})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -84,7 +84,7 @@ func BenchmarkEnrollLedger(b *testing.B) {
 	for _, n := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("templates=%d", n), func(b *testing.B) {
 			db := pg.open(b)
-			store := newStore(b, pg, db, nil)
+			store := newStore(b, pg, db, sqlseq.Options{})
 			// The catalog's entries, made in memory and written as rows.
 			mem := sequence.NewMemory()
 			for i := range n {

@@ -16,9 +16,9 @@ func TestDocStores(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.Shared(t).NewDatabase(t)
 
-	db, err := sql.Open("pgx", dsn)                     // postgres://sn@db.internal/orders; or "mysql" with go-sql-driver
-	ledger, err := sqlseq.New(db, sqlseq.Postgres, nil) // table sn_ledger, one row per key
-	err = ledger.Migrate(ctx)                           // CREATE TABLE IF NOT EXISTS
+	db, err := sql.Open("pgx", dsn)                                  // postgres://sn@db.internal/orders; or "mysql" with go-sql-driver
+	ledger, err := sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{}) // table sn_ledger, one row per key
+	err = ledger.Migrate(ctx)                                        // CREATE TABLE IF NOT EXISTS
 	seg, err := sequence.NewSegment(ledger, sequence.SegmentOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func ExampleNewLeaser() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	store, err := sqlseq.New(db, sqlseq.Postgres, nil)
+	store, err := sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func ExampleNewLeaser() {
 		log.Fatal(err)
 	}
 
-	leaser, err := sqlseq.NewLeaser(store, nil)
+	leaser, err := sqlseq.NewLeaser(store, sqlseq.LeaserOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestKilled(t *testing.T) {
 }
 
 func killedRun(t *testing.T, srv killable, b backend, db *sql.DB) {
-	store := newStore(t, b, db, &sqlseq.Options{Retries: 2})
+	store := newStore(t, b, db, sqlseq.Options{Retries: 2})
 	seg := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 5, MinStep: 5, MaxStep: 5, FetchTimeout: time.Second}))
 	defer seg.Close()
 
@@ -122,7 +122,7 @@ func TestTransientErrorsRetried(t *testing.T) {
 	admin := srv.DB(t, srv.DSN())
 	db := srv.DB(t, dsn)
 	b := postgresBackend()
-	store := newStore(t, b, db, &sqlseq.Options{Retries: 30})
+	store := newStore(t, b, db, sqlseq.Options{Retries: 30})
 	var dbname string
 	if err := db.QueryRowContext(ctx, `SELECT current_database()`).Scan(&dbname); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 func TestGaplessMySQLStaleSnapshot(t *testing.T) {
 	b := mysqlBackend()
 	db := b.open(t)
-	g := newStore(t, b, db, nil).Gapless()
+	g := newStore(t, b, db, sqlseq.Options{}).Gapless()
 	ctx := context.Background()
 	tx0, _ := db.BeginTx(ctx, nil)
 	if _, err := g.Next(sqlseq.WithTx(ctx, tx0), "B"); err != nil {
@@ -39,7 +39,7 @@ func TestGaplessMySQLStaleSnapshot(t *testing.T) {
 	// Another Gapless (another process, in effect) makes A.
 	t2, _ := db.BeginTx(ctx, nil)
 	defer t2.Rollback()
-	if _, err := newStore(t, b, db, nil).Gapless().Next(sqlseq.WithTx(ctx, t2), "A"); err != nil {
+	if _, err := newStore(t, b, db, sqlseq.Options{}).Gapless().Next(sqlseq.WithTx(ctx, t2), "A"); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -62,7 +62,7 @@ func TestGaplessMySQLStaleSnapshot(t *testing.T) {
 func TestGaplessMySQLSerializable(t *testing.T) {
 	b := mysqlBackend()
 	db := b.open(t)
-	g := newStore(t, b, db, nil).Gapless()
+	g := newStore(t, b, db, sqlseq.Options{}).Gapless()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	serializable := &sql.TxOptions{Isolation: sql.LevelSerializable}
@@ -120,7 +120,7 @@ func TestGaplessMySQLSerializable(t *testing.T) {
 func TestGaplessMySQLPoolOfOne(t *testing.T) {
 	b := mysqlBackend()
 	db := b.open(t)
-	s := newStore(t, b, db, nil)
+	s := newStore(t, b, db, sqlseq.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tx, _ := db.BeginTx(ctx, nil)
@@ -147,9 +147,9 @@ func TestGaplessMySQLPoolOfOne(t *testing.T) {
 func TestGaplessMySQLOtherDatabase(t *testing.T) {
 	b := mysqlBackend()
 	db := b.open(t)
-	g := newStore(t, b, db, nil).Gapless()
+	g := newStore(t, b, db, sqlseq.Options{}).Gapless()
 	other := b.open(t)
-	newStore(t, b, other, nil)
+	newStore(t, b, other, sqlseq.Options{})
 	ctx := context.Background()
 	tx, err := other.BeginTx(ctx, nil)
 	if err != nil {

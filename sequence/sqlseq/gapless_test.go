@@ -67,7 +67,7 @@ func (c *committed) check(t *testing.T) {
 func TestGaplessNeedsATransaction(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			g := newStore(t, b, b.open(t), nil).Gapless()
+			g := newStore(t, b, b.open(t), sqlseq.Options{}).Gapless()
 			if _, err := g.Next(context.Background(), "inv"); !errors.Is(err, sqlseq.ErrNoTx) || !errors.Is(err, sequence.ErrInvalidArgument) {
 				t.Errorf("Next without a transaction: %v", err)
 			}
@@ -140,7 +140,7 @@ func TestGaplessConcurrent(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			store := newStore(t, b, db, nil)
+			store := newStore(t, b, db, sqlseq.Options{})
 			g := sn.MustNew(`INV-@<seq, width=6>`, sn.WithSequence("seq", store.Gapless()))
 			var c committed
 			stop := make(chan struct{})
@@ -178,7 +178,7 @@ func TestGaplessDatabaseRestart(t *testing.T) {
 			dsn := srv.NewDatabase(t)
 			var mu sync.Mutex
 			db := srv.DB(t, dsn)
-			store := newStore(t, tc.b, db, nil)
+			store := newStore(t, tc.b, db, sqlseq.Options{})
 			g := sn.MustNew(`INV-@<seq, width=6>`, sn.WithSequence("seq", store.Gapless()))
 			current := func() *sql.DB { mu.Lock(); defer mu.Unlock(); return db }
 			var c committed
@@ -193,7 +193,7 @@ func TestGaplessDatabaseRestart(t *testing.T) {
 			mu.Unlock()
 			// The Generator keeps its Store, over the old pool: give the
 			// workers a new Store over the new pool.
-			store2 := newStore(t, tc.b, current(), nil)
+			store2 := newStore(t, tc.b, current(), sqlseq.Options{})
 			g2 := sn.MustNew(`INV-@<seq, width=6>`, sn.WithSequence("seq", store2.Gapless()))
 			close(stop)
 			wg.Wait()
@@ -217,7 +217,7 @@ func TestGaplessClientKilled(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			store := newStore(t, b, db, nil)
+			store := newStore(t, b, db, sqlseq.Options{})
 			ctx := context.Background()
 			tx, _ := db.BeginTx(ctx, nil)
 			first, err := store.Gapless().Next(sqlseq.WithTx(ctx, tx), "inv")
@@ -276,7 +276,7 @@ func TestGaplessChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, _ := sqlseq.New(db, sqlseq.Dialect(dialect), nil)
+	store, _ := sqlseq.New(db, sqlseq.Dialect(dialect), sqlseq.Options{})
 	ctx := context.Background()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -295,7 +295,7 @@ func TestGaplessChild(t *testing.T) {
 func BenchmarkGapless(b *testing.B) {
 	for _, be := range backends() {
 		db := be.open(b)
-		store := newStore(b, be, db, nil)
+		store := newStore(b, be, db, sqlseq.Options{})
 		g := store.Gapless()
 		for _, callers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
@@ -354,7 +354,7 @@ func TestGaplessConformance(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			store := newStore(t, b, db, nil)
+			store := newStore(t, b, db, sqlseq.Options{})
 			sequencetest.Run(t, func(t *testing.T) sequence.Gen { return txGen{db, store.Gapless()} })
 		})
 	}

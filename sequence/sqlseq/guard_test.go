@@ -80,7 +80,7 @@ func TestClockGuardIdle(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				store := newStore(t, b, b.open(t), nil)
+				store := newStore(t, b, b.open(t), sqlseq.Options{})
 				var count repeatCounter
 				s0 := time.Now() // within half the retention of the store's clock, however loaded the machine
 				a := guardProcess(t, store, tpl, guarded, time.Now)
@@ -151,7 +151,7 @@ func TestClockGuardPostDated(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
-				store := newStore(t, b, b.open(t), nil)
+				store := newStore(t, b, b.open(t), sqlseq.Options{})
 				var count repeatCounter
 				future := time.Now().Add(time.Hour).Truncate(time.Second)
 				a := guardProcess(t, store, tpl, guarded, time.Now)
@@ -216,7 +216,7 @@ func TestBalancedOrder(t *testing.T) {
 	for _, recorded := range []bool{true, false} {
 		t.Run(map[bool]string{true: "recorded", false: "control"}[recorded], func(t *testing.T) {
 			ctx := context.Background()
-			stores := []*sqlseq.Store{newStore(t, pg, pg.open(t), nil), newStore(t, my, my.open(t), nil)}
+			stores := []*sqlseq.Store{newStore(t, pg, pg.open(t), sqlseq.Options{}), newStore(t, my, my.open(t), sqlseq.Options{})}
 			process := func(order ...int) *sequence.Balanced {
 				var gens []sequence.Gen
 				for _, i := range order {

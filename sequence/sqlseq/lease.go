@@ -48,7 +48,7 @@ type Leaser struct {
 	name string
 }
 
-// LeaserOptions configure a [Leaser]. A nil *LeaserOptions gives the
+// LeaserOptions configure a [Leaser]. The zero value gives the
 // defaults.
 type LeaserOptions struct {
 	// Name tells apart series of ids that may reuse one another's worker
@@ -63,13 +63,9 @@ const maxLeaseName = 255
 // NewLeaser returns a Leaser over the Store's database. The table of
 // leases must exist: see [Store.Migrate]. A nil s is an error wrapping
 // [sequence.ErrInvalidArgument].
-func NewLeaser(s *Store, opts *LeaserOptions) (*Leaser, error) {
+func NewLeaser(s *Store, o LeaserOptions) (*Leaser, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: sqlseq.NewLeaser with a nil Store", sequence.ErrInvalidArgument)
-	}
-	var o LeaserOptions
-	if opts != nil {
-		o = *opts
 	}
 	if o.Name == "" {
 		o.Name = "snowflake"

@@ -75,7 +75,7 @@ func leaseChild(s leaseSpec) error {
 		return err
 	}
 	defer db.Close()
-	store, err := sqlseq.New(db, s.Dialect, nil)
+	store, err := sqlseq.New(db, s.Dialect, sqlseq.Options{})
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func leaseChild(s leaseSpec) error {
 	end := time.Now().Add(s.Run)
 	var g *snowflake.Gen
 	for g == nil {
-		opts := snowflake.Options{Leaser: must(sqlseq.NewLeaser(store, nil)), TTL: s.TTL}
+		opts := snowflake.Options{Leaser: must(sqlseq.NewLeaser(store, sqlseq.LeaserOptions{})), TTL: s.TTL}
 		if s.Static {
 			opts = snowflake.Options{Worker: 1}
 		}
@@ -145,7 +145,7 @@ func TestLeaserMultiProcess(t *testing.T) {
 
 func testLeaserMultiProcess(t *testing.T, b backend, static bool) {
 	db, dsn := b.openDSN(t)
-	newStore(t, b, db, nil)
+	newStore(t, b, db, sqlseq.Options{})
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(7, 8))
 	const procs = 6

@@ -21,7 +21,7 @@ var tiny = snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snow
 func TestLeaserConformance(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			l := must(sqlseq.NewLeaser(newStore(t, b, b.open(t), nil), nil))
+			l := must(sqlseq.NewLeaser(newStore(t, b, b.open(t), sqlseq.Options{}), sqlseq.LeaserOptions{}))
 			sequencetest.Run(t, func(t *testing.T) sequence.Gen {
 				g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l})
 				if err != nil {
@@ -42,13 +42,13 @@ func TestLease(t *testing.T) {
 	ctx := t.Context()
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t, b, b.open(t), nil)
-			l := must(sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: "lease"}))
+			s := newStore(t, b, b.open(t), sqlseq.Options{})
+			l := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: "lease"}))
 			for _, bad := range []struct {
 				workers int64
 				ttl     time.Duration
 				l       *sqlseq.Leaser
-			}{{-1, time.Second, l}, {2, 0, l}, {2, time.Microsecond, l}, {2, time.Second, must(sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: strings.Repeat("n", 256)}))}} {
+			}{{-1, time.Second, l}, {2, 0, l}, {2, time.Microsecond, l}, {2, time.Second, must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: strings.Repeat("n", 256)}))}} {
 				if _, err := bad.l.Lease(ctx, layoutOf(bad.workers), bad.ttl); !errors.Is(err, sequence.ErrInvalidArgument) {
 					t.Errorf("Lease(%d, %v): %v; want ErrInvalidArgument", bad.workers, bad.ttl, err)
 				}
@@ -66,7 +66,7 @@ func TestLease(t *testing.T) {
 				t.Fatalf("a second lease of one held id: %v; want ErrUnavailable", err)
 			}
 			// Another name is another series of ids.
-			if o, err := must(sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: "other"})).Lease(ctx, layoutOf(1), ttl); err != nil || o.Worker() != 0 {
+			if o, err := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: "other"})).Lease(ctx, layoutOf(1), ttl); err != nil || o.Worker() != 0 {
 				t.Fatalf("the one id of another name: %v", err)
 			}
 			b1 := time.Unix(0, 1_000_000_000_000)
@@ -132,7 +132,7 @@ func TestLeaserConcurrent(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			db.SetMaxOpenConns(32)
-			l := must(sqlseq.NewLeaser(newStore(t, b, db, nil), nil))
+			l := must(sqlseq.NewLeaser(newStore(t, b, db, sqlseq.Options{}), sqlseq.LeaserOptions{}))
 			const workers, callers = 8, 24
 			var mu sync.Mutex
 			got := map[int64]int{}
@@ -172,7 +172,7 @@ func TestLeaserExclusive(t *testing.T) {
 	ctx := t.Context()
 	for _, be := range backends() {
 		t.Run(be.name, func(t *testing.T) {
-			l := must(sqlseq.NewLeaser(newStore(t, be, be.open(t), nil), &sqlseq.LeaserOptions{Name: "exclusive"}))
+			l := must(sqlseq.NewLeaser(newStore(t, be, be.open(t), sqlseq.Options{}), sqlseq.LeaserOptions{Name: "exclusive"}))
 			a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
 			if err != nil {
 				t.Fatal(err)
@@ -223,7 +223,7 @@ func TestLeaserTakeover(t *testing.T) {
 	for _, be := range backends() {
 		t.Run(be.name, func(t *testing.T) {
 			db, dsn := be.openDSN(t)
-			l := must(sqlseq.NewLeaser(newStore(t, be, db, nil), nil))
+			l := must(sqlseq.NewLeaser(newStore(t, be, db, sqlseq.Options{}), sqlseq.LeaserOptions{}))
 			// The old Gen's own *sql.DB, closed to cut it off.
 			cut, err := sql.Open(be.driver, dsn)
 			if err != nil {
@@ -235,7 +235,7 @@ func TestLeaserTakeover(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer other.Close()
-			a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: must(sqlseq.NewLeaser(newStore(t, be, cut, nil), nil)), TTL: ttl})
+			a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: must(sqlseq.NewLeaser(newStore(t, be, cut, sqlseq.Options{}), sqlseq.LeaserOptions{})), TTL: ttl})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,13 +316,13 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 	ctx := t.Context()
 	for _, be := range backends() {
 		t.Run(be.name, func(t *testing.T) {
-			s := newStore(t, be, be.open(t), nil)
+			s := newStore(t, be, be.open(t), sqlseq.Options{})
 			var mu sync.Mutex
 			at := time.Now()
 			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
 			set := func(t time.Time) { mu.Lock(); at = t; mu.Unlock() }
 			for _, crash := range []bool{false, true} {
-				l := must(sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: "rollback-" + map[bool]string{false: "release", true: "crash"}[crash]}))
+				l := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: "rollback-" + map[bool]string{false: "release", true: "crash"}[crash]}))
 				hold, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: time.Minute})
 				if err != nil {
 					t.Fatal(err)
@@ -398,7 +398,7 @@ func TestLeaserDataLoss(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			db := b.open(t)
-			s := newStore(t, b, db, nil)
+			s := newStore(t, b, db, sqlseq.Options{})
 			var mu sync.Mutex
 			seen := map[int64]int{}
 			repeats := 0
@@ -424,7 +424,7 @@ func TestLeaserDataLoss(t *testing.T) {
 				}
 			}
 			newGen := func() *snowflake.Gen {
-				g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: must(sqlseq.NewLeaser(s, nil)), TTL: ttl})
+				g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{})), TTL: ttl})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -472,19 +472,19 @@ func TestLeaserLayout(t *testing.T) {
 	ctx := t.Context()
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t, b, b.open(t), nil)
+			s := newStore(t, b, b.open(t), sqlseq.Options{})
 			a := snowflake.Layout{TimeBits: 41, WorkerBits: 2, SeqBits: 11, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
 			other := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
-			lease, err := must(sqlseq.NewLeaser(s, nil)).Lease(ctx, a, time.Minute)
+			lease, err := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{})).Lease(ctx, a, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer lease.Release(ctx, time.Time{})
-			_, err = must(sqlseq.NewLeaser(s, nil)).Lease(ctx, other, time.Minute)
+			_, err = must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{})).Lease(ctx, other, time.Minute)
 			if !errors.Is(err, snowflake.ErrLayout) || !strings.Contains(err.Error(), a.String()) || !strings.Contains(err.Error(), other.String()) {
 				t.Fatalf("another layout under one name: %v; want ErrLayout naming both", err)
 			}
-			o, err := must(sqlseq.NewLeaser(s, &sqlseq.LeaserOptions{Name: "other"})).Lease(ctx, other, time.Minute)
+			o, err := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: "other"})).Lease(ctx, other, time.Minute)
 			if err != nil {
 				t.Fatalf("another layout under another name: %v", err)
 			}

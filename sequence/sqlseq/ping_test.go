@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/sqlseq"
 )
 
 // Ping answers while the database does.
@@ -12,7 +13,7 @@ func TestPing(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			s := newStore(t, b, db, nil)
+			s := newStore(t, b, db, sqlseq.Options{})
 			if err := s.Ping(t.Context()); err != nil {
 				t.Errorf("Ping: %v", err)
 			}

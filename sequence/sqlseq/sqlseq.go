@@ -10,7 +10,7 @@
 // in front, so that one transaction serves a whole block of numbers:
 //
 //	db, err := sql.Open("pgx", "postgres://sn@db.internal/orders")
-//	store, err := sqlseq.New(db, sqlseq.Postgres, nil)
+//	store, err := sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{})
 //	err = store.Migrate(ctx)
 //	gen, err := sequence.NewSegment(store, sequence.SegmentOptions{})
 //
@@ -77,7 +77,7 @@ const (
 // DefaultTable is the default for [Options.Table].
 const DefaultTable = "sn_ledger"
 
-// Options configures [New]. The zero value, like a nil *Options, gives the
+// Options configures [New]. The zero value gives the
 // defaults.
 type Options struct {
 	// Table is the name of the ledger table, optionally qualified by a
@@ -124,11 +124,7 @@ var tableName = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A
 
 // New returns a Store over db, which it does not own. It checks its
 // arguments and nothing else: call [Store.Migrate] to create the table.
-func New(db *sql.DB, d Dialect, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+func New(db *sql.DB, d Dialect, o Options) (*Store, error) {
 	if db == nil {
 		return nil, fmt.Errorf("sqlseq: nil *sql.DB: %w", sequence.ErrInvalidArgument)
 	}

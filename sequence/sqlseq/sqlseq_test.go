@@ -65,7 +65,7 @@ func mysqlBackend() backend {
 func backends() []backend { return []backend{postgresBackend(), mysqlBackend()} }
 
 // newStore returns a migrated Store on db.
-func newStore(t testing.TB, b backend, db *sql.DB, opts *sqlseq.Options) *sqlseq.Store {
+func newStore(t testing.TB, b backend, db *sql.DB, opts sqlseq.Options) *sqlseq.Store {
 	t.Helper()
 	s, err := sqlseq.New(db, b.dialect, opts)
 	if err != nil {
@@ -81,7 +81,7 @@ func TestConformance(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			store := newStore(t, b, db, nil)
+			store := newStore(t, b, db, sqlseq.Options{})
 			sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator { return store })
 			t.Run("Segment", func(t *testing.T) {
 				sequencetest.Run(t, func(t *testing.T) sequence.Gen {
@@ -97,7 +97,7 @@ func TestAllocate(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t, b, b.open(t), nil)
+			s := newStore(t, b, b.open(t), sqlseq.Options{})
 			want := []sequence.Range{{First: 1, Last: 3}, {First: 4, Last: 4}, {First: 5, Last: 104}}
 			for i, n := range []int64{3, 1, 100} {
 				r, err := s.Allocate(ctx, "orders", n)
@@ -126,7 +126,7 @@ func TestExactAtTheTop(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t, b, b.open(t), nil)
+			s := newStore(t, b, b.open(t), sqlseq.Options{})
 			if err := s.Floor(ctx, "k", math.MaxInt64-5); err != nil {
 				t.Fatal(err)
 			}
@@ -161,14 +161,14 @@ func TestConcurrentStores(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			newStore(t, b, db, nil)
+			newStore(t, b, db, sqlseq.Options{})
 			const stores, workers, calls = 4, 4, 60
 			var mu sync.Mutex
 			seen := map[int64]bool{}
 			repeats := 0
 			var wg sync.WaitGroup
 			for i := 0; i < stores; i++ {
-				s, err := sqlseq.New(db, b.dialect, nil) // one table, separate Stores
+				s, err := sqlseq.New(db, b.dialect, sqlseq.Options{}) // one table, separate Stores
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -207,8 +207,8 @@ func TestOptions(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			a := newStore(t, b, db, &sqlseq.Options{Table: "ledger_a"})
-			c := newStore(t, b, db, &sqlseq.Options{Table: "ledger_b"})
+			a := newStore(t, b, db, sqlseq.Options{Table: "ledger_a"})
+			c := newStore(t, b, db, sqlseq.Options{Table: "ledger_b"})
 			a.Allocate(ctx, "k", 10)
 			if r, err := c.Allocate(ctx, "k", 1); err != nil || r.First != 1 {
 				t.Errorf("a second table shares counters: %v, %v", r, err)
@@ -225,26 +225,26 @@ func TestOptions(t *testing.T) {
 			// The longest name: its _workers table keeps all its bytes.
 			long := "l" + strings.Repeat("x", 54)
 			for _, name := range []string{"select", "user", "Ledger_C", long} {
-				if r, err := newStore(t, b, db, &sqlseq.Options{Table: name}).Allocate(ctx, "k", 1); err != nil || r.First != 1 {
+				if r, err := newStore(t, b, db, sqlseq.Options{Table: name}).Allocate(ctx, "k", 1); err != nil || r.First != 1 {
 					t.Errorf("table %q: %v, %v", name, r, err)
 				}
 			}
 			if _, err := db.ExecContext(ctx, "SELECT last FROM ledger_c"); err != nil && b.dialect == sqlseq.Postgres {
 				t.Errorf("table Ledger_C is not ledger_c: %v", err)
 			}
-			if _, err := sqlseq.New(db, b.dialect, &sqlseq.Options{Table: "s" + strings.Repeat("x", 62) + "." + long}); err != nil {
+			if _, err := sqlseq.New(db, b.dialect, sqlseq.Options{Table: "s" + strings.Repeat("x", 62) + "." + long}); err != nil {
 				t.Errorf("the longest schema and table: %v", err)
 			}
 			for _, bad := range []string{"a b", "1x", "x;DROP TABLE y", strings.Repeat("x", 56), "s." + strings.Repeat("x", 56), strings.Repeat("x", 64) + ".t", "a.b.c"} {
-				if _, err := sqlseq.New(db, b.dialect, &sqlseq.Options{Table: bad}); !errors.Is(err, sequence.ErrInvalidArgument) {
+				if _, err := sqlseq.New(db, b.dialect, sqlseq.Options{Table: bad}); !errors.Is(err, sequence.ErrInvalidArgument) {
 					t.Errorf("table %q: %v", bad, err)
 				}
 			}
-			if _, err := sqlseq.New(db, "oracle", nil); !errors.Is(err, sequence.ErrInvalidArgument) {
+			if _, err := sqlseq.New(db, "oracle", sqlseq.Options{}); !errors.Is(err, sequence.ErrInvalidArgument) {
 				t.Errorf("dialect oracle: %v", err)
 			}
 			// Without Migrate, a clear error, not ErrUnavailable.
-			none, _ := sqlseq.New(db, b.dialect, &sqlseq.Options{Table: "missing"})
+			none, _ := sqlseq.New(db, b.dialect, sqlseq.Options{Table: "missing"})
 			if _, err := none.Allocate(ctx, "k", 1); err == nil || errors.Is(err, sequence.ErrUnavailable) {
 				t.Errorf("no table: %v", err)
 			}
@@ -258,7 +258,7 @@ func TestCorruptRow(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			s := newStore(t, b, db, nil)
+			s := newStore(t, b, db, sqlseq.Options{})
 			if _, err := s.Allocate(ctx, "victim", 5); err != nil {
 				t.Fatal(err)
 			}
@@ -296,7 +296,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			var wg sync.WaitGroup
 			for _, db := range dbs {
 				wg.Go(func() {
-					s, _ := sqlseq.New(db, b.dialect, nil)
+					s, _ := sqlseq.New(db, b.dialect, sqlseq.Options{})
 					if err := s.Migrate(context.Background()); err != nil {
 						t.Error(err)
 					}
@@ -318,7 +318,7 @@ func TestStoreID(t *testing.T) {
 			ids := make([]string, 8)
 			var wg sync.WaitGroup
 			for i := range ids {
-				s := newStore(t, b, db, nil)
+				s := newStore(t, b, db, sqlseq.Options{})
 				wg.Go(func() {
 					var err error
 					if ids[i], err = s.StoreID(ctx); err != nil {
@@ -330,11 +330,11 @@ func TestStoreID(t *testing.T) {
 			if !strings.HasPrefix(ids[0], "sqlseq sn_ledger ") || len(slices.Compact(slices.Clone(ids))) != 1 {
 				t.Fatalf("StoreID of 8 Stores on one table: %q, want one, starting %q", ids, "sqlseq sn_ledger ")
 			}
-			other, err := newStore(t, b, db, &sqlseq.Options{Table: "other"}).StoreID(ctx)
+			other, err := newStore(t, b, db, sqlseq.Options{Table: "other"}).StoreID(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			elsewhere, err := newStore(t, b, b.open(t), nil).StoreID(ctx)
+			elsewhere, err := newStore(t, b, b.open(t), sqlseq.Options{}).StoreID(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -342,7 +342,7 @@ func TestStoreID(t *testing.T) {
 				t.Errorf("StoreID: %q on the table, %q on another table, %q in another database; want three", ids[0], other, elsewhere)
 			}
 			// Keys go on as before, the empty one included.
-			s := newStore(t, b, db, nil)
+			s := newStore(t, b, db, sqlseq.Options{})
 			for _, key := range []string{"", "\x00", string(make([]byte, 32))} {
 				if r, err := s.Allocate(ctx, key, 3); err != nil || r != (sequence.Range{First: 1, Last: 3}) {
 					t.Errorf("Allocate(%q, 3) = %v, %v; want [1, 3]", key, r, err)
@@ -359,7 +359,7 @@ func TestMaxKeyLen(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
-			s := newStore(t, b, db, nil)
+			s := newStore(t, b, db, sqlseq.Options{})
 			longest := strings.Repeat("k", sqlseq.MaxKeyLen)
 			if r, err := s.Allocate(ctx, longest, 2); err != nil || r.First != 1 {
 				t.Fatalf("Allocate of a MaxKeyLen key: %v, %v", r, err)
@@ -385,7 +385,7 @@ func TestMaxKeyLen(t *testing.T) {
 func TestExpirer(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t, b, b.open(t), nil)
+			s := newStore(t, b, b.open(t), sqlseq.Options{})
 			sequencetest.RunExpirer(t, s, sequencetest.AllocDraw(s))
 		})
 	}
