@@ -16,6 +16,7 @@ import (
 // [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [Catalog].
 type Memory struct {
 	start    int64
+	invalid  error // of an option given a value it cannot use: every call returns it
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
 	exp      expiries
 	recs     records
@@ -26,12 +27,17 @@ type Memory struct {
 type MemoryOption func(*Memory)
 
 // StartAt makes the first number of every key n instead of 1. n must be at
-// least 1; a smaller n makes [NewMemory] panic, since it is a programming error.
+// least 1: with a smaller n, every call of the Memory returns an error
+// wrapping [ErrInvalidArgument], as a constructor's bad argument does
+// (NewMemory has no error to return it with).
 func StartAt(n int64) MemoryOption {
-	if n < 1 {
-		panic(fmt.Sprintf("sequence: StartAt(%d): the first number must be at least 1", n))
+	return func(m *Memory) {
+		if n < 1 {
+			m.invalid = fmt.Errorf("%w: sequence.StartAt(%d): the first number must be at least 1", ErrInvalidArgument, n)
+			return
+		}
+		m.start = n
 	}
-	return func(m *Memory) { m.start = n }
 }
 
 // MemoryClock makes the Memory read the time, for the deadlines of
@@ -63,6 +69,9 @@ func (m *Memory) counter(key string) *atomic.Int64 {
 
 // Next returns the next number for key.
 func (m *Memory) Next(ctx context.Context, key string) (int64, error) {
+	if m.invalid != nil {
+		return 0, m.invalid
+	}
 	return memoryNext(ctx, m.counter(key))
 }
 
@@ -83,6 +92,9 @@ func (m *Memory) NextN(ctx context.Context, key string, dst []int64, n int) ([]i
 	if n < 0 {
 		return dst, fmt.Errorf("%w: NextN with n=%d", ErrInvalidArgument, n)
 	}
+	if m.invalid != nil {
+		return dst, m.invalid
+	}
 	if err := ctx.Err(); err != nil {
 		return dst, err
 	}
@@ -102,11 +114,19 @@ func (m *Memory) NextN(ctx context.Context, key string, dst []int64, n int) ([]i
 }
 
 // Bind returns a Handle that issues numbers for key without a map lookup.
-func (m *Memory) Bind(key string) Handle { return memoryHandle{m.counter(key)} }
+func (m *Memory) Bind(key string) Handle { return memoryHandle{m.counter(key), m.invalid} }
 
-type memoryHandle struct{ c *atomic.Int64 }
+type memoryHandle struct {
+	c       *atomic.Int64
+	invalid error
+}
 
-func (h memoryHandle) Next(ctx context.Context) (int64, error) { return memoryNext(ctx, h.c) }
+func (h memoryHandle) Next(ctx context.Context) (int64, error) {
+	if h.invalid != nil {
+		return 0, h.invalid
+	}
+	return memoryNext(ctx, h.c)
+}
 
 // Floor makes every later number for key greater than floor.
 func (m *Memory) Floor(ctx context.Context, key string, floor int64) error {
