@@ -16,7 +16,7 @@ import (
 // [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [Catalog].
 type Memory struct {
 	start    int64
-	invalid  error // of an option given a value it cannot use: every call returns it
+	invalid  error    // of an option given a value it cannot use: every call returns it
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
 	exp      expiries
 	recs     records
