@@ -27,19 +27,22 @@
 //
 // # Fields
 //
-// Each backend reads, besides the steps of its Segment (step, min_step,
-// max_step, prefetch, target, fetch_timeout, idle) and what package config
-// builds around any store (queued, balanced), fields of its own, written
-// beside them in a file and decoded with config.Target.Decode:
+// Each backend reads fields of its own, written beside the common ones in
+// a file and decoded with config.Target.Decode, and some of the steps of
+// the sequence.Segment it serves through:
 //
-//	bolt          path
-//	sql           ledger, table
-//	redis         url, prefix, replicas, replica_timeout; ledger, table
-//	redis-strict  url, prefix, replicas, replica_timeout; ledger, table or path, single_host;
-//	              step and fetch_timeout only
-//	snowflake     layout (twitter, sonyflake, or bits such as 41/10/12 with epoch and unit);
-//	              url and prefix, or ledger and table, to lease the worker id; or worker
-//	              with single_process; no steps
+//	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout, idle
+//	sql            ledger (required), table, step, min_step, max_step, prefetch, target, fetch_timeout, idle
+//	redis          url (required), prefix, replicas, replica_timeout, ledger, table,
+//	               step, min_step, max_step, prefetch, target, fetch_timeout, idle
+//	redis-strict   url (required), prefix, replicas, replica_timeout, ledger, table,
+//	               and without a ledger path and single_host (required),
+//	               step, fetch_timeout (bounds the first PING and the ledger's set-up)
+//	snowflake      layout, and with explicit bits epoch (required) and unit;
+//	               url and prefix, or ledger and table, to lease the worker id;
+//	               or worker and single_process (required)
+//
+// Package config itself reads queued and balanced, whatever the backend.
 //
 // path is a file, relative to config.WithDir's directory; url a Redis
 // URL (see Redis URLs); ledger a database URL (see Ledgers), table its
@@ -84,20 +87,6 @@
 // A relative path is resolved against the directory of config.WithDir;
 // config.WithLockWait bounds the wait for a bolt file that another
 // process has open (default boltseq.DefaultLockTimeout).
-//
-// The fields each backend reads, besides backend:
-//
-//	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout, idle
-//	sql            ledger (required), table, step, min_step, max_step, prefetch, target, fetch_timeout, idle
-//	redis          url (required), prefix, replicas, replica_timeout, ledger, table,
-//	               step, min_step, max_step, prefetch, target, fetch_timeout, idle
-//	redis-strict   url (required), prefix, replicas, replica_timeout, ledger, table,
-//	               and without a ledger path and single_host (required),
-//	               step, fetch_timeout (bounds the first PING and the ledger's set-up)
-//	snowflake      layout, and with explicit bits epoch (required) and unit;
-//	               url (required) and prefix, or worker and single_process (required)
-//
-// Package config itself reads queued and balanced, whatever the backend.
 //
 // # Snowflake ids
 //

@@ -418,26 +418,15 @@ func (s Sequence) problems(prefix string) []*Error {
 	bad := func(field, format string, a ...any) {
 		out = append(out, &Error{Field: prefix + field, Err: fmt.Errorf(prefix+field+" "+format, a...)})
 	}
-	steps := []struct {
-		field string
-		v     int64
-	}{{"step", s.Step}, {"min_step", s.MinStep}, {"max_step", s.MaxStep}}
-	for _, f := range steps {
-		if f.v < 0 {
-			bad(f.field, "%d: want 1 or more (or 0 for the default)", f.v)
+	// The rules of the steps are the Segment's (SegmentOptions.Validate);
+	// the durations, which are text here, are checked below.
+	steps := sequence.SegmentOptions{Step: s.Step, MinStep: s.MinStep, MaxStep: s.MaxStep, Prefetch: s.Prefetch}
+	if err := steps.Validate(); err != nil {
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			if oe, ok := e.(*sequence.OptionError); ok {
+				bad(segmentFields[oe.Field], "%v: want %s", oe.Value, segmentFields.replace(oe.Want))
+			}
 		}
-	}
-	if s.MinStep > 0 && s.MaxStep > 0 && s.MinStep > s.MaxStep {
-		bad("min_step", "%d: above max_step %d", s.MinStep, s.MaxStep)
-	}
-	if s.Step > 0 && s.MinStep > 0 && s.Step < s.MinStep {
-		bad("step", "%d: below min_step %d", s.Step, s.MinStep)
-	}
-	if s.Step > 0 && s.MaxStep > 0 && s.Step > s.MaxStep {
-		bad("step", "%d: above max_step %d", s.Step, s.MaxStep)
-	}
-	if s.Prefetch != 0 && !(s.Prefetch > 0 && s.Prefetch < 1) {
-		bad("prefetch", "%v: want a share between 0 and 1, such as 0.2", s.Prefetch)
 	}
 	if _, err := time.ParseDuration(s.Idle); s.Idle != "" && err != nil {
 		bad("idle", "%q: want a duration such as \"10m\" (negative: keep every key)", s.Idle)
@@ -457,6 +446,24 @@ func (s Sequence) problems(prefix string) []*Error {
 		out = append(out, s.Balanced.problems(prefix+"balanced.")...)
 	}
 	return out
+}
+
+// segmentNames are the names in a file of the fields of a
+// sequence.SegmentOptions, by their Go names.
+type segmentNames map[string]string
+
+// segmentFields names the fields of sequence.SegmentOptions as a file does.
+var segmentFields = segmentNames{"Step": "step", "MinStep": "min_step", "MaxStep": "max_step", "Prefetch": "prefetch", "Target": "target", "FetchTimeout": "fetch_timeout"}
+
+// replace spells, in what an OptionError wants, the fields it names as a
+// file does.
+func (n segmentNames) replace(want string) string {
+	for _, w := range strings.Fields(want) {
+		if name, ok := n[strings.TrimRight(w, ",")]; ok {
+			want = strings.Replace(want, strings.TrimRight(w, ","), name, 1)
+		}
+	}
+	return want
 }
 
 // positive reports text, the value of field, unless it is empty or a

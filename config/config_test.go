@@ -301,7 +301,7 @@ func TestValidate(t *testing.T) {
 		{name: "bad numbers", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Floor: -1,
 			Sequence: config.Sequence{Backend: "bolt", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s", Options: config.Options{"path": "x", "replicas": -1, "replica_timeout": "0s"}}}}}, want: []string{
 			`config: template "orders": sequence.step -5: want 1 or more (or 0 for the default)`,
-			`config: template "orders": sequence.min_step 20: above max_step 10`,
+			`config: template "orders": sequence.min_step 20: want at most max_step, 10`,
 			`config: template "orders": sequence.prefetch 1: want a share between 0 and 1, such as 0.2`,
 			`config: template "orders": sequence.target "soon": want a positive duration such as "1m" or "30s"`,
 			`config: template "orders": sequence.fetch_timeout "-1s": want a positive duration such as "1m" or "30s"`,
@@ -312,7 +312,7 @@ func TestValidate(t *testing.T) {
 		{name: "template step against store max_step", cfg: config.Config{
 			Store:     config.Sequence{Backend: "bolt", MaxStep: 100, Options: config.Options{"path": "x"}},
 			Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Step: 500}}},
-		}, want: []string{`config: template "orders": sequence.step 500: above max_step 100`}},
+		}, want: []string{`config: template "orders": sequence.step 500: want at most max_step, 100`}},
 		{name: "bad store numbers are reported once", cfg: config.Config{
 			Store:     config.Sequence{Backend: "bolt", Step: -1, Options: config.Options{"path": "x"}},
 			Templates: map[string]config.Template{"a": {Template: "A@<seq>"}, "b": {Template: "B@<seq>"}},

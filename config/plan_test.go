@@ -315,7 +315,7 @@ templates:
           - {backend: sql}
           - {backend: memory, path: d.db}
 `, []string{
-			`line 11: template "a": sequence.balanced.members[1].step 50: above max_step 10`,
+			`line 11: template "a": sequence.balanced.members[1].step 50: want at most max_step, 10`,
 			`line 13: template "a": sequence.balanced.members[3].path: not used by the memory backend`,
 		}, []string{"a sequence.balanced.members[1].step", "a sequence.balanced.members[3].path"}},
 		{"template field no member reads", `templates:

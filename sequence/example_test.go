@@ -103,8 +103,8 @@ func ExampleSegmentOptions_Validate() {
 	err := sequence.SegmentOptions{Step: 100, MaxStep: 10, Prefetch: 1.5}.Validate()
 	fmt.Println(err)
 	// Output:
-	// sequence: invalid argument: SegmentOptions.Step 100 is above MaxStep 10
-	// sequence: invalid argument: SegmentOptions.Prefetch is 1.5, want a share in (0, 1)
+	// sequence: invalid argument: SegmentOptions.Step is 100, want at most MaxStep, 10
+	// sequence: invalid argument: SegmentOptions.Prefetch is 1.5, want a share between 0 and 1, such as 0.2
 }
 
 func ExampleNewMemoryAllocator() {

@@ -82,40 +82,61 @@ const (
 	defaultIdle         = 10 * time.Minute
 )
 
-// Validate reports every field of o that [NewSegment] would have to replace
-// because it is invalid. Zero fields are valid (they take defaults). The
-// error wraps [ErrInvalidArgument].
+// An OptionError is a field of an options struct out of range, as
+// [SegmentOptions.Validate] reports it: a program that reads the options
+// from elsewhere (package config, from a file) names the field its own
+// way and keeps the rule. It wraps [ErrInvalidArgument].
+type OptionError struct {
+	// Field is the field's Go name, such as "MinStep".
+	Field string
+	// Value is the field's value.
+	Value any
+	// Want says what the field takes; another field it is compared with
+	// is named by its Go name and followed by its value: "at most
+	// MaxStep, 10".
+	Want string
+}
+
+// Error says which field is wrong and what it takes.
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("%v: SegmentOptions.%s is %v, want %s", ErrInvalidArgument, e.Field, e.Value, e.Want)
+}
+
+// Unwrap returns [ErrInvalidArgument].
+func (e *OptionError) Unwrap() error { return ErrInvalidArgument }
+
+// Validate reports every field of o that [NewSegment] refuses, each an
+// *[OptionError], joined. Zero fields are valid: they take the defaults.
 func (o SegmentOptions) Validate() error {
 	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: SegmentOptions."+format, append([]any{ErrInvalidArgument}, args...)...))
+	bad := func(field string, value any, want string, args ...any) {
+		errs = append(errs, &OptionError{Field: field, Value: value, Want: fmt.Sprintf(want, args...)})
 	}
-	if o.Step < 0 {
-		bad("Step is %d, want >= 1 (or 0 for the default)", o.Step)
-	}
-	if o.MinStep < 0 {
-		bad("MinStep is %d, want >= 1 (or 0 for the default)", o.MinStep)
-	}
-	if o.MaxStep < 0 {
-		bad("MaxStep is %d, want >= 1 (or 0 for the default)", o.MaxStep)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"Step", o.Step}, {"MinStep", o.MinStep}, {"MaxStep", o.MaxStep}} {
+		if f.v < 0 {
+			bad(f.name, f.v, "1 or more (or 0 for the default)")
+		}
 	}
 	if o.MinStep > 0 && o.MaxStep > 0 && o.MinStep > o.MaxStep {
-		bad("MinStep %d is above MaxStep %d", o.MinStep, o.MaxStep)
+		bad("MinStep", o.MinStep, "at most MaxStep, %d", o.MaxStep)
 	}
 	if o.Step > 0 && o.MinStep > 0 && o.Step < o.MinStep {
-		bad("Step %d is below MinStep %d", o.Step, o.MinStep)
+		bad("Step", o.Step, "at least MinStep, %d", o.MinStep)
 	}
 	if o.Step > 0 && o.MaxStep > 0 && o.Step > o.MaxStep {
-		bad("Step %d is above MaxStep %d", o.Step, o.MaxStep)
+		bad("Step", o.Step, "at most MaxStep, %d", o.MaxStep)
 	}
 	if o.Prefetch != 0 && !(o.Prefetch > 0 && o.Prefetch < 1) { // also catches NaN
-		bad("Prefetch is %v, want a share in (0, 1)", o.Prefetch)
+		bad("Prefetch", o.Prefetch, "a share between 0 and 1, such as 0.2")
 	}
 	if o.Target < 0 {
-		bad("Target is %v, want > 0 (or 0 for the default)", o.Target)
+		bad("Target", o.Target, "a positive duration (or 0 for the default)")
 	}
 	if o.FetchTimeout < 0 {
-		bad("FetchTimeout is %v, want > 0 (or 0 for the default)", o.FetchTimeout)
+		bad("FetchTimeout", o.FetchTimeout, "a positive duration (or 0 for the default)")
 	}
 	return errors.Join(errs...)
 }

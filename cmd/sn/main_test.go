@@ -598,7 +598,7 @@ templates:
 			`line 12: template "invoices": sequence.fetch_timeout "5": want a positive duration such as "1m" or "30s"`,
 			`line 10: template "invoices": floor -1: want 0 (none) or more`,
 			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)`,
-			`line 7: template "orders": sequence.step 10: above max_step 5`,
+			`line 7: template "orders": sequence.step 10: want at most max_step, 5`,
 		}},
 		{"json key given twice", "twice.json", `{"templates": {
   "orders": {"template": "A@<seq>"},
