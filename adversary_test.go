@@ -10,6 +10,7 @@ import (
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/checksum"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 )
 
 // advGen is a sequence.Gen that records the keys it is asked for and
@@ -137,14 +138,14 @@ func strconvItoa(n int) string {
 	return string(rune('0' + n))
 }
 
-// Found by an adversarial review, now fixed: an expression.Checksum over a user's checksum.Algorithm is
+// Found by an adversarial review, now fixed: an builtin.Checksum over a user's checksum.Algorithm is
 // treated as the built-in checksum: its output is never checked against
 // Algo.Pattern() (a custom part's is), so an algorithm that breaks its
 // Pattern makes the proof wrong.
 func TestAdversaryUserAlgorithmUnchecked(t *testing.T) {
 	g := &advGen{script: []int64{55, 551}}
 	f := func(args expression.Args) (expression.Expression, error) {
-		return &expression.Checksum{Algo: advAlgo{}}, nil
+		return &builtin.Checksum{Algo: advAlgo{}}, nil
 	}
 	gen, err := sn.New(`N@<seq>@<check>`, sn.WithSequence("seq", g), withExpression("check", f))
 	if err != nil {
@@ -259,18 +260,18 @@ func TestAdversaryOverAllAfterVariableRefused(t *testing.T) {
 }
 
 // Finding (robustness): a panic in a built-in part's Append is not turned
-// into an error. expression.Random's fields are exported, and a factory
-// returning &expression.Random{Width: 100} (NewRandom allows 64) compiles,
-// then panics out of Next. (&expression.Date{Format: "yyyy"}, whose Loc is
+// into an error. builtin.Random's fields are exported, and a factory
+// returning &builtin.Random{Width: 100} (NewRandom allows 64) compiles,
+// then panics out of Next. (&builtin.Date{Format: "yyyy"}, whose Loc is
 // nil, does the same.)
 func TestAdversaryBuiltinPanicEscapesNext(t *testing.T) {
 	// Built-in part types with broken exported fields are refused at New,
 	// so that Next cannot panic on them.
 	cases := map[string]expression.Expression{
-		"random too wide":   &expression.Random{Width: 100, Alphabet: "01"},
-		"random one char":   &expression.Random{Width: 3, Alphabet: "0"},
-		"date without zone": &expression.Date{Format: "yyyy"},
-		"checksum no algo":  &expression.Checksum{},
+		"random too wide":   &builtin.Random{Width: 100, Alphabet: "01"},
+		"random one char":   &builtin.Random{Width: 3, Alphabet: "0"},
+		"date without zone": &builtin.Date{Format: "yyyy"},
+		"checksum no algo":  &builtin.Checksum{},
 	}
 	for name, e := range cases {
 		f := func(expression.Args) (expression.Expression, error) { return e, nil }

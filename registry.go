@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/parser"
 )
 
@@ -27,9 +28,9 @@ type Registry struct {
 func NewRegistry() *Registry {
 	return &Registry{
 		exprs: map[string]expression.Factory{
-			"date":     expression.NewDate,
-			"checksum": expression.NewChecksum,
-			"random":   expression.NewRandom,
+			"date":     builtin.NewDate,
+			"checksum": builtin.NewChecksum,
+			"random":   builtin.NewRandom,
 		},
 	}
 }

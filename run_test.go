@@ -13,6 +13,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
 )
@@ -466,9 +467,9 @@ func TestRegistry(t *testing.T) {
 		}()
 		f()
 	}
-	mustPanic("bad name", func() { r.RegisterExpression("9x", expression.NewDate) })
-	mustPanic("expression twice", func() { r.RegisterExpression("shout", expression.NewDate) })
-	mustPanic("over a built-in", func() { r.RegisterExpression("date", expression.NewDate) })
+	mustPanic("bad name", func() { r.RegisterExpression("9x", builtin.NewDate) })
+	mustPanic("expression twice", func() { r.RegisterExpression("shout", builtin.NewDate) })
+	mustPanic("over a built-in", func() { r.RegisterExpression("date", builtin.NewDate) })
 	mustPanic("nil factory", func() { r.RegisterExpression("y", nil) })
 }
 

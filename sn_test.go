@@ -12,6 +12,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
 )
@@ -214,7 +215,7 @@ func TestNewOptionErrors(t *testing.T) {
 		{"nil registry", []sn.Option{sn.WithRegistry(nil)}, `sn: WithRegistry(nil)`},
 		{"sequence twice", []sn.Option{sn.WithSequence("seq", sequence.NewMemory()), sn.WithSequence("seq", sequence.NewMemory())}, `sn: WithSequence("seq") given twice`},
 		{"sequence named like expression", []sn.Option{sn.WithSequence("date", sequence.NewMemory())}, `sn: bad template: WithSequence("date"): the registry has an expression of that name`},
-		{"both kinds", []sn.Option{sn.WithSequence("x", sequence.NewMemory()), withExpression("x", expression.NewDate)}, `sn: bad template: WithSequence("x"): the registry has an expression of that name`},
+		{"both kinds", []sn.Option{sn.WithSequence("x", sequence.NewMemory()), withExpression("x", builtin.NewDate)}, `sn: bad template: WithSequence("x"): the registry has an expression of that name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,8 +8,8 @@
 // receives the arguments written in the template and checks them; it runs
 // once, when the template is compiled, so a bad argument is an error at
 // sn.New and never at Next. The built-in expressions date, checksum and
-// random are factories of this package: [NewDate], [NewChecksum] and
-// [NewRandom].
+// random are expressions too, in every registry (sn.NewRegistry); the
+// package sn documents their arguments.
 //
 // While a number is built, each part appends its text to it and reads what
 // it needs from a [Context]: the instant, the per-call variables, the

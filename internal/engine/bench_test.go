@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/sequence"
 )
@@ -14,7 +15,7 @@ import (
 func BenchmarkProof(b *testing.B) {
 	cfg := Config{
 		Seqs:  map[string]sequence.Gen{"seq": sequence.NewMemory()},
-		Exprs: map[string]expression.Factory{"date": expression.NewDate, "checksum": expression.NewChecksum, "random": expression.NewRandom},
+		Exprs: map[string]expression.Factory{"date": builtin.NewDate, "checksum": builtin.NewChecksum, "random": builtin.NewRandom},
 	}
 	for _, tpl := range []string{
 		`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`,

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/sequence"
 )
@@ -248,7 +249,7 @@ func Rebuild(sp Spec, keys map[string][]byte) (*Plan, error) {
 	for _, n := range sp.Seqs {
 		seqs[n] = standIn{}
 	}
-	exprs := map[string]expression.Factory{"date": expression.NewDate, "checksum": expression.NewChecksum, "random": expression.NewRandom}
+	exprs := map[string]expression.Factory{"date": builtin.NewDate, "checksum": builtin.NewChecksum, "random": builtin.NewRandom}
 	for _, es := range sp.Exprs {
 		prev := exprs[es.Name]
 		exprs[es.Name] = func(args expression.Args) (expression.Expression, error) {

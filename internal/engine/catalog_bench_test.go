@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/sequence"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkEnroll(b *testing.B) {
 				defer gen.Close()
 				cfg := Config{
 					Seqs:  map[string]sequence.Gen{"seq": gen},
-					Exprs: map[string]expression.Factory{"date": expression.NewDate, "checksum": expression.NewChecksum, "random": expression.NewRandom},
+					Exprs: map[string]expression.Factory{"date": builtin.NewDate, "checksum": builtin.NewChecksum, "random": builtin.NewRandom},
 				}
 				for i := range n {
 					pl, err := Compile(catalogTemplate(i), cfg)

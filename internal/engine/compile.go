@@ -16,6 +16,7 @@ import (
 
 	"github.com/sngen/sn/checksum"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/feistel"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/parser"
@@ -257,7 +258,7 @@ func (c *compiler) seqPart(p *Part, g sequence.Gen, args expression.Args) error 
 	if err != nil {
 		return err
 	}
-	p.Reset, _ = expression.ParsePeriod(r)
+	p.Reset, _ = builtin.ParsePeriod(r)
 	p.batcher, _ = g.(sequence.Batcher)
 	if name, ok := args["obfuscate"]; ok {
 		return c.obfuscate(p, name)
@@ -284,7 +285,7 @@ func digitsOf(p *Part, args expression.Args) error {
 			p.Digits = digitAlphabet[:n]
 		}
 	case hasAlpha:
-		d, ok := expression.ExpandAlphabet(spec)
+		d, ok := builtin.ExpandAlphabet(spec)
 		if !ok {
 			return expression.Errorf("alphabet", "alphabet=%q: want printable ASCII characters, each once, at least two (ranges such as 0-9A-Z allowed); the first is the digit for 0", spec)
 		}
@@ -354,19 +355,19 @@ func (c *compiler) exprPart(p *Part, f expression.Factory, args expression.Args)
 	}
 	p.expr, p.Kind, p.args = e, Custom, args
 	switch e := e.(type) {
-	case *expression.Date:
+	case *builtin.Date:
 		if e.Loc == nil {
 			return errors.New("date without a time zone (Loc)")
 		}
 		p.Kind, p.date = Date, e
-	case *expression.Checksum:
+	case *builtin.Checksum:
 		if e.Algo == nil {
 			return errors.New("checksum without an algorithm")
 		}
 		p.Kind, p.check = Checksum, e
 		p.app, _ = e.Algo.(checksum.Appender)
 		p.untrusted = !checksum.Builtin(e.Algo)
-	case *expression.Random:
+	case *builtin.Random:
 		if e.Width < 1 || e.Width > 64 || len(e.Alphabet) < 2 || len(e.Alphabet) > 256 {
 			return fmt.Errorf("random: width %d and an alphabet of %d characters: want 1 to 64 and 2 to 256", e.Width, len(e.Alphabet))
 		}
@@ -504,7 +505,7 @@ func (c *compiler) sequences() error {
 				return c.errAt(a.Offset, "%s: key=%s needs @<%s> printed in the template; otherwise numbers of different %ss would print alike", s.Name, s.KeyVar, s.KeyVar, s.KeyVar)
 			}
 		}
-		if s.Reset == expression.Never {
+		if s.Reset == builtin.Never {
 			continue
 		}
 		pl.needTime = true
@@ -542,16 +543,16 @@ func (c *compiler) sequences() error {
 
 // periodExample is, for each reset period, a date part that tells its
 // periods apart.
-var periodExample = map[expression.Period]string{
-	expression.Year:       "@<date, format=yyyy>",
-	expression.FiscalYear: "@<date, format='FY'ff, fiscal=4> with the month the fiscal year starts in",
-	expression.Quarter:    "@<date, format=yyyy'Q'Q>",
-	expression.Month:      "@<date, format=yyyyMM>",
-	expression.Week:       "@<date, format=YYYY'W'ww>, the ISO week-based year and week",
-	expression.Day:        "@<date, format=yyyyMMdd> or @<date, format=yyyyDDD>",
-	expression.Hour:       "@<date, format=yyyyMMddHH>",
-	expression.Minute:     "@<date, format=yyyyMMddHHmm>",
-	expression.Second:     "@<date, format=yyyyMMddHHmmss>",
+var periodExample = map[builtin.Period]string{
+	builtin.Year:       "@<date, format=yyyy>",
+	builtin.FiscalYear: "@<date, format='FY'ff, fiscal=4> with the month the fiscal year starts in",
+	builtin.Quarter:    "@<date, format=yyyy'Q'Q>",
+	builtin.Month:      "@<date, format=yyyyMM>",
+	builtin.Week:       "@<date, format=YYYY'W'ww>, the ISO week-based year and week",
+	builtin.Day:        "@<date, format=yyyyMMdd> or @<date, format=yyyyDDD>",
+	builtin.Hour:       "@<date, format=yyyyMMddHH>",
+	builtin.Minute:     "@<date, format=yyyyMMddHHmm>",
+	builtin.Second:     "@<date, format=yyyyMMddHHmmss>",
 }
 
 // checksums binds each over=seq checksum to its sequence and computes each

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
 )
@@ -155,9 +156,9 @@ func testConfig(seqs map[string]sequence.Gen, exprs map[string]expression.Factor
 	cfg := Config{
 		Seqs: seqs,
 		Exprs: map[string]expression.Factory{
-			"date":     expression.NewDate,
-			"checksum": expression.NewChecksum,
-			"random":   expression.NewRandom,
+			"date":     builtin.NewDate,
+			"checksum": builtin.NewChecksum,
+			"random":   builtin.NewRandom,
 		},
 		Clock: func() time.Time { return at0 },
 	}

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/sequence"
 )
 
@@ -76,11 +76,11 @@ type guardState struct {
 func newGuard(s *Part, gen sequence.Gen, base string, retention time.Duration) *guard {
 	var period time.Duration
 	switch s.Reset {
-	case expression.Hour:
+	case builtin.Hour:
 		period = time.Hour
-	case expression.Minute:
+	case builtin.Minute:
 		period = time.Minute
-	case expression.Second:
+	case builtin.Second:
 		period = time.Second
 	default:
 		return nil

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
 )
@@ -39,7 +39,7 @@ func (c *compiler) keys() error {
 	for _, i := range pl.seqs {
 		s := &pl.parts[i]
 		s.marked = true
-		perCall := pl.owner >= 0 || s.Reset != expression.Never
+		perCall := pl.owner >= 0 || s.Reset != builtin.Never
 		if s.KeyVar != "" {
 			for j := range pl.parts {
 				if q := &pl.parts[j]; q.Kind == Var && q.Name == s.KeyVar {
@@ -50,7 +50,7 @@ func (c *compiler) keys() error {
 		if s.keyDate >= 0 {
 			pl.parts[s.keyDate].marked = true
 		}
-		if r, ok := s.gen.(sequence.Releaser); ok && s.Reset != expression.Never && pl.owner < 0 && s.KeyVar == "" {
+		if r, ok := s.gen.(sequence.Releaser); ok && s.Reset != builtin.Never && pl.owner < 0 && s.KeyVar == "" {
 			s.releaser, s.period = r, new(atomic.Int64)
 		}
 		s.guard = newGuard(s, s.gen, meaning(pl.parts), c.cfg.Retention)
@@ -123,7 +123,7 @@ func meaning(parts []Part) string {
 			if p.Obfuscate != "" {
 				d.Args = append(d.Args, parser.Arg{Key: "obfuscate", Value: p.Obfuscate})
 			}
-			if p.Reset != expression.Never {
+			if p.Reset != builtin.Never {
 				d.Args = append(d.Args, parser.Arg{Key: "reset", Value: p.Reset.String()})
 			}
 			b.WriteString(d.String())
@@ -151,7 +151,7 @@ func (pl *Plan) key(s *Part, owner, val string, bucket int64) string {
 	if s.KeyVar != "" {
 		k += "|" + escapeKey(s.KeyVar) + "=" + escapeKey(val)
 	}
-	if s.Reset != expression.Never {
+	if s.Reset != builtin.Never {
 		k += "|" + bucketString(bucket, s.Reset)
 	}
 	return k
@@ -176,28 +176,28 @@ func (pl *Plan) seqKey(s *Part, owner, val string, bucket int64) string {
 // Periods of one kind are ordered as their numbers are. A period is
 // its wall-clock time, as printed: an hour a zone repeats in the autumn
 // is one period, so it shares its counter.
-func bucket(t time.Time, d *expression.Date, p expression.Period) int64 {
+func bucket(t time.Time, d *builtin.Date, p builtin.Period) int64 {
 	t = t.In(d.Loc)
 	y, m, dd := t.Date()
 	var h, mi, s int
 	switch p {
-	case expression.Year:
+	case builtin.Year:
 		m, dd = 1, 1
-	case expression.FiscalYear:
+	case builtin.FiscalYear:
 		y, m, dd = d.FiscalStart(t).Date()
-	case expression.Quarter:
+	case builtin.Quarter:
 		m, dd = (m-1)/3*3+1, 1
-	case expression.Month:
+	case builtin.Month:
 		dd = 1
-	case expression.Week:
+	case builtin.Week:
 		wd := (int(t.Weekday()) + 6) % 7 // days since Monday
 		y, m, dd = time.Date(y, m, dd-wd, 0, 0, 0, 0, time.UTC).Date()
-	case expression.Day:
-	case expression.Hour:
+	case builtin.Day:
+	case builtin.Hour:
 		h = t.Hour()
-	case expression.Minute:
+	case builtin.Minute:
 		h, mi = t.Hour(), t.Minute()
-	case expression.Second:
+	case builtin.Second:
 		h, mi, s = t.Clock()
 	default:
 		return 0
@@ -209,26 +209,26 @@ func bucket(t time.Time, d *expression.Date, p expression.Period) int64 {
 // (the fiscal year starting in April 2017), "2017-Q1", "2017-03",
 // "2017-W09", "2017-03-04", "2017-03-04T15", "2017-03-04T15:04",
 // "2017-03-04T15:04:05".
-func bucketString(b int64, p expression.Period) string {
+func bucketString(b int64, p builtin.Period) string {
 	s, mi, h := b%100, b/100%100, b/10000%100
 	d, m, y := b/1000000%100, b/100000000%100, b/10000000000
 	switch p {
-	case expression.Year:
+	case builtin.Year:
 		return fmt.Sprintf("%04d", y)
-	case expression.FiscalYear:
+	case builtin.FiscalYear:
 		return fmt.Sprintf("FY%04d-%02d", y, m)
-	case expression.Quarter:
+	case builtin.Quarter:
 		return fmt.Sprintf("%04d-Q%d", y, (m-1)/3+1)
-	case expression.Month:
+	case builtin.Month:
 		return fmt.Sprintf("%04d-%02d", y, m)
-	case expression.Week:
+	case builtin.Week:
 		wy, w := time.Date(int(y), time.Month(m), int(d), 12, 0, 0, 0, time.UTC).ISOWeek()
 		return fmt.Sprintf("%04d-W%02d", wy, w)
-	case expression.Hour:
+	case builtin.Hour:
 		return fmt.Sprintf("%04d-%02d-%02dT%02d", y, m, d, h)
-	case expression.Minute:
+	case builtin.Minute:
 		return fmt.Sprintf("%04d-%02d-%02dT%02d:%02d", y, m, d, h, mi)
-	case expression.Second:
+	case builtin.Second:
 		return fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d", y, m, d, h, mi, s)
 	}
 	return fmt.Sprintf("%04d-%02d-%02d", y, m, d)
@@ -256,9 +256,9 @@ func (pl *Plan) KeyPattern(i int) string {
 		}
 		k += "|" + escapeKey(s.KeyVar) + "=" + v
 	}
-	if s.Reset != expression.Never {
+	if s.Reset != builtin.Never {
 		k += "|" + periodPattern[s.Reset]
-		if s.Reset == expression.FiscalYear {
+		if s.Reset == builtin.FiscalYear {
 			k += fmt.Sprintf("%02d", int(pl.parts[s.keyDate].date.Fiscal))
 		}
 	}
@@ -266,14 +266,14 @@ func (pl *Plan) KeyPattern(i int) string {
 }
 
 // periodPattern is the key component of each reset period, for people.
-var periodPattern = map[expression.Period]string{
-	expression.Year:       "<yyyy>",
-	expression.FiscalYear: "FY<yyyy>-", // and the month it starts in
-	expression.Quarter:    "<yyyy>-Q<q>",
-	expression.Month:      "<yyyy-MM>",
-	expression.Week:       "<YYYY>-W<ww>",
-	expression.Day:        "<yyyy-MM-dd>",
-	expression.Hour:       "<yyyy-MM-ddTHH>",
-	expression.Minute:     "<yyyy-MM-ddTHH:mm>",
-	expression.Second:     "<yyyy-MM-ddTHH:mm:ss>",
+var periodPattern = map[builtin.Period]string{
+	builtin.Year:       "<yyyy>",
+	builtin.FiscalYear: "FY<yyyy>-", // and the month it starts in
+	builtin.Quarter:    "<yyyy>-Q<q>",
+	builtin.Month:      "<yyyy-MM>",
+	builtin.Week:       "<YYYY>-W<ww>",
+	builtin.Day:        "<yyyy-MM-dd>",
+	builtin.Hour:       "<yyyy-MM-ddTHH>",
+	builtin.Minute:     "<yyyy-MM-ddTHH:mm>",
+	builtin.Second:     "<yyyy-MM-ddTHH:mm:ss>",
 }

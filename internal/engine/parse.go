@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/host"
 )
 
@@ -211,7 +212,7 @@ func (pl *Plan) read(s string, spans [][2]int) (Reading, error) {
 		if sp.KeyVar != "" {
 			val = r.Vars[sp.KeyVar]
 		}
-		if sp.Reset != expression.Never {
+		if sp.Reset != builtin.Never {
 			b = bucket(times[sp.keyDate], pl.parts[sp.keyDate].date, sp.Reset)
 		}
 		d := Draw{Part: sp.Name, Offset: sp.Offset, Key: pl.key(sp, owner, val, b), Seq: vals[sp.ord]}

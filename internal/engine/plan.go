@@ -15,6 +15,7 @@ import (
 
 	"github.com/sngen/sn/checksum"
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/feistel"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/sequence"
@@ -89,7 +90,7 @@ type Part struct {
 	Grow     bool
 	KeyVar   string // key=
 	keyPart  int    // index of the part printing KeyVar
-	Reset    expression.Period
+	Reset    builtin.Period
 	keyDate  int    // index of the date part giving the reset period, or -1
 	fixedKey string // the key when it never varies, else ""
 	cache    *atomic.Pointer[keyCache]
@@ -107,14 +108,14 @@ type Part struct {
 	Digits    string        // radix= or alphabet=: the digits, 0 first; "" for decimal
 
 	// Date
-	date *expression.Date
+	date *builtin.Date
 	// Checksum
-	check     *expression.Checksum
+	check     *builtin.Checksum
 	app       checksum.Appender
 	untrusted bool // an algorithm of the user's: its output is checked
 	payload   int  // index of the sequence checked (over=seq), or -1 (over=all)
 	// Random
-	random *expression.Random
+	random *builtin.Random
 	// Custom, and every expression
 	expr  expression.Expression
 	order expression.Order

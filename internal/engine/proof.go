@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/parser"
 )
@@ -128,7 +128,7 @@ func (c *compiler) centuryWitness(seq, date int) error {
 	pl := c.pl
 	d := pl.parts[date].date
 	t, t100 := time.Date(2017, 3, 4, 12, 0, 0, 0, d.Loc), time.Date(2117, 3, 4, 12, 0, 0, 0, d.Loc)
-	if pl.parts[seq].Reset == expression.Week { // the Mondays of week 10
+	if pl.parts[seq].Reset == builtin.Week { // the Mondays of week 10
 		t, t100 = time.Date(2017, 3, 6, 12, 0, 0, 0, d.Loc), time.Date(2117, 3, 8, 12, 0, 0, 0, d.Loc)
 	}
 	a := example(pl, t)

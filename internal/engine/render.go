@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/host"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/sequence"
@@ -236,7 +237,7 @@ func (pl *Plan) callKeyPeriod(s *Part, at time.Time, vars map[string]string) (_ 
 			val = vars[s.KeyVar]
 		}
 	}
-	if s.Reset != expression.Never {
+	if s.Reset != builtin.Never {
 		b = bucket(at, pl.parts[s.keyDate].date, s.Reset)
 		if s.period != nil {
 			pl.turn(s, b)

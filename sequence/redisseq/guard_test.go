@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
@@ -77,7 +78,7 @@ func TestClockGuardMachines(t *testing.T) {
 					}
 					pl, err := engine.Compile(tpl, engine.Config{
 						Seqs:      map[string]sequence.Gen{"seq": gen},
-						Exprs:     map[string]expression.Factory{"date": expression.NewDate},
+						Exprs:     map[string]expression.Factory{"date": builtin.NewDate},
 						Clock:     now,
 						Retention: retention,
 					})

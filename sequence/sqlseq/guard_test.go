@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/sqlseq"
@@ -36,7 +37,7 @@ func guardProcess(t *testing.T, store sequence.Allocator, tpl string, guarded bo
 	}
 	pl, err := engine.Compile(tpl, engine.Config{
 		Seqs:      map[string]sequence.Gen{"seq": gen},
-		Exprs:     map[string]expression.Factory{"date": expression.NewDate},
+		Exprs:     map[string]expression.Factory{"date": builtin.NewDate},
 		Clock:     clock,
 		Retention: guardRetention,
 	})

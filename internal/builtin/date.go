@@ -1,4 +1,4 @@
-package expression
+package builtin
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sngen/sn/expression"
 )
 
 // Period is a reset period of a sequence: the calendar period after which
@@ -146,7 +148,7 @@ var dateTokens = map[string]dateField{
 }
 
 // NewDate is the [Factory] of the date part.
-func NewDate(args Args) (Expression, error) {
+func NewDate(args expression.Args) (expression.Expression, error) {
 	if err := args.Check("format", "tz", "window", "fiscal"); err != nil {
 		return nil, err
 	}
@@ -159,22 +161,22 @@ func NewDate(args Args) (Expression, error) {
 		// YYYY and DD for yyyy and dd is the common slip.
 		if fix := strings.NewReplacer("YYYY", "yyyy", "YY", "yy", "DD", "dd").Replace(d.Format); fix != d.Format {
 			if _, ferr := parseDateFormat(fix); ferr == nil {
-				return nil, Errorf("format", "format=%q: %v; did you mean format=%s?", d.Format, err, fix)
+				return nil, expression.Errorf("format", "format=%q: %v; did you mean format=%s?", d.Format, err, fix)
 			}
 		}
-		return nil, Errorf("format", "format=%q: %v", d.Format, err)
+		return nil, expression.Errorf("format", "format=%q: %v", d.Format, err)
 	}
 	d.fields = fields
 	if tz, ok := args["tz"]; ok {
 		loc, err := time.LoadLocation(tz)
 		if err != nil || tz == "" || tz == "Local" {
-			return nil, Errorf("tz", "tz=%q: unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)", tz)
+			return nil, expression.Errorf("tz", "tz=%q: unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)", tz)
 		}
 		d.Loc = loc
 	}
 	if _, ok := args["window"]; ok {
 		if !d.hasTwoDigitYear() {
-			return nil, Errorf("window", "window= fixes the century of a two-digit year (yy, YY, ff, FF), and format=%q has none", d.Format)
+			return nil, expression.Errorf("window", "window= fixes the century of a two-digit year (yy, YY, ff, FF), and format=%q has none", d.Format)
 		}
 		if d.Window, err = args.Int("window", 0, 0, 9900); err != nil {
 			return nil, err
@@ -183,11 +185,11 @@ func NewDate(args Args) (Expression, error) {
 	if v, ok := args["fiscal"]; ok {
 		m, err := parseMonth(v)
 		if err != nil {
-			return nil, Errorf("fiscal", "fiscal=%q: %v", v, err)
+			return nil, expression.Errorf("fiscal", "fiscal=%q: %v", v, err)
 		}
 		d.Fiscal = m
 	} else if d.has(fFiscalEnd) || d.has(fFiscalStart) {
-		return nil, Errorf("format", "format=%q prints a fiscal year: say the month it starts in with fiscal= (fiscal=4 for April)", d.Format)
+		return nil, expression.Errorf("format", "format=%q prints a fiscal year: say the month it starts in with fiscal= (fiscal=4 for April)", d.Format)
 	}
 	for _, f := range d.fields {
 		if f.kind == fLit {
@@ -474,7 +476,7 @@ func (d *Date) FiscalStart(t time.Time) time.Time {
 
 // Append prints the call's instant. An instant the part cannot print (see
 // [Date.Fits]) is an error.
-func (d *Date) Append(dst []byte, c *Context) ([]byte, error) {
+func (d *Date) Append(dst []byte, c *expression.Context) ([]byte, error) {
 	t := c.Time()
 	if err := d.Fits(t); err != nil {
 		return dst, err
@@ -535,7 +537,7 @@ func (d *Date) AppendTime(dst []byte, t time.Time) []byte {
 func append2(dst []byte, n int) []byte { return append(dst, byte('0'+n/10), byte('0'+n%10)) }
 
 // Order returns Before.
-func (*Date) Order() Order { return Before }
+func (*Date) Order() expression.Order { return expression.Before }
 
 // MaxLen returns the printed length, which is fixed.
 func (d *Date) MaxLen() int { return d.maxLen }
@@ -766,7 +768,7 @@ func isoWeekMonday(y, w int) time.Time {
 }
 
 // Check checks that the text read back is a real date and time.
-func (d *Date) Check(part string, _ *Context) error {
+func (d *Date) Check(part string, _ *expression.Context) error {
 	_, err := d.Read(part)
 	return err
 }

@@ -1,10 +1,12 @@
-package expression
+package builtin
 
 import (
 	"crypto/rand"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/sngen/sn/expression"
 )
 
 // Random is the part "@<random, width=N, alphabet=CHARS>": N characters
@@ -17,12 +19,12 @@ type Random struct {
 }
 
 // NewRandom is the [Factory] of the random part.
-func NewRandom(args Args) (Expression, error) {
+func NewRandom(args expression.Args) (expression.Expression, error) {
 	if err := args.Check("width", "alphabet"); err != nil {
 		return nil, err
 	}
 	if _, ok := args["width"]; !ok {
-		return nil, Errorf("", "random needs width=N")
+		return nil, expression.Errorf("", "random needs width=N")
 	}
 	w, err := args.Int("width", 0, 1, 64)
 	if err != nil {
@@ -34,7 +36,7 @@ func NewRandom(args Args) (Expression, error) {
 	}
 	alpha, ok := ExpandAlphabet(spec)
 	if !ok {
-		return nil, Errorf("alphabet", "alphabet=%q: want 2 to 256 distinct ASCII characters, ranges such as A-Z allowed", spec)
+		return nil, expression.Errorf("alphabet", "alphabet=%q: want 2 to 256 distinct ASCII characters, ranges such as A-Z allowed", spec)
 	}
 	return &Random{Width: w, Alphabet: alpha}, nil
 }
@@ -78,7 +80,7 @@ func ExpandAlphabet(spec string) (alphabet string, ok bool) {
 }
 
 // Append appends Width random characters.
-func (r *Random) Append(dst []byte, _ *Context) ([]byte, error) {
+func (r *Random) Append(dst []byte, _ *expression.Context) ([]byte, error) {
 	n := len(r.Alphabet)
 	limit := 256 - 256%n // reject bytes at or above limit: no modulo bias
 	var buf [64]byte
@@ -95,7 +97,7 @@ func (r *Random) Append(dst []byte, _ *Context) ([]byte, error) {
 }
 
 // Order returns Normal.
-func (*Random) Order() Order { return Normal }
+func (*Random) Order() expression.Order { return expression.Normal }
 
 // MaxLen returns Width.
 func (r *Random) MaxLen() int { return r.Width }

@@ -1,4 +1,4 @@
-package expression
+package builtin
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sngen/sn/checksum"
+	"github.com/sngen/sn/expression"
 )
 
 // Checksum is the part "@<checksum, algo=NAME, over=seq|all>": check
@@ -22,17 +23,17 @@ type Checksum struct {
 }
 
 // NewChecksum is the [Factory] of the checksum part.
-func NewChecksum(args Args) (Expression, error) {
+func NewChecksum(args expression.Args) (expression.Expression, error) {
 	if err := args.Check("algo", "over"); err != nil {
 		return nil, err
 	}
 	name, ok := args["algo"]
 	if !ok {
-		return nil, Errorf("", "checksum needs algo=NAME (one of %s)", strings.Join(checksum.Names(), ", "))
+		return nil, expression.Errorf("", "checksum needs algo=NAME (one of %s)", strings.Join(checksum.Names(), ", "))
 	}
 	alg, err := checksum.Lookup(name)
 	if err != nil {
-		return nil, Errorf("algo", "algo=%q: unknown algorithm (one of %s)", name, strings.Join(checksum.Names(), ", "))
+		return nil, expression.Errorf("algo", "algo=%q: unknown algorithm (one of %s)", name, strings.Join(checksum.Names(), ", "))
 	}
 	over, err := args.OneOf("over", "seq", "seq", "all")
 	if err != nil {
@@ -48,7 +49,7 @@ var ErrNoSeq = errors.New("expression: no sequence value to check")
 
 // Payload returns what the check characters are computed over: the
 // sequence value as printed, or everything printed before the part.
-func (k *Checksum) Payload(c *Context) ([]byte, error) {
+func (k *Checksum) Payload(c *expression.Context) ([]byte, error) {
 	if k.All {
 		return c.Printed(), nil
 	}
@@ -59,7 +60,7 @@ func (k *Checksum) Payload(c *Context) ([]byte, error) {
 }
 
 // Append appends the check characters.
-func (k *Checksum) Append(dst []byte, c *Context) ([]byte, error) {
+func (k *Checksum) Append(dst []byte, c *expression.Context) ([]byte, error) {
 	p, err := k.Payload(c)
 	if err != nil {
 		return dst, err
@@ -75,7 +76,7 @@ func (k *Checksum) Append(dst []byte, c *Context) ([]byte, error) {
 }
 
 // Order returns After.
-func (*Checksum) Order() Order { return After }
+func (*Checksum) Order() expression.Order { return expression.After }
 
 // MaxLen returns the number of check characters.
 func (k *Checksum) MaxLen() int { return k.Algo.Len() }
@@ -84,7 +85,7 @@ func (k *Checksum) MaxLen() int { return k.Algo.Len() }
 func (k *Checksum) Pattern() string { return k.Algo.Pattern() }
 
 // Check recomputes the check characters over the payload read back.
-func (k *Checksum) Check(part string, c *Context) error {
+func (k *Checksum) Check(part string, c *expression.Context) error {
 	p, err := k.Payload(c)
 	if err != nil {
 		return err

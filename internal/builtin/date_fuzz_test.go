@@ -1,4 +1,4 @@
-package expression_test
+package builtin_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/builtin"
 )
 
 // fuzzFormats are the formats FuzzDate picks from, with a fiscal start.
@@ -21,30 +22,30 @@ var fuzzZones = []string{"UTC", "Asia/Kolkata", "America/New_York", "Australia/L
 
 // periodOf is the period of t, worked out here independently of the
 // package: the key a reset period must give.
-func periodOf(t time.Time, p expression.Period, fiscal time.Month) string {
+func periodOf(t time.Time, p builtin.Period, fiscal time.Month) string {
 	y, m, d := t.Date()
 	switch p {
-	case expression.Year:
+	case builtin.Year:
 		return fmt.Sprint(y)
-	case expression.FiscalYear:
+	case builtin.FiscalYear:
 		if m < fiscal {
 			y--
 		}
 		return fmt.Sprint("FY", y)
-	case expression.Quarter:
+	case builtin.Quarter:
 		return fmt.Sprint(y, "Q", (m+2)/3)
-	case expression.Month:
+	case builtin.Month:
 		return fmt.Sprint(y, "-", m)
-	case expression.Week:
+	case builtin.Week:
 		wy, w := t.ISOWeek()
 		return fmt.Sprint(wy, "W", w)
-	case expression.Day:
+	case builtin.Day:
 		return fmt.Sprint(y, "-", m, "-", d)
-	case expression.Hour:
+	case builtin.Hour:
 		return fmt.Sprint(y, "-", m, "-", d, "T", t.Hour())
-	case expression.Minute:
+	case builtin.Minute:
 		return fmt.Sprint(y, "-", m, "-", d, "T", t.Hour(), ":", t.Minute())
-	case expression.Second:
+	case builtin.Second:
 		return fmt.Sprint(y, "-", m, "-", d, "T", t.Hour(), ":", t.Minute(), ":", t.Second())
 	}
 	return ""
@@ -68,18 +69,18 @@ func FuzzDate(f *testing.F) {
 		if strings.ContainsAny(format, "fF") {
 			args["fiscal"] = fmt.Sprint(1 + int(fiscal)%12)
 		}
-		e, err := expression.NewDate(args)
+		e, err := builtin.NewDate(args)
 		if err != nil {
 			t.Fatalf("NewDate(%v): %v", args, err)
 		}
-		d := e.(*expression.Date)
+		d := e.(*builtin.Date)
 		at := time.Unix(unix%(8000*365*86400), 0) // years about 0-9999
 		if window {
 			args["window"] = "2000"
-			if e, err = expression.NewDate(args); err != nil {
+			if e, err = builtin.NewDate(args); err != nil {
 				return // no two-digit year
 			}
-			d = e.(*expression.Date)
+			d = e.(*builtin.Date)
 			at = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(unix%(98*365*86400)) * time.Second)
 		}
 		if d.Fits(at) != nil {
@@ -93,7 +94,7 @@ func FuzzDate(f *testing.F) {
 		if again := string(d.AppendTime(nil, back)); again != text {
 			t.Fatalf("%s in %s: %q reads back as %v, which prints %q", format, zone, text, back, again)
 		}
-		for p := expression.Year; p <= expression.FiscalYear; p++ {
+		for p := builtin.Year; p <= builtin.FiscalYear; p++ {
 			if _, full := d.Tells(p); !full {
 				continue
 			}
