@@ -119,13 +119,20 @@ func (m *Metrics) Middleware() sn.Middleware {
 	}
 }
 
-// Reject counts, in sn_errors_total, a call to the template name refused
-// before it reached its Generator, under the label kind: sn serve's code
-// for a bad body, n, at or variable (bad_request, too_many, too_large,
-// instant_invalid, var_invalid...). The Generator's own errors are counted
-// by [Metrics.Middleware].
-func (m *Metrics) Reject(name, kind string) {
-	m.errs.WithLabelValues(name, kind).Inc()
+// Observe counts a call to the template name that ended as told: the
+// numbers it issued, the time it took, and the kind of its error, "" for
+// none (sn serve's code: unavailable, var_missing, bad_request...). It is
+// for a program that sees the calls itself, as sn serve does of its
+// requests (server.Options.OnIssue); a Generator reports through
+// [Metrics.Middleware] instead. Observe does not watch the template's
+// stores: [Metrics.Watch] does.
+func (m *Metrics) Observe(name string, n int, took time.Duration, kind string) {
+	m.calls.WithLabelValues(name).Observe(took.Seconds())
+	if kind != "" {
+		m.errs.WithLabelValues(name, kind).Inc()
+		return
+	}
+	m.issued.WithLabelValues(name).Add(float64(n))
 }
 
 // Watch reports the store g under the label store=label. A store already

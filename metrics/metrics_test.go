@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -333,6 +334,43 @@ func BenchmarkObserve(b *testing.B) {
 					}
 				})
 			})
+		}
+	}
+}
+
+// Observe counts what a program that sees the calls itself reports, as
+// sn serve reports its requests: numbers, errors by kind, latency.
+func TestObserve(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Observe("orders", 7, time.Millisecond, "")
+	m.Observe("orders", 0, time.Microsecond, "too_many")
+	m.Observe("orders", 0, time.Microsecond, "unavailable")
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, mt := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range mt.GetLabel() {
+				key += "," + l.GetName() + "=" + l.GetValue()
+			}
+			got[key] = mt.GetCounter().GetValue() + float64(mt.GetHistogram().GetSampleCount())
+		}
+	}
+	for key, want := range map[string]float64{
+		"sn_numbers_issued_total,template=orders":          7,
+		"sn_errors_total,kind=too_many,template=orders":    1,
+		"sn_errors_total,kind=unavailable,template=orders": 1,
+		"sn_call_duration_seconds,template=orders":         3,
+	} {
+		if got[key] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", key, got[key], want, got)
 		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/metrics"
@@ -56,14 +55,22 @@ templates:
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()),
-		config.WithOptions(sn.WithMiddleware(m.Middleware())))
+	// As sn serve: the server reports its requests, each store is
+	// watched under its ID.
+	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { set.Close() })
+	for _, name := range set.Names() {
+		seq, _ := set.Gen(name)
+		id, _ := set.StoreID(name)
+		m.Watch(id, seq)
+	}
 	s, err := server.New(set, server.Options{Tokens: tokens, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
-		OnReject: func(template string, code wire.Code) { m.Reject(template, string(code)) }})
+		OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
+			m.Observe(template, n, took, string(code))
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +168,7 @@ func TestMetricsAndPage(t *testing.T) {
 		t.Fatalf("next with n 100001: %d", st)
 	}
 	body := get(t, ts.URL+"/metrics", auth...)
-	for _, want := range []string{`sn_numbers_issued_total{template="orders"} 7`, `sn_keys{store="orders.seq"} 1`, "sn_block_fetch_seconds_total", "sn_call_duration_seconds_bucket",
+	for _, want := range []string{`sn_numbers_issued_total{template="orders"} 7`, `sn_keys{store="redis redis://`, "sn_block_fetch_seconds_total", "sn_call_duration_seconds_bucket",
 		`sn_errors_total{kind="too_many",template="orders"} 1`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("GET /metrics lacks %s:\n%s", want, body)

@@ -72,12 +72,14 @@ type Options struct {
 	// handler of a Prometheus registry (promhttp.HandlerFor), which sn
 	// serve fills with package metrics. nil answers 404.
 	Metrics http.Handler
-	// OnReject, when not nil, is called for each request to issue that is
-	// refused before it reaches the template's Generator (a bad body, n,
-	// at or variable): the errors of the Generator's own calls are seen by
-	// its observers (package metrics), these are not. sn serve counts them
-	// in sn_errors_total.
-	OnReject func(template string, code wire.Code)
+	// OnIssue, when not nil, is called when each request to issue numbers
+	// (next, not preview) ends, with the template's name, how many
+	// numbers it issued, how long it took, and the code of its error, ""
+	// for none: those the Generator refused and those refused before it
+	// (a bad body, n, at or variable). sn serve counts them with package
+	// metrics (Metrics.Observe), so that a request passes each package
+	// once: server, sn, the engine, the store.
+	OnIssue func(template string, n int, took time.Duration, code wire.Code)
 }
 
 // Server is an http.Handler serving a config.Set. It does not own the
@@ -355,19 +357,17 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	if !ok {
 		return
 	}
+	start, issued, ended := time.Now(), 0, wire.Code("")
+	if !preview && s.opts.OnIssue != nil {
+		defer func() { s.opts.OnIssue(name, issued, time.Since(start), ended) }()
+	}
 	failed := func(code wire.Code) {
+		ended = code
 		if !preview {
 			s.counts[name].failed(code)
 		}
 	}
-	// rejected is failed for a request refused before the Generator saw
-	// it, which its observers do not count.
-	rejected := func(code wire.Code) {
-		failed(code)
-		if !preview && s.opts.OnReject != nil {
-			s.opts.OnReject(name, code)
-		}
-	}
+	rejected := failed // a request refused before the Generator saw it
 	var req wire.NextRequest
 	present, code := s.decode(w, r, &req)
 	if code != "" {
@@ -420,7 +420,8 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		failed(s.error(w, err))
 		return
 	}
-	s.counts[name].issued.Add(int64(bt.Len()))
+	issued = bt.Len()
+	s.counts[name].issued.Add(int64(issued))
 	replyBatch(w, bt)
 }
 

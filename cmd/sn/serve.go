@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/server"
@@ -110,8 +109,7 @@ func cmdServe(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	set, err := cfg.Build(ctx, config.WithDir(dir),
-		config.WithOptions(sn.WithMiddleware(m.Middleware())))
+	set, err := cfg.Build(ctx, config.WithDir(dir))
 	if err != nil {
 		return f.explain(err)
 	}
@@ -123,8 +121,10 @@ func cmdServe(e *env, args []string) error {
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 	h, err := server.New(set, server.Options{
 		Tokens: tokens, MaxBody: sv.MaxBody, Logger: logger,
-		Metrics:  promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}),
-		OnReject: func(template string, code wire.Code) { m.Reject(template, string(code)) },
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}),
+		OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
+			m.Observe(template, n, took, string(code))
+		},
 	})
 	if err != nil {
 		set.Close()
