@@ -72,7 +72,7 @@ func (c *Client) Generator(name string) *Generator {
 }
 
 // Templates lists the server's templates.
-func (c *Client) Templates(ctx context.Context) ([]wire.Template, error) {
+func (c *Client) Templates(ctx context.Context) ([]wire.TemplateInfo, error) {
 	var out wire.TemplatesResponse
 	err := c.do(ctx, http.MethodGet, "/v1/templates", nil, &out)
 	return out.Templates, err
@@ -174,8 +174,8 @@ func (t *Generator) Parse(ctx context.Context, s string) (wire.ParseResponse, er
 }
 
 // Explain returns the template with its parts.
-func (t *Generator) Explain(ctx context.Context) (wire.Template, error) {
-	var out wire.Template
+func (t *Generator) Explain(ctx context.Context) (wire.TemplateInfo, error) {
+	var out wire.TemplateInfo
 	err := t.c.do(ctx, http.MethodGet, t.path, nil, &out)
 	return out, err
 }

@@ -15,8 +15,8 @@ func parseResponse(p sn.Parsed) wire.ParseResponse {
 	return out
 }
 
-func templateOf(name string, e sn.Explanation, parts bool) wire.Template {
-	t := wire.Template{Name: name, Template: e.Template, MaxLen: e.MaxLen, Regexp: e.Regexp}
+func templateOf(name string, e sn.Explanation, parts bool) wire.TemplateInfo {
+	t := wire.TemplateInfo{Name: name, Template: e.Template, MaxLen: e.MaxLen, Regexp: e.Regexp}
 	if parts {
 		for _, p := range e.Parts {
 			t.Parts = append(t.Parts, wire.Part{Source: p.Source, Name: p.Name, Kind: p.Kind, Offset: p.Offset,

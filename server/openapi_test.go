@@ -59,7 +59,7 @@ func TestOpenAPIInStep(t *testing.T) {
 	for name, v := range map[string]any{
 		"NextRequest": wire.NextRequest{}, "NextResponse": wire.NextResponse{}, "NumberRequest": wire.NumberRequest{},
 		"ValidateResponse": wire.ValidateResponse{}, "ParseResponse": wire.ParseResponse{}, "Draw": wire.Draw{},
-		"Template": wire.Template{}, "Part": wire.Part{}, "TemplatesResponse": wire.TemplatesResponse{},
+		"Template": wire.TemplateInfo{}, "Part": wire.Part{}, "TemplatesResponse": wire.TemplatesResponse{},
 		"Health": wire.Health{}, "StoreHealth": wire.StoreHealth{}, "ErrorResponse": wire.ErrorResponse{}, "Error": wire.Error{},
 		"Monitor": wire.Monitor{}, "MonitorTemplate": wire.MonitorTemplate{}, "Blocks": wire.Blocks{}, "KeyState": wire.KeyState{},
 		"Range": wire.Range{}, "LeaseState": wire.LeaseState{}, "MonitorSeries": wire.MonitorSeries{},

@@ -331,7 +331,7 @@ func (s *Server) generator(w http.ResponseWriter, r *http.Request) (string, *sn.
 }
 
 func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
-	out := wire.TemplatesResponse{Templates: []wire.Template{}}
+	out := wire.TemplatesResponse{Templates: []wire.TemplateInfo{}}
 	for _, name := range s.set.Names() {
 		g, _ := s.set.Get(name)
 		out.Templates = append(out.Templates, templateOf(name, g.Explain(), false))

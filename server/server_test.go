@@ -148,7 +148,7 @@ func TestReadBack(t *testing.T) {
 	if st, _ := call(t, ts, "GET", "/v1/templates", nil, &list); st != 200 || len(list.Templates) != 4 || list.Templates[0].Name != "invoices" {
 		t.Errorf("templates: %d %+v", st, list)
 	}
-	var tpl wire.Template
+	var tpl wire.TemplateInfo
 	if st, _ := call(t, ts, "GET", "/v1/templates/orders", nil, &tpl); st != 200 || tpl.Template == "" || len(tpl.Parts) != 4 || tpl.MaxLen != 13 {
 		t.Errorf("template: %d %+v", st, tpl)
 	}

@@ -65,9 +65,10 @@ type Draw struct {
 	Seq    int64  `json:"seq,string"` // a JSON string, as ParseResponse.Seq
 }
 
-// Template describes one template: GET /v1/templates lists them, GET
-// /v1/templates/{name} gives one with its parts (sn.Explanation).
-type Template struct {
+// TemplateInfo describes one template: GET /v1/templates lists them,
+// GET /v1/templates/{name} gives one with its parts (sn.Explanation). Its
+// schema in the OpenAPI document is Template.
+type TemplateInfo struct {
 	Name     string `json:"name"`
 	Template string `json:"template"`
 	MaxLen   int    `json:"max_len"`
@@ -89,7 +90,7 @@ type Part struct {
 
 // TemplatesResponse lists the templates, by name.
 type TemplatesResponse struct {
-	Templates []Template `json:"templates"`
+	Templates []TemplateInfo `json:"templates"`
 }
 
 // Health is the answer of GET /readyz: ready when every store answers.
