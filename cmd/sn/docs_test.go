@@ -120,30 +120,32 @@ func TestDocs(t *testing.T) {
 
 // goCorpus returns the lines, trimmed and without blank ones, of the Go
 // files of the repository that run in tests: test files and example
-// programs.
+// programs. Directories whose name starts with "." (.git, the programs
+// runProgram writes) are not read.
 func goCorpus(t *testing.T, root string) [][]string {
 	var corpus [][]string
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+	var walk func(dir string)
+	walk = func(dir string) {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
-			return filepath.SkipDir
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			switch rel := strings.TrimPrefix(path, root+"/"); {
+			case strings.HasPrefix(e.Name(), "."):
+			case e.IsDir():
+				walk(path)
+			case strings.HasSuffix(path, "_test.go") || strings.HasPrefix(rel, "examples/") && strings.HasSuffix(path, ".go"):
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				corpus = append(corpus, normalize(string(data)))
+			}
 		}
-		rel := strings.TrimPrefix(path, root+"/")
-		if !strings.HasSuffix(path, "_test.go") && !strings.HasPrefix(rel, "examples/") || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		corpus = append(corpus, normalize(string(data)))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
+	walk(root)
 	return corpus
 }
 
