@@ -153,21 +153,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown format", "toml", "", `config: unknown format "toml" (want json or yaml)`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := config.Decode([]byte(tt.data), tt.format)
-			if err == nil { // a mistake in a backend's fields, which its driver reads
-				err = c.Validate()
-			}
-			if err == nil {
-				t.Fatalf("Parse and Validate = %+v, want error %q", c, tt.want)
-			}
-			if got := err.Error(); got != tt.want {
-				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
-			}
-			if !errors.Is(err, config.ErrInvalid) {
-				t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { decodeRefuses(t, tt.data, tt.format, tt.want) })
 	}
 }
 
@@ -589,5 +575,25 @@ func TestSegmentOptions(t *testing.T) {
 	}
 	if o, err := (config.Sequence{Idle: "-1s"}).SegmentOptions(); err != nil || o.Idle >= 0 {
 		t.Errorf("idle -1s: %v, %v; want a negative Idle", o.Idle, err)
+	}
+}
+
+// decodeRefuses checks that data, in format, is refused with the error
+// want: by Decode, or for a mistake in a backend's fields, which its
+// driver reads, by Validate.
+func decodeRefuses(t *testing.T, data, format, want string) {
+	t.Helper()
+	c, err := config.Decode([]byte(data), format)
+	if err == nil {
+		err = c.Validate()
+	}
+	if err == nil {
+		t.Fatalf("Decode and Validate = %+v, want error %q", c, want)
+	}
+	if got := err.Error(); got != want {
+		t.Errorf("error:\n got %s\nwant %s", got, want)
+	}
+	if !errors.Is(err, config.ErrInvalid) {
+		t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
 	}
 }

@@ -120,33 +120,10 @@ func joinPath(path []string) string {
 // structAt returns the struct type that the mapping at path decodes into,
 // or nil. An element of a list is "[i]" in a path.
 func structAt(path []string) reflect.Type {
-	t := reflect.TypeFor[Config]()
-	for _, p := range path {
-		switch t.Kind() {
-		case reflect.Struct:
-			f, ok := fieldByName(t, p)
-			if !ok {
-				return nil
-			}
-			t = f.Type
-		case reflect.Map:
-			t = t.Elem()
-		case reflect.Slice:
-			if !strings.HasPrefix(p, "[") {
-				return nil
-			}
-			t = t.Elem()
-		default:
-			return nil
-		}
-		if t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
+	if t := typeAt(path); t != nil && t.Kind() == reflect.Struct {
+		return t
 	}
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
-	return t
+	return nil
 }
 
 // fieldNames returns the sorted names in a file of the fields of struct t.

@@ -162,21 +162,7 @@ func TestParseKindsErrors(t *testing.T) {
 			`config: line 1: store.worker: want a whole number, found "3"`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := config.Decode([]byte(tt.data), tt.format)
-			if err == nil {
-				err = c.Validate()
-			}
-			if err == nil {
-				t.Fatalf("Parse and Validate = %+v, want error %q", c, tt.want)
-			}
-			if got := err.Error(); got != tt.want {
-				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
-			}
-			if !errors.Is(err, config.ErrInvalid) {
-				t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { decodeRefuses(t, tt.data, tt.format, tt.want) })
 	}
 }
 
