@@ -2,16 +2,13 @@ package server_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/server"
 )
 
@@ -34,29 +31,14 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 // the log, per request, without a token being of any help to whoever has
 // one.
 func TestAdversaryUnusedVarEchoUnbounded(t *testing.T) {
-	cfg, err := config.Decode([]byte(`
+	var logs lockedBuf
+	ts, _ := startConfig(t, `
 store: {backend: memory}
 templates:
   orders: {template: "SN-@<seq>"}
-`), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
-	var logs lockedBuf
-	s, err := server.New(set, server.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+`, server.Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	name := strings.Repeat("<", 1<<20-100)
 	body := []byte(`{"vars":{"` + name + `":""}}`) // '<' as itself: 1 byte a character
-	_ = json.Marshal
 	resp, err := http.Post(ts.URL+"/v1/templates/orders/next", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
