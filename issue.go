@@ -139,9 +139,6 @@ func (g *Generator) Next(ctx context.Context) (string, error) {
 	if err := g.call(ctx, b, Request{}); err != nil {
 		return "", err
 	}
-	if b.Len() == 0 {
-		return "", fmt.Errorf("sn: a middleware returned no number and no error from %s", g.plan.String())
-	}
 	return string(b.Bytes(0)), nil
 }
 
@@ -197,9 +194,16 @@ func (g *Generator) Preview(ctx context.Context, r Request) ([]string, error) {
 }
 
 // call runs r through g's middleware into b.
+//
+// With middleware, the request is checked before it, and what it returns
+// after: a call that succeeds has issued exactly the numbers asked for.
 func (g *Generator) call(ctx context.Context, b *Batch, r Request) (err error) {
 	if !g.wrapped {
 		return g.draw(ctx, b, r)
+	}
+	count, err := r.count()
+	if err != nil {
+		return err
 	}
 	n := b.Len()
 	defer func() {
@@ -208,7 +212,14 @@ func (g *Generator) call(ctx context.Context, b *Batch, r Request) (err error) {
 			err = fmt.Errorf("%w: a middleware panicked: %v", ErrPanic, v)
 		}
 	}()
-	return g.issue(ctx, b, r)
+	if err := g.issue(ctx, b, r); err != nil {
+		return err
+	}
+	if got := b.Len() - n; got != count {
+		b.truncate(n) // a gap
+		return fmt.Errorf("sn: a middleware of %s issued %d numbers for a request of %d", g.plan.String(), got, count)
+	}
+	return nil
 }
 
 // draw is the IssueFunc the middleware wraps: it draws r's numbers from

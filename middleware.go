@@ -123,14 +123,20 @@ func Retry(within time.Duration) Middleware {
 				case <-t.C:
 				case <-ctx.Done():
 					t.Stop()
+					b.truncate(n)
 					return errors.Join(err, ctx.Err())
 				}
 				b.truncate(n)
-				if err = next(ctx, b, r); err == nil || !retryable(ctx, err) {
+				if err = next(ctx, b, r); err == nil {
+					return nil
+				}
+				if !retryable(ctx, err) {
+					b.truncate(n)
 					return err
 				}
 				pause = min(2*pause, 100*time.Millisecond)
 			}
+			b.truncate(n) // the last attempt failed too: its numbers are a gap
 			return err
 		}, nil
 	}
@@ -147,7 +153,9 @@ func Retry(within time.Duration) Middleware {
 // with the proof of [CheckSet] taking the two as separate stores, and
 // refuses the pair otherwise with an *[AmbiguityError] and a witness.
 // Give the fallback a prefix or a shape of its own; then the two series
-// can never meet, whatever their stores do.
+// can never meet, whatever their stores do. fb's own fallbacks are proven
+// against the Generator as well, since a call that falls back runs
+// through fb's middleware. When fb fails too, the call returns no number.
 //
 // To retry before falling back, give Fallback first:
 // WithMiddleware(Fallback(fb), Retry(time.Second)).
@@ -156,10 +164,19 @@ func Fallback(fb *Generator) Middleware {
 		if fb == nil {
 			return nil, errors.New("sn: Fallback(nil)")
 		}
-		err := CheckSet([]Member{{Name: "the Generator", Gen: g, Store: "primary"}, {Name: "its fallback", Gen: fb, Store: "fallback"}})
-		if err != nil {
-			return nil, fmt.Errorf("sn: Fallback: %w", err)
+		// fb issues through its own middleware, and so through its own
+		// fallbacks: g is proven against each of them.
+		for i, other := range append([]*Generator{fb}, fb.fallbacks...) {
+			name := "its fallback"
+			if i > 0 {
+				name = fmt.Sprintf("its fallback's fallback %s", other.plan.String())
+			}
+			err := CheckSet([]Member{{Name: "the Generator", Gen: g, Store: "primary"}, {Name: name, Gen: other, Store: "fallback"}})
+			if err != nil {
+				return nil, fmt.Errorf("sn: Fallback: %w", err)
+			}
 		}
+		g.fallbacks = append(append(g.fallbacks, fb), fb.fallbacks...)
 		return func(ctx context.Context, b *Batch, r Request) error {
 			n := b.Len()
 			err := next(ctx, b, r)
@@ -168,6 +185,7 @@ func Fallback(fb *Generator) Middleware {
 			}
 			b.truncate(n)
 			if ferr := fb.call(ctx, b, r); ferr != nil {
+				b.truncate(n) // the numbers of a failed attempt are a gap
 				return fmt.Errorf("sn: the fallback failed too: %w (the Generator's error: %v)", ferr, err)
 			}
 			return nil

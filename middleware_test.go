@@ -146,8 +146,94 @@ func TestMiddlewareRefuses(t *testing.T) {
 			t.Errorf("%+v: %v, want %v", c.r, err, c.want)
 		}
 	}
-	if n := calls.Load(); n != 4 {
-		t.Errorf("%d calls reached the store's side for 4 errors a retry cannot cure; want 4, each once", n)
+	// The count is refused before any middleware; the other three reach
+	// the store's side once each.
+	if n := calls.Load(); n != 3 {
+		t.Errorf("%d calls reached the store's side for 3 errors a retry cannot cure; want 3, each once", n)
+	}
+}
+
+// A middleware that issues other than what was asked for, or a failed
+// retry or fallback, hands back no number; a bad count is refused before
+// any middleware runs.
+func TestMiddlewareResults(t *testing.T) {
+	ctx := context.Background()
+	silent := func(*sn.Generator, sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(context.Context, *sn.Batch, sn.Request) error { return nil }, nil
+	}
+	twice := func(_ *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			if err := next(ctx, b, r); err != nil {
+				return err
+			}
+			return next(ctx, b, r)
+		}, nil
+	}
+	for name, mw := range map[string]sn.Middleware{"none": silent, "twice": twice} {
+		g := sn.MustNew(`T-@<seq>`, mem(), sn.WithMiddleware(mw))
+		var bt sn.Batch
+		if err := g.Append(ctx, &bt, sn.Request{N: 3}); err == nil || !strings.Contains(err.Error(), "for a request of 3") || bt.Len() != 0 {
+			t.Errorf("a middleware issuing %s: %v, %d numbers", name, err, bt.Len())
+		}
+		if _, err := g.Next(ctx); err == nil {
+			t.Errorf("Next through a middleware issuing %s: no error", name)
+		}
+		for _, n := range []int{-1, sn.MaxN + 1, 1 << 62} {
+			if _, err := g.Issue(ctx, sn.Request{N: n}); !errors.Is(err, sn.ErrTooMany) {
+				t.Errorf("N %d through a middleware issuing %s: %v, want ErrTooMany", n, name, err)
+			}
+		}
+	}
+
+	// A store that fails every third call: the attempts of a retry and of
+	// a fallback that failed return nothing.
+	third := &everyThird{m: sequence.NewMemory()}
+	retry := sn.MustNew(`A-@<seq, width=6>`, sn.WithSequence("seq", third), sn.WithMiddleware(sn.Retry(5*time.Millisecond)))
+	if got, err := retry.Issue(ctx, sn.Request{N: 4}); err == nil || len(got) != 0 {
+		t.Errorf("Retry past its bound: %q, %v; want no number and the error", got, err)
+	}
+	d := newDownGen()
+	d.down.Store(true)
+	fb := sn.MustNew(`B-@<seq, width=6>`, sn.WithSequence("seq", third))
+	both := sn.MustNew(`A-@<seq, width=6>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Fallback(fb)))
+	third.calls.Store(0)
+	if got, err := both.Issue(ctx, sn.Request{N: 4}); err == nil || len(got) != 0 {
+		t.Errorf("a fallback failing part-way: %q, %v; want no number and the error", got, err)
+	}
+}
+
+// everyThird is a store whose every third call fails: each attempt at a
+// batch of 4 fails part-way. It has only Next, so that a batch calls it
+// per number.
+type everyThird struct {
+	m     *sequence.Memory
+	calls atomic.Int64
+}
+
+func (g *everyThird) Next(ctx context.Context, key string) (int64, error) {
+	if g.calls.Add(1)%3 == 0 {
+		return 0, errDown
+	}
+	return g.m.Next(ctx, key)
+}
+
+// A fallback's own fallbacks are proven against the Generator: A over a
+// fallback B that falls back to another A is refused.
+func TestFallbackOfAFallback(t *testing.T) {
+	other := sn.MustNew(`A-@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()))
+	fb, err := sn.New(`B-@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()), sn.WithMiddleware(sn.Fallback(other)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sn.New(`A-@<seq, width=6>`, sn.WithSequence("seq", newDownGen()), sn.WithMiddleware(sn.Fallback(fb)))
+	var amb *sn.AmbiguityError
+	if !errors.Is(err, sn.ErrAmbiguous) || !errors.As(err, &amb) || !strings.Contains(err.Error(), "fallback's fallback") {
+		t.Errorf("a fallback of a fallback printing the Generator's numbers: %v; want an AmbiguityError naming it", err)
+	}
+	ok := sn.MustNew(`C-@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()))
+	fb2 := sn.MustNew(`B-@<seq, width=6>`, sn.WithSequence("seq", sequence.NewMemory()), sn.WithMiddleware(sn.Fallback(ok)))
+	if _, err := sn.New(`A-@<seq, width=6>`, sn.WithSequence("seq", newDownGen()), sn.WithMiddleware(sn.Fallback(fb2))); err != nil {
+		t.Errorf("three prefixes A, B, C: %v", err)
 	}
 }
 
