@@ -104,7 +104,9 @@ func (g *Generator) Sequences() map[string]sequence.Gen {
 // Errors that issuing again cannot cure are returned at once: a done
 // context, a missing or bad variable, an instant the template cannot
 // print, a count above MaxN, a panic, another obfuscation key, a
-// template the store's catalog refuses.
+// template the store's catalog refuses, a counter past its width
+// ([ErrOverflow]) or past its last number (sequence.ErrExhausted), a
+// closed store.
 func Retry(within time.Duration) Middleware {
 	return func(g *Generator, next IssueFunc) (IssueFunc, error) {
 		if within <= 0 {
@@ -113,7 +115,7 @@ func Retry(within time.Duration) Middleware {
 		return func(ctx context.Context, b *Batch, r Request) error {
 			n := b.Len()
 			err := next(ctx, b, r)
-			if err == nil || !retryable(ctx, err) {
+			if err == nil || !retryable(ctx, err) || spent(err) {
 				return err
 			}
 			first, pause := time.Now(), time.Millisecond
@@ -130,7 +132,7 @@ func Retry(within time.Duration) Middleware {
 				if err = next(ctx, b, r); err == nil {
 					return nil
 				}
-				if !retryable(ctx, err) {
+				if !retryable(ctx, err) || spent(err) {
 					b.truncate(n)
 					return err
 				}
@@ -143,7 +145,9 @@ func Retry(within time.Duration) Middleware {
 }
 
 // Fallback is a middleware that issues a call from fb when it failed for
-// a reason that may pass (as for [Retry]): fb is a template on other
+// a reason that may pass (as for [Retry]), or because the series has run
+// out of numbers ([ErrOverflow], sequence.ErrExhausted) or its store is
+// closed: fb is a template on other
 // stores, say "B-@<seq, width=8>" on a second database for when the
 // first is down. The call runs through fb's own middleware. Numbers the
 // failed attempt issued are a gap.
@@ -227,8 +231,14 @@ func Log(l *slog.Logger) Middleware {
 	}
 }
 
+// spent reports whether err says the series or its store is done: issuing
+// again from it cannot cure it, another series (a fallback) can.
+func spent(err error) bool {
+	return errors.Is(err, ErrOverflow) || errors.Is(err, sequence.ErrExhausted) || errors.Is(err, sequence.ErrClosed)
+}
+
 // retryable reports whether err, of a call with context ctx, may pass
-// when the call is made again.
+// when the call is made again, or from a fallback.
 func retryable(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false

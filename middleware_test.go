@@ -264,6 +264,25 @@ func TestRetry(t *testing.T) {
 	if _, err := sn.New(`T-@<seq>`, mem(), sn.WithMiddleware(sn.Retry(0))); err == nil || !strings.Contains(err.Error(), "Retry(0s)") {
 		t.Errorf("Retry(0): %v", err)
 	}
+	// A counter past its width is not retried: each attempt would burn a
+	// number and fail alike. A fallback takes over from it.
+	m := sequence.NewMemory()
+	full := sn.MustNew(`W@<seq, width=1>`, sn.WithSequence("seq", m), sn.WithMiddleware(sn.Retry(time.Second)))
+	for range 9 {
+		full.Next(ctx)
+	}
+	start := time.Now()
+	if _, err := full.Next(ctx); !errors.Is(err, sn.ErrOverflow) || time.Since(start) > 100*time.Millisecond {
+		t.Errorf("Retry of an overflow: %v after %v; want ErrOverflow at once", err, time.Since(start))
+	}
+	if n, _ := m.Next(ctx, "W@<seq>"); n != 11 {
+		t.Errorf("the counter is at %d after one overflowing call; want 11 (one number burnt, not one per retry)", n-1)
+	}
+	next := sn.MustNew(`X@<seq, width=2>`, mem())
+	over := sn.MustNew(`W@<seq, width=1>`, sn.WithSequence("seq", sequence.NewMemory(sequence.StartAt(10))), sn.WithMiddleware(sn.Fallback(next)))
+	if s, err := over.Next(ctx); s != "X01" || err != nil {
+		t.Errorf("Fallback of a series past its width: %q, %v; want X01", s, err)
+	}
 }
 
 // Fallback issues from the fallback Generator; a fallback that could print

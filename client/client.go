@@ -245,7 +245,15 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	var er wire.ErrorResponse
 	if json.Unmarshal(data, &er) != nil || er.Error.Code == "" {
-		er.Error = wire.Error{Code: wire.CodeInternal, Message: fmt.Sprintf("%s %s: status %d: %.200s", method, path, resp.StatusCode, data)}
+		// Not sn serve's answer: a proxy's. One that says the service is
+		// down or slow (502, 503, 504) is unavailable, which a caller may
+		// retry elsewhere.
+		code := wire.CodeInternal
+		switch resp.StatusCode {
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			code = wire.CodeUnavailable
+		}
+		er.Error = wire.Error{Code: code, Message: fmt.Sprintf("%s %s: status %d: %.200s", method, path, resp.StatusCode, data)}
 	}
 	return newError(resp.StatusCode, er.Error)
 }

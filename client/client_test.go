@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
@@ -146,4 +147,24 @@ func first(nums []string, err error) (string, error) {
 		return "", err
 	}
 	return nums[0], err
+}
+
+// A proxy's answer, not sn serve's, that says the service is down or slow
+// is unavailable, which a caller may retry elsewhere; another is internal.
+func TestProxyErrors(t *testing.T) {
+	for status, want := range map[int]wire.Code{502: wire.CodeUnavailable, 503: wire.CodeUnavailable, 504: wire.CodeUnavailable, 500: wire.CodeInternal} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "<html>upstream down</html>", status)
+		}))
+		c, err := client.New(ts.URL, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Generator("orders").Next(t.Context())
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Code != want || ce.Status != status || errors.Is(err, sequence.ErrUnavailable) != (want == wire.CodeUnavailable) {
+			t.Errorf("status %d: %v; want code %s", status, err, want)
+		}
+		ts.Close()
+	}
 }
