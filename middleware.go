@@ -129,11 +129,17 @@ func Retry(within time.Duration) Middleware {
 					return errors.Join(err, ctx.Err())
 				}
 				b.truncate(n)
+				prev := err
 				if err = next(ctx, b, r); err == nil {
 					return nil
 				}
 				if !retryable(ctx, err) || spent(err) {
 					b.truncate(n)
+					if ctx.Err() != nil && !errors.Is(err, prev) {
+						// The context ended during the attempt: say why
+						// the call was retrying, too.
+						return errors.Join(prev, err)
+					}
 					return err
 				}
 				pause = min(2*pause, 100*time.Millisecond)
