@@ -18,6 +18,8 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence/boltseq"
 )
 
@@ -25,7 +27,7 @@ import (
 // pgtest and mysqltest, stopped when the tests end. (The Redis servers and
 // clusters are each a test's own.)
 func TestMain(m *testing.M) {
-	os.Exit(pgtest.Run(func() int { return mysqltest.Run(m.Run) }))
+	os.Exit(testserver.Chain(m.Run, pgtest.Run, mysqltest.Run, redistest.Run))
 }
 
 // issue returns n numbers of template name.

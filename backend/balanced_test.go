@@ -15,7 +15,7 @@ import (
 // second Build (a restart of the process) continues too. No number is
 // issued twice.
 func TestBalancedRedis(t *testing.T) {
-	srvA, srvB := redistest.StartServer(t), redistest.StartServer(t)
+	srvA, srvB := redistest.Start(t), redistest.Start(t)
 	dir := t.TempDir()
 	cfg := &config.Config{
 		Store: config.Sequence{Backend: "redis-strict", Step: 50, Queued: &config.Queue{Lead: "5ms", Max: 64}, Options: config.Options{"single_host": true}},
@@ -60,11 +60,11 @@ func TestBalancedRedis(t *testing.T) {
 	if by := phase("both up", set); by[0] == 0 || by[1] == 0 {
 		t.Errorf("both up: %v numbers by member, want some from each", by)
 	}
-	srvB.Kill()
+	srvB.Kill(t)
 	if by := phase("b killed", set); by[0] < 3000 {
 		t.Errorf("b killed: %v numbers by member, want nearly all from a", by)
 	}
-	srvB.Restart() // empty: its counters come back from b.db, above what it handed out
+	srvB.Restart(t) // empty: its counters come back from b.db, above what it handed out
 	time.Sleep(150 * time.Millisecond)
 	if by := phase("b back", set); by[1] == 0 {
 		t.Errorf("b back: %v numbers by member, want b in the turn again", by)

@@ -155,7 +155,7 @@ func TestLedgerShared(t *testing.T) {
 	for _, d := range databases {
 		t.Run(d.name, func(t *testing.T) {
 			ledger, _ := d.fresh(t)
-			seqs := []config.Sequence{{Backend: "sql", Step: 7, Options: config.Options{"ledger": ledger}}, {Backend: "sql", Step: 7, Options: config.Options{"ledger": ledger}}, {Backend: "redis", Step: 5, Options: config.Options{"url": "redis://" + redistest.StartServer(t).Addr(), "ledger": ledger}}, {Backend: "redis-strict", Step: 5, Options: config.Options{"url": "redis://" + redistest.StartServer(t).Addr(), "ledger": ledger}}}
+			seqs := []config.Sequence{{Backend: "sql", Step: 7, Options: config.Options{"ledger": ledger}}, {Backend: "sql", Step: 7, Options: config.Options{"ledger": ledger}}, {Backend: "redis", Step: 5, Options: config.Options{"url": "redis://" + redistest.Start(t).Addr(), "ledger": ledger}}, {Backend: "redis-strict", Step: 5, Options: config.Options{"url": "redis://" + redistest.Start(t).Addr(), "ledger": ledger}}}
 			var mu sync.Mutex
 			seen := map[int64]int{}
 			var wg sync.WaitGroup
@@ -198,7 +198,7 @@ func TestLedgerShared(t *testing.T) {
 func TestRedisLedger(t *testing.T) {
 	for _, d := range databases {
 		t.Run(d.name, func(t *testing.T) {
-			srv := redistest.StartServer(t) // no persistence: a restart is empty
+			srv := redistest.Start(t) // no persistence: a restart is empty
 			ledger, db := d.fresh(t)
 			cfg := &config.Config{
 				Store: config.Sequence{Backend: "redis", Step: 10, Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger, "table": "shop.ledger", "prefix": "t:"}},
@@ -223,7 +223,7 @@ func TestRedisLedger(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				func() { srv.Stop(); srv.Restart() },
+				func() { srv.Stop(t); srv.Restart(t) },
 			}
 			for run, lose := range lose {
 				lose()
@@ -265,7 +265,7 @@ func TestRedisLedger(t *testing.T) {
 func TestRedisStrictLedger(t *testing.T) {
 	for _, d := range databases {
 		t.Run(d.name, func(t *testing.T) {
-			srv := redistest.StartServer(t)
+			srv := redistest.Start(t)
 			ledger, db := d.fresh(t)
 			cfg := &config.Config{
 				Store: config.Sequence{Backend: "redis-strict", Step: 4, Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger}},
@@ -306,7 +306,7 @@ func TestRedisStrictLedger(t *testing.T) {
 // sn floor raises a counter through every store.
 func TestLedgerFloor(t *testing.T) {
 	ledger, _ := databases[0].fresh(t)
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	for _, s := range []config.Sequence{{Backend: "sql", Options: config.Options{"ledger": ledger}}, {Backend: "redis", Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger, "prefix": "r:"}}, {Backend: "redis-strict", Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger, "prefix": "s:"}}} {
 		t.Run(s.Backend, func(t *testing.T) {
 			text := "@<ownerKey, value=" + s.Backend + ">-@<seq>"
@@ -334,7 +334,7 @@ func TestLedgerUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	for _, s := range []config.Sequence{{Backend: "sql", Options: config.Options{"ledger": "postgres://u:secret@" + addr + "/db?sslmode=disable"}}, {Backend: "sql", Options: config.Options{"ledger": "mysql://u:secret@" + addr + "/db"}}, {Backend: "redis", Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": "postgres://u:secret@" + addr + "/db?sslmode=disable"}}, {Backend: "redis-strict", Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": "mysql://u:secret@" + addr + "/db"}}} {
 		ledger := s.Options["ledger"].(string)
 		t.Run(s.Backend+" "+strings.Split(ledger, ":")[0], func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // Set.Ping asks each store once, naming the templates it serves: a store
 // that stops answering is reported, the others still answer.
 func TestSetPing(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	cfg := &config.Config{
 		Store: config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}},
 		Templates: map[string]config.Template{
@@ -42,7 +42,7 @@ func TestSetPing(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Errorf("every store is up: %v", err)
 	}
-	srv.Kill()
+	srv.Kill(t)
 	_, errs = ping()
 	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], sequence.ErrUnavailable) {
 		t.Errorf("Redis killed: %v; want only d's store unavailable", errs)

@@ -23,7 +23,7 @@ import (
 // Without a ledger, the counters live in Redis alone: a Redis that fsyncs
 // every write.
 func TestRedisSegments(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	url := "redis://" + srv.Addr() + "/0"
 	cfg := &config.Config{
 		Store: config.Sequence{Backend: "redis", Step: 10, Options: config.Options{"url": url, "prefix": "test:"}},
@@ -65,7 +65,7 @@ func TestRedisSegments(t *testing.T) {
 
 // On a single host, a bolt file may back the strict counter.
 func TestRedisStrictSingleHost(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	dir := t.TempDir()
 	cfg := &config.Config{
 		Store: config.Sequence{Backend: "redis-strict", Step: 4, Options: config.Options{"url": "redis://" + srv.Addr(), "path": "strict.db", "single_host": true}},
@@ -105,8 +105,8 @@ func TestRedisStrictSingleHost(t *testing.T) {
 }
 
 func TestRedisUnreachable(t *testing.T) {
-	srv := redistest.StartServer(t)
-	srv.Stop()
+	srv := redistest.Start(t)
+	srv.Stop(t)
 	url := "redis://" + srv.Addr() + "?max_retries=-1"
 	_, err := one("A@<seq>", config.Sequence{Backend: "redis", Options: config.Options{"url": url}}).Build(t.Context())
 	if want := `config: template "a": redis sequence: backend: redis ` + url + ": dial tcp " + srv.Addr() + ": connect: connection refused"; err == nil || err.Error() != want {
@@ -185,7 +185,7 @@ func TestRedisCluster(t *testing.T) {
 // A Redis that does not fsync every write is refused as the only keeper of
 // the counters at Build, when the template is enrolled in its catalog.
 func TestRedisOnlyUnsafe(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	url := "redis://" + srv.Addr()
 	if _, err := one("A@<seq>", config.Sequence{Backend: "redis", Options: config.Options{"url": url}}).Build(t.Context()); !errors.Is(err, redisseq.ErrUnsafe) {
 		t.Errorf("Build = %v, want redisseq.ErrUnsafe", err)
@@ -269,9 +269,9 @@ func TestNewRedisClient(t *testing.T) {
 // issued and the call fails with sequence.ErrUnavailable after
 // replica_timeout.
 func TestRedisReplicas(t *testing.T) {
-	master := redistest.StartServer(t)
+	master := redistest.Start(t)
 	redistest.StartReplica(t, master)
-	alone := redistest.StartServer(t)
+	alone := redistest.Start(t)
 	ledger := pgtest.Shared(t).NewDatabase(t)
 	for _, backendName := range []string{"redis", "redis-strict"} {
 		t.Run(backendName, func(t *testing.T) {

@@ -79,7 +79,7 @@ func countRepeats(seen map[string]bool, got [][]string) int {
 // takes both again.
 func TestSnowflakeLeased(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
-		srv := redistest.StartServer(t, redistest.Persistent())
+		srv := redistest.Start(t, redistest.Persistent())
 		leased(t, config.Sequence{Options: config.Options{"url": "redis://" + srv.Addr() + "/0", "prefix": "t:"}})
 		// Closed Sets released their leases; the bounds stay.
 		keys, err := srv.Client(t).Keys(t.Context(), "t:*").Result()
@@ -198,7 +198,7 @@ func leased(t *testing.T, src config.Sequence) {
 // The bound of a worker id is what keeps ids unique: a Redis that could
 // lose it is refused at Build, which opens nothing.
 func TestSnowflakeUnsafeRedis(t *testing.T) {
-	srv := redistest.StartServer(t) // appendonly no
+	srv := redistest.Start(t) // appendonly no
 	url := "redis://" + srv.Addr() + "/0"
 	_, err := one("A@<seq>", config.Sequence{Backend: "snowflake", Options: config.Options{"url": url}}).Build(t.Context())
 	if !errors.Is(err, redisseq.ErrUnsafe) || !strings.HasPrefix(err.Error(), `config: template "a": snowflake sequence: snowflake: leasing a worker id: `) {
@@ -212,7 +212,7 @@ func TestSnowflakeUnsafeRedis(t *testing.T) {
 // A snowflake sequence and a redis one on one URL share the Build's
 // client: the Set closes it after the Gen has released its lease.
 func TestSnowflakeBesideRedis(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	url := "redis://" + srv.Addr() + "/0"
 	cfg := &config.Config{
 		Store: config.Sequence{Options: config.Options{"url": url}},
@@ -258,7 +258,7 @@ func TestSnowflakeBesideRedis(t *testing.T) {
 // the Redis that recorded the first layout, with the way out; under
 // another prefix it builds.
 func TestSnowflakeLayoutChange(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	build := func(layout, prefix string) (*config.Set, error) {
 		cfg := &config.Config{Templates: map[string]config.Template{"a": {
 			Template: "ID-@<seq>",

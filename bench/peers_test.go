@@ -95,6 +95,7 @@ func contenders(b *testing.B) []contender {
 	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	b.Cleanup(func() { seg.Close() })
 	h := seg.Bind("bound")
+	k := seg.Bound("bound, TryNext")
 	mustGen := func(tpl string, seq sequence.Gen) *sn.Generator {
 		g, err := sn.New(tpl, sn.WithSequence("seq", seq))
 		if err != nil {
@@ -167,6 +168,19 @@ func contenders(b *testing.B) []contender {
 		}},
 		{"atomic add behind a call", loop(func() (int64, error) { return addBehindCall(&counter), nil })},
 		{"sn Segment, bound", loop(func() (int64, error) { return h.Next(ctx) })},
+		{"sn Segment, TryNext inlined", func(n int) error {
+			for range n {
+				v, ok := k.TryNext()
+				if !ok {
+					var err error
+					if v, err = k.Next(ctx); err != nil {
+						return err
+					}
+				}
+				sink += v
+			}
+			return nil
+		}},
 		{"sn Segment, Next(key)", loop(func() (int64, error) { return seg.Next(ctx, "unbound") })},
 		{"hand-written string", func(n int) error {
 			for range n {
@@ -301,6 +315,7 @@ func boolInt(b bool) int {
 var ratios = []struct{ what, a, b string }{
 	{"Segment bound handle: throughput against an atomic add (goal >= 0.9)", "atomic add", "sn Segment, bound"},
 	{"Segment bound handle: throughput against an atomic add behind a call", "atomic add behind a call", "sn Segment, bound"},
+	{"SegmentKey.TryNext, inlined: throughput against an atomic add behind a call (goal >= 0.8)", "atomic add behind a call", "sn Segment, TryNext inlined"},
 	{"atomic add behind a call: throughput against an inlined one", "atomic add", "atomic add behind a call"},
 	{"Segment Next(key) against the bound handle (goal <= 2)", "sn Segment, Next(key)", "sn Segment, bound"},
 	{"Next against hand-written (goal <= 1.2)", "sn Next", "hand-written string"},

@@ -177,11 +177,24 @@ func NewSegment(a Allocator, opts SegmentOptions) (*Segment, error) {
 // block is a reserved range [first, first+size-1]. used counts the numbers
 // taken: the caller whose add returns i (1-based) owns first+i-1 if i <= size.
 // used only grows, and past size it means the block is spent.
+//
+// fast bounds the takes that need nothing more: an add that returns i <
+// fast takes its number and returns. It starts at the prefetch threshold;
+// the first take to reach it raises it past size ([block.cross]) and starts
+// the next fetch, so exactly one caller per block does.
 type block struct {
-	first     int64
-	size      int64
-	threshold int64 // the add that reaches this count starts the next fetch
-	used      atomic.Int64
+	first int64
+	size  int64
+	used  atomic.Int64
+	fast  atomic.Int64
+}
+
+// cross reports whether a take that reached i is the first to reach b's
+// prefetch threshold, and so must start the next fetch; it then lets every
+// take after it through the fast path.
+func (b *block) cross(i int64) bool {
+	f := b.fast.Load()
+	return i >= f && f <= b.size && b != spent && b.fast.CompareAndSwap(f, b.size+1)
 }
 
 // paddedBlock is the block of a busy key: 128 bytes, which the allocator
@@ -232,8 +245,8 @@ func (f *fetch) arrived() bool {
 // SegmentKey is a Segment's state for one key, and the key's bound
 // handle: [Segment.Bound] returns it, and [Segment.Bind] as a [Handle].
 // Its Next takes a number from the key's current block with one atomic
-// add and a compare, a path small enough for the compiler to inline into
-// the caller.
+// add and a compare; its TryNext, which the compiler inlines into the
+// caller, with a load and a compare-and-swap.
 //
 // (The fields after key are guarded by the key's lock, one of the
 // Segment's striped mutexes: a key used once costs 80 bytes here.)
@@ -352,7 +365,7 @@ func (s *Segment) Next(ctx context.Context, key string) (int64, error) {
 		// The hot path, as in SegmentKey.Next.
 		b := k.cur.Load()
 		i := b.used.Add(1)
-		if i <= b.size && i != b.threshold {
+		if i < b.fast.Load() {
 			return b.first + i - 1, nil
 		}
 		if n, err := k.takeSlow(ctx, b, i); err != errReleased {
@@ -366,26 +379,50 @@ func (s *Segment) Next(ctx context.Context, key string) (int64, error) {
 // bound key is never released.
 func (s *Segment) Bind(key string) Handle { return s.state(key, true) }
 
-// Bound returns the bound handle of key as its concrete type, whose Next
-// the compiler inlines into a caller that holds it: [Segment.Bind]
-// without the interface call.
+// Bound returns the bound handle of key as its concrete type: [Segment.Bind]
+// without the interface call, and with [SegmentKey.TryNext], which the
+// compiler inlines into its caller.
 func (s *Segment) Bound(key string) *SegmentKey { return s.state(key, true) }
 
-// Next returns the next number for the key. This is the hot path: a
-// pointer load, one atomic add on the current block and a compare, which
-// the compiler inlines. ctx is consulted when the call may wait, for a
-// block from the store; a number already in memory is returned whatever
-// ctx says.
+// Next returns the next number for the key: a pointer load, one atomic add
+// on the current block and a compare when the block has numbers. ctx is
+// consulted when the call may wait, for a block from the store; a number
+// already in memory is returned whatever ctx says.
 func (k *SegmentKey) Next(ctx context.Context) (int64, error) {
 	b := k.cur.Load()
 	// A block's bounds never change: read before the add, they load while
 	// it runs instead of waiting for it.
-	first, size, threshold := b.first, b.size, b.threshold
+	first, fast := b.first, b.fast.Load()
 	i := b.used.Add(1)
-	if i <= size && i != threshold {
+	if i < fast {
 		return first + i - 1, nil
 	}
 	return k.takeSlow(ctx, b, i)
+}
+
+// TryNext takes the next number for the key when it can do so from memory
+// without a call: it reports false, having taken nothing, when the current
+// block is spent, when the number would be the one that starts the next
+// fetch, or when another caller took the number it aimed at in the
+// meantime. Then call [SegmentKey.Next], which does all of that:
+//
+//	n, ok := k.TryNext()
+//	if !ok {
+//		n, err = k.Next(ctx)
+//	}
+//
+// Its body is small enough for the compiler to inline: a number costs a
+// pointer load, a load and a compare-and-swap on the current block, and no
+// call. Under contention the swap fails more often than [SegmentKey.Next]'s
+// add, which always succeeds; TryNext is for a key used mostly by one
+// goroutine at a time.
+func (k *SegmentKey) TryNext() (int64, bool) {
+	b := k.cur.Load()
+	u := b.used.Load()
+	if u+1 < b.fast.Load() && b.used.CompareAndSwap(u, u+1) {
+		return b.first + u, true
+	}
+	return 0, false
 }
 
 // takeSlow finishes a take whose add i on block b crossed the prefetch
@@ -393,7 +430,7 @@ func (k *SegmentKey) Next(ctx context.Context) (int64, error) {
 func (k *SegmentKey) takeSlow(ctx context.Context, b *block, i int64) (int64, error) {
 	for {
 		if i <= b.size {
-			if i == b.threshold {
+			if b.cross(i) {
 				k.prefetch()
 			}
 			return b.first + i - 1, nil
@@ -434,7 +471,7 @@ func (s *Segment) NextN(ctx context.Context, key string, dst []int64, n int) ([]
 			continue
 		}
 		last := min(end, b.size)
-		if start <= b.threshold && b.threshold <= last {
+		if b.cross(last) {
 			k.prefetch()
 		}
 		for i := start; i <= last; i++ {
@@ -532,7 +569,7 @@ func (k *SegmentKey) refill(ctx context.Context, b *block) error {
 // past its threshold (Floor skipped into it), the next fetch starts now.
 func (k *SegmentKey) install(b *block) {
 	k.cur.Store(b)
-	if b.used.Load() >= b.threshold {
+	if b.cross(b.used.Load()) {
 		k.prefetchLocked()
 	}
 }
@@ -639,7 +676,7 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 		b.used.Store(k.high - r.First + 1)
 	}
 	k.high = r.Last
-	b.threshold = max(1, s.opts.threshold(b.size)>>k.early())
+	b.fast.Store(max(1, s.opts.threshold(b.size)>>k.early()))
 	if cur := k.cur.Load(); cur.used.Load() >= cur.size {
 		k.last = nil
 		k.install(b)
@@ -710,7 +747,7 @@ func (s *Segment) Floor(ctx context.Context, key string, floor int64) error {
 	if k.failed() != nil {
 		k.last = nil // the backoff ends
 	}
-	if cur.used.Load() >= cur.threshold && cur != spent {
+	if cur.cross(cur.used.Load()) {
 		k.prefetchLocked()
 	}
 	return nil

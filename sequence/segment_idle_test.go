@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sngen/sn/internal/dbtest"
+	"github.com/sngen/sn/internal/testserver"
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
@@ -75,7 +75,7 @@ func TestSegmentMemoryPerKey(t *testing.T) {
 func TestSegmentReleasesIdleKeys(t *testing.T) {
 	t.Run("memory", func(t *testing.T) { testReleasesIdleKeys(t, sequence.NewMemoryAllocator(), 100_000) })
 	t.Run("bolt", func(t *testing.T) {
-		store, err := boltseq.Open(filepath.Join(dbtest.BaseDir(), fmt.Sprintf("sn-idle-%d.db", os.Getpid())), boltseq.Options{})
+		store, err := boltseq.Open(filepath.Join(testserver.BaseDir(), fmt.Sprintf("sn-idle-%d.db", os.Getpid())), boltseq.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

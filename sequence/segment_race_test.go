@@ -78,15 +78,21 @@ func racesRound(t *testing.T, opts sequence.SegmentOptions) {
 		wg.Go(func() {
 			s := segs[g%2]
 			h := s.Bind("k")
+			k := s.Bound("k")
 			var mine []int64
 			for i := range 200 {
 				var n int64
 				var err error
-				switch i % 3 {
+				switch i % 4 {
 				case 0:
 					n, err = s.Next(ctx, "k")
 				case 1:
 					n, err = h.Next(ctx)
+				case 3:
+					var ok bool
+					if n, ok = k.TryNext(); !ok {
+						n, err = k.Next(ctx)
+					}
 				case 2:
 					mine, err = s.NextN(ctx, "k", mine, 1+i%7)
 					n = 0

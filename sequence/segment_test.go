@@ -62,6 +62,7 @@ func TestSegmentStress(t *testing.T) {
 	defer s.Close()
 	ctx := t.Context()
 	h := s.Bind("k")
+	k := s.Bound("k")
 	out := make([][]int64, goroutines)
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -70,11 +71,16 @@ func TestSegmentStress(t *testing.T) {
 			for len(mine) < per {
 				var err error
 				var n int64
-				switch g % 3 {
+				switch g % 4 {
 				case 0:
 					n, err = s.Next(ctx, "k")
 				case 1:
 					n, err = h.Next(ctx)
+				case 3:
+					var ok bool
+					if n, ok = k.TryNext(); !ok {
+						n, err = k.Next(ctx)
+					}
 				case 2:
 					var got []int64
 					got, err = s.NextN(ctx, "k", mine[len(mine):], min(per-len(mine), 1+len(mine)%37))
@@ -755,5 +761,70 @@ func TestSegmentStatsAdd(t *testing.T) {
 	}
 	if got := b.Add(a); got != want {
 		t.Errorf("Add is not symmetric: %+v", got)
+	}
+}
+
+// TryNext takes the numbers of the current block in order without a call,
+// misses (taking nothing) at the number that starts the next fetch and at
+// the end of a block, and lets Next do those: one goroutine gets every
+// number once, in order, and waits for the store only at the first call.
+func TestSegmentKeyTryNext(t *testing.T) {
+	ctx := t.Context()
+	a := newFaultAlloc()
+	const step = 64
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: step, MinStep: step, MaxStep: step}))
+	defer s.Close()
+	k := s.Bound("k")
+	if n, ok := k.TryNext(); ok {
+		t.Fatalf("TryNext on a key with no block = %d, true; want a miss", n)
+	}
+	var misses int
+	for want := int64(1); want <= 20*step; want++ {
+		n, ok := k.TryNext()
+		if !ok {
+			misses++
+			var err error
+			if n, err = k.Next(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n != want {
+			t.Fatalf("number %d is %d", want, n)
+		}
+		if want%step == step-1 {
+			// Let the prefetch started at the threshold arrive before the
+			// block ends, as time between orders would.
+			waitFor(t, "the prefetch", func() bool {
+				var reserved int64
+				for _, c := range a.calls() {
+					reserved += c
+				}
+				return reserved >= want+1+step
+			})
+		}
+	}
+	// Per block: the threshold's number and the first add past the end.
+	if misses > 2*20+1 {
+		t.Errorf("TryNext missed %d times in 20 blocks; want at most 2 per block", misses)
+	}
+	if st := s.Stats(); st.Waits != 1 {
+		t.Errorf("Stats().Waits = %d, want 1 (the first call): the prefetch started at the threshold", st.Waits)
+	}
+	if err := s.Floor(ctx, "k", 5000); err != nil {
+		t.Fatal(err)
+	}
+	n, ok := k.TryNext()
+	if !ok {
+		var err error
+		if n, err = k.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n <= 5000 {
+		t.Errorf("after Floor(5000): %d", n)
+	}
+	s.Close()
+	if n, ok := k.TryNext(); ok {
+		t.Errorf("TryNext after Close = %d, true; want a miss", n)
 	}
 }

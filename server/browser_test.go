@@ -57,7 +57,7 @@ func browser(t *testing.T) context.Context {
 // requests, asks for a token, shows a key after numbers are issued, and
 // shows a store that went down.
 func TestMonitorPageInBrowser(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	ts := startRedis(t, srv, testToken)
 	ctx := browser(t)
 	auth := []string{"Authorization", "Bearer " + testToken}
@@ -133,7 +133,7 @@ func TestMonitorPageInBrowser(t *testing.T) {
 	}
 
 	// A store that goes down shows as down, and the page as not ready.
-	srv.Kill()
+	srv.Kill(t)
 	wait("with Redis down", `#stores tr[data-ok="false"]`, `#status[data-ready="false"]`)
 	if storeRow := text(`#stores tr[data-ok="false"]`); !strings.Contains(storeRow, "redis") || !strings.Contains(storeRow, "DOWN") {
 		t.Errorf("the down store's row: %q", storeRow)

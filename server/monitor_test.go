@@ -82,7 +82,7 @@ templates:
 // GET /v1/monitor shows each template's counts, blocks and keys, and the
 // stores' health; a store that is down shows as down.
 func TestMonitor(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	ts := startRedis(t, srv)
 	for range 3 {
 		if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", wire.NextRequest{N: 4}, nil); st != 200 {
@@ -138,7 +138,7 @@ func TestMonitor(t *testing.T) {
 		t.Errorf("series %q, want %q", series, want)
 	}
 
-	srv.Kill()
+	srv.Kill(t)
 	if st, _ := call(t, ts, "GET", "/v1/monitor", nil, &mon); st != 200 || mon.Ready {
 		t.Fatalf("GET /v1/monitor with Redis down: %d, ready %v", st, mon.Ready)
 	}
@@ -154,7 +154,7 @@ func TestMonitor(t *testing.T) {
 // /metrics serves the registry's metrics behind the tokens, and 404
 // without metrics; /monitor serves the page without a token.
 func TestMetricsAndPage(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	ts := startRedis(t, srv, testToken)
 	auth := []string{"Authorization", "Bearer " + testToken}
 	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", wire.NextRequest{N: 7}, nil, auth...); st != 200 {

@@ -107,7 +107,7 @@ func TestLedgerErrors(t *testing.T) {
 func TestRedisLedger(t *testing.T) {
 	for _, l := range ledgers(t) {
 		t.Run(l.name, func(t *testing.T) {
-			srv := redistest.StartServer(t) // no persistence: a restart is empty
+			srv := redistest.Start(t) // no persistence: a restart is empty
 			redisURL := "redis://" + srv.Addr() + "/0"
 			seen := map[string]bool{}
 			top := 0
@@ -137,8 +137,8 @@ func TestRedisLedger(t *testing.T) {
 				t.Fatal(err)
 			}
 			next("after FLUSHALL", 3)
-			srv.Stop()
-			srv.Restart()
+			srv.Stop(t)
+			srv.Restart(t)
 			next("after a restart", 3)
 			// sn floor raises the ledger and Redis.
 			floor := top + 1_000_000
@@ -168,7 +168,7 @@ func TestRedisLedger(t *testing.T) {
 // tables) would each hand out what the other issued once Redis loses its
 // data: the second is refused at its first number.
 func TestRedisTwoLedgers(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	redisURL := "redis://" + srv.Addr() + "/0"
 	pg := pgtest.Shared(t)
 	first, second := pg.NewDatabase(t), pg.NewDatabase(t)

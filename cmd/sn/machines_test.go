@@ -175,13 +175,13 @@ func (f *machines) summary() string {
 func TestMachinesRedisLost(t *testing.T) {
 	for _, backend := range []string{"redis", "redis-strict"} {
 		t.Run(backend, func(t *testing.T) {
-			srv := redistest.StartServer(t) // no persistence: a restart is empty
+			srv := redistest.Start(t) // no persistence: a restart is empty
 			ledger := pgtest.Shared(t).NewDatabase(t)
 			f := startMachines(t, 4, machineConfig(backend, srv.Addr(), ledger, ", step: 100"))
 			f.progress(5000)
-			srv.Kill()
+			srv.Kill(t)
 			time.Sleep(300 * time.Millisecond) // runs fail while Redis is away
-			srv.Restart()
+			srv.Restart(t)
 			f.progress(5000)
 			if err := srv.Client(t).FlushAll(context.Background()).Err(); err != nil {
 				t.Fatal(err)
@@ -216,7 +216,7 @@ func TestMachinesFailover(t *testing.T) {
 		{"redis-strict/replicas=1", "redis-strict", 1, false}, {"redis-strict/async", "redis-strict", 0, false}, {"redis-strict/forged", "redis-strict", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			master := redistest.StartServer(t)
+			master := redistest.Start(t)
 			replica := redistest.StartReplica(t, master)
 			ledger := pgtest.Shared(t).NewDatabase(t)
 			extra := ", step: 100"
@@ -250,7 +250,7 @@ func TestMachinesFailover(t *testing.T) {
 				}
 			}
 			time.Sleep(700 * time.Millisecond)
-			master.Kill()
+			master.Kill(t)
 			if tc.replicas > 0 {
 				// The promoted server gets a replica of its own, which
 				// replicas: 1 waits for from now on.

@@ -21,6 +21,7 @@ import (
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence/boltseq"
 )
 
@@ -30,7 +31,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 var snBin string
 
 // TestMain builds the binary, and runs the tests with the PostgreSQL and
-// MariaDB servers of pgtest and mysqltest, stopped when the tests end.
+// MariaDB servers of pgtest and mysqltest and the Redis servers of redistest, stopped when the tests end.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "sn-cmd-test")
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := pgtest.Run(func() int { return mysqltest.Run(m.Run) })
+	code := testserver.Chain(m.Run, pgtest.Run, mysqltest.Run, redistest.Run)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -797,7 +798,7 @@ func TestBrokenPipe(t *testing.T) {
 // Without a ledger, Redis keeps the numbers alone: sn takes a Redis that
 // fsyncs every write, and refuses another with what to do.
 func TestRedisOnly(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	url := "redis://" + srv.Addr() + "/0"
 	if got := ok(t, "next", "-t", "R@<seq>", "--redis", url, "-n", "3"); !cmp.Equal(got, []string{"R1", "R2", "R3"}) {
 		t.Errorf("first run: %q", got)
@@ -810,13 +811,13 @@ func TestRedisOnly(t *testing.T) {
 		t.Errorf("after floor: %q, want R41", got)
 	}
 
-	srv.Stop()
+	srv.Stop(t)
 	r := runSN(t, "", nil, "next", "-t", "R@<seq>", "--redis", url)
 	if want := "sn: backend: redis " + url + ": dial tcp " + srv.Addr() + ": connect: connection refused\n"; r.code != 1 || r.stdout != "" || r.stderr != want {
 		t.Errorf("Redis down: exit %d, stderr %s", r.code, r.stderr)
 	}
 
-	unsafe := "redis://" + redistest.StartServer(t).Addr() + "/0" // appendonly no
+	unsafe := "redis://" + redistest.Start(t).Addr() + "/0" // appendonly no
 	cfg := writeConfig(t, t.TempDir(), "sn.yaml", "store: {backend: redis, url: \""+unsafe+"\"}\ntemplates:\n  orders: {template: \"R@<seq>\"}\n")
 	for _, args := range [][]string{
 		{"next", "-t", "R@<seq>", "--redis", unsafe},
@@ -837,7 +838,7 @@ func TestRedisOnly(t *testing.T) {
 
 // On a single host, the strict counter may be refilled from a file.
 func TestRedisStrictSingleHost(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	url := "redis://" + srv.Addr() + "/0"
 	store := filepath.Join(t.TempDir(), "strict.db")
 	for run, want := range [][]string{{"S1", "S2"}, {"S3", "S4"}} {

@@ -47,7 +47,7 @@ func TestOrdinaryMistakes(t *testing.T) {
 			if persist != "snapshot" {
 				args = []string{"--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", "no"}
 			}
-			srv := redistest.StartServer(t, redistest.Args(args...))
+			srv := redistest.Start(t, redistest.Args(args...))
 			ledger := pgtest.Shared(t).NewDatabase(t)
 			run := func(n int) []string {
 				return ok(t, "next", "-t", "R-@<seq, width=8>", "--redis", "redis://"+srv.Addr(), "--ledger", ledger, "-n", fmt.Sprint(n))
@@ -67,13 +67,13 @@ func TestOrdinaryMistakes(t *testing.T) {
 				size = fileSize(t, srv.AOF(t))
 			}
 			got = append(got, run(5))
-			srv.Kill()
+			srv.Kill(t)
 			if persist != "snapshot" {
 				if err := os.Truncate(srv.AOF(t), size); err != nil { // the last second, not fsynced
 					t.Fatal(err)
 				}
 			}
-			srv.Restart()
+			srv.Restart(t)
 			got = append(got, run(5), run(5))
 			if n := countRepeats(seen, got...); n != 0 {
 				t.Errorf("%d repeats in %v", n, got)

@@ -236,16 +236,16 @@ func TestServeRefuses(t *testing.T) {
 func TestServeMachines(t *testing.T) {
 	for _, backend := range []string{"redis", "redis-strict"} {
 		t.Run(backend, func(t *testing.T) {
-			srv := redistest.StartServer(t) // no persistence: a restart is empty
+			srv := redistest.Start(t) // no persistence: a restart is empty
 			ledger := pgtest.Shared(t).NewDatabase(t)
 			cfg := writeConfig(t, t.TempDir(), "sn.yaml", machineConfig(backend, srv.Addr(), ledger, ", step: 100"))
 			m := startServers(t, [3]string{cfg, cfg, cfg})
 			m.progress(3000)
 			m.restart(0)
 			m.progress(3000)
-			srv.Kill()
+			srv.Kill(t)
 			time.Sleep(300 * time.Millisecond) // requests fail while Redis is away
-			srv.Restart()
+			srv.Restart(t)
 			m.progress(3000)
 			if err := srv.Client(t).FlushAll(t.Context()).Err(); err != nil {
 				t.Fatal(err)

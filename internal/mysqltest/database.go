@@ -3,7 +3,6 @@ package mysqltest
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/sngen/sn/internal/dbtest"
+	"github.com/sngen/sn/internal/testserver"
 )
 
 // dbSeq numbers the databases made by NewDatabase in this test binary.
@@ -37,7 +36,7 @@ func (s *Server) config(database string) *mysql.Config {
 // by then. NewDatabase calls tb.Fatalf when the database cannot be created.
 func (s *Server) NewDatabase(tb testing.TB) string {
 	tb.Helper()
-	name := dbtest.DatabaseName(tb.Name(), dbSeq.Add(1), 64) // MariaDB's 64 characters
+	name := testserver.DatabaseName(tb.Name(), dbSeq.Add(1), 64) // MariaDB's 64 characters
 	if err := s.admin(func(ctx context.Context, db *sql.DB) error {
 		_, err := db.ExecContext(ctx, "CREATE DATABASE "+quote(name))
 		return err
@@ -45,7 +44,7 @@ func (s *Server) NewDatabase(tb testing.TB) string {
 		tb.Fatalf("mysqltest: creating database %s on %s: %v", name, s.Addr(), err)
 	}
 	tb.Cleanup(func() {
-		if !s.running() {
+		if !s.Running() {
 			return
 		}
 		if err := s.admin(func(ctx context.Context, db *sql.DB) error { return drop(ctx, db, name) }); err != nil {
@@ -130,6 +129,3 @@ func (l testLogger) Print(v ...any) {
 	l.tb.Helper()
 	l.tb.Log(append([]any{"mysql driver:"}, v...)...)
 }
-
-// String returns a description of the server for test logs.
-func (s *Server) String() string { return fmt.Sprintf("MariaDB on %s (%s)", s.Addr(), s.dir) }

@@ -6,11 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/sngen/sn/internal/dbtest"
+	"github.com/sngen/sn/internal/testserver"
 )
 
 const (
@@ -23,9 +22,6 @@ const (
 	password = "mysqltest"
 	// defaultDatabase is the empty database of [Server.DSN].
 	defaultDatabase = "test"
-	// dirPrefix starts the name of a test binary's directory under
-	// baseDir; the binary's process ID follows.
-	dirPrefix = "mysqltest-"
 	// logFileSize is InnoDB's redo log size: the default 96 MiB would be
 	// copied for every server.
 	logFileSize = "--innodb-log-file-size=8M"
@@ -41,10 +37,10 @@ CREATE DATABASE ` + defaultDatabase + `;
 
 // env is what the servers of one test binary share.
 type env struct {
-	installDB, mariadbd string       // binaries
-	owner               dbtest.Owner // the tests' own user unless they run as root
-	root                string       // directory of the template and the servers
-	template            string       // mariadb-install-db's data directory
+	installDB, mariadbd string           // binaries
+	owner               testserver.Owner // the tests' own user unless they run as root
+	root                string           // directory of the template and the servers
+	template            string           // mariadb-install-db's data directory
 }
 
 // installDBNames and mariadbdNames are where Debian and others install the
@@ -61,23 +57,17 @@ func newEnv() (_ *env, err error) {
 	if e.installDB, e.mariadbd, err = findBinaries(installDBNames, mariadbdNames); err != nil {
 		return nil, err
 	}
-	if e.owner, err = dbtest.User(osUser, "MariaDB", "mariadb-server"); err != nil {
+	if e.owner, err = testserver.User(osUser, "MariaDB", "mariadb-server"); err != nil {
 		return nil, fmt.Errorf("mysqltest: %w", err)
 	}
-	base := dbtest.BaseDir()
-	dbtest.RemoveStale(base, dirPrefix, nil)
-	if e.root, err = os.MkdirTemp(base, dirPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
-		return nil, fmt.Errorf("mysqltest: %w", err)
+	if e.root, err = e.owner.NewRoot("mysqltest", nil); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
 			os.RemoveAll(e.root)
 		}
 	}()
-	// The OS user must reach the directories inside, but not list them.
-	if err := os.Chmod(e.root, 0o711); err != nil {
-		return nil, fmt.Errorf("mysqltest: %w", err)
-	}
 	dir := filepath.Join(e.root, "template")
 	if err := e.owner.Mkdir(dir); err != nil {
 		return nil, fmt.Errorf("mysqltest: %w", err)

@@ -33,22 +33,16 @@ import (
 	"os"
 	"testing"
 
-	"github.com/sngen/sn/internal/dbtest"
+	"github.com/sngen/sn/internal/testserver"
 )
 
 // harness holds what a test binary shares: the directory of its servers,
 // the template data directory, and the shared server.
-var harness = &dbtest.Harness[*env, *Server]{
-	Pkg:       "mysqltest",
-	NewEnv:    newEnv,
-	RemoveEnv: func(e *env) { os.RemoveAll(e.root) },
-	NewServer: func(e *env, shared bool) (*Server, error) {
-		s, err := e.newServer()
-		if s != nil {
-			s.shared = shared
-		}
-		return s, err
-	},
+var harness = &testserver.Harness[*env, *Server]{
+	Pkg:        "mysqltest",
+	NewEnv:     newEnv,
+	RemoveEnv:  func(e *env) { os.RemoveAll(e.root) },
+	NewServer:  (*env).newServer,
 	StopServer: (*Server).stop,
 }
 
@@ -64,7 +58,7 @@ func Main(m *testing.M) { os.Exit(Run(m.Run)) }
 // removes every data directory, as [Main] does; it returns tests' code.
 //
 //	func TestMain(m *testing.M) {
-//		os.Exit(pgtest.Run(func() int { return mysqltest.Run(m.Run) }))
+//		os.Exit(testserver.Chain(m.Run, pgtest.Run, mysqltest.Run))
 //	}
 func Run(tests func() int) int { return harness.Run(tests) }
 

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
 	"github.com/sngen/sn/internal/mysqltest"
 )
 

@@ -3,14 +3,13 @@ package pgtest
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/sngen/sn/internal/dbtest"
+	"github.com/sngen/sn/internal/testserver"
 )
 
 // dbSeq numbers the databases made by NewDatabase in this test binary.
@@ -38,12 +37,12 @@ func (s *Server) dsn(database string) string {
 // NewDatabase calls tb.Fatalf when the database cannot be created.
 func (s *Server) NewDatabase(tb testing.TB) string {
 	tb.Helper()
-	name := dbtest.DatabaseName(tb.Name(), dbSeq.Add(1), 63) // PostgreSQL's 63 bytes
+	name := testserver.DatabaseName(tb.Name(), dbSeq.Add(1), 63) // PostgreSQL's 63 bytes
 	if err := s.exec("CREATE DATABASE " + quote(name)); err != nil {
 		tb.Fatalf("pgtest: creating database %s on %s: %v", name, s.Addr(), err)
 	}
 	tb.Cleanup(func() {
-		if !s.running() {
+		if !s.Running() {
 			return
 		}
 		if err := s.exec("DROP DATABASE IF EXISTS " + quote(name) + " WITH (FORCE)"); err != nil {
@@ -81,6 +80,3 @@ func (s *Server) DB(tb testing.TB, dsn string) *sql.DB {
 	tb.Cleanup(func() { db.Close() })
 	return db
 }
-
-// String returns a description of the server for test logs.
-func (s *Server) String() string { return fmt.Sprintf("PostgreSQL on %s (%s)", s.Addr(), s.dir) }

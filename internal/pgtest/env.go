@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sngen/sn/internal/dbtest"
+	"github.com/sngen/sn/internal/testserver"
 )
 
 const (
@@ -19,17 +19,14 @@ const (
 	// made with, reached over TCP with SCRAM-SHA-256.
 	superuser = "pgtest"
 	password  = "pgtest"
-	// dirPrefix starts the name of a test binary's directory under
-	// baseDir; the binary's process ID follows.
-	dirPrefix = "pgtest-"
 )
 
 // env is what the servers of one test binary share.
 type env struct {
-	initdb, postgres string       // binaries
-	owner            dbtest.Owner // the tests' own user unless they run as root
-	root             string       // directory of the template and the servers
-	template         string       // initdb's data directory
+	initdb, postgres string           // binaries
+	owner            testserver.Owner // the tests' own user unless they run as root
+	root             string           // directory of the template and the servers
+	template         string           // initdb's data directory
 }
 
 // newEnv finds the binaries, the OS user, and runs initdb into a template
@@ -39,28 +36,22 @@ func newEnv() (_ *env, err error) {
 	if e.initdb, e.postgres, err = findBinaries(binDirGlob); err != nil {
 		return nil, err
 	}
-	if e.owner, err = dbtest.User(osUser, "PostgreSQL", "postgresql"); err != nil {
+	if e.owner, err = testserver.User(osUser, "PostgreSQL", "postgresql"); err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	base := dbtest.BaseDir()
-	dbtest.RemoveStale(base, dirPrefix, func(d string) {
+	if e.root, err = e.owner.NewRoot("pgtest", func(d string) {
 		datas, _ := filepath.Glob(filepath.Join(d, "server-*", "data"))
 		for _, data := range datas {
 			removeShm(data)
 		}
-	})
-	if e.root, err = os.MkdirTemp(base, dirPrefix+strconv.Itoa(os.Getpid())+"-"); err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
+	}); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
 			os.RemoveAll(e.root)
 		}
 	}()
-	// The OS user must reach the directories inside, but not list them.
-	if err := os.Chmod(e.root, 0o711); err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
-	}
 	dir := filepath.Join(e.root, "template")
 	if err := e.owner.Mkdir(dir); err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)

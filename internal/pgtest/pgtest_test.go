@@ -17,8 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sngen/sn/internal/pgtest"
 	"golang.org/x/sys/unix"
+
+	"github.com/sngen/sn/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

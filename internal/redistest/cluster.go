@@ -24,30 +24,42 @@ const clusterMasters = 3
 // Its methods are safe for concurrent use.
 type Cluster struct {
 	nodes []*Server
-	dir   string // removed by stop when the cluster owns it
+	dir   string // the nodes' directories, removed by stop
 }
 
 // StartCluster starts a three-master Redis Cluster, waits until every node
 // reports cluster_state:ok, and stops it when the test ends. Forming a
 // cluster takes a few seconds; to share one cluster among all the tests of
 // a package use [SharedCluster]. StartCluster calls tb.Fatalf when the
-// cluster cannot be started; it never skips.
+// cluster cannot be started, or the package's TestMain does not call
+// [Main]; it never skips.
 func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
-	c, err := startCluster(tb.TempDir())
-	if err != nil {
-		tb.Fatalf("%v", err)
-	}
-	tb.Cleanup(c.stop)
-	return c
+	return harness.Start(tb)
 }
 
-func startCluster(dir string) (_ *Cluster, err error) {
+// SharedCluster returns a three-master Redis Cluster started on first use and
+// shared by all the tests of the package; [Main] stops it after the last
+// test. Tests sharing it must use keys of their own. SharedCluster calls
+// tb.Fatalf when the cluster cannot be started, and when the package's
+// TestMain does not call Main (the servers would outlive the test binary).
+func SharedCluster(tb testing.TB) *Cluster {
+	tb.Helper()
+	return harness.Shared(tb)
+}
+
+// startCluster starts the nodes in a directory of the cluster's own and
+// joins them.
+func (e *env) startCluster(bool) (_ *Cluster, err error) {
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
 		return nil, notInstalled("redis-cli", err)
 	}
-	c := &Cluster{}
+	dir, err := os.MkdirTemp(e.root, "cluster-")
+	if err != nil {
+		return nil, fmt.Errorf("redistest: %w", err)
+	}
+	c := &Cluster{dir: dir}
 	defer func() {
 		if err != nil {
 			c.stop()
@@ -55,10 +67,10 @@ func startCluster(dir string) (_ *Cluster, err error) {
 	}()
 	for i := range clusterMasters {
 		nodeDir := filepath.Join(dir, "node"+strconv.Itoa(i))
-		if err := os.MkdirAll(nodeDir, 0o755); err != nil {
+		if err := os.Mkdir(nodeDir, 0o755); err != nil {
 			return nil, fmt.Errorf("redistest: %w", err)
 		}
-		s, err := startServer(config{cluster: true}, nodeDir)
+		s, err := startServer(config{bin: e.bin, cluster: true}, nodeDir)
 		if err != nil {
 			return nil, err
 		}
@@ -122,76 +134,12 @@ func (c *Cluster) Client(tb testing.TB) *redis.ClusterClient {
 	return rdb
 }
 
+// stop stops the nodes and removes the cluster's directory.
 func (c *Cluster) stop() {
 	var wg sync.WaitGroup
 	for _, n := range c.nodes {
-		wg.Go(n.Stop)
+		wg.Go(func() { n.Halt(false) })
 	}
 	wg.Wait()
-	if c.dir != "" {
-		os.RemoveAll(c.dir)
-	}
-}
-
-// shared holds the servers started once per test binary by SharedCluster.
-var shared struct {
-	sync.Mutex
-	main    bool // Main is running the tests
-	cluster *Cluster
-	err     error
-}
-
-// SharedCluster returns a three-master Redis Cluster started on first use and
-// shared by all the tests of the package; [Main] stops it after the last
-// test. Tests sharing it must use keys of their own. SharedCluster calls
-// tb.Fatalf when the cluster cannot be started, and when the package's
-// TestMain does not call Main (the servers would outlive the test binary).
-func SharedCluster(tb testing.TB) *Cluster {
-	tb.Helper()
-	shared.Lock()
-	defer shared.Unlock()
-	if !shared.main {
-		tb.Fatalf("redistest: SharedCluster needs the package's TestMain to be\n" +
-			"\tfunc TestMain(m *testing.M) { redistest.Main(m) }\n" +
-			"so that the cluster is stopped when the tests end")
-	}
-	if shared.cluster == nil && shared.err == nil {
-		dir, err := os.MkdirTemp("", "redistest-cluster-")
-		if err != nil {
-			shared.err = fmt.Errorf("redistest: %w", err)
-		} else if c, err := startCluster(dir); err != nil {
-			os.RemoveAll(dir)
-			shared.err = err
-		} else {
-			c.dir = dir
-			shared.cluster = c
-		}
-	}
-	if shared.err != nil {
-		tb.Fatalf("%v", shared.err)
-	}
-	return shared.cluster
-}
-
-// Main runs the tests of a package and then stops the servers started by
-// [SharedCluster], and exits with the tests' status. Call it from TestMain:
-//
-//	func TestMain(m *testing.M) { redistest.Main(m) }
-func Main(m *testing.M) { os.Exit(Run(m.Run)) }
-
-// Run runs tests (m.Run, or another harness's Run around it) and then stops
-// the servers started by [SharedCluster], as [Main] does, and returns the
-// tests' code.
-func Run(tests func() int) int {
-	shared.Lock()
-	shared.main = true
-	shared.Unlock()
-	code := tests()
-	shared.Lock()
-	if shared.cluster != nil {
-		shared.cluster.stop()
-		shared.cluster = nil
-	}
-	shared.Unlock()
-	return code
+	os.RemoveAll(c.dir)
 }

@@ -2,19 +2,21 @@
 //
 // Every test in this module that needs Redis talks to a real server on
 // 127.0.0.1, started by this package on a free port with its own data
-// directory, and stopped when the test ends. Nothing is mocked.
+// directory, and stopped when the test ends. Nothing is mocked. It follows
+// the pattern of every harness in internal/ (see internal/testserver): the
+// package's TestMain calls [Main] or [Run], which remove every server and
+// directory when the tests end, and each test starts servers of its own:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
 //
 //	func TestSomething(t *testing.T) {
-//		srv := redistest.StartServer(t)
+//		srv := redistest.Start(t)
 //		rdb := srv.Client(t)
 //		...
 //	}
 //
 // A Redis Cluster takes a few seconds to form, so a package usually starts
-// one for all its tests with [SharedCluster] and stops it from TestMain with
-// [Main]:
-//
-//	func TestMain(m *testing.M) { redistest.Main(m) }
+// one for all its tests with [SharedCluster].
 //
 // When redis-server is not installed the tests fail (they never skip) with a
 // message that says to run `make test`, which installs it.
@@ -22,7 +24,6 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -31,20 +32,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sngen/sn/internal/dbtest"
+	"github.com/sngen/sn/internal/testserver"
 )
 
 // startTimeout bounds how long a redis-server may take to answer PING.
 const startTimeout = 15 * time.Second
 
-// Option configures a [Server] started by [StartServer].
+// Option configures a [Server] started by [Start].
 type Option func(*config)
 
 type config struct {
@@ -74,60 +74,108 @@ func Binary(path string) Option {
 	return func(c *config) { c.bin = path }
 }
 
-// Server is a redis-server process listening on 127.0.0.1. Its methods are
-// safe for concurrent use.
+// Server is a redis-server process listening on 127.0.0.1, with its data
+// and its log (redis.log) in [Server.Dir]. [Server.Kill] kills it with
+// SIGKILL, as a crash would: data not persisted is lost. [Server.Stop] shuts
+// it down with SIGTERM. Its methods are safe for concurrent use.
 type Server struct {
-	tb      testing.TB // nil for servers shared by a package
-	cfg     config
-	dir     string
-	port    int
-	busPort int // cluster bus port, if cfg.cluster
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when cmd has been waited for
+	*testserver.Process
 }
 
-// StartServer starts a redis-server on a free 127.0.0.1 port with its own
-// directory under tb.TempDir, waits until it answers PING, and stops it when
-// the test ends. It calls tb.Fatalf when the server cannot be started, for
-// example when redis-server is not installed; it never skips.
-func StartServer(tb testing.TB, opts ...Option) *Server {
+// env is what the servers of one test binary share.
+type env struct {
+	bin  string // redis-server
+	root string // the directory of every server
+}
+
+// harness keeps the test binary's directory and its shared cluster.
+var harness = &testserver.Harness[*env, *Cluster]{
+	Pkg:        "redistest",
+	NewEnv:     newEnv,
+	RemoveEnv:  func(e *env) { os.RemoveAll(e.root) },
+	NewServer:  (*env).startCluster,
+	StopServer: (*Cluster).stop,
+}
+
+func newEnv() (*env, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, notInstalled("redis-server", err)
+	}
+	root, err := testserver.Owner{}.NewRoot("redistest", nil)
+	if err != nil {
+		return nil, err
+	}
+	return &env{bin: bin, root: root}, nil
+}
+
+// Main runs the tests of a package, then stops every server and cluster
+// still running, removes their directories, and exits with the tests'
+// status. [Start], [StartCluster] and [SharedCluster] need it; call it from
+// TestMain:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+func Main(m *testing.M) { os.Exit(Run(m.Run)) }
+
+// Run runs tests (m.Run, or another harness's Run around it; see
+// [testserver.Chain]) and then stops the shared cluster and removes every
+// directory, as [Main] does, and returns the tests' code.
+func Run(tests func() int) int { return harness.Run(tests) }
+
+// Start starts a redis-server on a free 127.0.0.1 port with its own
+// directory, waits until it answers PING, and stops it when the test ends,
+// removing its directory. It calls tb.Fatalf when the server cannot be
+// started, for example when redis-server is not installed, or the
+// package's TestMain does not call [Main]; it never skips.
+func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	var cfg config
+	e := harness.Env(tb)
+	cfg := config{bin: e.bin}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := startServer(cfg, tb.TempDir())
+	dir, err := os.MkdirTemp(e.root, "server-")
 	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	s, err := startServer(cfg, dir)
+	if err != nil {
+		os.RemoveAll(dir)
 		tb.Fatalf("%v", err)
 	}
-	s.tb = tb
-	tb.Cleanup(s.Stop)
+	tb.Cleanup(func() { s.remove() })
 	return s
+}
+
+// remove stops the server and removes its directory.
+func (s *Server) remove() {
+	s.Halt(false)
+	os.RemoveAll(s.WorkDir)
 }
 
 // startServer starts a server in dir on a free port, retrying with another
 // port when the chosen one was taken in the meantime.
 func startServer(cfg config, dir string) (*Server, error) {
-	if cfg.bin == "" {
-		bin, err := exec.LookPath("redis-server")
-		if err != nil {
-			return nil, notInstalled("redis-server", err)
-		}
-		cfg.bin = bin
-	}
 	var s *Server
-	err := dbtest.OnFreePort("redistest", func(port int) (err error) {
-		s = &Server{cfg: cfg, dir: dir, port: port}
+	err := testserver.OnFreePort("redistest", func(port int) (err error) {
+		busPort := 0
 		if cfg.cluster {
 			// The bus port defaults to port+10000, which may be taken or
 			// above 65535.
-			if s.busPort, err = dbtest.FreePort(); err != nil {
+			if busPort, err = testserver.FreePort(); err != nil {
 				return fmt.Errorf("redistest: no free port on 127.0.0.1: %w", err)
 			}
 		}
-		return s.start()
+		s = &Server{Process: &testserver.Process{
+			Pkg: "redistest", Name: "Redis", Install: "redis-server",
+			Bin: cfg.bin, Args: argv(cfg, dir, port, busPort), WorkDir: dir, Port: port,
+			Log:          "redis.log",
+			StartTimeout: startTimeout,
+			StopSignal:   syscall.SIGTERM, StopTimeout: 10 * time.Second,
+		}}
+		addr := s.Addr()
+		s.Ready = func() error { return ping(addr) }
+		return s.Start()
 	})
 	if err != nil {
 		return nil, err
@@ -141,7 +189,7 @@ func notInstalled(name string, err error) error {
 		"!!! it installs redis-server (apt-get install redis-server) and then runs go test -race ./...", name, err)
 }
 
-// StartReplica starts a server like [StartServer] that replicates master
+// StartReplica starts a server like [Start] that replicates master
 // (--replicaof), and waits until its link to the master is up and the
 // initial sync is done. Promote it with REPLICAOF NO ONE.
 func StartReplica(tb testing.TB, master *Server, opts ...Option) *Server {
@@ -154,8 +202,8 @@ func StartReplica(tb testing.TB, master *Server, opts ...Option) *Server {
 	if err != nil {
 		tb.Fatalf("redistest: CONFIG SET on master %s: %v", master.Addr(), err)
 	}
-	opts = append(opts, Args("--replicaof", "127.0.0.1", strconv.Itoa(master.port)))
-	s := StartServer(tb, opts...)
+	opts = append(opts, Args("--replicaof", "127.0.0.1", strconv.Itoa(master.Port)))
+	s := Start(tb, opts...)
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	defer rdb.Close()
 	deadline := time.Now().Add(startTimeout)
@@ -165,7 +213,7 @@ func StartReplica(tb testing.TB, master *Server, opts ...Option) *Server {
 			return s
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("redistest: replica %s of %s did not sync within %v: %v\n%s\nlog tail:\n%s", s.Addr(), master.Addr(), startTimeout, err, info, s.logTail())
+			tb.Fatalf("redistest: replica %s of %s did not sync within %v: %v\n%s\nlog tail:\n%s", s.Addr(), master.Addr(), startTimeout, err, info, s.LogTail())
 		}
 		time.Sleep(10 * time.Millisecond) // polling another process: no event to wait on
 	}
@@ -183,7 +231,7 @@ func Detach(tb testing.TB, replica, master *Server, ready func(context.Context, 
 	rdb := redis.NewClient(&redis.Options{Addr: replica.Addr()})
 	defer rdb.Close()
 	for range 50 {
-		if err := rdb.SlaveOf(ctx, "127.0.0.1", strconv.Itoa(master.port)).Err(); err != nil {
+		if err := rdb.SlaveOf(ctx, "127.0.0.1", strconv.Itoa(master.Port)).Err(); err != nil {
 			tb.Fatalf("redistest: REPLICAOF on %s: %v", replica.Addr(), err)
 		}
 		for deadline := time.Now().Add(startTimeout); ; time.Sleep(10 * time.Millisecond) {
@@ -205,12 +253,6 @@ func Detach(tb testing.TB, replica, master *Server, ready func(context.Context, 
 	tb.Fatalf("redistest: replica %s never held the data wanted when detached", replica.Addr())
 }
 
-// Addr returns the server's address, "127.0.0.1:port".
-func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
-
-// Dir returns the server's working directory (its log is redis.log there).
-func (s *Server) Dir() string { return s.dir }
-
 // Client returns a new client of the server, closed when the test ends.
 func (s *Server) Client(tb testing.TB) *redis.Client {
 	tb.Helper()
@@ -219,88 +261,31 @@ func (s *Server) Client(tb testing.TB) *redis.Client {
 	return c
 }
 
-func (s *Server) argv() []string {
+func argv(cfg config, dir string, port, busPort int) []string {
 	a := []string{
-		"--port", strconv.Itoa(s.port),
+		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
-		"--dir", s.dir,
-		"--logfile", "redis.log",
+		"--dir", dir,
+		"--logfile", "", // standard output, into redis.log
 		"--daemonize", "no",
 		"--save", "",
 		"--appendonly", "no",
 	}
-	if s.cfg.persistent {
+	if cfg.persistent {
 		a = append(a, "--appendonly", "yes", "--appendfsync", "always")
 	}
-	if s.cfg.cluster {
+	if cfg.cluster {
 		a = append(a,
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf",
-			"--cluster-port", strconv.Itoa(s.busPort),
+			"--cluster-port", strconv.Itoa(busPort),
 			"--cluster-node-timeout", "5000")
 	}
-	return append(a, s.cfg.args...)
+	return append(a, cfg.args...)
 }
 
-// start launches the process and waits until it answers PING.
-func (s *Server) start() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		return fmt.Errorf("redistest: server %s is already running", s.Addr())
-	}
-	cmd := exec.Command(s.cfg.bin, s.argv()...)
-	cmd.Dir = s.dir
-	cmd.SysProcAttr = sysProcAttr()
-	var out strings.Builder
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	if err := cmd.Start(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return notInstalled(s.cfg.bin, err)
-		}
-		return fmt.Errorf("redistest: cannot start %s: %w. Run `make test`, which installs redis-server", s.cfg.bin, err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	if err := waitPing(s.Addr(), exited); err != nil {
-		cmd.Process.Kill()
-		<-exited
-		log := s.logTail()
-		if strings.Contains(log, "Address already in use") || strings.Contains(out.String(), "Address already in use") {
-			return fmt.Errorf("redistest: %s: %w", s.Addr(), dbtest.ErrPortTaken)
-		}
-		return fmt.Errorf("redistest: redis-server on %s did not start: %v\noutput: %s\nlog tail:\n%s\n"+
-			"Run `make test`, which installs a working redis-server", s.Addr(), err, out.String(), log)
-	}
-	s.cmd, s.exited = cmd, exited
-	return nil
-}
-
-// waitPing polls addr with PING until it answers or the process exits. It
-// speaks RESP over a plain connection so that go-redis does not log every
-// refused dial while the server is starting.
-func waitPing(addr string, exited <-chan struct{}) error {
-	deadline := time.Now().Add(startTimeout)
-	for {
-		err := ping(addr)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no PONG within %v: %w", startTimeout, err)
-		}
-		select {
-		case <-exited:
-			return errors.New("process exited")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
+// ping sends PING to addr over a plain connection, so that go-redis does
+// not log every refused dial while the server is starting.
 func ping(addr string) error {
 	conn, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
@@ -320,55 +305,6 @@ func ping(addr string) error {
 		return fmt.Errorf("PING answered %q", buf[:n])
 	}
 	return nil
-}
-
-func (s *Server) logTail() string {
-	b, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
-}
-
-// signal sends sig to the running process, if any, and waits for it to exit.
-func (s *Server) signal(sig os.Signal) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
-	}
-	s.cmd.Process.Signal(sig)
-	select {
-	case <-s.exited:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
-	s.cmd, s.exited = nil, nil
-}
-
-// Kill stops the server with SIGKILL, as a crash would, and waits until the
-// process has exited. Data not persisted is lost. Killing a stopped server
-// does nothing.
-func (s *Server) Kill() { s.signal(syscall.SIGKILL) }
-
-// Stop shuts the server down with SIGTERM and waits until it has exited.
-// Stopping a stopped server does nothing.
-func (s *Server) Stop() { s.signal(syscall.SIGTERM) }
-
-// Restart starts a stopped or killed server again on the same port and
-// waits until it answers PING. Its data is empty unless the server is
-// [Persistent]. Restart calls Fatalf on the test that started the server
-// when the server is running or cannot be started, so call it from the test
-// goroutine.
-func (s *Server) Restart() {
-	if err := dbtest.Rebind(s.start); err != nil {
-		if s.tb == nil {
-			panic(err)
-		}
-		s.tb.Helper()
-		s.tb.Fatalf("%v", err)
-	}
 }
 
 // InfoField returns field of the INFO section of the server behind rdb,
@@ -393,9 +329,9 @@ func InfoField(tb testing.TB, rdb redis.UniversalClient, section, field string) 
 // one), for tests that cut its tail as a crash before an fsync would.
 func (s *Server) AOF(tb testing.TB) string {
 	tb.Helper()
-	files, _ := filepath.Glob(filepath.Join(s.dir, "appendonlydir", "*.incr.aof"))
+	files, _ := filepath.Glob(filepath.Join(s.WorkDir, "appendonlydir", "*.incr.aof"))
 	if len(files) == 0 {
-		tb.Fatalf("no append-only file in %s", s.dir)
+		tb.Fatalf("no append-only file in %s", s.WorkDir)
 	}
 	slices.Sort(files)
 	return files[len(files)-1]

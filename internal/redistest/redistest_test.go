@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/sngen/sn/internal/redistest"
 )
 
@@ -19,7 +21,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 
 func TestServerStartKillRestart(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	if !strings.HasPrefix(srv.Addr(), "127.0.0.1:") {
 		t.Fatalf("Addr() = %q, want a 127.0.0.1 address", srv.Addr())
 	}
@@ -28,13 +30,13 @@ func TestServerStartKillRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv.Kill()
+	srv.Kill(t)
 	if err := rdb.Ping(ctx).Err(); err == nil {
 		t.Fatal("PING after Kill succeeded")
 	}
-	srv.Kill() // killing a dead server does nothing
+	srv.Kill(t) // killing a dead server does nothing
 
-	srv.Restart()
+	srv.Restart(t)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING after Restart: %v", err)
 	}
@@ -55,25 +57,25 @@ func TestServerStartKillRestart(t *testing.T) {
 
 func TestServerPersistentSurvivesKill(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	rdb := srv.Client(t)
 	if err := rdb.IncrBy(ctx, "n", 41).Err(); err != nil {
 		t.Fatal(err)
 	}
-	srv.Kill()
-	srv.Restart()
+	srv.Kill(t)
+	srv.Restart(t)
 	if n, err := rdb.Incr(ctx, "n").Result(); err != nil || n != 42 {
 		t.Fatalf("INCR n after kill -9 and restart = %d, %v; want 42", n, err)
 	}
-	srv.Stop()
-	srv.Restart()
+	srv.Stop(t)
+	srv.Restart(t)
 	if n, err := rdb.Get(ctx, "n").Int64(); err != nil || n != 42 {
 		t.Fatalf("GET n after stop and restart = %d, %v; want 42", n, err)
 	}
 }
 
 func TestServerArgs(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Args("--maxmemory", "7mb"))
+	srv := redistest.Start(t, redistest.Args("--maxmemory", "7mb"))
 	got, err := srv.Client(t).ConfigGet(context.Background(), "maxmemory").Result()
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +89,7 @@ func TestServersAreIndependent(t *testing.T) {
 	ctx := context.Background()
 	var servers [3]*redistest.Server
 	for i := range servers {
-		servers[i] = redistest.StartServer(t)
+		servers[i] = redistest.Start(t)
 	}
 	seen := map[string]bool{}
 	for i, s := range servers {
@@ -122,7 +124,7 @@ func (f *fatalTB) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-func TestStartServerFailsLoudly(t *testing.T) {
+func TestStartFailsLoudly(t *testing.T) {
 	tests := []struct {
 		name string
 		opt  redistest.Option
@@ -137,11 +139,11 @@ func TestStartServerFailsLoudly(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				redistest.StartServer(f, tt.opt)
+				redistest.Start(f, tt.opt)
 			}()
 			<-done
 			if f.msg == "" {
-				t.Fatal("StartServer did not call Fatalf")
+				t.Fatal("Start did not call Fatalf")
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(f.msg, w) {
@@ -215,11 +217,18 @@ func TestSharedClusterIsShared(t *testing.T) {
 
 // Servers and clusters started by a test are gone when it ends.
 func TestCleanupStopsServers(t *testing.T) {
-	var addrs []string
+	var addrs, dirs []string
 	t.Run("inner", func(t *testing.T) {
-		addrs = append(addrs, redistest.StartServer(t).Addr())
+		srv := redistest.Start(t)
+		addrs = append(addrs, srv.Addr())
+		dirs = append(dirs, srv.Dir())
 		addrs = append(addrs, redistest.StartCluster(t).Addrs()...)
 	})
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("server directory %s still there after the test that started it ended: %v", d, err)
+		}
+	}
 	if len(addrs) != 4 {
 		t.Fatalf("started %d servers, want 4", len(addrs))
 	}
@@ -233,7 +242,7 @@ func TestCleanupStopsServers(t *testing.T) {
 
 func TestReplica(t *testing.T) {
 	ctx := context.Background()
-	master := redistest.StartServer(t)
+	master := redistest.Start(t)
 	if err := master.Client(t).Set(ctx, "before", "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}

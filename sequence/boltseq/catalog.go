@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sngen/sn/sequence"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/sngen/sn/sequence"
 )
 
 // catalogBucket holds the store's catalog: entry ID -> the entry as JSON.

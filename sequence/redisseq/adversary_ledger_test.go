@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
@@ -44,7 +45,7 @@ func (h advHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 // up to W+10 > max = W. The hook makes the interleaving deterministic.
 func TestAdversaryExactTakePastRangeEnd(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	ledger := sequence.NewMemoryAllocator()
 	b := must(redisseq.NewAllocator(srv.Client(t), ledger, redisseq.AllocatorOptions{Chunk: 10}))
 
@@ -99,7 +100,7 @@ func TestAdversaryExactTakePastRangeEnd(t *testing.T) {
 // it handed out before, without an error.
 func TestAdversaryRedisOnlyEpochCheckRace(t *testing.T) {
 	ctx := context.Background()
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	admin := srv.Client(t)
 	var flush atomic.Bool
 	rdb := srv.Client(t)
@@ -183,7 +184,7 @@ func TestAdversaryRedisOnlyClusterShardLoss(t *testing.T) {
 // reported corrupt, and the range is consumed (cur moves on) each time.
 func TestAdversaryExactTakeBigBlockMisreported(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	a := must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), redisseq.AllocatorOptions{}))
 	const n = int64(1)<<53 + 1
 	r, err := a.Allocate(ctx, "big", n)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
@@ -39,7 +40,7 @@ func checkErr(t *testing.T, what string, err error, kinds []error, has ...string
 
 func TestAllocatorKeyLayout(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	tests := []struct {
 		name, prefix, key, want string
 	}{
@@ -73,7 +74,7 @@ func TestAllocatorKeyLayout(t *testing.T) {
 // Keys that escape to look like each other must still be separate counters.
 func TestAllocatorKeysDoNotCollide(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	keys := []string{"{", "}", "%", "%7B", "%7D", "%25", "{}", "%7B%7D", "a}b", "a%7Db", "", "{a}", "a"}
 	seen := map[string]string{}
@@ -119,7 +120,7 @@ func TestAllocatorClusterSlots(t *testing.T) {
 
 func TestAllocatorBigNumbers(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 
 	// Above 2^53 a double cannot tell 2^53 from 2^53+1: a floor compared as
@@ -175,7 +176,7 @@ func TestAllocatorBigNumbers(t *testing.T) {
 
 func TestAllocatorInvalidArguments(t *testing.T) {
 	ctx := context.Background()
-	a := must(redisseq.NewRedisOnlyAllocator(redistest.StartServer(t, redistest.Persistent()).Client(t), redisseq.AllocatorOptions{}))
+	a := must(redisseq.NewRedisOnlyAllocator(redistest.Start(t, redistest.Persistent()).Client(t), redisseq.AllocatorOptions{}))
 	for _, n := range []int64{0, -1, math.MinInt64} {
 		_, err := a.Allocate(ctx, "k", n)
 		checkErr(t, "Allocate with a bad n", err, []error{sequence.ErrInvalidArgument}, "sn:{k}")
@@ -185,7 +186,7 @@ func TestAllocatorInvalidArguments(t *testing.T) {
 
 func TestAllocatorForeignValues(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	tests := []struct {
 		name  string
@@ -227,7 +228,7 @@ func TestAllocatorForeignValues(t *testing.T) {
 // from EVALSHA to EVAL.
 func TestScriptFlush(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 3}))
 	var last int64
@@ -258,13 +259,13 @@ func TestScriptFlush(t *testing.T) {
 // A Redis that cannot be reached gives ErrUnavailable with the cause, and a
 // closed client gives ErrClosed.
 func TestAllocatorUnavailable(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	rdb := srv.Client(t)
 	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	if _, err := a.Allocate(context.Background(), "k", 1); err != nil {
 		t.Fatal(err)
 	}
-	srv.Kill()
+	srv.Kill(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := a.Allocate(ctx, "k", 1)

@@ -36,7 +36,7 @@ func (l *countingLedger) report(b *testing.B) {
 // ledger. Every sub-benchmark reports the cost of one number, and those
 // with a ledger how many numbers each call to it served.
 func BenchmarkRedis(b *testing.B) {
-	srv := redistest.StartServer(b)
+	srv := redistest.Start(b)
 	rdb := srv.Client(b)
 	ctx := context.Background()
 	pg := pgLedger(b)
@@ -133,7 +133,7 @@ func BenchmarkRedis(b *testing.B) {
 // 16 and 64 concurrent callers on one server, side by side in one run.
 func BenchmarkStrictVsINCR(b *testing.B) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(b).Client(b)
+	rdb := redistest.Start(b).Client(b)
 	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Prefix: "strict:"}))
 	for _, callers := range []int{1, 16, 64} {
 		per := max(1, callers/runtime.GOMAXPROCS(0))

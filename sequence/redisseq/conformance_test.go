@@ -24,14 +24,14 @@ func topologies(t *testing.T) []struct {
 		name string
 		rdb  redis.UniversalClient
 	}{
-		{"single", redistest.StartServer(t).Client(t)},
+		{"single", redistest.Start(t).Client(t)},
 		{"cluster", redistest.SharedCluster(t).Client(t)},
 	}
 }
 
 // An Allocator without a ledger, on a Redis that fsyncs every write.
 func TestConformanceRedisOnly(t *testing.T) {
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {
 		return must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	})
@@ -87,7 +87,7 @@ func TestConformance(t *testing.T) {
 // the Counter over a PostgreSQL ledger, on one server and on a Cluster.
 func TestExpirer(t *testing.T) {
 	t.Run("RedisOnly", func(t *testing.T) {
-		a := must(redisseq.NewRedisOnlyAllocator(redistest.StartServer(t, redistest.Persistent()).Client(t), redisseq.AllocatorOptions{}))
+		a := must(redisseq.NewRedisOnlyAllocator(redistest.Start(t, redistest.Persistent()).Client(t), redisseq.AllocatorOptions{}))
 		sequencetest.RunExpirer(t, a, sequencetest.AllocDraw(a))
 	})
 	for _, top := range topologies(t) {

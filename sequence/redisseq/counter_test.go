@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
@@ -84,7 +85,7 @@ func seq(first, last int64) []int64 {
 }
 
 func TestCounterRanges(t *testing.T) {
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	durable := sequence.NewMemoryAllocator()
 	c := must(redisseq.NewCounter(rdb, durable, redisseq.CounterOptions{Step: 4}))
 	if got, want := nextN(t, c, "k", 10), seq(1, 10); !slices.Equal(got, want) {
@@ -117,7 +118,7 @@ func mapsEqual(a, b map[string]string) bool {
 // Calls through different Counters (different processes, in effect) are
 // served first come, first served.
 func TestCounterStrictAcrossCounters(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	durable := sequence.NewMemoryAllocator()
 	var counters []*redisseq.Counter
 	for range 3 {
@@ -139,7 +140,7 @@ func TestCounterStrictAcrossCounters(t *testing.T) {
 // Redis losing its data costs a gap, never a repeat.
 func TestCounterRedisDataLoss(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 100}))
 	before := nextN(t, c, "k", 30)
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
@@ -155,7 +156,7 @@ func TestCounterRedisDataLoss(t *testing.T) {
 // in Redis when it can be floored, and an error otherwise.
 func TestCounterDurableRegressed(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	c1 := must(redisseq.NewCounter(rdb, named{sequence.NewMemoryAllocator(), "L"}, redisseq.CounterOptions{Step: 10}))
 	nextN(t, c1, "k", 10) // the range [1, 10] is spent
 
@@ -184,7 +185,7 @@ func TestCounterDurableRegressed(t *testing.T) {
 
 func TestCounterDurableErrors(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	cause := errors.New("disk on fire")
 	tests := []struct {
 		name  string
@@ -209,7 +210,7 @@ func TestCounterDurableErrors(t *testing.T) {
 
 func TestCounterFloor(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	tests := []struct {
 		name    string
 		issued  int   // numbers issued before the floor, with Step 100
@@ -251,7 +252,7 @@ func TestCounterFloor(t *testing.T) {
 // and the install script refuses to go below it.
 func TestCounterFloorRefusesLowerRange(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	durable := sequence.NewMemoryAllocator()
 	c := must(redisseq.NewCounter(rdb, durable, redisseq.CounterOptions{Step: 10}))
 	if err := c.Floor(ctx, "k", 500); err != nil {
@@ -272,7 +273,7 @@ func TestCounterFloorRefusesLowerRange(t *testing.T) {
 // ErrExhausted at MaxInt64 without corrupting the range.
 func TestCounterBigNumbers(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 1000}))
 
 	// The take script computes in Lua while max has at most 15 digits, and
@@ -339,7 +340,7 @@ func TestCounterBigNumbers(t *testing.T) {
 
 func TestCounterNextN(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 100}))
 	tests := []struct {
 		name string
@@ -372,7 +373,7 @@ func TestCounterNextN(t *testing.T) {
 
 func TestCounterForeignValues(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{}))
 	tests := []struct {
 		name   string
@@ -412,7 +413,7 @@ func TestCounterForeignValues(t *testing.T) {
 // and no number repeats.
 func TestCounterHalfRange(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	for _, field := range []string{"cur", "max"} {
 		t.Run(field, func(t *testing.T) {
 			c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Prefix: field + ":", Step: 10}))
@@ -439,7 +440,7 @@ func TestCounterHalfRange(t *testing.T) {
 // when their context ends.
 func TestCounterWaitsForRefillLock(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	c := must(redisseq.NewCounter(rdb, sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 10}))
 	other := must(redisseq.NewLock(rdb, "sn:{k}:lock", time.Hour))
 	if ok, err := other.TryLock(ctx); !ok || err != nil {
@@ -465,17 +466,17 @@ func TestCounterWaitsForRefillLock(t *testing.T) {
 }
 
 func TestCounterUnavailable(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	c := must(redisseq.NewCounter(srv.Client(t), sequence.NewMemoryAllocator(), redisseq.CounterOptions{}))
 	nextN(t, c, "k", 3)
-	srv.Kill()
+	srv.Kill(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := c.Next(ctx, "k")
 	checkErr(t, "Next on a dead server", err, []error{sequence.ErrUnavailable}, "sn:{k}:range")
 	_, err = c.NextN(ctx, "k", nil, 5)
 	checkErr(t, "NextN on a dead server", err, []error{sequence.ErrUnavailable}, "sn:{k}:range")
-	srv.Restart()
+	srv.Restart(t)
 	if n, err := c.Next(context.Background(), "k"); err != nil || n <= 3 {
 		t.Fatalf("Next after restart = %d, %v; want a number above 3", n, err)
 	}

@@ -15,7 +15,7 @@ import (
 // ledger: TestDocs, in cmd/sn, finds each here line for line.
 func TestDocStores(t *testing.T) {
 	ctx := t.Context()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	ledger := pgLedger(t)
 
 	alloc, err := redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{})

@@ -28,7 +28,7 @@ func TestLedgerFailoverAndBack(t *testing.T) {
 
 func failback(t *testing.T, gen string) {
 	ctx := context.Background()
-	a := redistest.StartServer(t)
+	a := redistest.Start(t)
 	b := redistest.StartReplica(t, a)
 	ledger := pgLedger(t)
 	ra, rb := a.Client(t), b.Client(t)

@@ -156,15 +156,15 @@ func (r *faultRun) check(floor int64) (before, after []int64) {
 // kill -9 Redis (no persistence) while 8 goroutines issue from the strict
 // Counter, and restart it empty: numbers go on above everything issued.
 func TestFaultCounterKillRestart(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	c := must(redisseq.NewCounter(srv.Client(t), sequence.NewMemoryAllocator(), redisseq.CounterOptions{Step: 100}))
 	r := newFaultRun(t, c, func(err error) bool { return errors.Is(err, sequence.ErrUnavailable) }, sequence.ErrUnavailable)
 	r.start()
 	r.await("2000 numbers", r.warm)
 	r.faulted.Store(true)
-	srv.Kill()
+	srv.Kill(t)
 	r.await("an ErrUnavailable", r.seen(sequence.ErrUnavailable))
-	srv.Restart()
+	srv.Restart(t)
 	r.recovered.Store(true)
 	before, after := r.check(0)
 	if top := slices.Max(before); slices.Min(after) <= top {
@@ -177,7 +177,7 @@ func TestFaultCounterKillRestart(t *testing.T) {
 // next blocks come from the ledger, above everything issued: callers see
 // ErrUnavailable while Redis is down, then numbers again, never a repeat.
 func TestFaultSegmentKillRestart(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	ledger := sequence.NewMemoryAllocator()
 	seg := must(sequence.NewSegment(must(redisseq.NewAllocator(srv.Client(t), ledger, redisseq.AllocatorOptions{Chunk: 1000})), sequence.SegmentOptions{Step: 100, MaxStep: 100}))
 	defer seg.Close()
@@ -188,9 +188,9 @@ func TestFaultSegmentKillRestart(t *testing.T) {
 	r.start()
 	r.await("2000 numbers", r.warm)
 	r.faulted.Store(true)
-	srv.Kill()
+	srv.Kill(t)
 	r.await("an ErrUnavailable", r.seen(sequence.ErrUnavailable))
-	srv.Restart()
+	srv.Restart(t)
 	top := r.maxSeen.Load()
 	r.recovered.Store(true)
 	r.check(top)
@@ -200,11 +200,11 @@ func TestFaultSegmentKillRestart(t *testing.T) {
 // write, and refuses to go on once the Redis it used comes back empty.
 func TestFaultRedisOnly(t *testing.T) {
 	ctx := context.Background()
-	loose := redistest.StartServer(t).Client(t)
+	loose := redistest.Start(t).Client(t)
 	if _, err := must(redisseq.NewRedisOnlyAllocator(loose, redisseq.AllocatorOptions{})).Allocate(ctx, "k", 1); !errors.Is(err, redisseq.ErrUnsafe) {
 		t.Fatalf("Redis without appendfsync always: %v", err)
 	}
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	rdb := srv.Client(t)
 	a := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{}))
 	if _, err := a.Allocate(ctx, "k", 5); err != nil {
@@ -222,7 +222,7 @@ func TestFaultRedisOnly(t *testing.T) {
 // fails with ErrUnavailable; when Redis comes back (with its data) it
 // resumes by itself.
 func TestFaultSegmentServesBufferWhileDown(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	seg := must(sequence.NewSegment(must(redisseq.NewRedisOnlyAllocator(srv.Client(t), redisseq.AllocatorOptions{})), sequence.SegmentOptions{Step: 1000, MaxStep: 1000}))
 	defer seg.Close()
 	var got []int64
@@ -238,7 +238,7 @@ func TestFaultSegmentServesBufferWhileDown(t *testing.T) {
 	if err := next(time.Second); err != nil {
 		t.Fatal(err)
 	}
-	srv.Kill()
+	srv.Kill(t)
 	// The rest of the first block [1, 1000] is in memory.
 	for range 999 {
 		if err := next(time.Second); err != nil {
@@ -261,7 +261,7 @@ func TestFaultSegmentServesBufferWhileDown(t *testing.T) {
 		t.Fatalf("Next with Redis down and the buffer spent: %v; want ErrUnavailable", err)
 	}
 
-	srv.Restart()
+	srv.Restart(t)
 	// Poll: the Segment fails at once during its retry backoff (at most 1s).
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		err := next(time.Second)

@@ -33,7 +33,7 @@ func (h hideClock) Next(ctx context.Context, key string) (int64, error) { return
 // counted: none repeats. The control, the same run without the guard
 // (the counters expire as the guard would have them), repeats.
 func TestClockGuardMachines(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	rdb := srv.Client(t)
 	const retention = 4 * time.Second
 	const tpl = `@<date, format=yyyyMMddHHmmss>-@<seq, width=6, reset=second>`

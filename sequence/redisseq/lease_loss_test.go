@@ -42,7 +42,7 @@ func TestLeaserDataLoss(t *testing.T) {
 	for _, loss := range []string{"flushall", "keys deleted", "control"} {
 		t.Run(loss, func(t *testing.T) {
 			ctx := context.Background()
-			srv := redistest.StartServer(t, redistest.Persistent())
+			srv := redistest.Start(t, redistest.Persistent())
 			rdb := srv.Client(t)
 			var mu sync.Mutex
 			seen := map[int64]int{}
@@ -141,7 +141,7 @@ func TestLeaserDataLoss(t *testing.T) {
 // under another.
 func TestLeaserLayout(t *testing.T) {
 	ctx := t.Context()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	a := snowflake.Layout{TimeBits: 41, WorkerBits: 2, SeqBits: 11, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
 	b := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
 	g, err := snowflake.New(ctx, a, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))})
@@ -176,7 +176,7 @@ func TestLeaserLayout(t *testing.T) {
 // setting), even with appendfsync always.
 func TestRefusesEvictingRedis(t *testing.T) {
 	ctx := t.Context()
-	rdb := redistest.StartServer(t, redistest.Persistent(), redistest.Args("--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru")).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent(), redistest.Args("--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru")).Client(t)
 	_, err := must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{})).Allocate(ctx, "k", 1)
 	if !errors.Is(err, redisseq.ErrUnsafe) || !strings.Contains(err.Error(), "maxmemory-policy allkeys-lru") || !strings.Contains(err.Error(), "noeviction") {
 		t.Errorf("the Redis-only Allocator on allkeys-lru: %v; want ErrUnsafe naming the policy and noeviction", err)
@@ -198,7 +198,7 @@ func TestRefusesEvictingRedis(t *testing.T) {
 // fails in time (ErrUnavailable), never silently.
 func TestLeaserReplicas(t *testing.T) {
 	ctx := t.Context()
-	master := redistest.StartServer(t, redistest.Persistent())
+	master := redistest.Start(t, redistest.Persistent())
 	replica := redistest.StartReplica(t, master, redistest.Persistent())
 	rdb := master.Client(t)
 	l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Replicas: 1, ReplicaTimeout: 2 * time.Second}))

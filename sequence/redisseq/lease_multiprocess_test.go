@@ -128,7 +128,7 @@ func TestLeaserMultiProcess(t *testing.T) {
 }
 
 func testLeaserMultiProcess(t *testing.T, static bool) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(7, 8))
 	const procs = 6

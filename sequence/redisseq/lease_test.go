@@ -18,7 +18,7 @@ import (
 var tiny = snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
 
 func TestLeaserConformance(t *testing.T) {
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))
 	sequencetest.Run(t, func(t *testing.T) sequence.Gen {
 		g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l})
@@ -30,7 +30,7 @@ func TestLeaserConformance(t *testing.T) {
 }
 
 func TestLeaserRefusesUnsafeRedis(t *testing.T) {
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	_, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))})
 	if !errors.Is(err, redisseq.ErrUnsafe) {
 		t.Errorf("a Redis without appendfsync always: %v; want ErrUnsafe", err)
@@ -41,7 +41,7 @@ func TestLeaserRefusesUnsafeRedis(t *testing.T) {
 // issues above everything its old one issued.
 func TestLeaserExclusive(t *testing.T) {
 	ctx := t.Context()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: "exclusive"}))
 	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
 	if err != nil {
@@ -86,7 +86,7 @@ func TestLeaserExclusive(t *testing.T) {
 // everything it issued, and the old Gen never issues again.
 func TestLeaserTakeover(t *testing.T) {
 	ctx := t.Context()
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	l := must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))
 	cut := srv.Client(t) // the old Gen's own connection, closed to cut it off
 	const ttl = 400 * time.Millisecond
@@ -172,7 +172,7 @@ func TestLeaserTakeover(t *testing.T) {
 // passed the bound, whether the old holder released the id or crashed.
 func TestLeaserRestartAfterRollback(t *testing.T) {
 	ctx := t.Context()
-	rdb := redistest.StartServer(t, redistest.Persistent()).Client(t)
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	var mu sync.Mutex
 	at := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
@@ -237,7 +237,7 @@ func TestLeaserRestartAfterRollback(t *testing.T) {
 // holders recorded stays, for the next holder to issue after.
 func TestLeaserReleaseKeepsBound(t *testing.T) {
 	ctx := t.Context()
-	l := must(redisseq.NewLeaser(redistest.StartServer(t, redistest.Persistent()).Client(t), redisseq.LeaserOptions{}))
+	l := must(redisseq.NewLeaser(redistest.Start(t, redistest.Persistent()).Client(t), redisseq.LeaserOptions{}))
 	first, err := l.Lease(ctx, snowflake.Layout{TimeBits: 41, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}, time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -218,7 +218,7 @@ func runLedgerChild(js string) int {
 func TestLedgerMultiProcessFaults(t *testing.T) {
 	for _, mode := range []string{"segment", "counter", "local", "anonymous"} {
 		t.Run(mode, func(t *testing.T) {
-			srv := redistest.StartServer(t)
+			srv := redistest.Start(t)
 			pg := pgtest.Shared(t)
 			dsn := pg.NewDatabase(t)
 			ledger, err := sqlseq.New(pg.DB(t, dsn), sqlseq.Postgres, sqlseq.Options{})
@@ -304,9 +304,9 @@ func TestLedgerMultiProcessFaults(t *testing.T) {
 				}
 			}
 			progress(20000)
-			srv.Kill()
+			srv.Kill(t)
 			time.Sleep(100 * time.Millisecond)
-			srv.Restart() // empty: no persistence
+			srv.Restart(t) // empty: no persistence
 			progress(20000)
 			// One FLUSHALL; in local mode five more, since each repeats
 			// numbers only when a process whose own ledger lags refills
@@ -402,7 +402,7 @@ func TestLedgerMultiProcessFailover(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			master := redistest.StartServer(t)
+			master := redistest.Start(t)
 			replica := redistest.StartReplica(t, master)
 			pg := pgtest.Shared(t)
 			dsn := pg.NewDatabase(t)
@@ -489,7 +489,7 @@ func TestLedgerMultiProcessFailover(t *testing.T) {
 				}
 			}
 			time.Sleep(700 * time.Millisecond)
-			master.Kill()
+			master.Kill(t)
 			os.WriteFile(sw, nil, 0o644)
 			progress(20000)
 			os.WriteFile(stop, nil, 0o644)

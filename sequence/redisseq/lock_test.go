@@ -16,7 +16,7 @@ import (
 // it: the resent SET finds the Lock's own token. TryLock must report the
 // lock taken, not leave it held by nobody who knows it until it expires.
 func TestLockLostSetReply(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	ctx := context.Background()
 	a := must(redisseq.NewLock(dropClient(t, srv, "lostlock", func() {}), "lostlock", 10*time.Second))
 	ok, err := a.TryLock(ctx)
@@ -39,7 +39,7 @@ func TestLockLostSetReply(t *testing.T) {
 }
 
 func TestLockMutualExclusion(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	const workers, rounds = 8, 50
 	var inside, entries atomic.Int64
 	var wg sync.WaitGroup
@@ -72,7 +72,7 @@ func TestLockMutualExclusion(t *testing.T) {
 
 func TestLockReleaseOnlyByOwner(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	a := must(redisseq.NewLock(rdb, "L", time.Minute))
 	b := must(redisseq.NewLock(rdb, "L", time.Minute))
 	checkErr(t, "Unlock of a lock never taken", a.Unlock(ctx), []error{redisseq.ErrNotHeld}, "L")
@@ -101,7 +101,7 @@ func TestLockReleaseOnlyByOwner(t *testing.T) {
 
 func TestLockExpiry(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	a := must(redisseq.NewLock(rdb, "L", 30*time.Millisecond))
 	b := must(redisseq.NewLock(rdb, "L", time.Minute))
 	if ok, err := a.TryLock(ctx); !ok || err != nil {
@@ -125,7 +125,7 @@ func TestLockExpiry(t *testing.T) {
 
 func TestLockRefresh(t *testing.T) {
 	ctx := context.Background()
-	rdb := redistest.StartServer(t).Client(t)
+	rdb := redistest.Start(t).Client(t)
 	a := must(redisseq.NewLock(rdb, "L", time.Hour))
 	if ok, err := a.TryLock(ctx); !ok || err != nil {
 		t.Fatalf("TryLock = %v, %v", ok, err)
@@ -142,7 +142,7 @@ func TestLockRefresh(t *testing.T) {
 }
 
 func TestLockContext(t *testing.T) {
-	srv := redistest.StartServer(t)
+	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	holder := must(redisseq.NewLock(rdb, "L", time.Hour))
 	if ok, err := holder.TryLock(context.Background()); !ok || err != nil {
@@ -153,7 +153,7 @@ func TestLockContext(t *testing.T) {
 	err := must(redisseq.NewLock(rdb, "L", time.Hour)).Lock(ctx)
 	checkErr(t, "Lock of a held lock until the deadline", err, []error{context.DeadlineExceeded}, "lock key L")
 
-	srv.Kill()
+	srv.Kill(t)
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel2()
 	_, err = holder.TryLock(ctx2)

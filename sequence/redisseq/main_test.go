@@ -6,6 +6,7 @@ import (
 
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/internal/testserver"
 )
 
 // TestMain runs a child of the multi-process tests when the environment
@@ -21,5 +22,5 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(leaseEnv); spec != "" {
 		os.Exit(runLeaseChild(spec))
 	}
-	os.Exit(pgtest.Run(func() int { return redistest.Run(m.Run) }))
+	os.Exit(testserver.Chain(m.Run, pgtest.Run, redistest.Run))
 }

@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
@@ -217,7 +218,7 @@ func checkIncreasingPerWorker(t *testing.T, recs []record) {
 // 4 processes x 4 goroutines share one Redis through Segment+Allocator:
 // a million numbers, none repeated.
 func TestMultiProcessSegment(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	const procs = 4
 	spec := childSpec{Mode: "segment", Addr: srv.Addr(), Key: "mp", Goroutines: 4, PerWorker: 62_500}
 	recs := runChildren(t, procs, spec)
@@ -241,8 +242,8 @@ func TestMultiProcessSegment(t *testing.T) {
 // alongside, and requires each number to exceed the largest number of all
 // calls that ended before it started.
 func TestMultiProcessCounter(t *testing.T) {
-	srv := redistest.StartServer(t)
-	durable := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t)
+	durable := redistest.Start(t, redistest.Persistent())
 	const procs = 4
 	spec := childSpec{Mode: "counter", Addr: srv.Addr(), Durable: durable.Addr(), Key: "mpc", Goroutines: 4, PerWorker: 2500}
 	recs := runChildren(t, procs, spec)

@@ -11,7 +11,7 @@ import (
 
 // Ping answers while Redis does, and wraps ErrUnavailable once it is gone.
 func TestPing(t *testing.T) {
-	srv := redistest.StartServer(t, redistest.Persistent())
+	srv := redistest.Start(t, redistest.Persistent())
 	rdb := srv.Client(t)
 	pingers := []sequence.Pinger{
 		must(redisseq.NewAllocator(rdb, sequence.NewMemoryAllocator(), redisseq.AllocatorOptions{})),
@@ -23,7 +23,7 @@ func TestPing(t *testing.T) {
 			t.Errorf("%T.Ping: %v", p, err)
 		}
 	}
-	srv.Kill()
+	srv.Kill(t)
 	for _, p := range pingers {
 		if err := p.Ping(t.Context()); !errors.Is(err, sequence.ErrUnavailable) {
 			t.Errorf("%T.Ping with Redis killed: %v; want ErrUnavailable", p, err)

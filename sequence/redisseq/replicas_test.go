@@ -16,7 +16,7 @@ import (
 // write that issued it.
 func TestReplicasWait(t *testing.T) {
 	ctx := context.Background()
-	master := redistest.StartServer(t)
+	master := redistest.Start(t)
 	replica := redistest.StartReplica(t, master)
 	rdb, rr := master.Client(t), replica.Client(t)
 
@@ -83,7 +83,7 @@ func TestReplicasCluster(t *testing.T) {
 // promoted replica goes on above all of them.
 func TestReplicasFailover(t *testing.T) {
 	ctx := context.Background()
-	master := redistest.StartServer(t)
+	master := redistest.Start(t)
 	replica := redistest.StartReplica(t, master)
 	durable := sequence.NewMemoryAllocator()
 	c := must(redisseq.NewCounter(master.Client(t), durable, redisseq.CounterOptions{Step: 50, Replicas: 1, ReplicaTimeout: 2 * time.Second}))
@@ -105,7 +105,7 @@ func TestReplicasFailover(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	master.Kill()
+	master.Kill(t)
 	rr := replica.Client(t)
 	if err := rr.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestReplicasFailover(t *testing.T) {
 // it are above all of them.
 func TestReplicasFailoverAllocator(t *testing.T) {
 	ctx := context.Background()
-	master := redistest.StartServer(t)
+	master := redistest.Start(t)
 	replica := redistest.StartReplica(t, master)
 	ledger := sequence.NewMemoryAllocator()
 	a := must(redisseq.NewAllocator(master.Client(t), ledger, redisseq.AllocatorOptions{Chunk: 100, Replicas: 1, ReplicaTimeout: 2 * time.Second}))
@@ -151,7 +151,7 @@ func TestReplicasFailoverAllocator(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	master.Kill()
+	master.Kill(t)
 	rr := replica.Client(t)
 	if err := rr.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)

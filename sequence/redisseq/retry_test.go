@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
@@ -79,8 +80,8 @@ func TestCounterLostInstallReply(t *testing.T) {
 		empty    func(t *testing.T, srv *redistest.Server) // empties Redis
 	}{
 		{"restart", 0, func(t *testing.T, srv *redistest.Server) {
-			srv.Kill()
-			srv.Restart()
+			srv.Kill(t)
+			srv.Restart(t)
 		}},
 		{"flush-with-replica", 1, func(t *testing.T, srv *redistest.Server) {
 			// A flush of data and scripts, replicated: the resent install
@@ -97,7 +98,7 @@ func TestCounterLostInstallReply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := t.Context()
-			srv := redistest.StartServer(t)
+			srv := redistest.Start(t)
 			if tt.replicas > 0 {
 				redistest.StartReplica(t, srv)
 			}

@@ -50,7 +50,7 @@ func staleRestart(t *testing.T, persist, gen string, forge bool) (repeats int) {
 	if persist == "aof" {
 		args = []string{"--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", "no"}
 	}
-	srv := redistest.StartServer(t, redistest.Args(args...))
+	srv := redistest.Start(t, redistest.Args(args...))
 	ledger := pgLedger(t)
 	open := func() (sequence.Gen, func()) {
 		rdb := srv.Client(t)
@@ -105,7 +105,7 @@ func staleRestart(t *testing.T, persist, gen string, forge bool) (repeats int) {
 		closeB()
 		a, b, closeA, closeB = nil, nil, func() {}, func() {}
 	}
-	srv.Kill()
+	srv.Kill(t)
 	if persist == "aof" {
 		// The second fsync has not come: the file ends where the last
 		// fsync left it.
@@ -113,7 +113,7 @@ func staleRestart(t *testing.T, persist, gen string, forge bool) (repeats int) {
 			t.Fatal(err)
 		}
 	}
-	srv.Restart()
+	srv.Restart(t)
 	if forge {
 		forgeBoot(t, srv.Client(t))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
+	"github.com/sngen/sn/internal/testserver"
 )
 
 // TestMain runs a child of TestLeaserMultiProcess when the environment
@@ -14,5 +15,5 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(leaseEnv); spec != "" {
 		os.Exit(runLeaseChild(spec))
 	}
-	os.Exit(pgtest.Run(func() int { return mysqltest.Run(m.Run) }))
+	os.Exit(testserver.Chain(m.Run, pgtest.Run, mysqltest.Run))
 }

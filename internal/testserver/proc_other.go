@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package dbtest
+package testserver
 
 import (
 	"os"
@@ -15,3 +15,7 @@ func (o Owner) SysProcAttr() *syscall.SysProcAttr {
 
 // BaseDir returns the directory under which the servers' directories go.
 func BaseDir() string { return os.TempDir() }
+
+// killTree kills pid with SIGKILL. Its children, each perhaps in a
+// session of its own, exit when they notice.
+func killTree(pid int) { syscall.Kill(pid, syscall.SIGKILL) }

@@ -1,4 +1,4 @@
-package dbtest
+package testserver
 
 import (
 	"fmt"
@@ -77,18 +77,41 @@ func (h *Harness[E, S]) Shared(tb testing.TB) S {
 // running the tests; it never skips.
 func (h *Harness[E, S]) Start(tb testing.TB) S {
 	tb.Helper()
+	s, err := h.NewServer(h.Env(tb), false)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	tb.Cleanup(func() { h.StopServer(s) })
+	return s
+}
+
+// Env returns what the servers share, making it on first use, for a
+// harness package that starts servers of another kind than S (Redis: a
+// lone server beside the shared cluster). It calls tb.Fatalf when E cannot
+// be made or Run is not running the tests.
+func (h *Harness[E, S]) Env(tb testing.TB) E {
+	tb.Helper()
 	h.mu.Lock()
 	e, err := h.setUp()
 	h.mu.Unlock()
 	if err != nil {
 		tb.Fatalf("%v", err)
 	}
-	s, err := h.NewServer(e, false)
-	if err != nil {
-		tb.Fatalf("%v", err)
+	return e
+}
+
+// Chain runs tests inside the Run of each harness package given, the first
+// outermost, and returns tests' code, for a test binary that needs several
+// kinds of server:
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(testserver.Chain(m.Run, pgtest.Run, mysqltest.Run, redistest.Run))
+//	}
+func Chain(tests func() int, runs ...func(tests func() int) int) int {
+	if len(runs) == 0 {
+		return tests()
 	}
-	tb.Cleanup(func() { h.StopServer(s) })
-	return s
+	return runs[0](func() int { return Chain(tests, runs[1:]...) })
 }
 
 // setUp returns E, making it on first use. The caller holds h.mu.

@@ -1,4 +1,4 @@
-package dbtest
+package testserver
 
 import (
 	"errors"
@@ -170,4 +170,24 @@ func (o Owner) NewServerDir(root, template string) (_ string, err error) {
 		return "", fmt.Errorf("copying the template data directory: %w", err)
 	}
 	return dir, nil
+}
+
+// NewRoot makes the directory of a test binary's servers of one kind,
+// BaseDir()/pkg-<pid>-*, reachable but not listable by o, after removing
+// those left by dead test binaries (calling clean, if not nil, on each
+// first).
+func (o Owner) NewRoot(pkg string, clean func(dir string)) (string, error) {
+	base := BaseDir()
+	prefix := pkg + "-"
+	RemoveStale(base, prefix, clean)
+	root, err := os.MkdirTemp(base, prefix+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", pkg, err)
+	}
+	// o must reach the directories inside, but not list them.
+	if err := os.Chmod(root, 0o711); err != nil {
+		os.RemoveAll(root)
+		return "", fmt.Errorf("%s: %w", pkg, err)
+	}
+	return root, nil
 }
