@@ -5,71 +5,89 @@ import (
 	"time"
 
 	"github.com/sngen/sn/internal/engine"
+	"github.com/sngen/sn/internal/sentinel"
 	"github.com/sngen/sn/parser"
 )
 
 var (
 	// ErrTemplate is wrapped by every error [New] returns for a bad
 	// template; errors.As with a *parser.Error gives its offset.
-	ErrTemplate = engine.ErrTemplate
+	ErrTemplate = errors.New("sn: bad template")
 
 	// ErrAmbiguous is wrapped by the error of [New] for a template that can
 	// print one string for two different counter keys or numbers, and by
 	// that of [CheckSet] for two templates that can print one string from
 	// two counters. The error is an *[AmbiguityError] with a witness.
-	ErrAmbiguous = engine.ErrAmbiguous
+	ErrAmbiguous = errors.New("sn: ambiguous template")
 
 	// ErrOverflow means a sequence number does not fit the width of its
 	// part under overflow=error (the default). The number is consumed and
 	// skipped: a gap, never a wrong-length number. Use overflow=grow to let
 	// numbers grow past the width.
-	ErrOverflow = engine.ErrOverflow
+	ErrOverflow = errors.New("sn: number does not fit its width")
 
 	// ErrVarMissing means a per-call variable that the template prints was
 	// not given, or was empty. Nothing was drawn.
-	ErrVarMissing = engine.ErrVarMissing
+	ErrVarMissing = errors.New("sn: variable missing")
 
 	// ErrVarInvalid means a per-call variable's value breaks the limits the
 	// template sets for it: maxlen, chars, or for a variable without chars
 	// a character the template prints as literal text. Nothing was drawn.
-	ErrVarInvalid = engine.ErrVarInvalid
+	ErrVarInvalid = errors.New("sn: variable invalid")
 
 	// ErrInstant means the instant of a call is one the template's dates
 	// cannot print: a year outside 0000-9999, or outside the window of a yy
 	// date; or, for a counter per hour, minute or second, an instant given
 	// more than half the retention before the store's time, whose counter
 	// may be gone (see [WithRetention]). Nothing was drawn.
-	ErrInstant = engine.ErrInstant
+	ErrInstant = errors.New("sn: instant out of range")
 
 	// ErrKey means the key of an obfuscate=NAME part is not the key its
 	// series was issued with: the store records a check value of the key
 	// (a keyed hash that does not reveal it) with the first number, and
 	// refuses to draw or raise a floor with another key, which would
 	// print, read back and floor every number wrongly. Nothing was drawn.
-	ErrKey = engine.ErrKey
+	ErrKey = errors.New("sn: obfuscation key does not match the series")
 
 	// ErrSequence means a sequence returned zero or a negative number, or
 	// a batch of another size than asked for. The numbers are not printed.
-	ErrSequence = engine.ErrSequence
+	ErrSequence = errors.New("sn: sequence returned a number that is not positive")
 
 	// ErrPanic is wrapped by the error returned when a registered
 	// expression or sequence, or a [Middleware], panics.
-	ErrPanic = engine.ErrPanic
+	ErrPanic = errors.New("sn: panic")
 
 	// ErrTooMany means a [Request] asked for more than [MaxN] numbers, or
 	// for a negative count. Nothing was drawn.
-	ErrTooMany = engine.ErrTooMany
+	ErrTooMany = errors.New("sn: too many numbers in one call")
 
 	// ErrPart means a custom expression printed text outside the language
 	// its Pattern declares, or longer than its MaxLen. The number drawn for
 	// the call is skipped.
-	ErrPart = engine.ErrPart
+	ErrPart = errors.New("sn: part printed text outside its pattern")
 
 	// ErrInvalidNumber is wrapped by every error [Generator.Validate] and
 	// [Generator.Parse] return; errors.As with a *[ValidationError] gives
 	// the details.
-	ErrInvalidNumber = engine.ErrInvalidNumber
+	ErrInvalidNumber = errors.New("sn: invalid number")
 )
+
+// init makes the engine's errors match the sentinels above: the engine
+// wraps their kinds (package sentinel), which cannot import this package.
+func init() {
+	sentinel.Export(sentinel.Template, ErrTemplate)
+	sentinel.Export(sentinel.Ambiguous, ErrAmbiguous)
+	sentinel.Export(sentinel.Overflow, ErrOverflow)
+	sentinel.Export(sentinel.VarMissing, ErrVarMissing)
+	sentinel.Export(sentinel.VarInvalid, ErrVarInvalid)
+	sentinel.Export(sentinel.Instant, ErrInstant)
+	sentinel.Export(sentinel.Sequence, ErrSequence)
+	sentinel.Export(sentinel.Panic, ErrPanic)
+	sentinel.Export(sentinel.TooMany, ErrTooMany)
+	sentinel.Export(sentinel.InvalidNumber, ErrInvalidNumber)
+	sentinel.Export(sentinel.Part, ErrPart)
+	sentinel.Export(sentinel.Key, ErrKey)
+}
 
 // VarError is a per-call variable that is missing or invalid: the errors
 // wrapping [ErrVarMissing] and [ErrVarInvalid] that issuing returns are

@@ -83,7 +83,7 @@ var codes = []struct {
 // [CodeInternal] for an error that wraps none of them.
 func Classify(err error) (Code, int) {
 	for _, c := range codes {
-		if c.err != nil && errors.Is(err, c.err) {
+		if c.err != nil && matches(err, c.err) {
 			return c.code, c.status
 		}
 	}
@@ -109,8 +109,20 @@ func (c Code) Status() int {
 func (c Code) Err() error {
 	for _, row := range codes {
 		if row.code == c {
+			if k, ok := row.match.(sentinel.Kind); ok {
+				return k.Public()
+			}
 			return row.match
 		}
 	}
 	return nil
+}
+
+// matches reports whether err wraps sentinel, which for one of package
+// sn's is either its kind (from the engine) or sn's value.
+func matches(err, target error) bool {
+	if k, ok := target.(sentinel.Kind); ok {
+		return sentinel.Matches(err, k)
+	}
+	return errors.Is(err, target)
 }
