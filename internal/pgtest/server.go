@@ -3,7 +3,6 @@ package pgtest
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,18 +33,9 @@ type Server struct {
 
 // newServer copies the template into a directory of the new server's own
 // and starts it on a free port.
-func (e *env) newServer(shared bool) (_ *Server, err error) {
-	dir, err := e.owner.NewServerDir(e.root, e.template)
-	if err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(dir)
-		}
-	}()
+func (e *env) newServer(shared bool) (*Server, error) {
 	var s *Server
-	err = testserver.OnFreePort("pgtest", func(port int) error {
+	err := e.owner.StartCopy("pgtest", e.root, e.template, func(dir string, port int) (err error) {
 		s = &Server{Process: &testserver.Process{
 			Pkg: "pgtest", Name: "PostgreSQL", Install: "postgresql",
 			Bin: e.postgres, Args: argv(dir, port), WorkDir: dir, Port: port,

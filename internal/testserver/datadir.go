@@ -151,12 +151,15 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// NewServerDir makes a directory server-* under root for a new server,
-// owned by o, with a copy of the template data directory as its data/.
-func (o Owner) NewServerDir(root, template string) (_ string, err error) {
+// StartCopy starts a new server from a copy of the template data
+// directory: it makes a directory server-* under root, owned by o, copies
+// template to data/ there, and calls start with the directory and free
+// ports until one works ([OnFreePort]). It removes the directory when
+// start fails; pkg names the harness in errors.
+func (o Owner) StartCopy(pkg, root, template string, start func(dir string, port int) error) (err error) {
 	dir, err := os.MkdirTemp(root, "server-")
 	if err != nil {
-		return "", err
+		return fmt.Errorf("%s: %w", pkg, err)
 	}
 	defer func() {
 		if err != nil {
@@ -164,12 +167,12 @@ func (o Owner) NewServerDir(root, template string) (_ string, err error) {
 		}
 	}()
 	if err := o.Chown(dir); err != nil {
-		return "", err
+		return fmt.Errorf("%s: %w", pkg, err)
 	}
 	if err := o.CopyTree(template, filepath.Join(dir, "data")); err != nil {
-		return "", fmt.Errorf("copying the template data directory: %w", err)
+		return fmt.Errorf("%s: copying the template data directory: %w", pkg, err)
 	}
-	return dir, nil
+	return OnFreePort(pkg, func(port int) error { return start(dir, port) })
 }
 
 // NewRoot makes the directory of a test binary's servers of one kind,
