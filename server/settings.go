@@ -53,13 +53,18 @@ func SettingsOf(cfg *config.Config) (Settings, error) {
 	if s.Listen != "" {
 		if _, port, err := net.SplitHostPort(s.Listen); err != nil || port == "" {
 			bad("listen", "%q: want HOST:PORT, such as 127.0.0.1:8080", s.Listen)
+		} else if _, err := net.LookupPort("tcp", port); err != nil {
+			bad("listen", "%q: port %q is not a TCP port (0 to 65535, or a service name)", s.Listen, port)
 		}
 	}
 	if s.TokensEnv != "" && !envName.MatchString(s.TokensEnv) {
 		bad("tokens_env", "%q: want the name of an environment variable, such as SN_TOKENS", s.TokensEnv)
 	}
-	if (s.TLSCert == "") != (s.TLSKey == "") {
-		bad("tls_cert", "give both tls_cert and tls_key, or neither")
+	switch {
+	case s.TLSCert != "" && s.TLSKey == "":
+		bad("tls_cert", "tls_cert without tls_key: give both, or neither")
+	case s.TLSCert == "" && s.TLSKey != "":
+		bad("tls_key", "tls_key without tls_cert: give both, or neither")
 	}
 	if s.MaxBody < 0 {
 		bad("max_body", "%d: want a positive size in bytes", s.MaxBody)

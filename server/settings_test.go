@@ -48,8 +48,19 @@ serve:
 	for _, want := range []string{
 		`line 4: serve.listen: "9000": want HOST:PORT`,
 		`line 5: serve.tokens_env: "MY-TOKENS": want the name of an environment variable`,
-		`line 6: serve.tls_cert: give both tls_cert and tls_key, or neither`,
+		`line 6: serve.tls_cert: tls_cert without tls_key: give both, or neither`,
 		`line 7: serve.max_body: -1: want a positive size`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SettingsOf: %v\nwant it to say %s", err, want)
+		}
+	}
+	// The line of the one given, whichever it is; a port out of range.
+	other, _ := config.Decode([]byte("templates:\n  a: {template: \"A@<seq>\"}\nserve:\n  listen: \":99999\"\n  tls_key: key.pem\n"), "yaml")
+	_, err = server.SettingsOf(other)
+	for _, want := range []string{
+		`line 4: serve.listen: ":99999": port "99999" is not a TCP port`,
+		`line 5: serve.tls_key: tls_key without tls_cert`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("SettingsOf: %v\nwant it to say %s", err, want)

@@ -217,7 +217,7 @@ func TestServeRefuses(t *testing.T) {
 		{[]string{"serve"}, nil, "--config FILE"},
 		{[]string{"serve", "--config", bolt, "--tls-cert", "c.pem"}, nil, "--tls-key"},
 		{[]string{"serve", "--config", noFile}, nil, "serve.tokens_file: open"},
-		{[]string{"serve", "--config", badTLS}, nil, "line 4: serve.tls_cert: give both"},
+		{[]string{"serve", "--config", badTLS}, nil, "line 4: serve.tls_key: tls_key without tls_cert"},
 		{[]string{"serve", "--config", bolt, "--tls-cert", "missing.pem", "--tls-key", "missing.key"}, nil, "the TLS certificate and key: open missing.pem"},
 	} {
 		cmd := snCommand(t, tc.env, tc.args...)
