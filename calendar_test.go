@@ -119,7 +119,7 @@ func TestCalendarPeriods(t *testing.T) {
 			// hour, minute or second expire by it, and an instant long
 			// before it is refused.
 			storeNow := func() time.Time { return tt.calls[0].at }
-			g, err := sn.New(tt.tpl, sn.WithSequence("seq", sequence.NewMemory(sequence.MemoryClock(storeNow))))
+			g, err := sn.New(tt.tpl, sn.WithSequence("seq", &sequence.Memory{Clock: storeNow}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -218,7 +218,7 @@ func ExampleRegistry() {
 func ExampleWithSequence() {
 	// Any sequence.Gen: here one that starts above the numbers an older
 	// system already issued.
-	legacy := sequence.NewMemory(sequence.StartAt(500001))
+	legacy := &sequence.Memory{Start: 500001}
 	g := sn.MustNew(`PO@<seq, width=7>`, sn.WithSequence("seq", legacy))
 	n, _ := g.Next(context.Background())
 	fmt.Println(n)

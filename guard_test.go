@@ -27,7 +27,7 @@ func TestClockGuard(t *testing.T) {
 	const tpl = `@<date, format=yyyyMMddHHmmss>-@<seq, reset=second>`
 	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	clk := &fixedClock{t: t0}
-	mem := sequence.NewMemory(sequence.MemoryClock(clk.now))
+	mem := &sequence.Memory{Clock: clk.now}
 	newGen := func() *sn.Generator {
 		g, err := sn.New(tpl, sn.WithSequence("seq", mem), sn.WithClock(clk.now))
 		if err != nil {
@@ -103,7 +103,7 @@ func TestClockGuard(t *testing.T) {
 
 	// The control: the same store and expiry, no guard.
 	clk.set(t0)
-	mem2 := sequence.NewMemory(sequence.MemoryClock(clk.now))
+	mem2 := &sequence.Memory{Clock: clk.now}
 	c, err := sn.New(tpl, sn.WithSequence("seq", unmarked{mem2}), sn.WithClock(clk.now))
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestClockGuardIdleSpell(t *testing.T) {
 	const tpl = `@<date, format=yyyyMMddHH>-@<seq, reset=hour>`
 	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	store := &fixedClock{t: t0}
-	mem := sequence.NewMemory(sequence.MemoryClock(store.now))
+	mem := &sequence.Memory{Clock: store.now}
 	process := func(clock func() time.Time) *sn.Generator {
 		g, err := sn.New(tpl, sn.WithSequence("seq", mem), sn.WithClock(clock))
 		if err != nil {

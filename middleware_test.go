@@ -279,7 +279,7 @@ func TestRetry(t *testing.T) {
 		t.Errorf("the counter is at %d after one overflowing call; want 11 (one number burnt, not one per retry)", n-1)
 	}
 	next := sn.MustNew(`X@<seq, width=2>`, mem())
-	over := sn.MustNew(`W@<seq, width=1>`, sn.WithSequence("seq", sequence.NewMemory(sequence.StartAt(10))), sn.WithMiddleware(sn.Fallback(next)))
+	over := sn.MustNew(`W@<seq, width=1>`, sn.WithSequence("seq", &sequence.Memory{Start: 10}), sn.WithMiddleware(sn.Fallback(next)))
 	if s, err := over.Next(ctx); s != "X01" || err != nil {
 		t.Errorf("Fallback of a series past its width: %q, %v; want X01", s, err)
 	}

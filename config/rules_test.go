@@ -94,8 +94,8 @@ func TestConstructorsRefuseBadArguments(t *testing.T) {
 			return err
 		},
 		"boltseq.Open(\"\")": func() error { _, err := boltseq.Open("", boltseq.Options{}); return err },
-		"NewMemory(StartAt(0))": func() error {
-			_, err := sequence.NewMemory(sequence.StartAt(0)).Next(t.Context(), "k")
+		"Memory{Start: -1}": func() error {
+			_, err := (&sequence.Memory{Start: -1}).Next(t.Context(), "k")
 			return err
 		},
 	} {

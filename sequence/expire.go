@@ -86,37 +86,28 @@ func (r *records) record(ctx context.Context, name, value string) (string, error
 // expiries keeps the deadlines of the keys of an in-memory store.
 type expiries struct {
 	mu       sync.Mutex
-	now      func() time.Time
 	deadline map[string]time.Time
 	next     time.Time // the earliest deadline, or zero
 }
 
 // set gives key a deadline ttl from now.
-func (e *expiries) set(key string, ttl time.Duration) {
+func (e *expiries) set(now time.Time, key string, ttl time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.deadline == nil {
 		e.deadline = make(map[string]time.Time)
 	}
-	d := e.clock().Add(ttl)
+	d := now.Add(ttl)
 	e.deadline[key] = d
 	if e.next.IsZero() || d.Before(e.next) {
 		e.next = d
 	}
 }
 
-func (e *expiries) clock() time.Time {
-	if e.now != nil {
-		return e.now()
-	}
-	return time.Now()
-}
-
-// sweep calls drop for every key past its deadline and forgets it.
-func (e *expiries) sweep(drop func(key string)) {
+// sweep calls drop for every key past its deadline at now and forgets it.
+func (e *expiries) sweep(now time.Time, drop func(key string)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.clock()
 	if e.next.IsZero() || now.Before(e.next) {
 		return
 	}

@@ -91,7 +91,7 @@ func (a *MemoryAllocator) Now(ctx context.Context) (time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, err
 	}
-	return a.exp.clock(), nil
+	return time.Now(), nil
 }
 
 // Record stores value under name unless the MemoryAllocator has a value
@@ -113,12 +113,12 @@ func (a *MemoryAllocator) Expire(ctx context.Context, key string, ttl time.Durat
 		a.mu.Unlock()
 		return nil
 	}
-	a.exp.set(key, ttl)
+	a.exp.set(time.Now(), key, ttl)
 	return nil
 }
 
 func (a *MemoryAllocator) sweep() {
-	a.exp.sweep(func(k string) {
+	a.exp.sweep(time.Now(), func(k string) {
 		a.mu.Lock()
 		delete(a.last, k)
 		a.mu.Unlock()
@@ -127,7 +127,7 @@ func (a *MemoryAllocator) sweep() {
 
 // Enroll records e in the MemoryAllocator's catalog (see [Catalog]).
 func (a *MemoryAllocator) Enroll(ctx context.Context, e Entry, check func([]Entry) error) (Entry, error) {
-	return a.cat.enroll(ctx, e, a.exp.clock(), check)
+	return a.cat.enroll(ctx, e, time.Now(), check)
 }
 
 // Entries returns the MemoryAllocator's catalog (see [Catalog]).

@@ -10,51 +10,47 @@ import (
 )
 
 // Memory is a [Gen] that keeps its counters in process memory. Numbers start
-// at 1 for each key (see [StartAt]) and are lost when the process ends, so
+// at 1 for each key (see Start) and are lost when the process ends, so
 // Memory suits tests, examples and numbers that only need to be unique within
 // one run. It is safe for concurrent use and implements [Batcher], [Binder],
 // [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [Catalog].
+//
+// The zero Memory is ready to use; its fields, the options, must not
+// change once it is:
+//
+//	legacy := &sequence.Memory{Start: 500001}
 type Memory struct {
-	start    int64
-	invalid  error    // of an option given a value it cannot use: every call returns it
+	// Start is the first number of every key; 0 means 1. With a negative
+	// Start every call returns an error wrapping [ErrInvalidArgument], as
+	// a constructor's bad argument does.
+	Start int64
+	// Clock is the time of [Memory.Expire]'s deadlines and of [Memory.Now];
+	// nil means time.Now. Tests that move the clock set it.
+	Clock func() time.Time
+
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
 	exp      expiries
 	recs     records
 	cat      catalog
 }
 
-// MemoryOption configures a [Memory].
-type MemoryOption func(*Memory)
+// NewMemory returns a Memory whose keys start at 1: new(Memory).
+func NewMemory() *Memory { return new(Memory) }
 
-// StartAt makes the first number of every key n instead of 1. n must be at
-// least 1: with a smaller n, every call of the Memory returns an error
-// wrapping [ErrInvalidArgument], as a constructor's bad argument does
-// (NewMemory has no error to return it with).
-func StartAt(n int64) MemoryOption {
-	return func(m *Memory) {
-		if n < 1 {
-			m.invalid = fmt.Errorf("%w: sequence.StartAt(%d): the first number must be at least 1", ErrInvalidArgument, n)
-			return
-		}
-		m.start = n
+// invalid returns the error of every call when an option cannot be used.
+func (m *Memory) invalid() error {
+	if m.Start < 0 {
+		return fmt.Errorf("%w: sequence.Memory{Start: %d}: the first number must be at least 1", ErrInvalidArgument, m.Start)
 	}
+	return nil
 }
 
-// MemoryClock makes the Memory read the time, for the deadlines of
-// [Memory.Expire], from now instead of time.Now: for tests that move the
-// clock.
-func MemoryClock(now func() time.Time) MemoryOption {
-	return func(m *Memory) { m.exp.now = now }
-}
-
-// NewMemory returns a Memory whose keys start at 1 unless an option says
-// otherwise.
-func NewMemory(opts ...MemoryOption) *Memory {
-	m := &Memory{start: 1}
-	for _, o := range opts {
-		o(m)
+// clock returns the Memory's time.
+func (m *Memory) clock() time.Time {
+	if m.Clock != nil {
+		return m.Clock()
 	}
-	return m
+	return time.Now()
 }
 
 func (m *Memory) counter(key string) *atomic.Int64 {
@@ -62,15 +58,15 @@ func (m *Memory) counter(key string) *atomic.Int64 {
 		return c.(*atomic.Int64)
 	}
 	c := new(atomic.Int64)
-	c.Store(m.start - 1)
+	c.Store(max(m.Start, 1) - 1)
 	actual, _ := m.counters.LoadOrStore(key, c)
 	return actual.(*atomic.Int64)
 }
 
 // Next returns the next number for key.
 func (m *Memory) Next(ctx context.Context, key string) (int64, error) {
-	if m.invalid != nil {
-		return 0, m.invalid
+	if err := m.invalid(); err != nil {
+		return 0, err
 	}
 	return memoryNext(ctx, m.counter(key))
 }
@@ -92,8 +88,8 @@ func (m *Memory) NextN(ctx context.Context, key string, dst []int64, n int) ([]i
 	if n < 0 {
 		return dst, fmt.Errorf("%w: NextN with n=%d", ErrInvalidArgument, n)
 	}
-	if m.invalid != nil {
-		return dst, m.invalid
+	if err := m.invalid(); err != nil {
+		return dst, err
 	}
 	if err := ctx.Err(); err != nil {
 		return dst, err
@@ -114,7 +110,7 @@ func (m *Memory) NextN(ctx context.Context, key string, dst []int64, n int) ([]i
 }
 
 // Bind returns a Handle that issues numbers for key without a map lookup.
-func (m *Memory) Bind(key string) Handle { return memoryHandle{m.counter(key), m.invalid} }
+func (m *Memory) Bind(key string) Handle { return memoryHandle{m.counter(key), m.invalid()} }
 
 type memoryHandle struct {
 	c       *atomic.Int64
@@ -147,20 +143,20 @@ func (m *Memory) Floor(ctx context.Context, key string, floor int64) error {
 
 // Mark raises the last number of key to at least v and returns it.
 func (m *Memory) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	m.exp.sweep(func(k string) { m.counters.Delete(k) })
+	m.exp.sweep(m.clock(), func(k string) { m.counters.Delete(k) })
 	if err := m.Floor(ctx, key, v); err != nil {
 		return 0, err
 	}
 	return m.counter(key).Load(), nil
 }
 
-// Now returns the time the Memory's deadlines are kept by: time.Now, or
-// the clock given with [MemoryClock].
+// Now returns the time the Memory's deadlines are kept by: its Clock, or
+// time.Now.
 func (m *Memory) Now(ctx context.Context) (time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, err
 	}
-	return m.exp.clock(), nil
+	return m.clock(), nil
 }
 
 // Record stores value under name unless the Memory has a value for name,
@@ -176,18 +172,18 @@ func (m *Memory) Expire(ctx context.Context, key string, ttl time.Duration) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	m.exp.sweep(func(k string) { m.counters.Delete(k) })
+	m.exp.sweep(m.clock(), func(k string) { m.counters.Delete(k) })
 	if ttl <= 0 {
 		m.counters.Delete(key)
 		return nil
 	}
-	m.exp.set(key, ttl)
+	m.exp.set(m.clock(), key, ttl)
 	return nil
 }
 
 // Enroll records e in the Memory's catalog (see [Catalog]).
 func (m *Memory) Enroll(ctx context.Context, e Entry, check func([]Entry) error) (Entry, error) {
-	return m.cat.enroll(ctx, e, m.exp.clock(), check)
+	return m.cat.enroll(ctx, e, m.clock(), check)
 }
 
 // Entries returns the Memory's catalog (see [Catalog]).

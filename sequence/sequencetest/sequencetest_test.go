@@ -16,8 +16,8 @@ func TestRunMemory(t *testing.T) {
 	Run(t, func(t *testing.T) sequence.Gen { return sequence.NewMemory() })
 }
 
-func TestRunMemoryStartAt(t *testing.T) {
-	Run(t, func(t *testing.T) sequence.Gen { return sequence.NewMemory(sequence.StartAt(1 << 50)) })
+func TestRunMemoryStart(t *testing.T) {
+	Run(t, func(t *testing.T) sequence.Gen { return &sequence.Memory{Start: 1 << 50} })
 }
 
 func TestRunTestGen(t *testing.T) {
