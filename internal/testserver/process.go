@@ -202,6 +202,7 @@ func (p *Process) Halt(kill bool) {
 		p.kill(pid, true)
 	} else {
 		p.cmd.Process.Signal(p.StopSignal)
+		p.cmd.Process.Signal(syscall.SIGCONT) // a paused server must run to stop
 	}
 	select {
 	case <-p.exited:
@@ -243,6 +244,33 @@ func (p *Process) Stop(tb testing.TB) {
 	tb.Helper()
 	p.mustOwn(tb, "Stop")
 	p.Halt(false)
+}
+
+// Pause stops the server's process with SIGSTOP, as a machine that hangs
+// (a long GC pause, a VM frozen, a disk that blocks): it keeps its port and
+// its connections and answers nothing until [Process.Resume]. Pausing a
+// server that is not running does nothing. Pause calls tb.Fatalf on a
+// shared server. A paused server is resumed before it is stopped.
+func (p *Process) Pause(tb testing.TB) {
+	tb.Helper()
+	p.mustOwn(tb, "Pause")
+	p.signal(syscall.SIGSTOP)
+}
+
+// Resume continues a paused server with SIGCONT.
+func (p *Process) Resume(tb testing.TB) {
+	tb.Helper()
+	p.mustOwn(tb, "Resume")
+	p.signal(syscall.SIGCONT)
+}
+
+// signal sends sig to the running server, if any.
+func (p *Process) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		p.cmd.Process.Signal(sig)
+	}
 }
 
 // Restart starts a killed or stopped server again on the same port and
