@@ -1,9 +1,10 @@
 # make test   installs what the tests need (redis-server, postgresql,
-#             mariadb-server, chromium and nodejs/npm, via apt-get when missing), then
+#             mariadb-server, etcd-server, chromium and nodejs/npm, via
+#             apt-get when missing), then
 #             runs vet, lints the service's OpenAPI document with an outside
 #             tool (@redocly/cli, through npx) and runs the whole suite under
 #             the race detector. The tests start their
-#             own redis-server, postgres and mariadbd processes on
+#             own redis-server, postgres, mariadbd and etcd processes on
 #             127.0.0.1 (as the postgres and mysql users when run as
 #             root); nothing has to be running beforehand, and the
 #             packages' own services are not used.
@@ -26,19 +27,21 @@ deps:
 	{ command -v redis-server && command -v redis-cli; } >/dev/null 2>&1 || missing="$$missing redis-server redis-tools"; \
 	{ ls /usr/lib/postgresql/*/bin/initdb || command -v initdb; } >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	{ [ -x /usr/sbin/mariadbd ] || command -v mariadbd; } >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
+	command -v etcd >/dev/null 2>&1 || missing="$$missing etcd-server"; \
 	{ command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1 || missing="$$missing chromium"; \
 	{ command -v node && command -v npx; } >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB and browser tests and the OpenAPI lint)"; \
+		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB, etcd and browser tests and the OpenAPI lint)"; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			$(SUDO) apt-get update -qq && \
 			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall $$missing >/dev/null; \
-		elif command -v brew >/dev/null 2>&1; then brew install redis postgresql@15 mariadb chromium node; \
+		elif command -v brew >/dev/null 2>&1; then brew install redis postgresql@15 mariadb etcd chromium node; \
 		else echo "cannot install$$missing: install them with your package manager" >&2; exit 1; fi; \
 	fi
 	@redis-server --version
 	@"$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)/postgres" --version 2>/dev/null || postgres --version
 	@/usr/sbin/mariadbd --version 2>/dev/null || mariadbd --version
+	@etcd --version | head -n 1
 	@chromium --version 2>/dev/null || chromium-browser --version 2>/dev/null || google-chrome --version
 	@echo "node $$(node --version)"
 
