@@ -335,10 +335,6 @@ func (c *Cluster) Leader(tb testing.TB) *Member {
 
 // stop stops every member and removes the cluster's directory.
 func (c *Cluster) stop() {
-	var wg sync.WaitGroup
-	for _, m := range c.Members {
-		wg.Go(func() { m.Halt(false) })
-	}
-	wg.Wait()
+	testserver.HaltAll(c.Members)
 	os.RemoveAll(c.dir)
 }

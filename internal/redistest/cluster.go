@@ -9,11 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn/internal/testserver"
 )
 
 // clusterMasters is the number of master nodes of a [Cluster].
@@ -136,10 +137,6 @@ func (c *Cluster) Client(tb testing.TB) *redis.ClusterClient {
 
 // stop stops the nodes and removes the cluster's directory.
 func (c *Cluster) stop() {
-	var wg sync.WaitGroup
-	for _, n := range c.nodes {
-		wg.Go(func() { n.Halt(false) })
-	}
-	wg.Wait()
+	testserver.HaltAll(c.nodes)
 	os.RemoveAll(c.dir)
 }

@@ -285,3 +285,13 @@ func (p *Process) Restart(tb testing.TB) {
 		tb.Fatalf("%v", err)
 	}
 }
+
+// HaltAll stops the servers of a cluster at once, cleanly (see
+// [Process.Halt]), and returns when all have exited.
+func HaltAll[S interface{ Halt(kill bool) }](servers []S) {
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() { s.Halt(false) })
+	}
+	wg.Wait()
+}
