@@ -333,6 +333,83 @@ func (c *Cluster) Leader(tb testing.TB) *Member {
 	return nil
 }
 
+// Replace replaces member m by an empty one, as an operator replaces a
+// member whose disk was lost: m is removed from the cluster, killed, its
+// data directory deleted, then added back as a new member (a new ID) and
+// started with --initial-cluster-state existing, and Replace waits until it
+// is healthy, having caught up from the leader. It calls tb.Fatalf when a
+// step fails or the cluster is shared.
+func (c *Cluster) Replace(tb testing.TB, m *Member) {
+	tb.Helper()
+	cli := c.Client(tb)
+	var id uint64
+	c.do(tb, "finding "+m.Name, func(ctx context.Context) (err error) {
+		id, err = c.memberID(ctx, cli, m.Name)
+		return err
+	})
+	c.do(tb, "removing "+m.Name, func(ctx context.Context) error {
+		_, err := cli.MemberRemove(ctx, id)
+		if err != nil && strings.Contains(err.Error(), "member not found") {
+			return nil // an earlier attempt removed it
+		}
+		return err
+	})
+	m.Kill(tb)
+	if err := os.RemoveAll(filepath.Join(m.WorkDir, "data")); err != nil {
+		tb.Fatalf("etcdtest: %v", err)
+	}
+	c.do(tb, "adding "+m.Name+" back", func(ctx context.Context) error {
+		_, err := cli.MemberAdd(ctx, []string{m.peerURL()})
+		if err != nil && strings.Contains(err.Error(), "Peer URLs already exists") {
+			return nil // an earlier attempt added it
+		}
+		return err
+	})
+	var initial []string
+	for _, o := range c.Members {
+		initial = append(initial, o.Name+"="+o.peerURL())
+	}
+	m.Args = c.args(m, strings.Join(initial, ","), "existing") // m is stopped
+	m.Restart(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.waitHealthy(ctx, []*Member{m}); err != nil {
+		tb.Fatalf("%v", err)
+	}
+}
+
+// do calls f with a context of 2 seconds until it succeeds, for 30
+// seconds at most: the client's first request after a member died may
+// wait on it until its deadline, and etcd refuses to remove a member until
+// the others have been up for 5 seconds ("unhealthy cluster").
+func (c *Cluster) do(tb testing.TB, what string, f func(ctx context.Context) error) {
+	tb.Helper()
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err = f(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	tb.Fatalf("etcdtest: %s: %v", what, err)
+}
+
+// memberID returns the ID of the member called name.
+func (c *Cluster) memberID(ctx context.Context, cli *clientv3.Client, name string) (uint64, error) {
+	r, err := cli.MemberList(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, mm := range r.Members {
+		if mm.Name == name {
+			return mm.ID, nil
+		}
+	}
+	return 0, fmt.Errorf("no member %s in %v", name, r.Members)
+}
+
 // stop stops every member and removes the cluster's directory.
 func (c *Cluster) stop() {
 	testserver.HaltAll(c.Members)

@@ -22,7 +22,7 @@ import (
 // way whatever it is. A harness package fills in the fields, calls
 // [Process.Start] from [OnFreePort], and embeds the Process in its Server
 // type, which so gets Addr, Dir, Kill, Stop, Restart and String. The fields must
-// not change once Start has been called. Its methods are safe for
+// not change while the server runs. Its methods are safe for
 // concurrent use.
 type Process struct {
 	Pkg     string   // the harness package, for messages: "pgtest"

@@ -1,0 +1,108 @@
+package etcdseq_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sngen/sn/internal/etcdtest"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/etcdseq"
+	"github.com/sngen/sn/sequence/sequencetest"
+)
+
+func TestMain(m *testing.M) { etcdtest.Main(m) }
+
+// prefixes numbers the stores the tests make, each a ledger of its own in
+// the shared cluster.
+var prefixes atomic.Int64
+
+// newStore returns a Store with a prefix of its own over cluster c.
+func newStore(t testing.TB, c *etcdtest.Cluster, o etcdseq.Options) *etcdseq.Store {
+	t.Helper()
+	o.Prefix = fmt.Sprintf("test/%s/%d/", t.Name(), prefixes.Add(1))
+	s, err := etcdseq.New(c.Client(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestAllocatorConformance(t *testing.T) {
+	c := etcdtest.Shared(t)
+	sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator { return newStore(t, c, etcdseq.Options{}) })
+}
+
+func TestSegmentConformance(t *testing.T) {
+	c := etcdtest.Shared(t)
+	sequencetest.Run(t, func(t *testing.T) sequence.Gen {
+		seg, err := sequence.NewSegment(newStore(t, c, etcdseq.Options{}), sequence.SegmentOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seg
+	})
+}
+
+func TestCatalogConformance(t *testing.T) {
+	sequencetest.RunCatalog(t, newStore(t, etcdtest.Shared(t), etcdseq.Options{}))
+}
+
+// A counter is exact to math.MaxInt64: the last range ends there, and the
+// next is refused with ErrExhausted, reserving nothing.
+func TestExhausted(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t, etcdtest.Shared(t), etcdseq.Options{})
+	if err := s.Floor(ctx, "k", math.MaxInt64-10); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Allocate(ctx, "k", 10)
+	if err != nil || r.Last != math.MaxInt64 {
+		t.Fatalf("Allocate up to MaxInt64 = %v, %v", r, err)
+	}
+	if _, err := s.Allocate(ctx, "k", 1); !errors.Is(err, sequence.ErrExhausted) {
+		t.Fatalf("Allocate past MaxInt64: %v, want ErrExhausted", err)
+	}
+	if last, err := s.Last(ctx, "k"); err != nil || last != math.MaxInt64 {
+		t.Fatalf("Last = %d, %v", last, err)
+	}
+}
+
+// Records, the store's identity and Ping.
+func TestRecordIdentityPing(t *testing.T) {
+	ctx := t.Context()
+	c := etcdtest.Shared(t)
+	s := newStore(t, c, etcdseq.Options{})
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	id1, err := s.StoreID(ctx)
+	if err != nil || id1 == "" {
+		t.Fatalf("StoreID = %q, %v", id1, err)
+	}
+	if id2, err := s.StoreID(ctx); err != nil || id2 != id1 {
+		t.Fatalf("StoreID again = %q, %v; want %q", id2, err, id1)
+	}
+	if v, err := s.Record(ctx, "place", "a"); err != nil || v != "a" {
+		t.Fatalf("Record = %q, %v", v, err)
+	}
+	if v, err := s.Record(ctx, "place", "b"); err != nil || v != "a" {
+		t.Fatalf("Record again = %q, %v; want the first value", v, err)
+	}
+	if _, err := s.Record(ctx, "", "x"); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Fatalf("Record with no name: %v", err)
+	}
+}
+
+// New refuses what it cannot use.
+func TestNewRefuses(t *testing.T) {
+	if _, err := etcdseq.New(nil, etcdseq.Options{}); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("New(nil): %v", err)
+	}
+	cli := etcdtest.Shared(t).Client(t)
+	if _, err := etcdseq.New(cli, etcdseq.Options{Timeout: -1}); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("New with a negative timeout: %v", err)
+	}
+}

@@ -1,0 +1,91 @@
+package etcdseq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// retry calls attempt, with a context that ends after AttemptTimeout, until
+// it returns neither an error nor again. It tries again after an error
+// that says etcd did not answer (a member down, no leader, an election,
+// the attempt's deadline) and after again (a transaction that lost a race
+// with another process's), with a short random pause, until Timeout has
+// passed since the call began: then it returns an error wrapping
+// [sequence.ErrUnavailable] and the last cause. It returns the error of the
+// caller's context when that ends first, and any other error at once.
+func (s *Store) retry(ctx context.Context, op, key string, attempt func(ctx context.Context) (again bool, err error)) error {
+	deadline := time.Now().Add(s.opts.Timeout)
+	var last error
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return s.wrap(op, key, errors.Join(err, last))
+		}
+		actx, cancel := context.WithTimeout(ctx, s.opts.AttemptTimeout)
+		again, err := attempt(actx)
+		cancel()
+		switch {
+		case err == nil && !again:
+			return nil
+		case err != nil && ctx.Err() != nil:
+			return s.wrap(op, key, errors.Join(ctx.Err(), err))
+		case err != nil && !transient(err):
+			return s.wrap(op, key, err)
+		}
+		if err != nil {
+			last = err
+		} else {
+			last = errors.New("the counter changed under every attempt")
+		}
+		if time.Now().After(deadline) {
+			return s.wrap(op, key, fmt.Errorf("%w: no answer within %v (Options.Timeout) after %d attempts: %w", sequence.ErrUnavailable, s.opts.Timeout, try+1, last))
+		}
+		// A short random pause: processes that raced spread out, and a
+		// cluster electing a leader gets the time to.
+		pause := time.Duration(rand.Int64N(int64(time.Millisecond) << min(try, 7)))
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+}
+
+// wrap adds what was asked to err, unless the Store made err itself.
+func (s *Store) wrap(op, key string, err error) error {
+	if errors.Is(err, sequence.ErrInvalidArgument) || errors.Is(err, sequence.ErrExhausted) || errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	if key == "" {
+		return fmt.Errorf("etcdseq: %s: %w", op, err)
+	}
+	return fmt.Errorf("etcdseq: %s(%.80q): %w", op, key, err)
+}
+
+// transient reports whether a request that failed with err may succeed if
+// tried again: etcd did not answer in time, has no leader, or the member
+// asked is down.
+func transient(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sequence.ErrUnavailable) {
+		return true
+	}
+	code := status.Code(err)
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch code {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.ResourceExhausted:
+		return true
+	}
+	return false
+}
