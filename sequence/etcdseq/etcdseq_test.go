@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sync/atomic"
 	"testing"
 
@@ -13,7 +14,14 @@ import (
 	"github.com/sngen/sn/sequence/sequencetest"
 )
 
-func TestMain(m *testing.M) { etcdtest.Main(m) }
+// TestMain runs a child of the multi-process tests when the environment
+// says so (see fault_test.go), and the tests otherwise.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(runChild(spec))
+	}
+	etcdtest.Main(m)
+}
 
 // prefixes numbers the stores the tests make, each a ledger of its own in
 // the shared cluster.

@@ -31,13 +31,17 @@ func (s *Store) retry(ctx context.Context, op, key string, attempt func(ctx cont
 		}
 		actx, cancel := context.WithTimeout(ctx, s.opts.AttemptTimeout)
 		again, err := attempt(actx)
+		// An attempt cut by its own deadline is etcd not answering in
+		// time, whatever the error says: a member may pass the deadline on
+		// as an error of code Unknown.
+		timedOut := actx.Err() != nil
 		cancel()
 		switch {
 		case err == nil && !again:
 			return nil
 		case err != nil && ctx.Err() != nil:
 			return s.wrap(op, key, errors.Join(ctx.Err(), err))
-		case err != nil && !transient(err):
+		case err != nil && !timedOut && !transient(err):
 			return s.wrap(op, key, err)
 		}
 		if err != nil {
