@@ -1,6 +1,7 @@
 // Package backend registers the durable backends of package
 // github.com/sngen/sn/config: "bolt", an embedded bbolt file; "sql", a
-// ledger table in PostgreSQL or MySQL; "redis", blocks of numbers reserved
+// ledger table in PostgreSQL or MySQL; "etcd", a ledger in an etcd
+// cluster; "redis", blocks of numbers reserved
 // from Redis; "redis-strict", every number from one Redis counter; and
 // "snowflake", time-ordered ids with a worker id leased from Redis. They
 // live here, and not in package config, so that a program using only
@@ -33,6 +34,7 @@
 //
 //	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	sql            ledger (required), table, step, min_step, max_step, prefetch, target, fetch_timeout, idle
+//	etcd           ledger (required, an etcd URL), step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	redis          url (required), prefix, replicas, replica_timeout, ledger, table,
 //	               step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	redis-strict   url (required), prefix, replicas, replica_timeout, ledger, table,
@@ -66,6 +68,20 @@
 // A mysql URL becomes the driver's DSN, user:password@tcp(host:3306)/db?parseTime=true,
 // its query the DSN's parameters. The table (table, default "sn_ledger")
 // is created when a Build first opens the ledger, within fetch_timeout.
+//
+// A ledger may also be an etcd cluster (etcdseq), which survives the loss
+// of a minority of its members without losing a range it acknowledged:
+//
+//	etcd://host1:2379,host2:2379,host3:2379                 the members' client URLs (port 2379 by default)
+//	etcds://user:password@host1:2379,host2:2379/billing/?ca=/etc/sn/ca.pem&cert=/etc/sn/client.pem&key=/etc/sn/client-key.pem
+//
+// etcds connects with TLS: ca is the certificate authority's file (default:
+// the system's), cert and key a client certificate; user and password are
+// etcd's authentication; the path is the prefix of the ledger's keys
+// (default sn/). The etcd backend issues from it alone, as sql does from a
+// database; redis and redis-strict reserve their ranges from it. A Build
+// refuses to start when the cluster has no leader or majority within
+// fetch_timeout. An etcd ledger cannot lease snowflake worker ids yet.
 //
 // The sql backend issues from the ledger alone: one statement per block.
 // The redis backend with a ledger serves blocks from ranges in Redis
@@ -144,6 +160,7 @@ func init() {
 	config.Register("redis", redisDriver{})
 	config.Register("redis-strict", strictDriver{})
 	config.Register("snowflake", snowflakeDriver{})
+	config.Register("etcd", etcdDriver{})
 }
 
 // seq is a sequence as the drivers of this package read it: the fields

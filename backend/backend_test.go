@@ -16,6 +16,7 @@ import (
 	"github.com/sngen/sn"
 	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/etcdtest"
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
@@ -27,7 +28,7 @@ import (
 // pgtest and mysqltest, stopped when the tests end. (The Redis servers and
 // clusters are each a test's own.)
 func TestMain(m *testing.M) {
-	os.Exit(testserver.Chain(m.Run, pgtest.Run, mysqltest.Run, redistest.Run))
+	os.Exit(testserver.Chain(m.Run, pgtest.Run, mysqltest.Run, redistest.Run, etcdtest.Run))
 }
 
 // issue returns n numbers of template name.
@@ -199,7 +200,7 @@ func TestFailedBuildReleases(t *testing.T) {
 // strictNeedsLedger is the error of a redis-strict template "a" without a
 // ledger, nor a path on a single host.
 const strictNeedsLedger = `config: template "a": sequence.ledger: the redis-strict backend needs a ledger that every machine using its Redis shares, ` +
-	`a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db ` +
+	`a database URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379 ` +
 	`(set ledger here or in store; or, when one host alone uses the Redis, path and single_host: true)`
 
 func TestOpenErrors(t *testing.T) {
@@ -220,10 +221,10 @@ func TestOpenErrors(t *testing.T) {
 		{name: "file in use", s: config.Sequence{Backend: "bolt", Options: config.Options{"path": "held.db"}}, is: boltseq.ErrLocked},
 		{name: "no path", s: config.Sequence{Backend: "bolt"},
 			want: `config: template "a": sequence.path: the bolt backend needs a file (set path here or in store)`},
-		{name: "unknown backend", s: config.Sequence{Backend: "etcd"},
-			want: `config: template "a": sequence.backend "etcd": unknown (want bolt, memory, redis, redis-strict, snowflake, sql)`},
+		{name: "unknown backend", s: config.Sequence{Backend: "consul"},
+			want: `config: template "a": sequence.backend "consul": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`},
 		{name: "a database for a backend", s: config.Sequence{Backend: "postgres"},
-			want: `config: template "a": sequence.backend "postgres": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for postgres, set backend: sql and ledger: postgres://user:password@host:5432/db)`},
+			want: `config: template "a": sequence.backend "postgres": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for postgres, set backend: sql and ledger: postgres://user:password@host:5432/db)`},
 		{name: "bad step", s: config.Sequence{Backend: "bolt", Step: -1, Options: config.Options{"path": "x.db"}},
 			want: "config: template \"a\": sequence.step -1: want 1 or more (or 0 for the default)"},
 		{name: "no url", s: config.Sequence{Backend: "redis"},
@@ -242,7 +243,7 @@ func TestOpenErrors(t *testing.T) {
 		// A file per machine behind a shared Redis repeats numbers once
 		// Redis loses its data: only a single host may pair them.
 		{name: "strict with a file and no ledger", s: config.Sequence{Backend: "redis-strict", Options: config.Options{"path": "strict.db", "url": "redis://x"}},
-			want: `config: template "a": sequence.path: path "strict.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis`},
+			want: `config: template "a": sequence.path: path "strict.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379), or single_host: true if one host alone uses this Redis`},
 		{name: "strict on a single host without a file", s: config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://x", "single_host": true}},
 			want: strictNeedsLedger},
 		{name: "fields the backend does not read", s: config.Sequence{Backend: "redis-strict", Target: "1m", MaxStep: 5, Options: config.Options{"path": "strict.db", "single_host": true, "url": "redis://x"}},
@@ -254,11 +255,11 @@ func TestOpenErrors(t *testing.T) {
 		{name: "redis reads no single_host", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "single_host": true}},
 			want: `config: template "a": sequence.single_host: not used by the redis backend`},
 		{name: "sql without ledger", s: config.Sequence{Backend: "sql"},
-			want: `config: template "a": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db (set ledger here or in store)`},
+			want: `config: template "a": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379 (set ledger here or in store)`},
 		{name: "ledger not a URL", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "host=db dbname=orders password=secret"}},
-			want: `config: template "a": sequence.ledger: ledger "host=db dbname=orders password=xxxxx": want a URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db`},
+			want: `config: template "a": sequence.ledger: ledger "host=db dbname=orders password=xxxxx": want a URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379`},
 		{name: "ledger scheme", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "ledger": "sqlite://u:secret@/x.db"}},
-			want: `config: template "a": sequence.ledger: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql or mysql: postgres://user:password@host:5432/db or mysql://user:password@host:3306/db)`},
+			want: `config: template "a": sequence.ledger: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql, mysql, etcd or etcds: postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379)`},
 		{name: "ledger password hidden", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://u:secret@h:port/db"}},
 			want: `config: template "a": sequence.ledger: ledger "postgres://u:xxxxx@h:port/db": invalid port ":port" after host`},
 		{name: "mysql ledger without a database", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://u:secret@h:3306"}},

@@ -22,13 +22,14 @@ import (
 var ledgerFields = []string{"ledger", "table"}
 
 // ledgerForms shows the URLs a ledger takes, for error messages.
-const ledgerForms = "postgres://user:password@host:5432/db or mysql://user:password@host:3306/db"
+const ledgerForms = "postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379"
 
 // ledger is a ledger URL, read.
 type ledger struct {
 	driver  string         // the database/sql driver: "pgx" or "mysql"
 	dsn     string         // what the driver opens
 	dialect sqlseq.Dialect // the SQL sqlseq speaks to it
+	etcd    *etcdLedger    // an etcd cluster instead of a database
 	shown   string         // the URL without its password, for messages and IDs
 }
 
@@ -55,8 +56,12 @@ func parseLedger(raw string) (ledger, error) {
 			return l, err
 		}
 		l.driver, l.dsn, l.dialect = "mysql", dsn, sqlseq.MySQL
+	case "etcd", "etcds":
+		if l.etcd, err = parseEtcd(u, strings.EqualFold(scheme, "etcds")); err != nil {
+			return l, err
+		}
 	default:
-		return l, fmt.Errorf("unknown scheme %q (want postgres, postgresql or mysql: %s)", scheme, ledgerForms)
+		return l, fmt.Errorf("unknown scheme %q (want postgres, postgresql, mysql, etcd or etcds: %s)", scheme, ledgerForms)
 	}
 	return l, nil
 }
@@ -138,6 +143,12 @@ func checkLedger(s seq, backend string, required bool) error {
 	if err != nil {
 		return &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: %w", l.shown, err)}
 	}
+	if l.etcd != nil {
+		if s.Table != "" {
+			return &config.Error{Field: "table", Err: fmt.Errorf("table %q is a SQL ledger's: an etcd ledger's keys are under the URL's path (%s)", s.Table, l.etcd.prefix)}
+		}
+		return nil
+	}
 	// New checks its arguments and nothing else: it never uses the DB.
 	if _, err := sqlseq.New(new(sql.DB), l.dialect, sqlseq.Options{Table: tableOf(s)}); err != nil {
 		if errors.Is(err, sequence.ErrInvalidArgument) {
@@ -151,14 +162,29 @@ func checkLedger(s seq, backend string, required bool) error {
 // ledgerID is the part of a store ID that names the ledger of s, which
 // checkLedger accepted.
 func ledgerID(s seq) string {
+	if l, err := parseLedger(s.Ledger); err == nil && l.etcd != nil {
+		return fmt.Sprintf("ledger etcd %s prefix %s", strings.Join(l.etcd.endpoints, ","), l.etcd.prefix)
+	}
 	return fmt.Sprintf("ledger %s table %s", redactLedger(s.Ledger), tableOf(s))
 }
 
-// openLedger opens the ledger of t, which checkLedger accepted: one
-// *sql.DB per DSN and one sqlseq.Store per table in a Build. The table is
-// created (Migrate) when the Build first opens it, within the fetch
-// timeout.
-func openLedger(ctx context.Context, t *config.Target) (*sqlseq.Store, error) {
+// ledgerStore is a ledger, whatever keeps it: a *sqlseq.Store or an
+// *etcdseq.Store.
+type ledgerStore interface {
+	sequence.Allocator
+	sequence.Floorer
+	sequence.Identifier
+	sequence.Catalog
+	sequence.Marker
+	sequence.Recorder
+	sequence.Pinger
+}
+
+// openLedger opens the ledger of t, which checkLedger accepted: an etcd
+// cluster (openEtcd), or a database, one *sql.DB per DSN and one
+// sqlseq.Store per table in a Build. The table is created (Migrate) when
+// the Build first opens it, within the fetch timeout.
+func openLedger(ctx context.Context, t *config.Target) (ledgerStore, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -167,6 +193,14 @@ func openLedger(ctx context.Context, t *config.Target) (*sqlseq.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend: ledger %s: %w", l.shown, err)
 	}
+	if l.etcd != nil {
+		return openEtcd(ctx, t, l)
+	}
+	return openSQL(ctx, t, s, l)
+}
+
+// openSQL opens the SQL ledger l of t.
+func openSQL(ctx context.Context, t *config.Target, s seq, l ledger) (*sqlseq.Store, error) {
 	db, err := config.Share(t, "sql "+l.dsn, func() (*sql.DB, error) {
 		db, err := sql.Open(l.driver, l.dsn)
 		if err != nil {

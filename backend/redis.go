@@ -12,7 +12,6 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
-	"github.com/sngen/sn/sequence/sqlseq"
 )
 
 // redisDriver is the redis backend: blocks of numbers reserved from Redis
@@ -47,7 +46,7 @@ func (redisDriver) Check(t *config.Target) (config.StoreInfo, error) {
 // Build has.
 func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
 	s, _ := decode(t) // Check accepted it
-	var ledger *sqlseq.Store
+	var ledger ledgerStore
 	if s.Ledger != "" {
 		var err error
 		if ledger, err = openLedger(ctx, t); err != nil {

@@ -73,6 +73,9 @@ func (snowflakeDriver) Check(t *config.Target) (config.StoreInfo, error) {
 		st.Fields = append(st.Fields, ledgerFields...)
 		if err := checkLedger(s, "snowflake", true); err != nil {
 			errs = append(errs, err)
+		} else if l, _ := parseLedger(s.Ledger); l.etcd != nil {
+			errs = append(errs, &config.Error{Field: "ledger", Err: errors.New("a snowflake worker id is leased from Redis (url) or a SQL ledger; " +
+				"etcd cannot lease worker ids yet (issue 22): set url, or a postgres:// or mysql:// ledger")})
 		}
 		if len(errs) > 0 {
 			return st, errors.Join(errs...)
@@ -124,7 +127,11 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 		if err != nil {
 			return nil, err
 		}
-		if leaser, err = sqlseq.NewLeaser(store, sqlseq.LeaserOptions{}); err != nil {
+		sq, ok := store.(*sqlseq.Store)
+		if !ok { // Check refuses an etcd ledger
+			return nil, fmt.Errorf("backend: snowflake: the ledger %s cannot lease worker ids", redactLedger(s.Ledger))
+		}
+		if leaser, err = sqlseq.NewLeaser(sq, sqlseq.LeaserOptions{}); err != nil {
 			return nil, err
 		}
 		key = ledgerLeaseKey(name, s, s.Ledger)

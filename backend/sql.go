@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
@@ -21,6 +22,9 @@ func (sqlDriver) Check(t *config.Target) (config.StoreInfo, error) {
 	}
 	if err := checkLedger(s, "sql", true); err != nil {
 		return st, err
+	}
+	if l, _ := parseLedger(s.Ledger); l.etcd != nil {
+		return st, &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: an etcd cluster: set backend: etcd", l.shown)}
 	}
 	st.ID = "sql " + ledgerID(s)
 	return st, nil

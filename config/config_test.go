@@ -276,13 +276,13 @@ func TestValidate(t *testing.T) {
 			`config: template "my orders": bad name: want letters, digits, "_", "-" and "."`,
 		}},
 		{name: "unknown backend", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "mysql"}}}}, want: []string{
-			`config: template "orders": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
+			`config: template "orders": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
 		}},
 		{name: "backend close to a known one", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "rdis"}}}}, want: []string{
-			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)`,
+			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`,
 		}},
-		{name: "unknown store backend", cfg: config.Config{Store: config.Sequence{Backend: "etcd"}, Templates: tpl("A@<seq>")}, want: []string{
-			`config: store.backend "etcd": unknown (want bolt, memory, redis, redis-strict, snowflake, sql)`,
+		{name: "unknown store backend", cfg: config.Config{Store: config.Sequence{Backend: "consul"}, Templates: tpl("A@<seq>")}, want: []string{
+			`config: store.backend "consul": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`,
 		}},
 		{name: "bad numbers", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Floor: -1,
 			Sequence: config.Sequence{Backend: "bolt", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s", Options: config.Options{"path": "x", "replicas": -1, "replica_timeout": "0s"}}}}}, want: []string{
@@ -308,7 +308,7 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "redis-strict without url and ledger", cfg: config.Config{Store: config.Sequence{Backend: "redis-strict"}, Templates: tpl("A@<seq>")}, want: []string{
 			`config: template "orders": sequence.ledger: the redis-strict backend needs a ledger that every machine using its Redis shares, ` +
-				`a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db ` +
+				`a database URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379 ` +
 				`(set ledger here or in store; or, when one host alone uses the Redis, path and single_host: true)`,
 			`config: template "orders": sequence.url: the redis-strict backend needs a Redis URL (set url here or in store)`,
 		}},
@@ -319,10 +319,10 @@ func TestValidate(t *testing.T) {
 			Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis-strict"}}},
 		}, want: []string{
 			`config: template "orders": sequence.path: path "sn.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: ` +
-				`set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis`,
+				`set ledger to a database every machine shares (postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379), or single_host: true if one host alone uses this Redis`,
 		}},
 		{name: "sql without a ledger", cfg: config.Config{Store: config.Sequence{Backend: "sql", Options: config.Options{"table": "numbers"}}, Templates: tpl("A@<seq>")}, want: []string{
-			`config: template "orders": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db (set ledger here or in store)`,
+			`config: template "orders": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379 (set ledger here or in store)`,
 		}},
 		{name: "fields the backend does not use", cfg: config.Config{Templates: map[string]config.Template{
 			"m": {Template: "M@<seq>", Sequence: config.Sequence{Step: 5, Options: config.Options{"path": "x"}}},
@@ -431,7 +431,7 @@ templates:
 			`config: sn.yaml: line 13: template "daily": floor: ` + floorError(t, "@<date>@<seq, reset=day>"),
 			`config: sn.yaml: line 5: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
 			`config: sn.yaml: line 6: template "orders": ` + newError(t, "SN-@<seq, widht=8>"),
-			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
+			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
 		}},
 		{"json", "sn.json", `{
   "templates": {

@@ -104,7 +104,7 @@ func ExampleConfig_Validate() {
 	// 	SN-@<seq, widht=8>
 	// 	          ^
 	// config: template "refunds": sequence.path: the bolt backend needs a file (set path here or in store)
-	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
+	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
 }
 
 func ExampleDrivers() {
@@ -112,8 +112,8 @@ func ExampleDrivers() {
 	_, err := config.Lookup("rdis")
 	fmt.Println(err)
 	// Output:
-	// [bolt memory redis redis-strict snowflake sql]
-	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)
+	// [bolt etcd memory redis redis-strict snowflake sql]
+	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)
 }
 
 // Machines that share a Redis share a ledger too: a redis-strict counter
@@ -133,7 +133,7 @@ templates:
 	}
 	fmt.Println(cfg.Validate())
 	// Output:
-	// config: line 4: template "orders": sequence.path: path "sn.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis
+	// config: line 4: template "orders": sequence.path: path "sn.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379), or single_host: true if one host alone uses this Redis
 }
 
 // A balanced sequence is durable when each of its members is; its store

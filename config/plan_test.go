@@ -285,7 +285,7 @@ templates:
 			`line 11: template "a": sequence.balanced.members[2].balanced: a member is one store, not balanced itself`,
 			`line 12: template "a": sequence.balanced.members[3].step -3: want 1 or more (or 0 for the default)`,
 			`line 9: template "a": sequence.balanced.members[0].url: not used by the bolt backend`,
-			`line 10: template "a": sequence.balanced.members[1].backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)`,
+			`line 10: template "a": sequence.balanced.members[1].backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`,
 		}, []string{"a sequence.balanced.members[2].balanced", "a sequence.balanced.members[3].step", "a sequence.balanced.members[0].url", "a sequence.balanced.members[1].backend"}},
 		{"member against the template", `templates:
   a:
@@ -424,11 +424,11 @@ templates:
     sequence: {backend: snowflake, ledger: "oracle://db/x", prefix: "x:"}
 `, []string{
 			`line 4: template "a": sequence.url: the snowflake backend leases its worker id from a Redis or a database: set url ` +
-				`(a Redis that runs with appendonly yes and appendfsync always) or ledger (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), ` +
+				`(a Redis that runs with appendonly yes and appendfsync always) or ledger (postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379), ` +
 				`here or in store, or a fixed worker with single_process: true`,
 			`line 7: template "b": sequence.url: redis URL "http://cache": unknown scheme "http" (want redis, rediss, unix, redis+cluster or rediss+cluster)`,
 			`line 10: template "c": sequence.prefix: not used by the snowflake backend`,
-			`line 10: template "c": sequence.ledger: ledger "oracle://db/x": unknown scheme "oracle" (want postgres, postgresql or mysql: postgres://user:password@host:5432/db or mysql://user:password@host:3306/db)`,
+			`line 10: template "c": sequence.ledger: ledger "oracle://db/x": unknown scheme "oracle" (want postgres, postgresql, mysql, etcd or etcds: postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379)`,
 		}, []string{"a sequence.url", "b sequence.url", "c sequence.prefix", "c sequence.ledger"}},
 		{"snowflake floor", `templates:
   a:

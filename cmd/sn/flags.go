@@ -130,7 +130,7 @@ var wantValue = map[string]string{
 	"config":   "--config: want a file name",
 	"store":    "--store: want a file path (leave --store out for the default store)",
 	"redis":    "--redis: want a URL such as redis://localhost:6379/0",
-	"ledger":   "--ledger: want a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db",
+	"ledger":   "--ledger: want a database URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379",
 }
 
 // checkEmpty refuses a flag given an empty value, as in --redis "$URL"
@@ -239,11 +239,17 @@ func (f *flags) storeFlags() bool {
 	return f.store != "" || f.redis != "" || f.ledger != "" || f.strict || f.singleHost
 }
 
+// isEtcd reports whether a ledger URL is an etcd cluster's.
+func isEtcd(ledger string) bool {
+	scheme, _, _ := strings.Cut(ledger, "://")
+	return strings.EqualFold(scheme, "etcd") || strings.EqualFold(scheme, "etcds")
+}
+
 // storeConfig returns the store that --store, --ledger, --redis, --strict
 // and --single-host describe:
 //
 //	(none), --store PATH                   bolt, the file
-//	--ledger DSN                           sql, the ledger alone
+//	--ledger DSN                           sql, the ledger alone (etcd for an etcd:// ledger)
 //	--redis URL --ledger DSN               redis, ranges reserved from the ledger
 //	--redis URL                            redis alone (refused at first use unless it fsyncs every write)
 //	--redis URL --strict --ledger DSN      redis-strict, refilled from the ledger
@@ -270,6 +276,8 @@ func (f *flags) storeConfig() (config.Sequence, error) {
 		return config.Sequence{Backend: "redis-strict", Options: config.Options{"url": f.redis, "ledger": f.ledger}}, nil
 	case f.redis != "" && !f.strict:
 		return config.Sequence{Backend: "redis", Options: config.Options{"url": f.redis, "ledger": f.ledger}}, nil
+	case f.ledger != "" && isEtcd(f.ledger):
+		return config.Sequence{Backend: "etcd", Options: config.Options{"ledger": f.ledger}}, nil
 	case f.ledger != "":
 		return config.Sequence{Backend: "sql", Options: config.Options{"ledger": f.ledger}}, nil
 	}

@@ -5,30 +5,42 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sngen/sn/internal/etcdtest"
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
 )
 
-// ledgers returns the URLs of a new, empty PostgreSQL database and a new,
-// empty MariaDB database, by name.
-func ledgers(t *testing.T) []struct{ name, url string } {
+// ledgers returns the URLs of a new, empty PostgreSQL database, a new,
+// empty MariaDB database and a new prefix in an etcd cluster, by name, with
+// the backend that issues from each alone.
+func ledgers(t *testing.T) []struct{ name, url, backend string } {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(mysqltest.Shared(t).NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	my := url.URL{Scheme: "mysql", User: url.UserPassword(cfg.User, cfg.Passwd), Host: cfg.Addr, Path: "/" + cfg.DBName}
-	return []struct{ name, url string }{
-		{"postgres", pgtest.Shared(t).NewDatabase(t)},
-		{"mariadb", my.String()},
+	var hosts []string
+	for _, ep := range etcdtest.Shared(t).Endpoints() {
+		hosts = append(hosts, strings.TrimPrefix(ep, "http://"))
+	}
+	etcd := fmt.Sprintf("etcd://%s/%s-%d/", strings.Join(hosts, ","), t.Name(), etcdPrefixes.Add(1))
+	return []struct{ name, url, backend string }{
+		{"postgres", pgtest.Shared(t).NewDatabase(t), "sql"},
+		{"mariadb", my.String(), "sql"},
+		{"etcd", etcd, "etcd"},
 	}
 }
+
+// etcdPrefixes numbers the etcd ledgers the tests make.
+var etcdPrefixes atomic.Int64
 
 // number reads the number after prefix in s.
 func number(t *testing.T, s, prefix string) int {
@@ -58,7 +70,7 @@ func TestLedger(t *testing.T) {
 				t.Errorf("after the floor: %q, want INV0042", got)
 			}
 			// A config file names the same ledger: the same counters.
-			cfg := writeConfig(t, t.TempDir(), "sn.yaml", fmt.Sprintf("store: {backend: sql, ledger: %q}\ntemplates:\n  orders: {template: %q}\n", l.url, luhnTpl))
+			cfg := writeConfig(t, t.TempDir(), "sn.yaml", fmt.Sprintf("store: {backend: %s, ledger: %q}\ntemplates:\n  orders: {template: %q}\n", l.backend, l.url, luhnTpl))
 			if got := ok(t, "next", "--config", cfg, "orders"); !cmp.Equal(got, []string{"SN-00000006-7"}) {
 				t.Errorf("from the config file: %q, want SN-00000006-7", got)
 			}
@@ -81,9 +93,9 @@ func TestLedgerErrors(t *testing.T) {
 		want string
 	}{
 		{"scheme", []string{"next", "-t", "A@<seq>", "--ledger", "sqlite://u:secret@/x.db"}, 2,
-			`sn: config: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql or mysql: postgres://user:password@host:5432/db or mysql://user:password@host:3306/db)`},
+			`sn: config: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql, mysql, etcd or etcds: postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379)`},
 		{"not a URL", []string{"floor", "-t", "A@<seq>", "--ledger", "sn.db", "A5"}, 2,
-			`sn: config: ledger "sn.db": want a URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db`},
+			`sn: config: ledger "sn.db": want a URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379`},
 		{"mysql without a database", []string{"next", "-t", "A@<seq>", "--redis", "redis://x", "--ledger", "mysql://u:secret@db:3306/"}, 2,
 			`sn: config: ledger "mysql://u:xxxxx@db:3306/": want a database name, as in mysql://user:password@host:3306/db`},
 		{"unreachable", []string{"next", "-t", "A@<seq>", "--ledger", "postgres://u:secret@127.0.0.1:1/db?sslmode=disable"}, 1,

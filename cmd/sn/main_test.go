@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sngen/sn/internal/etcdtest"
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
@@ -47,7 +48,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := testserver.Chain(m.Run, pgtest.Run, mysqltest.Run, redistest.Run)
+	code := testserver.Chain(m.Run, pgtest.Run, mysqltest.Run, redistest.Run, etcdtest.Run)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -175,7 +176,7 @@ func TestUsageErrors(t *testing.T) {
 		{"strict with a store file", []string{"floor", "-t", "x@<seq>", "--redis", "redis://x", "--strict", "--store", "a.db", "x5"}, "sn floor: --strict needs --ledger DSN, a database that every machine using the Redis shares, or --single-host when this host alone uses it (the --store file then backs the counter)", "floor"},
 		{"single host without strict", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--single-host"}, "sn next: --single-host goes with --redis URL --strict: it says that this host alone uses the Redis, so that the --store file may back its counter", "next"},
 		{"single host with ledger", []string{"next", "-t", "x@<seq>", "--redis", "redis://x", "--strict", "--single-host", "--ledger", "mysql://db/x"}, "sn next: give either --ledger or --single-host: a ledger is shared by every machine, --single-host backs the counter with the --store file of this one", "next"},
-		{"empty ledger", []string{"next", "-t", "x@<seq>", "--ledger="}, "sn next: empty value for --ledger: want a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db", "next"},
+		{"empty ledger", []string{"next", "-t", "x@<seq>", "--ledger="}, "sn next: empty value for --ledger: want a database URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379", "next"},
 		{"store flag for check", []string{"validate", "-t", "x@<seq>", "--store", "a.db"}, "sn validate: flag provided but not defined: -store", "validate"},
 		{"extra argument", []string{"explain", "-t", "x@<seq>", "more"}, `sn explain: unexpected argument "more"`, "explain"},
 		{"huge count", []string{"next", "-t", "x@<seq>", "-n", "99999999999999999999"}, `sn next: invalid value "99999999999999999999" for flag -n: value out of range`, "next"},
@@ -558,7 +559,7 @@ func TestConfigFileErrors(t *testing.T) {
 	want := fmt.Sprintf("sn: config: %s: line 2: template \"orders\": sn: template: offset 10: seq: width=\"0\": want a whole number from 1 to 19\n", bad) +
 		"\tSN-@<seq, width=0>\n" +
 		"\t          ^\n" +
-		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want bolt, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)\n", bad)
+		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)\n", bad)
 	if r.code != 2 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stderr, want)
 	}
@@ -598,7 +599,7 @@ templates:
 `, []string{
 			`line 12: template "invoices": sequence.fetch_timeout "5": want a positive duration such as "1m" or "30s"`,
 			`line 10: template "invoices": floor -1: want 0 (none) or more`,
-			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, memory, redis, redis-strict, snowflake, sql)`,
+			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`,
 			`line 7: template "orders": sequence.step 10: want at most max_step, 5`,
 		}},
 		{"json key given twice", "twice.json", `{"templates": {
@@ -854,7 +855,7 @@ func TestRedisStrictSingleHost(t *testing.T) {
 	cfg := writeConfig(t, dir, "sn.yaml", "store: {backend: redis-strict, url: \""+url+"\", path: strict.db}\ntemplates:\n  orders: {template: \"S@<seq>\"}\n")
 	r := runSN(t, "", nil, "next", "--config", cfg, "orders")
 	want := fmt.Sprintf(`sn: config: %s: line 3: template "orders": sequence.path: path "strict.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: `+
-		`set ledger to a database every machine shares (postgres://user:password@host:5432/db or mysql://user:password@host:3306/db), or single_host: true if one host alone uses this Redis`+"\n", cfg)
+		`set ledger to a database every machine shares (postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379), or single_host: true if one host alone uses this Redis`+"\n", cfg)
 	if r.code != 2 || r.stdout != "" || r.stderr != want {
 		t.Errorf("no single_host: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stdout, r.stderr, want)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/internal/etcdtest"
+	"github.com/sngen/sn/internal/pgtest"
+	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/etcdseq"
 	"github.com/sngen/sn/sequence/sequencetest"
@@ -20,7 +22,7 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(runChild(spec))
 	}
-	etcdtest.Main(m)
+	os.Exit(testserver.Chain(m.Run, etcdtest.Run, pgtest.Run))
 }
 
 // prefixes numbers the stores the tests make, each a ledger of its own in

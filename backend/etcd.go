@@ -1,0 +1,188 @@
+package backend
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/etcdseq"
+)
+
+// etcdDriver is the etcd backend: blocks of numbers reserved from a ledger
+// in an etcd cluster (etcdseq), served through a sequence.Segment.
+type etcdDriver struct{}
+
+// Check requires an etcd ledger URL; the store is the cluster and the
+// prefix.
+func (etcdDriver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{Durable: true, Fields: slices.Concat([]string{"ledger"}, segmentFields)}
+	s, err := decode(t)
+	if err != nil {
+		return st, err
+	}
+	if s.Ledger == "" {
+		return st, missing("ledger", "etcd", "a ledger, an etcd URL such as "+etcdForms)
+	}
+	l, err := parseLedger(s.Ledger)
+	if err == nil && l.etcd == nil {
+		err = fmt.Errorf("the etcd backend takes an etcd URL such as %s; for a SQL ledger use backend: sql", etcdForms)
+	}
+	if err != nil {
+		return st, &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: %w", l.shown, err)}
+	}
+	st.ID = "etcd " + ledgerID(s)
+	return st, nil
+}
+
+// Open connects to the cluster, or shares the client the Build has.
+func (etcdDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	store, err := openLedger(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return serve(t, store)
+}
+
+// etcdForms shows the URLs of an etcd ledger, for error messages.
+const etcdForms = "etcd://host1:2379,host2:2379,host3:2379 (or etcds:// for TLS)"
+
+// etcdLedger is an etcd ledger URL, read:
+//
+//	etcd://[user:password@]host1:2379,host2:2379[/prefix/][?ca=FILE&cert=FILE&key=FILE]
+//
+// etcds:// connects with TLS: ca is the file of the certificate authority
+// that signed the members' certificates (default: the system's), cert and
+// key a client certificate, when the cluster asks for one. user and
+// password are etcd's own authentication. The path is the prefix of every
+// key the ledger writes (default sn/).
+type etcdLedger struct {
+	endpoints      []string
+	user, password string
+	tls            bool
+	ca, cert, key  string
+	prefix         string
+}
+
+// parseEtcd reads an etcd:// or etcds:// URL.
+func parseEtcd(u *url.URL, secure bool) (*etcdLedger, error) {
+	e := &etcdLedger{tls: secure, prefix: etcdseq.DefaultPrefix}
+	scheme := "http://"
+	if secure {
+		scheme = "https://"
+	}
+	for _, h := range strings.Split(u.Host, ",") {
+		host, port, err := net.SplitHostPort(h)
+		if err != nil {
+			host, port = h, "2379"
+		}
+		if host == "" {
+			return nil, fmt.Errorf("want hosts, as in %s", etcdForms)
+		}
+		e.endpoints = append(e.endpoints, scheme+net.JoinHostPort(host, port))
+	}
+	if u.User != nil {
+		e.user = u.User.Username()
+		e.password, _ = u.User.Password()
+	}
+	if p := strings.TrimPrefix(u.Path, "/"); p != "" {
+		e.prefix = strings.TrimSuffix(p, "/") + "/"
+	}
+	q := u.Query()
+	for k := range q {
+		switch k {
+		case "ca", "cert", "key":
+		default:
+			return nil, fmt.Errorf("unknown parameter %q (want ca, cert or key, files for TLS)", k)
+		}
+	}
+	e.ca, e.cert, e.key = q.Get("ca"), q.Get("cert"), q.Get("key")
+	if (e.ca != "" || e.cert != "" || e.key != "") && !secure {
+		return nil, errors.New("ca, cert and key are for TLS: use etcds://")
+	}
+	if (e.cert == "") != (e.key == "") {
+		return nil, errors.New("give both cert and key, or neither")
+	}
+	return e, nil
+}
+
+// client connects to the cluster. It reads the TLS files now, so that a
+// missing one is an error at start-up.
+func (e *etcdLedger) client(timeout time.Duration) (*clientv3.Client, error) {
+	cfg := clientv3.Config{
+		Endpoints:   e.endpoints,
+		Username:    e.user,
+		Password:    e.password,
+		DialTimeout: timeout,
+		Logger:      zap.NewNop(),
+	}
+	if e.tls {
+		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+		if e.ca != "" {
+			pem, err := os.ReadFile(e.ca)
+			if err != nil {
+				return nil, err
+			}
+			cfg.TLS.RootCAs = x509.NewCertPool()
+			if !cfg.TLS.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("ca %s: no PEM certificate in it", e.ca)
+			}
+		}
+		if e.cert != "" {
+			c, err := tls.LoadX509KeyPair(e.cert, e.key)
+			if err != nil {
+				return nil, err
+			}
+			cfg.TLS.Certificates = []tls.Certificate{c}
+		}
+	}
+	return clientv3.New(cfg)
+}
+
+// openEtcd opens the etcd ledger of t: one client per cluster and user in
+// a Build, one Store per prefix. The cluster must answer (etcdseq's Ping:
+// a leader and a majority) within the fetch timeout, so that a cluster
+// that is down is an error at start-up.
+func openEtcd(ctx context.Context, t *config.Target, l ledger) (*etcdseq.Store, error) {
+	s, _ := decode(t)
+	e := l.etcd
+	timeout := fetchTimeout(s)
+	key := "etcd " + strings.Join(e.endpoints, ",") + " user " + e.user
+	cli, err := config.Share(t, key, func() (*clientv3.Client, error) {
+		cli, err := e.client(timeout)
+		if err != nil {
+			return nil, fmt.Errorf("backend: ledger %s: %w", l.shown, err)
+		}
+		return cli, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return config.Share(t, key+" prefix "+e.prefix, func() (*etcdseq.Store, error) {
+		st, err := etcdseq.New(cli, etcdseq.Options{Prefix: e.prefix, Timeout: timeout})
+		if err != nil {
+			return nil, err
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if err := st.Ping(pctx); err != nil {
+			if pctx.Err() != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%w: no leader and majority answered within %v (fetch_timeout): %w", sequence.ErrUnavailable, timeout, err)
+			}
+			return nil, fmt.Errorf("backend: ledger %s: %w", l.shown, err)
+		}
+		return st, nil
+	})
+}
