@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,29 +78,53 @@ type etcdLedger struct {
 	prefix         string
 }
 
-// parseEtcd reads an etcd:// or etcds:// URL.
-func parseEtcd(u *url.URL, secure bool) (*etcdLedger, error) {
+// parseEtcd reads an etcd:// or etcds:// URL. Its hosts are read here,
+// not by net/url, which takes one host only: each is host, host:port,
+// [IPv6] or [IPv6]:port, with port 2379 by default; the same member twice
+// is refused.
+func parseEtcd(raw string, secure bool) (*etcdLedger, error) {
 	e := &etcdLedger{tls: secure, prefix: etcdseq.DefaultPrefix}
+	_, rest, _ := strings.Cut(raw, "://")
+	authority, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		authority, tail = rest[:i], rest[i:]
+	}
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		info, err := url.Parse("etcd://" + authority[:i+1] + "h")
+		if err != nil {
+			return nil, fmt.Errorf("the user and password: %w", err)
+		}
+		e.user = info.User.Username()
+		e.password, _ = info.User.Password()
+		authority = authority[i+1:]
+	}
 	scheme := "http://"
 	if secure {
 		scheme = "https://"
 	}
-	for _, h := range strings.Split(u.Host, ",") {
-		host, port, err := net.SplitHostPort(h)
+	seen := map[string]bool{}
+	for _, h := range strings.Split(authority, ",") {
+		host, port, err := splitEtcdHost(h)
 		if err != nil {
-			host, port = h, "2379"
+			return nil, fmt.Errorf("host %q: %w (want %s)", h, err, etcdForms)
 		}
-		if host == "" {
-			return nil, fmt.Errorf("want hosts, as in %s", etcdForms)
+		ep := scheme + net.JoinHostPort(host, port)
+		if seen[ep] {
+			return nil, fmt.Errorf("host %q is given twice", h)
 		}
-		e.endpoints = append(e.endpoints, scheme+net.JoinHostPort(host, port))
+		seen[ep] = true
+		e.endpoints = append(e.endpoints, ep)
 	}
-	if u.User != nil {
-		e.user = u.User.Username()
-		e.password, _ = u.User.Password()
+	u, err := url.Parse("etcd://h" + tail)
+	if err != nil {
+		return nil, err
 	}
 	if p := strings.TrimPrefix(u.Path, "/"); p != "" {
 		e.prefix = strings.TrimSuffix(p, "/") + "/"
+	}
+	// New checks the prefix, and nothing else: it never uses the client.
+	if _, err := etcdseq.New(new(clientv3.Client), etcdseq.Options{Prefix: e.prefix}); err != nil {
+		return nil, fmt.Errorf("the path %q: %w", u.Path, err)
 	}
 	q := u.Query()
 	for k := range q {
@@ -116,6 +142,40 @@ func parseEtcd(u *url.URL, secure bool) (*etcdLedger, error) {
 		return nil, errors.New("give both cert and key, or neither")
 	}
 	return e, nil
+}
+
+// splitEtcdHost reads host, host:port, [IPv6] or [IPv6]:port.
+func splitEtcdHost(h string) (host, port string, err error) {
+	host, port = h, "2379"
+	switch {
+	case strings.HasPrefix(h, "["):
+		end := strings.IndexByte(h, ']')
+		if end < 0 {
+			return "", "", errors.New("an IPv6 address without its ]")
+		}
+		host = h[1:end]
+		if rest := h[end+1:]; rest != "" {
+			p, ok := strings.CutPrefix(rest, ":")
+			if !ok {
+				return "", "", errors.New("text after the ]")
+			}
+			port = p
+		}
+		if net.ParseIP(host) == nil {
+			return "", "", errors.New("not an IPv6 address")
+		}
+	case strings.Count(h, ":") == 1:
+		host, port, _ = strings.Cut(h, ":")
+	case strings.Contains(h, ":"):
+		return "", "", errors.New("write an IPv6 address in brackets, [::1]:2379")
+	}
+	if host == "" {
+		return "", "", errors.New("no host")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", "", fmt.Errorf("port %q is not 1 to 65535", port)
+	}
+	return host, port, nil
 }
 
 // client connects to the cluster. It reads the TLS files now, so that a
@@ -159,7 +219,11 @@ func openEtcd(ctx context.Context, t *config.Target, l ledger) (*etcdseq.Store, 
 	s, _ := decode(t)
 	e := l.etcd
 	timeout := fetchTimeout(s)
-	key := "etcd " + strings.Join(e.endpoints, ",") + " user " + e.user
+	// Targets share a client only if it would be the same: the same
+	// members, user, password and TLS files.
+	sum := sha256.Sum256([]byte(e.password))
+	key := fmt.Sprintf("etcd %s user %q password %x tls %v ca %q cert %q key %q",
+		strings.Join(e.endpoints, ","), e.user, sum[:8], e.tls, e.ca, e.cert, e.key)
 	cli, err := config.Share(t, key, func() (*clientv3.Client, error) {
 		cli, err := e.client(timeout)
 		if err != nil {

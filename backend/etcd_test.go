@@ -42,12 +42,19 @@ func TestEtcd(t *testing.T) {
 			"strict": {Template: "S@<seq>", Sequence: config.Sequence{Backend: "redis-strict", Step: 5, Options: config.Options{"url": "redis://" + srv.Addr(), "ledger": ledger}}},
 		},
 	}
+	cfg.Templates["ids"] = config.Template{Template: "I@<seq>", Sequence: config.Sequence{Backend: "snowflake", Options: config.Options{"ledger": ledger}}}
 	seen := map[string]bool{}
 	prev := map[string]int64{"a": 300}
 	for run := range 3 {
 		set, err := cfg.Build(t.Context())
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, s := range issue(t, set, "ids", 5) { // a worker id leased from etcd
+			if seen[s] {
+				t.Fatalf("run %d: %s issued twice", run, s)
+			}
+			seen[s] = true
 		}
 		for _, name := range []string{"a", "cached", "strict"} {
 			for _, s := range issue(t, set, name, 12) {
@@ -85,7 +92,6 @@ func TestEtcdRefused(t *testing.T) {
 		{"a table", config.Sequence{Backend: "etcd", Options: config.Options{"ledger": ledger, "table": "t"}}, `store.table: not used by the backend of any template (etcd)`},
 		{"bad parameter", config.Sequence{Backend: "etcd", Options: config.Options{"ledger": "etcd://h:2379?x=1"}}, `unknown parameter "x"`},
 		{"TLS files without TLS", config.Sequence{Backend: "etcd", Options: config.Options{"ledger": "etcd://h:2379?ca=/ca.pem"}}, "use etcds://"},
-		{"snowflake", config.Sequence{Backend: "snowflake", Options: config.Options{"ledger": ledger, "layout": "sonyflake"}}, "etcd cannot lease worker ids yet"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := &config.Config{Store: tt.seq, Templates: map[string]config.Template{"a": {Template: "A@<seq>"}}}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -43,6 +44,11 @@ func parseLedger(raw string) (ledger, error) {
 	if !ok {
 		return l, fmt.Errorf("want a URL such as %s", ledgerForms)
 	}
+	if s := strings.ToLower(scheme); s == "etcd" || s == "etcds" {
+		var err error
+		l.etcd, err = parseEtcd(raw, s == "etcds")
+		return l, err
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return l, urlSyntax(raw, err)
@@ -56,10 +62,6 @@ func parseLedger(raw string) (ledger, error) {
 			return l, err
 		}
 		l.driver, l.dsn, l.dialect = "mysql", dsn, sqlseq.MySQL
-	case "etcd", "etcds":
-		if l.etcd, err = parseEtcd(u, strings.EqualFold(scheme, "etcds")); err != nil {
-			return l, err
-		}
 	default:
 		return l, fmt.Errorf("unknown scheme %q (want postgres, postgresql, mysql, etcd or etcds: %s)", scheme, ledgerForms)
 	}
@@ -163,7 +165,8 @@ func checkLedger(s seq, backend string, required bool) error {
 // checkLedger accepted.
 func ledgerID(s seq) string {
 	if l, err := parseLedger(s.Ledger); err == nil && l.etcd != nil {
-		return fmt.Sprintf("ledger etcd %s prefix %s", strings.Join(l.etcd.endpoints, ","), l.etcd.prefix)
+		eps := slices.Sorted(slices.Values(l.etcd.endpoints)) // one cluster, whatever the order
+		return fmt.Sprintf("ledger etcd %s prefix %s", strings.Join(eps, ","), l.etcd.prefix)
 	}
 	return fmt.Sprintf("ledger %s table %s", redactLedger(s.Ledger), tableOf(s))
 }

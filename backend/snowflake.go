@@ -12,6 +12,7 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/etcdseq"
 	"github.com/sngen/sn/sequence/redisseq"
 	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/sequence/sqlseq"
@@ -73,9 +74,6 @@ func (snowflakeDriver) Check(t *config.Target) (config.StoreInfo, error) {
 		st.Fields = append(st.Fields, ledgerFields...)
 		if err := checkLedger(s, "snowflake", true); err != nil {
 			errs = append(errs, err)
-		} else if l, _ := parseLedger(s.Ledger); l.etcd != nil {
-			errs = append(errs, &config.Error{Field: "ledger", Err: errors.New("a snowflake worker id is leased from Redis (url) or a SQL ledger; " +
-				"etcd cannot lease worker ids yet (issue 22): set url, or a postgres:// or mysql:// ledger")})
 		}
 		if len(errs) > 0 {
 			return st, errors.Join(errs...)
@@ -127,11 +125,15 @@ func (snowflakeDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen
 		if err != nil {
 			return nil, err
 		}
-		sq, ok := store.(*sqlseq.Store)
-		if !ok { // Check refuses an etcd ledger
-			return nil, fmt.Errorf("backend: snowflake: the ledger %s cannot lease worker ids", redactLedger(s.Ledger))
+		switch st := store.(type) {
+		case *etcdseq.Store:
+			leaser, err = etcdseq.NewLeaser(st, etcdseq.LeaserOptions{})
+		case *sqlseq.Store:
+			leaser, err = sqlseq.NewLeaser(st, sqlseq.LeaserOptions{})
+		default:
+			err = fmt.Errorf("backend: snowflake: the ledger %s cannot lease worker ids", redactLedger(s.Ledger))
 		}
-		if leaser, err = sqlseq.NewLeaser(sq, sqlseq.LeaserOptions{}); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		key = ledgerLeaseKey(name, s, s.Ledger)

@@ -109,16 +109,33 @@ func (s *Store) Entries(ctx context.Context) ([]sequence.Entry, error) {
 }
 
 // Forget removes the entry with id from the Store's catalog: a
-// [sequence.Catalog].
+// [sequence.Catalog]. It deletes the entry only as it read it, and
+// reports true also when an earlier attempt, whose answer was lost, did.
 func (s *Store) Forget(ctx context.Context, id string) (bool, error) {
 	prefix, vkey := s.catalogKeys()
-	var gone bool
+	ekey := prefix + id
+	var gone, seen bool
 	err := s.retry(ctx, "Forget", id, func(ctx context.Context) (bool, error) {
-		t, err := s.cli.Txn(ctx).Then(clientv3.OpDelete(prefix+id), clientv3.OpPut(vkey, "-"+id)).Commit()
+		r, err := s.cli.Get(ctx, ekey)
 		if err != nil {
 			return false, err
 		}
-		gone = t.Responses[0].GetResponseDeleteRange().Deleted > 0
+		if len(r.Kvs) == 0 {
+			gone = seen // an earlier attempt deleted it, or there was none
+			return false, nil
+		}
+		seen = true
+		t, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(ekey), "=", r.Kvs[0].ModRevision)).
+			Then(clientv3.OpDelete(ekey), clientv3.OpPut(vkey, "-"+id)).
+			Commit()
+		if err != nil {
+			return false, err
+		}
+		if !t.Succeeded {
+			return true, nil
+		}
+		gone = true
 		return false, nil
 	})
 	return gone, err

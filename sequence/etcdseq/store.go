@@ -32,21 +32,28 @@ const (
 
 // Options configures New. The zero value gives the defaults.
 type Options struct {
-	// Prefix is put before every key the Store writes. Stores with other
-	// prefixes in one cluster are independent ledgers.
+	// Prefix is put before every key the Store writes. It ends with "/",
+	// and none of its parts between slashes is empty, ".", "..", or a
+	// name the Store uses for its own keys (n, r, cat, w, id), so that
+	// Stores with other prefixes in one cluster are independent ledgers:
+	// none writes under another's keys.
 	// default: DefaultPrefix ("sn/").
 	Prefix string
 
 	// AttemptTimeout bounds one request to etcd. The client sends a
 	// request on a connection to a member that died, and waits on it, until
-	// the request's deadline: the next attempt goes to another member.
-	// default: DefaultAttemptTimeout (2s).
+	// the request's deadline: the next attempt goes to another member. It
+	// must be less than Timeout, so that a call has a second attempt.
+	// default: DefaultAttemptTimeout (2s), or Timeout/4 if that is less.
 	AttemptTimeout time.Duration
 
-	// Timeout bounds a call that etcd does not answer: past it the call
-	// fails with an error wrapping sequence.ErrUnavailable, unless the
-	// caller's context ends first. Transactions that lost a race with
-	// another process's are tried again without counting against it.
+	// Timeout bounds a call: past it the call fails with an error wrapping
+	// sequence.ErrUnavailable, unless the caller's context ends first. It
+	// counts the attempts etcd did not answer and those whose transaction
+	// lost a race with another process's (each tried again after a short
+	// random pause); the error says which. Under the default, a race is
+	// lost that often only under contention no deployment should see: a
+	// Segment draws one range per block.
 	// default: DefaultTimeout (10s).
 	Timeout time.Duration
 }
@@ -74,13 +81,40 @@ func New(cli *clientv3.Client, o Options) (*Store, error) {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	if o.AttemptTimeout == 0 {
-		o.AttemptTimeout = DefaultAttemptTimeout
+	if err := checkPrefix(o.Prefix); err != nil {
+		return nil, err
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.AttemptTimeout == 0 {
+		o.AttemptTimeout = min(DefaultAttemptTimeout, o.Timeout/4)
+	}
+	if o.AttemptTimeout >= o.Timeout {
+		return nil, fmt.Errorf("etcdseq: Options{AttemptTimeout: %v, Timeout: %v}: an attempt must be shorter than the call, so that a call has a second attempt on another member: %w", o.AttemptTimeout, o.Timeout, sequence.ErrInvalidArgument)
+	}
 	return &Store{cli: cli, prefix: o.Prefix, opts: o}, nil
+}
+
+// Prefix returns the prefix of the Store's keys.
+func (s *Store) Prefix() string { return s.prefix }
+
+// reserved are the first parts of the Store's own keys, which no part of a
+// prefix may be.
+var reserved = map[string]bool{"n": true, "r": true, "cat": true, "w": true, "id": true, "": true, ".": true, "..": true}
+
+// checkPrefix refuses a prefix that could nest in another Store's keys.
+func checkPrefix(p string) error {
+	if !strings.HasSuffix(p, "/") {
+		return fmt.Errorf("etcdseq: prefix %q: want one that ends with /, such as sn/: %w", p, sequence.ErrInvalidArgument)
+	}
+	for part := range strings.SplitSeq(strings.TrimSuffix(p, "/"), "/") {
+		if reserved[part] {
+			return fmt.Errorf("etcdseq: prefix %q: a part %q is empty, relative or a name the Store's own keys use (n, r, cat, w, id), "+
+				"so that it could share keys with the Store of a shorter prefix: %w", p, part, sequence.ErrInvalidArgument)
+		}
+	}
+	return nil
 }
 
 // counter returns the etcd key of key's counter.
@@ -129,10 +163,16 @@ func checkKey(op, key string) error {
 // if the counter has not changed since it was read, in one transaction;
 // it reads again and retries when another process changed it first. change
 // returns ok false to write nothing; update then returns the mark read.
-func (s *Store) update(ctx context.Context, op, key string, change func(m mark) (next mark, ok bool, err error)) (mark, error) {
+// wrote reports whether this call's transaction was applied.
+//
+// A transaction whose answer was lost (the attempt's deadline, a member
+// that died) may have been applied, and the client sends it again on its
+// own. Allocate, Floor and Mark only raise the counter, so trying again
+// reads the raised mark and at worst leaves a gap. (Return lowers it, and
+// does not use update.)
+func (s *Store) update(ctx context.Context, op, key string, change func(m mark) (next mark, ok bool, err error)) (m mark, wrote bool, err error) {
 	k := s.counter(key)
-	var m mark
-	err := s.retry(ctx, op, key, func(ctx context.Context) (bool, error) {
+	err = s.retry(ctx, op, key, func(ctx context.Context) (bool, error) {
 		r, err := s.cli.Get(ctx, k)
 		if err != nil {
 			return false, err
@@ -159,10 +199,10 @@ func (s *Store) update(ctx context.Context, op, key string, change func(m mark) 
 			return true, nil // another process came first: read again
 		}
 		next.rev = t.Header.Revision
-		m = next
+		m, wrote = next, true
 		return false, nil
 	})
-	return m, err
+	return m, wrote, err
 }
 
 // Allocate reserves the n numbers after key's high-water mark and raises
@@ -179,7 +219,7 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		return sequence.Range{}, err
 	}
 	var first int64
-	_, err := s.update(ctx, "Allocate", key, func(m mark) (mark, bool, error) {
+	_, _, err := s.update(ctx, "Allocate", key, func(m mark) (mark, bool, error) {
 		if m.high > math.MaxInt64-n {
 			return m, false, fmt.Errorf("etcdseq: Allocate(%q, %d) past %d: %w", key, n, m.high, sequence.ErrExhausted)
 		}
@@ -204,7 +244,7 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if err := checkKey("Floor", key); err != nil {
 		return err
 	}
-	_, err := s.update(ctx, "Floor", key, func(m mark) (mark, bool, error) {
+	_, _, err := s.update(ctx, "Floor", key, func(m mark) (mark, bool, error) {
 		if m.floor >= floor && m.high >= floor {
 			return m, false, nil
 		}
@@ -217,7 +257,11 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 
 // Return lowers key's high-water mark from r.Last to r.First-1 when r.Last
 // is the mark still and no floor was raised to r.First or above: a
-// [sequence.Returner]. It reports whether it did.
+// [sequence.Returner]. It reports whether it did. It sends one
+// transaction and reads nothing after it: one whose answer was lost may
+// have been applied, and Return then reports false, or an error wrapping
+// [sequence.ErrUnavailable]; the caller issues nothing from the range
+// either way.
 func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool, error) {
 	if r.First < 1 || r.Last < r.First {
 		return false, fmt.Errorf("etcdseq: Return(%q, %v): %w", key, r, sequence.ErrInvalidArgument)
@@ -225,16 +269,39 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	if err := checkKey("Return", key); err != nil {
 		return false, err
 	}
-	done := false
-	_, err := s.update(ctx, "Return", key, func(m mark) (mark, bool, error) {
-		if m.high != r.Last || m.floor >= r.First {
-			return m, false, nil
+	// One transaction, never tried again, and nothing read after it: the
+	// client itself sends a transaction again when its answer is late, and
+	// a Return that read the counter again after its first was applied,
+	// and another process reserved the range, would take that process's
+	// numbers back. A Return that failed is a gap.
+	k := s.counter(key)
+	var m mark
+	err := s.retry(ctx, "Return", key, func(ctx context.Context) (bool, error) {
+		r, err := s.cli.Get(ctx, k)
+		if err != nil {
+			return false, err
 		}
-		m.high = r.First - 1
-		done = true
-		return m, true, nil
+		m = mark{}
+		if len(r.Kvs) > 0 {
+			m, err = parseMark(key, r.Kvs[0].Value, r.Kvs[0].ModRevision)
+		}
+		return false, err
 	})
-	return done && err == nil, err
+	if err != nil || m.high != r.Last || m.floor >= r.First {
+		return false, err
+	}
+	next := m
+	next.high = r.First - 1
+	tctx, cancel := context.WithTimeout(ctx, s.opts.AttemptTimeout)
+	defer cancel()
+	t, err := s.cli.Txn(tctx).
+		If(clientv3.Compare(clientv3.ModRevision(k), "=", m.rev)).
+		Then(clientv3.OpPut(k, next.String())).
+		Commit()
+	if err != nil {
+		return false, s.wrap("Return", key, fmt.Errorf("%w: the transaction's answer was lost, and it may have been applied; it is not tried again: %w", sequence.ErrUnavailable, err))
+	}
+	return t.Succeeded, nil
 }
 
 // Mark raises key's high-water mark to at least v and returns it, as etcd
@@ -246,7 +313,7 @@ func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
 	if err := checkKey("Mark", key); err != nil {
 		return 0, err
 	}
-	m, err := s.update(ctx, "Mark", key, func(m mark) (mark, bool, error) {
+	m, _, err := s.update(ctx, "Mark", key, func(m mark) (mark, bool, error) {
 		if m.high >= v {
 			return m, false, nil
 		}
@@ -289,7 +356,7 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) StoreID(ctx context.Context) (string, error) {
 	var b [16]byte
 	rand.Read(b[:])
-	return s.putOnce(ctx, "StoreID", s.prefix+"id", hex.EncodeToString(b[:]))
+	return s.putOnce(ctx, "StoreID", "", s.prefix+"id", hex.EncodeToString(b[:]))
 }
 
 // Record stores value under name unless the cluster has a value for name
@@ -299,13 +366,14 @@ func (s *Store) Record(ctx context.Context, name, value string) (string, error) 
 	if len(name) == 0 || len(name) > 255 || len(value) > 4096 {
 		return "", fmt.Errorf("etcdseq: record %.40q: a name of %d bytes (1 to 255) and a value of %d (at most 4096): %w", name, len(name), len(value), sequence.ErrInvalidArgument)
 	}
-	return s.putOnce(ctx, "Record", s.prefix+"r/"+name, value)
+	return s.putOnce(ctx, "Record", name, s.prefix+"r/"+name, value)
 }
 
-// putOnce writes value at k unless k exists, and returns what k holds.
-func (s *Store) putOnce(ctx context.Context, op, k, value string) (string, error) {
+// putOnce writes value at k unless k exists, and returns what k holds;
+// name is what errors call it.
+func (s *Store) putOnce(ctx context.Context, op, name, k, value string) (string, error) {
 	var got string
-	err := s.retry(ctx, op, k, func(ctx context.Context) (bool, error) {
+	err := s.retry(ctx, op, name, func(ctx context.Context) (bool, error) {
 		t, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
 			Then(clientv3.OpPut(k, value)).
