@@ -33,7 +33,7 @@
 // the sequence.Segment it serves through:
 //
 //	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout, idle
-//	sql            ledger (required), table, step, min_step, max_step, prefetch, target, fetch_timeout, idle
+//	sql            ledger (required), table, replication, step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	etcd           ledger (required, an etcd URL), step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	redis          url (required), prefix, replicas, replica_timeout, ledger, table,
 //	               step, min_step, max_step, prefetch, target, fetch_timeout, idle
@@ -68,6 +68,17 @@
 // A mysql URL becomes the driver's DSN, user:password@tcp(host:3306)/db?parseTime=true,
 // its query the DSN's parameters. The table (table, default "sn_ledger")
 // is created when a Build first opens the ledger, within fetch_timeout.
+//
+// A PostgreSQL ledger's replication is read then too: a primary with a
+// standby that is not synchronous is refused, for a failover to a standby
+// that lagged hands out again the numbers the primary handed out last
+// (sqlseq.Store.CheckReplication). Make the standbys synchronous, or set
+// replication: single-server (the server never fails over) or
+// replication: accept-async-failover-loss. Name every server of a
+// replicated ledger, with target_session_attrs=read-write, so that a
+// failover is followed:
+//
+//	postgres://sn:secret@db1:5432,db2:5432/orders?target_session_attrs=read-write
 //
 // A ledger may also be an etcd cluster (etcdseq), which survives the loss
 // of a minority of its members without losing a range it acknowledged:
@@ -199,6 +210,14 @@ type seq struct {
 	// Table is the ledger's table, optionally qualified by a schema
 	// ("billing.sn_ledger"): letters, digits and "_". Default: sn_ledger.
 	Table string `yaml:"table"`
+
+	// Replication says which failovers of a PostgreSQL ledger's server are
+	// accepted: by default a primary with a standby that is not
+	// synchronous is refused when the ledger is opened, for a failover to
+	// it hands out numbers again (sqlseq.Store.CheckReplication).
+	// "single-server" declares that the server never fails over;
+	// "accept-async-failover-loss" accepts that risk by name.
+	Replication string `yaml:"replication"`
 
 	// SingleHost declares that one host alone uses the Redis of a
 	// redis-strict sequence, so that the bbolt file at Path, which only

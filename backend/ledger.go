@@ -20,7 +20,7 @@ import (
 )
 
 // ledgerFields are the fields of a config.Sequence that name a ledger.
-var ledgerFields = []string{"ledger", "table"}
+var ledgerFields = []string{"ledger", "table", "replication"}
 
 // ledgerForms shows the URLs a ledger takes, for error messages.
 const ledgerForms = "postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379"
@@ -145,11 +145,19 @@ func checkLedger(s seq, backend string, required bool) error {
 	if err != nil {
 		return &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: %w", l.shown, err)}
 	}
+	if l.etcd != nil && s.Replication != "" {
+		return &config.Error{Field: "replication", Err: fmt.Errorf("replication %q is a SQL ledger's: an etcd ledger commits on a majority of members", s.Replication)}
+	}
 	if l.etcd != nil {
 		if s.Table != "" {
 			return &config.Error{Field: "table", Err: fmt.Errorf("table %q is a SQL ledger's: an etcd ledger's keys are under the URL's path (%s)", s.Table, l.etcd.prefix)}
 		}
 		return nil
+	}
+	switch r := sqlseq.Replication(s.Replication); r {
+	case sqlseq.RequireSync, sqlseq.SingleServer, sqlseq.AcceptAsyncLoss:
+	default:
+		return &config.Error{Field: "replication", Err: fmt.Errorf("replication %q: want %s or %s (or nothing: refuse a standby that is not synchronous)", r, sqlseq.SingleServer, sqlseq.AcceptAsyncLoss)}
 	}
 	// New checks its arguments and nothing else: it never uses the DB.
 	if _, err := sqlseq.New(new(sql.DB), l.dialect, sqlseq.Options{Table: tableOf(s)}); err != nil {
@@ -215,8 +223,8 @@ func openSQL(ctx context.Context, t *config.Target, s seq, l ledger) (*sqlseq.St
 		return nil, err
 	}
 	table := tableOf(s)
-	return config.Share(t, "sqlseq "+l.dsn+" table "+table, func() (*sqlseq.Store, error) {
-		st, err := sqlseq.New(db, l.dialect, sqlseq.Options{Table: table})
+	return config.Share(t, "sqlseq "+l.dsn+" table "+table+" replication "+s.Replication, func() (*sqlseq.Store, error) {
+		st, err := sqlseq.New(db, l.dialect, sqlseq.Options{Table: table, Replication: sqlseq.Replication(s.Replication)})
 		if err != nil {
 			return nil, err
 		}
@@ -224,6 +232,9 @@ func openSQL(ctx context.Context, t *config.Target, s seq, l ledger) (*sqlseq.St
 		mctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		err = st.Migrate(mctx)
+		if err == nil {
+			err = st.CheckReplication(mctx)
+		}
 		if err != nil {
 			if mctx.Err() != nil && ctx.Err() == nil {
 				err = fmt.Errorf("no answer within %v: %w", timeout, err)

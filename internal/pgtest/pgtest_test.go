@@ -310,3 +310,39 @@ func TestSharedServerRefusesKill(t *testing.T) {
 		t.Fatalf("shared server down after refused Kill: %v", err)
 	}
 }
+
+// A standby streams the primary's commits; disconnected, it misses those
+// after; promoted, it accepts writes, and a DSN naming both servers finds
+// the one that does.
+func TestStandby(t *testing.T) {
+	ctx := t.Context()
+	primary := pgtest.Start(t)
+	standby := pgtest.StartStandby(t, primary)
+	pdb := primary.DB(t, primary.DSN())
+	mustExec(t, pdb, `CREATE TABLE t (n int)`)
+	mustExec(t, pdb, `INSERT INTO t VALUES (1)`)
+	sdb := standby.DB(t, standby.DSN())
+	waitRows := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			var n int
+			if err := sdb.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err == nil && n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the standby never had %d rows", want)
+			}
+		}
+	}
+	waitRows(1)
+	standby.Disconnect(t)
+	mustExec(t, pdb, `INSERT INTO t VALUES (2)`)
+	primary.Kill(t)
+	standby.Promote(t)
+	multi := primary.DB(t, pgtest.MultiHostDSN("postgres", primary, standby))
+	mustExec(t, multi, `INSERT INTO t VALUES (3)`)
+	var n int
+	if err := sdb.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the promoted standby has %d rows (%v); want 2: the row committed after it was cut off is lost", n, err)
+	}
+}

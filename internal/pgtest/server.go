@@ -29,6 +29,7 @@ import (
 type Server struct {
 	*testserver.Process
 	ping *sql.DB // pings the "postgres" database while the server starts
+	name string  // a standby's application_name
 }
 
 // newServer copies the template into a directory of the new server's own
@@ -36,29 +37,36 @@ type Server struct {
 func (e *env) newServer(shared bool) (*Server, error) {
 	var s *Server
 	err := e.owner.StartCopy("pgtest", e.root, e.template, func(dir string, port int) (err error) {
-		s = &Server{Process: &testserver.Process{
-			Pkg: "pgtest", Name: "PostgreSQL", Install: "postgresql",
-			Bin: e.postgres, Args: argv(dir, port), WorkDir: dir, Port: port,
-			Log: "postgres.log", Owner: e.owner,
-			StartTimeout: 30 * time.Second,
-			StopSignal:   syscall.SIGINT, StopTimeout: 10 * time.Second,
-			KillTree: true,
-			// The processes of a killed server may still hold its shared
-			// memory for a moment.
-			Busy:   []string{"pre-existing shared memory block", "lock file"},
-			Shared: shared,
-		}}
-		if s.ping, err = sql.Open("pgx", s.dsn("postgres")); err != nil {
-			return err
-		}
-		s.Ready = s.pingOnce
-		if err := s.Start(); err != nil {
-			s.ping.Close()
-			return err
-		}
-		return nil
+		s, err = e.startIn(dir, port, shared)
+		return err
 	})
 	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startIn starts a server on port with its data in dir/data.
+func (e *env) startIn(dir string, port int, shared bool) (*Server, error) {
+	s := &Server{Process: &testserver.Process{
+		Pkg: "pgtest", Name: "PostgreSQL", Install: "postgresql",
+		Bin: e.postgres, Args: argv(dir, port), WorkDir: dir, Port: port,
+		Log: "postgres.log", Owner: e.owner,
+		StartTimeout: 30 * time.Second,
+		StopSignal:   syscall.SIGINT, StopTimeout: 10 * time.Second,
+		KillTree: true,
+		// The processes of a killed server may still hold its shared
+		// memory for a moment.
+		Busy:   []string{"pre-existing shared memory block", "lock file"},
+		Shared: shared,
+	}}
+	var err error
+	if s.ping, err = sql.Open("pgx", s.dsn("postgres")); err != nil {
+		return nil, err
+	}
+	s.Ready = s.pingOnce
+	if err := s.Start(); err != nil {
+		s.ping.Close()
 		return nil, err
 	}
 	return s, nil

@@ -93,6 +93,11 @@ type Options struct {
 	// context. -1 means never.
 	// default: 8.
 	Retries int
+
+	// Replication says which failovers of the ledger's server the Store
+	// accepts; see [Store.CheckReplication].
+	// default: RequireSync.
+	Replication Replication
 }
 
 var (
@@ -111,8 +116,10 @@ type Store struct {
 	table   string
 	retries int
 	q       queries
-	id      atomic.Pointer[string] // the ledger's identity, once read
-	rows    sync.Map               // [32]byte -> struct{}: keys whose row Gapless saw (MySQL)
+	// replication is the failovers the Store accepts.
+	replication Replication
+	id          atomic.Pointer[string] // the ledger's identity, once read
+	rows        sync.Map               // [32]byte -> struct{}: keys whose row Gapless saw (MySQL)
 	// catalogOK says the catalog's table and lock record exist.
 	catalogOK atomic.Bool
 }
@@ -140,11 +147,16 @@ func New(db *sql.DB, d Dialect, o Options) (*Store, error) {
 	case o.Retries < 0:
 		o.Retries = 0
 	}
+	switch o.Replication {
+	case RequireSync, SingleServer, AcceptAsyncLoss:
+	default:
+		return nil, fmt.Errorf("sqlseq: Replication %q: want %q, %q or %q: %w", o.Replication, RequireSync, SingleServer, AcceptAsyncLoss, sequence.ErrInvalidArgument)
+	}
 	q, err := queriesFor(d, o.Table)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, dialect: d, table: o.Table, retries: o.Retries, q: q}, nil
+	return &Store{db: db, dialect: d, table: o.Table, retries: o.Retries, q: q, replication: o.Replication}, nil
 }
 
 // Table returns the name of the ledger table.
