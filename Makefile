@@ -1,5 +1,5 @@
 # make test   installs what the tests need (redis-server, postgresql,
-#             mariadb-server, etcd-server, chromium and nodejs/npm, via
+#             mariadb-server, etcd-server, redis-sentinel, chromium and nodejs/npm, via
 #             apt-get when missing), then
 #             runs vet, lints the service's OpenAPI document with an outside
 #             tool (@redocly/cli, through npx) and runs the whole suite under
@@ -25,6 +25,7 @@ test: deps vet lint-openapi
 deps:
 	@missing=""; \
 	{ command -v redis-server && command -v redis-cli; } >/dev/null 2>&1 || missing="$$missing redis-server redis-tools"; \
+	command -v redis-sentinel >/dev/null 2>&1 || missing="$$missing redis-sentinel"; \
 	{ ls /usr/lib/postgresql/*/bin/initdb || command -v initdb; } >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	{ [ -x /usr/sbin/mariadbd ] || command -v mariadbd; } >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
 	command -v etcd >/dev/null 2>&1 || missing="$$missing etcd-server"; \

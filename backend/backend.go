@@ -150,10 +150,21 @@
 //	unix:///path/to/redis.sock[?db=N]                           one server on a Unix socket
 //	redis+cluster://host1:port1,host2:port2[?option=value...]   a Redis Cluster
 //	rediss+cluster://...                                        a Redis Cluster over TLS
+//	redis+sentinel://host1:26379,host2:26379/master[/db][?option=value...]
+//	                                                            the master Redis Sentinel names
+//	rediss+sentinel://...                                       the same over TLS
 //
-// The options are those of go-redis's ParseURL and ParseClusterURL
-// (dial_timeout=3s, pool_size=10, ...). A cluster URL lists its seed nodes
-// separated by commas (or as addr= options); the client discovers the rest.
+// The options are those of go-redis's ParseURL, ParseClusterURL and
+// ParseFailoverURL (dial_timeout=3s, pool_size=10, ...). A cluster URL lists
+// its seed nodes separated by commas (or as addr= options); the client
+// discovers the rest. A sentinel URL lists the sentinels, and its path is
+// the name they monitor the master by; the user and password in it are
+// the sentinels', the master's are the username= and password= options.
+// After a failover the client follows the master the sentinels name.
+// Replication is asynchronous: without a ledger, set replicas so that each
+// range is on a replica before it is used, or a promoted replica that
+// lagged issues it again; with a ledger, a replica that lagged costs a
+// gap.
 package backend
 
 import (

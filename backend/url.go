@@ -52,8 +52,59 @@ func parseURL(rawURL string) (func() redis.UniversalClient, error) {
 		}
 		opt.ContextTimeoutEnabled = true
 		return func() redis.UniversalClient { return redis.NewClusterClient(opt) }, nil
+	case "redis+sentinel", "rediss+sentinel":
+		u, err := sentinelURL(strings.TrimSuffix(scheme, "+sentinel"), rest)
+		if err != nil {
+			return nil, urlSyntax(rawURL, err)
+		}
+		opt, err := redis.ParseFailoverURL(u)
+		if err != nil {
+			return nil, err
+		}
+		opt.ContextTimeoutEnabled = true
+		return func() redis.UniversalClient { return redis.NewFailoverClient(opt) }, nil
 	}
-	return nil, fmt.Errorf("unknown scheme %q (want redis, rediss, unix, redis+cluster or rediss+cluster)", scheme)
+	return nil, fmt.Errorf("unknown scheme %q (want redis, rediss, unix, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel)", scheme)
+}
+
+// sentinelURL turns "user:pw@h1:p1,h2:p2/master[/db][?q]" into the form
+// ParseFailoverURL takes: "scheme://user:pw@h1:p1/db?q&master_name=master&addr=h2:p2".
+func sentinelURL(scheme, rest string) (string, error) {
+	authority, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		authority, tail = rest[:i], rest[i:]
+	}
+	userinfo := ""
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		userinfo, authority = authority[:i+1], authority[i+1:]
+	}
+	hosts := strings.Split(authority, ",")
+	for _, h := range hosts {
+		if h == "" {
+			return "", fmt.Errorf("empty host in %q", authority)
+		}
+	}
+	path, query, _ := strings.Cut(tail, "?")
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if parts[0] == "" || len(parts) > 2 {
+		return "", errors.New("want the master's name, and optionally a database number, as the path: redis+sentinel://host1:26379,host2:26379/mymaster/0")
+	}
+	q := url.Values{}
+	if query != "" {
+		var err error
+		if q, err = url.ParseQuery(query); err != nil {
+			return "", err
+		}
+	}
+	q.Set("master_name", parts[0])
+	for _, h := range hosts[1:] {
+		q.Add("addr", h)
+	}
+	u := scheme + "://" + userinfo + hosts[0]
+	if len(parts) == 2 {
+		u += "/" + parts[1]
+	}
+	return u + "?" + q.Encode(), nil
 }
 
 // clusterURL turns "user:pw@h1:p1,h2:p2/?q" into the form ParseClusterURL

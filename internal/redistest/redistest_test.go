@@ -264,3 +264,34 @@ func TestReplica(t *testing.T) {
 		t.Fatalf("SET on the replica: %v, want READONLY", err)
 	}
 }
+
+// Three sentinels watch a master with a replica; the master killed, they
+// promote the replica, and a failover client follows.
+func TestSentinels(t *testing.T) {
+	ctx := context.Background()
+	master := redistest.Start(t)
+	replica := redistest.StartReplica(t, master)
+	ss := redistest.StartSentinels(t, master)
+	if got := ss.Master(t); got != master.Addr() {
+		t.Fatalf("the sentinels' master is %s, want %s", got, master.Addr())
+	}
+	rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: redistest.MasterName, SentinelAddrs: ss.Addrs()})
+	defer rdb.Close()
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	master.Kill(t)
+	if got := ss.WaitFailover(t, master.Addr()); got != replica.Addr() {
+		t.Fatalf("the sentinels promoted %s, want the replica %s", got, replica.Addr())
+	}
+	var err error
+	for range 100 {
+		if err = rdb.Set(ctx, "k2", "v", 0).Err(); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("a write after the failover: %v", err)
+	}
+}
