@@ -67,22 +67,31 @@ func parseURL(rawURL string) (func() redis.UniversalClient, error) {
 	return nil, fmt.Errorf("unknown scheme %q (want redis, rediss, unix, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel)", scheme)
 }
 
-// sentinelURL turns "user:pw@h1:p1,h2:p2/master[/db][?q]" into the form
-// ParseFailoverURL takes: "scheme://user:pw@h1:p1/db?q&master_name=master&addr=h2:p2".
-func sentinelURL(scheme, rest string) (string, error) {
-	authority, tail := rest, ""
+// splitHosts splits "user:pw@h1:p1,h2:p2/path?q" into its user
+// information ("user:pw@"), its hosts and the rest ("/path?q").
+func splitHosts(rest string) (userinfo string, hosts []string, tail string, err error) {
+	authority := rest
 	if i := strings.IndexAny(rest, "/?"); i >= 0 {
 		authority, tail = rest[:i], rest[i:]
 	}
-	userinfo := ""
 	if i := strings.LastIndex(authority, "@"); i >= 0 {
 		userinfo, authority = authority[:i+1], authority[i+1:]
 	}
-	hosts := strings.Split(authority, ",")
+	hosts = strings.Split(authority, ",")
 	for _, h := range hosts {
 		if h == "" {
-			return "", fmt.Errorf("empty host in %q", authority)
+			return "", nil, "", fmt.Errorf("empty host in %q", authority)
 		}
+	}
+	return userinfo, hosts, tail, nil
+}
+
+// sentinelURL turns "user:pw@h1:p1,h2:p2/master[/db][?q]" into the form
+// ParseFailoverURL takes: "scheme://user:pw@h1:p1/db?q&master_name=master&addr=h2:p2".
+func sentinelURL(scheme, rest string) (string, error) {
+	userinfo, hosts, tail, err := splitHosts(rest)
+	if err != nil {
+		return "", err
 	}
 	path, query, _ := strings.Cut(tail, "?")
 	parts := strings.Split(strings.Trim(path, "/"), "/")
@@ -110,19 +119,9 @@ func sentinelURL(scheme, rest string) (string, error) {
 // clusterURL turns "user:pw@h1:p1,h2:p2/?q" into the form ParseClusterURL
 // takes: "scheme://user:pw@h1:p1/?q&addr=h2:p2".
 func clusterURL(scheme, rest string) (string, error) {
-	authority, tail := rest, ""
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		authority, tail = rest[:i], rest[i:]
-	}
-	userinfo := ""
-	if i := strings.LastIndex(authority, "@"); i >= 0 {
-		userinfo, authority = authority[:i+1], authority[i+1:]
-	}
-	hosts := strings.Split(authority, ",")
-	for _, h := range hosts {
-		if h == "" {
-			return "", fmt.Errorf("empty host in %q", authority)
-		}
+	userinfo, hosts, tail, err := splitHosts(rest)
+	if err != nil {
+		return "", err
 	}
 	path, query, _ := strings.Cut(tail, "?")
 	if path != "" && path != "/" {
