@@ -225,7 +225,10 @@ func TestNewRedisClient(t *testing.T) {
 		{url: "redis://:S3c/retPW@h:6379/0", wantError: `backend: redis URL "redis://:xxxxx@h:6379/0": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
 		{url: "redis+cluster://u:S3c/retPW@h1,h2", wantError: `backend: redis URL "redis+cluster://u:xxxxx@h1,h2": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
 		{url: "redis://:S3c%zzPW@h:6379/0", wantError: `backend: redis URL "redis://:xxxxx@h:6379/0": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
-		{url: "redis+sentinel://h1:26379", wantError: `backend: redis URL "redis+sentinel://h1:26379": unknown scheme "redis+sentinel" (want redis, rediss, unix, redis+cluster or rediss+cluster)`},
+		{url: "redis+sentinel://h1:26379", wantError: `backend: redis URL "redis+sentinel://h1:26379": want the master's name, and optionally a database number, as the path: redis+sentinel://host1:26379,host2:26379/mymaster/0`},
+		{url: "redis+sentinel://h1:26379,,h2/m", wantError: `backend: redis URL "redis+sentinel://h1:26379,,h2/m": empty host in "h1:26379,,h2"`},
+		{url: "redis+sentinel://h1:26379/m/1/2", wantError: `backend: redis URL "redis+sentinel://h1:26379/m/1/2": want the master's name, and optionally a database number, as the path: redis+sentinel://host1:26379,host2:26379/mymaster/0`},
+		{url: "redis+url://h1", wantError: `backend: redis URL "redis+url://h1": unknown scheme "redis+url" (want redis, rediss, unix, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
