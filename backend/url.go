@@ -28,7 +28,7 @@ func NewRedisClient(rawURL string) (redis.UniversalClient, error) {
 func parseURL(rawURL string) (func() redis.UniversalClient, error) {
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
-		return nil, errors.New("want redis://host:port, rediss://, unix:// or redis+cluster://host:port,host:port")
+		return nil, errors.New("want redis://host:port, rediss://, unix://, redis+cluster://host:port,host:port or redis+sentinel://host:port,host:port/master")
 	}
 	switch scheme {
 	case "redis", "rediss", "unix":

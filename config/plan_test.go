@@ -426,7 +426,7 @@ templates:
 			`line 4: template "a": sequence.url: the snowflake backend leases its worker id from a Redis or a database: set url ` +
 				`(a Redis that runs with appendonly yes and appendfsync always) or ledger (postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379), ` +
 				`here or in store, or a fixed worker with single_process: true`,
-			`line 7: template "b": sequence.url: redis URL "http://cache": unknown scheme "http" (want redis, rediss, unix, redis+cluster or rediss+cluster)`,
+			`line 7: template "b": sequence.url: redis URL "http://cache": unknown scheme "http" (want redis, rediss, unix, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel)`,
 			`line 10: template "c": sequence.prefix: not used by the snowflake backend`,
 			`line 10: template "c": sequence.ledger: ledger "oracle://db/x": unknown scheme "oracle" (want postgres, postgresql, mysql, etcd or etcds: postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379)`,
 		}, []string{"a sequence.url", "b sequence.url", "c sequence.prefix", "c sequence.ledger"}},
