@@ -305,8 +305,8 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	segment := []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout", "idle"}
-	strictFields := []string{"url", "prefix", "replicas", "replica_timeout", "ledger", "table", "path", "single_host", "step", "fetch_timeout"}
-	redisFields := []string{"url", "prefix", "replicas", "replica_timeout", "ledger", "table"}
+	strictFields := []string{"url", "prefix", "replicas", "replica_timeout", "ledger", "table", "replication", "path", "single_host", "step", "fetch_timeout"}
+	redisFields := []string{"url", "prefix", "replicas", "replica_timeout", "ledger", "table", "replication"}
 	tests := []struct {
 		name string
 		dir  string
@@ -320,11 +320,11 @@ func TestCheck(t *testing.T) {
 		{"bolt in the current directory", "", config.Sequence{Backend: "bolt", Options: config.Options{"path": "sn.db"}},
 			config.StoreInfo{ID: "bolt " + filepath.Join(wd, "sn.db"), Durable: true, Fields: append([]string{"path"}, segment...)}},
 		{"sql", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://u:pw@db:5432/orders?sslmode=disable"}},
-			config.StoreInfo{ID: `sql ledger postgres://u:xxxxx@db:5432/orders?sslmode=disable table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
+			config.StoreInfo{ID: `sql ledger postgres://u:xxxxx@db:5432/orders?sslmode=disable table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table", "replication"}, segment...)}},
 		{"sql on mysql with a table", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://u:pw@db/orders", "table": "billing.numbers"}},
-			config.StoreInfo{ID: `sql ledger mysql://u:xxxxx@db/orders table billing.numbers`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
+			config.StoreInfo{ID: `sql ledger mysql://u:xxxxx@db/orders table billing.numbers`, Durable: true, Fields: append([]string{"ledger", "table", "replication"}, segment...)}},
 		{"sql with a password parameter", "", config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgresql://db/orders?user=u&password=pw"}},
-			config.StoreInfo{ID: `sql ledger postgresql://db/orders?password=xxxxx&user=u table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table"}, segment...)}},
+			config.StoreInfo{ID: `sql ledger postgresql://db/orders?password=xxxxx&user=u table sn_ledger`, Durable: true, Fields: append([]string{"ledger", "table", "replication"}, segment...)}},
 		{"redis", "", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://u:pw@h:6379/1"}},
 			config.StoreInfo{ID: `redis redis://u:xxxxx@h:6379/1 prefix "sn:"`, Durable: true, Fields: append(redisFields, segment...)}},
 		{"redis with a prefix", "", config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://h:6379/1", "prefix": "t:"}},
@@ -342,7 +342,7 @@ func TestCheck(t *testing.T) {
 		{"snowflake leased", "", config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://u:pw@h:6379/0", "prefix": "t:"}},
 			config.StoreInfo{ID: `snowflake twitter lease redis://u:xxxxx@h:6379/0 prefix "t:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
 		{"snowflake leased from a ledger", "", config.Sequence{Backend: "snowflake", Options: config.Options{"ledger": "postgres://u:pw@db/shop", "table": "ids"}},
-			config.StoreInfo{ID: `snowflake twitter lease ledger postgres://u:xxxxx@db/shop table ids`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "ledger", "table"}}},
+			config.StoreInfo{ID: `snowflake twitter lease ledger postgres://u:xxxxx@db/shop table ids`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "ledger", "table", "replication"}}},
 		{"snowflake with a url and a ledger", "", config.Sequence{Backend: "snowflake", Options: config.Options{"url": "redis://h", "ledger": "postgres://db/shop"}},
 			config.StoreInfo{ID: `snowflake twitter lease redis://h prefix "sn:"`, Durable: true, NoFloor: true, Bits: 63, Fields: []string{"layout", "url", "prefix"}}},
 		{"snowflake fixed", "", config.Sequence{Backend: "snowflake", Options: config.Options{"layout": "sonyflake", "worker": 0, "single_process": true, "url": "redis://h"}},
