@@ -243,7 +243,7 @@ func openEtcd(ctx context.Context, t *config.Target, l ledger) (*etcdseq.Store, 
 		defer cancel()
 		if err := st.Ping(pctx); err != nil {
 			if pctx.Err() != nil && ctx.Err() == nil {
-				err = fmt.Errorf("%w: no leader and majority answered within %v (fetch_timeout): %w", sequence.ErrUnavailable, timeout, err)
+				err = fmt.Errorf("%w: the cluster did not answer within %v (fetch_timeout): no member reachable (check the hosts, etcd:// or etcds:// and the TLS files), or no leader and majority: %w", sequence.ErrUnavailable, timeout, err)
 			}
 			return nil, fmt.Errorf("backend: ledger %s: %w", l.shown, err)
 		}

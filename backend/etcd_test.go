@@ -3,10 +3,14 @@ package backend_test
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/etcdtest"
@@ -124,3 +128,98 @@ func TestEtcdRefused(t *testing.T) {
 // silentAddr returns the address of a port that accepts connections and
 // never answers.
 func silentAddr(t *testing.T) string { return redistest.SilentServer(t) }
+
+// An etcd ledger's URL carries etcd's authentication: with auth on, the
+// user of the URL issues under the prefix it may write; a wrong password
+// is an error of Build, not of the first number.
+func TestEtcdAuth(t *testing.T) {
+	ctx := t.Context()
+	c := etcdtest.Start(t)
+	cli := c.Client(t)
+	steps := []func() error{
+		func() error { _, err := cli.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := cli.UserAdd(ctx, "root", "rootpw"); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := cli.RoleAdd(ctx, "numbers"); return err },
+		func() error {
+			_, err := cli.RoleGrantPermission(ctx, "numbers", "billing/", clientv3.GetPrefixRangeEnd("billing/"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := cli.UserAdd(ctx, "sn", "s3cret"); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "sn", "numbers"); return err },
+		func() error { _, err := cli.AuthEnable(ctx); return err },
+	}
+	for i, step := range steps {
+		if err := step(); err != nil {
+			t.Fatalf("setting up auth, step %d: %v", i, err)
+		}
+	}
+	var hosts []string
+	for _, ep := range c.Endpoints() {
+		hosts = append(hosts, strings.TrimPrefix(ep, "http://"))
+	}
+	url := func(userinfo string) string {
+		return "etcd://" + userinfo + strings.Join(hosts, ",") + "/billing/"
+	}
+	build := func(ledger string) (*config.Set, error) {
+		cfg := &config.Config{
+			Store:     config.Sequence{Backend: "etcd", FetchTimeout: "3s", Options: config.Options{"ledger": ledger}},
+			Templates: map[string]config.Template{"inv": {Template: "INV@<seq>"}},
+		}
+		return cfg.Build(ctx)
+	}
+	set, err := build(url("sn:s3cret@"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := issue(t, set, "inv", 3); !slices.Equal(got, []string{"INV1", "INV2", "INV3"}) {
+		t.Errorf("issued %q", got)
+	}
+	set.Close()
+	for _, bad := range []string{"sn:wrong@", ""} {
+		if _, err := build(url(bad)); err == nil {
+			t.Errorf("Build with user %q: no error", bad)
+		} else {
+			t.Logf("user %q: %v", bad, err)
+		}
+	}
+}
+
+// An etcds:// ledger connects over TLS with the URL's files: the
+// authority's certificate, and the client's certificate and key when the
+// members ask for one. Without them, or over plain etcd://, Build fails.
+func TestEtcdTLS(t *testing.T) {
+	c, files := etcdtest.StartTLS(t)
+	var hosts []string
+	for _, ep := range c.Endpoints() {
+		hosts = append(hosts, strings.TrimPrefix(ep, "https://"))
+	}
+	build := func(ledger string) (*config.Set, error) {
+		cfg := &config.Config{
+			Store:     config.Sequence{Backend: "etcd", FetchTimeout: "2s", Options: config.Options{"ledger": ledger}},
+			Templates: map[string]config.Template{"inv": {Template: "INV@<seq>"}},
+		}
+		return cfg.Build(t.Context())
+	}
+	q := url.Values{"ca": {files.CA}, "cert": {files.Cert}, "key": {files.Key}}
+	set, err := build("etcds://" + strings.Join(hosts, ",") + "/billing/?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := issue(t, set, "inv", 2); !slices.Equal(got, []string{"INV1", "INV2"}) {
+		t.Errorf("issued %q", got)
+	}
+	set.Close()
+	for _, bad := range []string{
+		"etcds://" + strings.Join(hosts, ",") + "/billing/?ca=" + url.QueryEscape(files.CA), // no client certificate
+		"etcds://" + strings.Join(hosts, ",") + "/billing/",                                 // the system's authorities
+		"etcd://" + strings.Join(hosts, ",") + "/billing/",                                  // no TLS
+	} {
+		if set, err := build(bad); err == nil {
+			set.Close()
+			t.Errorf("Build over %s: no error", bad)
+		} else {
+			t.Logf("%s: %v", bad, err)
+		}
+	}
+}

@@ -111,7 +111,8 @@ func Start(tb testing.TB) *Cluster {
 type Cluster struct {
 	Members []*Member
 	dir     string
-	token   string // the cluster's initial-cluster-token
+	token   string    // the cluster's initial-cluster-token
+	tls     *TLSFiles // clients over TLS, when not nil (StartTLS)
 }
 
 // Member is one etcd process of a [Cluster]. Its Process gives Kill,
@@ -121,10 +122,17 @@ type Member struct {
 	*testserver.Process
 	Name     string
 	PeerPort int
+	secure   bool // clients over TLS
 }
 
-// ClientURL returns the member's client URL, http://127.0.0.1:port.
-func (m *Member) ClientURL() string { return "http://" + m.Addr() }
+// ClientURL returns the member's client URL, http://127.0.0.1:port, or
+// https:// in a cluster started by StartTLS.
+func (m *Member) ClientURL() string {
+	if m.secure {
+		return "https://" + m.Addr()
+	}
+	return "http://" + m.Addr()
+}
 
 func (m *Member) peerURL() string {
 	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(m.PeerPort))
@@ -132,18 +140,22 @@ func (m *Member) peerURL() string {
 
 // startCluster starts three members in a directory of the cluster's own and
 // waits until the cluster has a leader and every member is healthy.
-func (e *env) startCluster(shared bool) (*Cluster, error) {
+func (e *env) startCluster(shared bool) (*Cluster, error) { return e.newCluster(shared, nil) }
+
+// newCluster starts a cluster, serving clients over TLS with files when
+// not nil.
+func (e *env) newCluster(shared bool, files *TLSFiles) (*Cluster, error) {
 	dir, err := os.MkdirTemp(e.root, "cluster-")
 	if err != nil {
 		return nil, fmt.Errorf("etcdtest: %w", err)
 	}
-	c := &Cluster{dir: dir, token: filepath.Base(dir)}
+	c := &Cluster{dir: dir, token: filepath.Base(dir), tls: files}
 	for attempt := range testserver.BindAttempts {
 		if err = c.start(e.bin, shared); err == nil || !errors.Is(err, testserver.ErrPortTaken) {
 			break
 		}
 		c.stop()
-		c = &Cluster{dir: dir, token: fmt.Sprintf("%s-%d", filepath.Base(dir), attempt+1)}
+		c = &Cluster{dir: dir, token: fmt.Sprintf("%s-%d", filepath.Base(dir), attempt+1), tls: files}
 		os.MkdirAll(dir, 0o755)
 	}
 	if err != nil {
@@ -171,7 +183,7 @@ func (c *Cluster) start(bin string, shared bool) error {
 	}
 	var initial []string
 	for i := range Size {
-		m := &Member{Name: "m" + strconv.Itoa(i), PeerPort: ports[2*i+1]}
+		m := &Member{Name: "m" + strconv.Itoa(i), PeerPort: ports[2*i+1], secure: c.tls != nil}
 		m.Process = &testserver.Process{
 			Pkg: "etcdtest", Name: "etcd " + m.Name, Install: "etcd-server",
 			Bin: bin, WorkDir: filepath.Join(c.dir, m.Name), Port: ports[2*i],
@@ -215,7 +227,17 @@ func (c *Cluster) start(bin string, shared bool) error {
 
 // args returns the command line of member m.
 func (c *Cluster) args(m *Member, initialCluster, state string) []string {
-	return []string{
+	var secure []string
+	if c.tls != nil {
+		dir := filepath.Dir(c.tls.CA)
+		secure = []string{
+			"--cert-file", filepath.Join(dir, "server.pem"),
+			"--key-file", filepath.Join(dir, "server-key.pem"),
+			"--trusted-ca-file", c.tls.CA,
+			"--client-cert-auth",
+		}
+	}
+	return append(secure, []string{
 		"--name", m.Name,
 		"--data-dir", filepath.Join(m.WorkDir, "data"),
 		"--listen-client-urls", m.ClientURL(),
@@ -229,13 +251,20 @@ func (c *Cluster) args(m *Member, initialCluster, state string) []string {
 		"--election-timeout", strconv.Itoa(int(electionTimeout / time.Millisecond)),
 		"--logger", "zap",
 		"--log-outputs", "stderr",
-	}
+	}...)
 }
 
 // waitHealthy waits until every member of ms answers /health with true:
 // it is in a cluster with a leader and can serve.
 func (c *Cluster) waitHealthy(ctx context.Context, ms []*Member) error {
 	hc := &http.Client{Timeout: time.Second}
+	if c.tls != nil {
+		cfg, err := c.tls.clientTLS()
+		if err != nil {
+			return fmt.Errorf("etcdtest: %w", err)
+		}
+		hc.Transport = &http.Transport{TLSClientConfig: cfg}
+	}
 	for _, m := range ms {
 		for {
 			err := health(ctx, hc, m)
@@ -299,11 +328,18 @@ func (c *Cluster) Endpoints() []string {
 // Client returns a client of the whole cluster, closed when the test ends.
 func (c *Cluster) Client(tb testing.TB) *clientv3.Client {
 	tb.Helper()
-	cli, err := clientv3.New(clientv3.Config{
+	cfg := clientv3.Config{
 		Endpoints:   c.Endpoints(),
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
-	})
+	}
+	if c.tls != nil {
+		var err error
+		if cfg.TLS, err = c.tls.clientTLS(); err != nil {
+			tb.Fatalf("etcdtest: %v", err)
+		}
+	}
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		tb.Fatalf("etcdtest: client of %v: %v", c.Endpoints(), err)
 	}
