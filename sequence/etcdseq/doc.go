@@ -10,8 +10,10 @@
 //	seg, err := sequence.NewSegment(store, sequence.SegmentOptions{})
 //
 // A [Store] is a [sequence.Allocator], [sequence.Floorer],
-// [sequence.Returner], [sequence.Marker], [sequence.Identifier],
-// [sequence.Recorder], [sequence.Catalog] and [sequence.Pinger]. Put a
+// [sequence.Returner], [sequence.Marker], [sequence.Expirer],
+// [sequence.Clock], [sequence.Identifier], [sequence.Recorder],
+// [sequence.Catalog] and [sequence.Pinger]. Its clock, by which counters
+// of an hour or shorter expire, is kept in the cluster (see [Store.Now]). Put a
 // [sequence.Segment] in front of it: a range is one round trip to the
 // leader and one fsync on a majority, so numbers should come from memory.
 //
@@ -29,8 +31,9 @@
 // # Keys
 //
 // Everything the Store writes is under Options.Prefix ("sn/" by default):
-// counters under "n/", records under "r/", the catalog under "cat/", the
-// store's identity at "id". A counter's value is its high-water mark in
+// counters under "n/", their expiry deadlines under "x/", records under
+// "r/", the catalog under "cat/", worker-id leases under "w/", the store's
+// identity at "id" and its clock at "clock". A counter's value is its high-water mark in
 // decimal, followed, once a floor was raised, by a space and the highest
 // floor.
 package etcdseq

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sngen/sn/internal/etcdtest"
 	"github.com/sngen/sn/internal/pgtest"
@@ -114,5 +115,24 @@ func TestNewRefuses(t *testing.T) {
 	cli := etcdtest.Shared(t).Client(t)
 	if _, err := etcdseq.New(cli, etcdseq.Options{Timeout: -1}); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("New with a negative timeout: %v", err)
+	}
+}
+
+func TestExpirerConformance(t *testing.T) {
+	s := newStore(t, etcdtest.Shared(t), etcdseq.Options{})
+	sequencetest.RunExpirer(t, s, sequencetest.AllocDraw(s))
+}
+
+// The Store's clock never goes back, and follows the latest process's.
+func TestClock(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t, etcdtest.Shared(t), etcdseq.Options{})
+	a, err := s.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Now(ctx)
+	if err != nil || b.Before(a) || time.Since(b) > time.Minute || time.Until(b) > time.Minute {
+		t.Fatalf("Now = %v then %v, %v", a, b, err)
 	}
 }
