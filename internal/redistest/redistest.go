@@ -223,14 +223,18 @@ func StartReplica(tb testing.TB, master *Server, opts ...Option) *Server {
 // to master at a moment when ready holds on its data: like a replica whose
 // link broke, it keeps what it had received and nothing after, and serves
 // as a master from then on (REPLICAOF NO ONE). Until ready holds, it
-// follows master again, waits for the sync and detaches again, at most 50
+// follows master again, waits for the sync and detaches again, at most 200
 // times; then Detach calls Fatalf.
 func Detach(tb testing.TB, replica, master *Server, ready func(context.Context, *redis.Client) bool) {
 	tb.Helper()
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: replica.Addr()})
 	defer rdb.Close()
-	for range 50 {
+	// Whether ready holds is chance (a range used up the moment the link
+	// broke). After a try that missed, the replica stays attached a while:
+	// writers that wait for a replica (WAIT) cannot move on while it is
+	// detached, and the next try would find the same state.
+	for try := range 200 {
 		if err := rdb.SlaveOf(ctx, "127.0.0.1", strconv.Itoa(master.Port)).Err(); err != nil {
 			tb.Fatalf("redistest: REPLICAOF on %s: %v", replica.Addr(), err)
 		}
@@ -243,10 +247,14 @@ func Detach(tb testing.TB, replica, master *Server, ready func(context.Context, 
 				tb.Fatalf("redistest: replica %s of %s did not sync within %v: %v\n%s", replica.Addr(), master.Addr(), startTimeout, err, info)
 			}
 		}
+		if try > 0 {
+			time.Sleep(time.Duration(20+try%5*20) * time.Millisecond)
+		}
 		if err := rdb.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
 			tb.Fatalf("redistest: REPLICAOF NO ONE on %s: %v", replica.Addr(), err)
 		}
 		if ready(ctx, rdb) {
+			tb.Logf("redistest: replica %s detached after %d tries", replica.Addr(), try+1)
 			return
 		}
 	}
