@@ -34,7 +34,8 @@
 //
 //	bolt           path (required), step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	sql            ledger (required), table, replication, step, min_step, max_step, prefetch, target, fetch_timeout, idle
-//	etcd           ledger (required, an etcd URL), step, min_step, max_step, prefetch, target, fetch_timeout, idle
+//	etcd           ledger (an etcd URL), or endpoints, prefix, username, password, tls_ca, tls_cert and tls_key;
+//	               step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	redis          url (required), prefix, replicas, replica_timeout, ledger, table,
 //	               step, min_step, max_step, prefetch, target, fetch_timeout, idle
 //	redis-strict   url (required), prefix, replicas, replica_timeout, ledger, table,
@@ -247,8 +248,21 @@ type seq struct {
 	// Default: 1s.
 	ReplicaTimeout string `yaml:"replica_timeout"`
 
-	// Prefix is put before every key the backend writes in Redis.
+	// Prefix is put before every key the backend writes in Redis, or in
+	// etcd (the etcd backend given endpoints).
 	Prefix string `yaml:"prefix"`
+
+	// Endpoints are the client URLs or host:port of an etcd cluster's
+	// members: the etcd backend's cluster, as a ledger URL names it
+	// (etcd://host1:2379,host2:2379). Username and Password are etcd's
+	// authentication; TLSCA, TLSCert and TLSKey the files of TLS (any of
+	// them, or an https endpoint, makes it etcds).
+	Endpoints []string `yaml:"endpoints"`
+	Username  string   `yaml:"username"`
+	Password  string   `yaml:"password"`
+	TLSCA     string   `yaml:"tls_ca"`
+	TLSCert   string   `yaml:"tls_cert"`
+	TLSKey    string   `yaml:"tls_key"`
 
 	// Layout, Epoch and Unit are a snowflake sequence's layout: "twitter"
 	// (the default), "sonyflake", or the bits of time, worker and
@@ -272,6 +286,12 @@ type seq struct {
 func decode(t *config.Target) (seq, error) {
 	s := seq{Sequence: t.Sequence}
 	err := t.Decode(&s)
+	if err == nil && len(s.Endpoints) > 0 {
+		if s.Ledger != "" {
+			return s, &config.Error{Field: "endpoints", Err: errors.New("give an etcd cluster as endpoints or as a ledger URL, not both")}
+		}
+		s.Ledger = etcdURLOf(s)
+	}
 	return s, err
 }
 

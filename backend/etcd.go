@@ -30,13 +30,13 @@ type etcdDriver struct{}
 // Check requires an etcd ledger URL; the store is the cluster and the
 // prefix.
 func (etcdDriver) Check(t *config.Target) (config.StoreInfo, error) {
-	st := config.StoreInfo{Durable: true, Fields: slices.Concat([]string{"ledger"}, segmentFields)}
+	st := config.StoreInfo{Durable: true, Fields: slices.Concat([]string{"ledger"}, etcdFields, segmentFields)}
 	s, err := decode(t)
 	if err != nil {
 		return st, err
 	}
 	if s.Ledger == "" {
-		return st, missing("ledger", "etcd", "a ledger, an etcd URL such as "+etcdForms)
+		return st, missing("endpoints", "etcd", "endpoints, or a ledger, an etcd URL such as "+etcdForms)
 	}
 	l, err := parseLedger(s.Ledger)
 	if err == nil && l.etcd == nil {
@@ -56,6 +56,37 @@ func (etcdDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 		return nil, err
 	}
 	return serve(t, store)
+}
+
+// etcdFields are the fields that give the etcd backend its cluster, beside
+// a ledger URL.
+var etcdFields = []string{"endpoints", "prefix", "username", "password", "tls_ca", "tls_cert", "tls_key"}
+
+// etcdURLOf writes the cluster that s's etcd fields give as a ledger URL.
+func etcdURLOf(s seq) string {
+	secure := s.TLSCA != "" || s.TLSCert != "" || s.TLSKey != ""
+	var hosts []string
+	for _, ep := range s.Endpoints {
+		if h, ok := strings.CutPrefix(ep, "https://"); ok {
+			secure, ep = true, h
+		}
+		hosts = append(hosts, strings.TrimSuffix(strings.TrimPrefix(ep, "http://"), "/"))
+	}
+	u := url.URL{Scheme: "etcd", Host: strings.Join(hosts, ","), Path: "/" + s.Prefix}
+	if secure {
+		u.Scheme = "etcds"
+	}
+	if s.Username != "" || s.Password != "" {
+		u.User = url.UserPassword(s.Username, s.Password)
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"ca": s.TLSCA, "cert": s.TLSCert, "key": s.TLSKey} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // etcdForms shows the URLs of an etcd ledger, for error messages.

@@ -90,7 +90,7 @@ func TestEtcdRefused(t *testing.T) {
 		seq  config.Sequence
 		want string
 	}{
-		{"no ledger", config.Sequence{Backend: "etcd"}, "the etcd backend needs a ledger"},
+		{"no ledger", config.Sequence{Backend: "etcd"}, "the etcd backend needs endpoints, or a ledger"},
 		{"a SQL ledger", config.Sequence{Backend: "etcd", Options: config.Options{"ledger": "postgres://u:p@h/db"}}, "the etcd backend takes an etcd URL"},
 		{"sql with etcd", config.Sequence{Backend: "sql", Options: config.Options{"ledger": ledger}}, "an etcd cluster: set backend: etcd"},
 		{"a table", config.Sequence{Backend: "etcd", Options: config.Options{"ledger": ledger, "table": "t"}}, `store.table: not used by the backend of any template (etcd)`},
@@ -176,6 +176,20 @@ func TestEtcdAuth(t *testing.T) {
 		t.Errorf("issued %q", got)
 	}
 	set.Close()
+	// The same cluster given by the etcd backend's own fields.
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "etcd", FetchTimeout: "3s", Options: config.Options{
+			"endpoints": anys(c.Endpoints()), "prefix": "billing/other/", "username": "sn", "password": "s3cret"}},
+		Templates: map[string]config.Template{"inv": {Template: "INV@<seq>"}},
+	}
+	set, err = cfg.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := issue(t, set, "inv", 1); !slices.Equal(got, []string{"INV1"}) {
+		t.Errorf("issued %q under another prefix", got)
+	}
+	set.Close()
 	for _, bad := range []string{"sn:wrong@", ""} {
 		if _, err := build(url(bad)); err == nil {
 			t.Errorf("Build with user %q: no error", bad)
@@ -210,6 +224,18 @@ func TestEtcdTLS(t *testing.T) {
 		t.Errorf("issued %q", got)
 	}
 	set.Close()
+	cfg := &config.Config{
+		Store: config.Sequence{Backend: "etcd", FetchTimeout: "2s", Options: config.Options{
+			"endpoints": anys(c.Endpoints()), "prefix": "billing/", "tls_ca": files.CA, "tls_cert": files.Cert, "tls_key": files.Key}},
+		Templates: map[string]config.Template{"inv": {Template: "INV@<seq>"}},
+	}
+	if set, err = cfg.Build(t.Context()); err != nil {
+		t.Fatalf("the cluster given by endpoints and TLS files: %v", err)
+	}
+	if got := issue(t, set, "inv", 1); !slices.Equal(got, []string{"INV3"}) {
+		t.Errorf("issued %q", got)
+	}
+	set.Close()
 	for _, bad := range []string{
 		"etcds://" + strings.Join(hosts, ",") + "/billing/?ca=" + url.QueryEscape(files.CA), // no client certificate
 		"etcds://" + strings.Join(hosts, ",") + "/billing/",                                 // the system's authorities
@@ -222,4 +248,13 @@ func TestEtcdTLS(t *testing.T) {
 			t.Logf("%s: %v", bad, err)
 		}
 	}
+}
+
+// anys returns ss as a YAML list decodes: []any.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
