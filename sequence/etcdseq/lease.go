@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,19 +66,10 @@ func NewLeaser(s *Store, o LeaserOptions) (*Leaser, error) {
 	if o.Name == "" {
 		o.Name = "snowflake"
 	}
-	if s == nil || len(o.Name) > 255 || containsSlash(o.Name) {
+	if s == nil || len(o.Name) > 255 || strings.Contains(o.Name, "/") {
 		return nil, fmt.Errorf("%w: etcdseq.NewLeaser(%v, name %.40q): want a Store and a name of 1 to 255 bytes without /", sequence.ErrInvalidArgument, s != nil, o.Name)
 	}
 	return &Leaser{s: s, name: o.Name}, nil
-}
-
-func containsSlash(s string) bool {
-	for i := range len(s) {
-		if s[i] == '/' {
-			return true
-		}
-	}
-	return false
 }
 
 // Prefix returns the prefix of the keys of the Leaser's Store.

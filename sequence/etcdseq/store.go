@@ -163,14 +163,13 @@ func checkKey(op, key string) error {
 // if the counter has not changed since it was read, in one transaction;
 // it reads again and retries when another process changed it first. change
 // returns ok false to write nothing; update then returns the mark read.
-// wrote reports whether this call's transaction was applied.
 //
 // A transaction whose answer was lost (the attempt's deadline, a member
 // that died) may have been applied, and the client sends it again on its
 // own. Allocate, Floor and Mark only raise the counter, so trying again
 // reads the raised mark and at worst leaves a gap. (Return lowers it, and
 // does not use update.)
-func (s *Store) update(ctx context.Context, op, key string, change func(m mark) (next mark, ok bool, err error)) (m mark, wrote bool, err error) {
+func (s *Store) update(ctx context.Context, op, key string, change func(m mark) (next mark, ok bool, err error)) (m mark, err error) {
 	k := s.counter(key)
 	err = s.retry(ctx, op, key, func(ctx context.Context) (bool, error) {
 		r, err := s.cli.Get(ctx, k)
@@ -199,10 +198,10 @@ func (s *Store) update(ctx context.Context, op, key string, change func(m mark) 
 			return true, nil // another process came first: read again
 		}
 		next.rev = t.Header.Revision
-		m, wrote = next, true
+		m = next
 		return false, nil
 	})
-	return m, wrote, err
+	return m, err
 }
 
 // Allocate reserves the n numbers after key's high-water mark and raises
@@ -219,7 +218,7 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		return sequence.Range{}, err
 	}
 	var first int64
-	_, _, err := s.update(ctx, "Allocate", key, func(m mark) (mark, bool, error) {
+	_, err := s.update(ctx, "Allocate", key, func(m mark) (mark, bool, error) {
 		if m.high > math.MaxInt64-n {
 			return m, false, fmt.Errorf("etcdseq: Allocate(%q, %d) past %d: %w", key, n, m.high, sequence.ErrExhausted)
 		}
@@ -244,7 +243,7 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if err := checkKey("Floor", key); err != nil {
 		return err
 	}
-	_, _, err := s.update(ctx, "Floor", key, func(m mark) (mark, bool, error) {
+	_, err := s.update(ctx, "Floor", key, func(m mark) (mark, bool, error) {
 		if m.floor >= floor && m.high >= floor {
 			return m, false, nil
 		}
@@ -275,18 +274,7 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	// and another process reserved the range, would take that process's
 	// numbers back. A Return that failed is a gap.
 	k := s.counter(key)
-	var m mark
-	err := s.retry(ctx, "Return", key, func(ctx context.Context) (bool, error) {
-		r, err := s.cli.Get(ctx, k)
-		if err != nil {
-			return false, err
-		}
-		m = mark{}
-		if len(r.Kvs) > 0 {
-			m, err = parseMark(key, r.Kvs[0].Value, r.Kvs[0].ModRevision)
-		}
-		return false, err
-	})
+	m, err := s.read(ctx, "Return", key)
 	if err != nil || m.high != r.Last || m.floor >= r.First {
 		return false, err
 	}
@@ -313,7 +301,7 @@ func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
 	if err := checkKey("Mark", key); err != nil {
 		return 0, err
 	}
-	m, _, err := s.update(ctx, "Mark", key, func(m mark) (mark, bool, error) {
+	m, err := s.update(ctx, "Mark", key, func(m mark) (mark, bool, error) {
 		if m.high >= v {
 			return m, false, nil
 		}
@@ -326,8 +314,13 @@ func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
 // Last returns key's high-water mark: the largest number reserved for it,
 // or 0.
 func (s *Store) Last(ctx context.Context, key string) (int64, error) {
-	var m mark
-	err := s.retry(ctx, "Last", key, func(ctx context.Context) (bool, error) {
+	m, err := s.read(ctx, "Last", key)
+	return m.high, err
+}
+
+// read reads key's counter; the zero mark if there is none.
+func (s *Store) read(ctx context.Context, op, key string) (m mark, err error) {
+	err = s.retry(ctx, op, key, func(ctx context.Context) (bool, error) {
 		r, err := s.cli.Get(ctx, s.counter(key))
 		if err != nil {
 			return false, err
@@ -338,7 +331,7 @@ func (s *Store) Last(ctx context.Context, key string) (int64, error) {
 		}
 		return false, err
 	})
-	return m.high, err
+	return m, err
 }
 
 // Ping asks the cluster whether it can serve: a linearizable read, which
