@@ -13,7 +13,7 @@ import (
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [Catalog], [Returner] and [Identifier]: each
+// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [Catalog], [Returner], [Journal] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id     string
@@ -23,6 +23,7 @@ type MemoryAllocator struct {
 	exp    expiries
 	recs   records
 	cat    catalog
+	jour   journals
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.
@@ -51,12 +52,18 @@ func (a *MemoryAllocator) Allocate(ctx context.Context, key string, n int64) (Ra
 		return Range{}, fmt.Errorf("%w: key %q has %d numbers left, Allocate asked for %d", ErrExhausted, key, math.MaxInt64-last, n)
 	}
 	a.last[key] = last + n
-	return Range{First: last + 1, Last: last + n}, nil
+	r := Range{First: last + 1, Last: last + n}
+	a.jour.append(key, Event{Kind: Reserved, Range: r, By: ByOf(ctx)}, r.Last)
+	return r, nil
 }
 
 // Floor makes every later Range for key start above floor. A floor at or
 // below the last number reserved is a no-op.
 func (a *MemoryAllocator) Floor(ctx context.Context, key string, floor int64) error {
+	return a.floor(ctx, key, floor, true)
+}
+
+func (a *MemoryAllocator) floor(ctx context.Context, key string, floor int64, journal bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -66,7 +73,12 @@ func (a *MemoryAllocator) Floor(ctx context.Context, key string, floor int64) er
 	a.sweep()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.last[key] = max(a.last[key], floor)
+	if last := a.last[key]; floor > last {
+		a.last[key] = floor
+		if journal {
+			a.jour.append(key, Event{Kind: Floored, Range: Range{last + 1, floor}, By: ByOf(ctx)}, floor)
+		}
+	}
 	if a.floors == nil {
 		a.floors = map[string]int64{}
 	}
@@ -77,7 +89,7 @@ func (a *MemoryAllocator) Floor(ctx context.Context, key string, floor int64) er
 // Mark raises the last number reserved for key to at least v and returns
 // it.
 func (a *MemoryAllocator) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	if err := a.Floor(ctx, key, v); err != nil {
+	if err := a.floor(ctx, key, v, false); err != nil {
 		return 0, err
 	}
 	a.mu.Lock()
@@ -154,5 +166,31 @@ func (a *MemoryAllocator) Return(ctx context.Context, key string, r Range) (bool
 		return false, nil
 	}
 	a.last[key] = r.First - 1
+	a.jour.append(key, Event{Kind: Returned, Range: r, By: ByOf(ctx)}, r.First-1)
 	return true, nil
+}
+
+// Note appends e to key's journal (see [Journal]).
+func (a *MemoryAllocator) Note(ctx context.Context, key string, e Event) (Event, error) {
+	if err := ctx.Err(); err != nil {
+		return Event{}, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	h, _ := a.jour.headOf(ctx, key)
+	if err := CheckNote(key, e, h.Mark); err != nil {
+		return Event{}, err
+	}
+	e.By = ByOf(ctx)
+	return a.jour.append(key, e, h.Mark), nil
+}
+
+// Events returns records of key's journal (see [Journal]).
+func (a *MemoryAllocator) Events(ctx context.Context, key string, after int64, limit int) ([]Event, error) {
+	return a.jour.events(ctx, key, after, limit)
+}
+
+// Head returns where key's journal ends (see [Journal]).
+func (a *MemoryAllocator) Head(ctx context.Context, key string) (Head, error) {
+	return a.jour.headOf(ctx, key)
 }

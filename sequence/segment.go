@@ -68,6 +68,7 @@ type Segment struct {
 	locks [256]sync.Mutex // the keys' locks, striped: see SegmentKey.lock
 	start time.Time       // the origin of SegmentKey.lastFetch
 
+	by       string          // the Segment's name in journals (WithBy)
 	ctx      context.Context // parent of every fetch; cancelled by Close
 	cancel   context.CancelFunc
 	mu       sync.Mutex // orders closing against wg.Add
@@ -81,6 +82,11 @@ type Segment struct {
 		m map[string][]Range
 	}
 	limits sync.Map // key base -> int64: the largest number printed (Limit)
+	notes  struct { // journal records to write (note)
+		sync.Mutex
+		q       []keyEvent
+		running bool
+	}
 
 	fetches, waits, errs, regressions, released, late atomic.Int64
 	warned                                            atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
@@ -167,8 +173,9 @@ func NewSegment(a Allocator, opts SegmentOptions) (*Segment, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Segment{alloc: a, opts: opts.withDefaults(), ctx: ctx, cancel: cancel}
+	by := fmt.Sprintf("%s segment %d", ProcessName(), segments.Add(1))
+	ctx, cancel := context.WithCancel(WithBy(context.Background(), by))
+	s := &Segment{alloc: a, opts: opts.withDefaults(), by: by, ctx: ctx, cancel: cancel}
 	s.start = s.opts.Now()
 	s.keys.init()
 	return s, nil
@@ -734,12 +741,14 @@ func (s *Segment) Floor(ctx context.Context, key string, floor int64) error {
 		return ErrClosed
 	}
 	cur := k.cur.Load()
-	skipTo(cur, floor)
+	skipped := []Range{skipTo(cur, floor)}
 	if next := k.next(); next != nil {
-		if skipTo(next, floor); next.used.Load() >= next.size {
+		r := skipTo(next, floor)
+		if skipped = append(skipped, r); next.used.Load() >= next.size {
 			k.last = nil
 		}
 	}
+	s.note(key, released(skipped, 0, fmt.Sprintf("skipped by the floor %d", floor))...)
 	if floor > k.high {
 		k.high = floor
 		k.epoch++ // a block in flight may be below the new floor
@@ -753,13 +762,20 @@ func (s *Segment) Floor(ctx context.Context, key string, floor int64) error {
 	return nil
 }
 
-// skipTo marks every number of b at or below floor as used.
-func skipTo(b *block, floor int64) {
+// skipTo marks every number of b at or below floor as used, and returns
+// those it marked.
+func skipTo(b *block, floor int64) Range {
+	if b == spent {
+		return Range{}
+	}
 	want := min(floor-b.first+1, b.size)
 	for {
 		u := b.used.Load()
-		if u >= want || b.used.CompareAndSwap(u, want) {
-			return
+		if u >= want {
+			return Range{}
+		}
+		if b.used.CompareAndSwap(u, want) {
+			return Range{b.first + u, b.first + want - 1}
 		}
 	}
 }
@@ -784,7 +800,9 @@ func (s *Segment) Close() error {
 	s.closed.Store(true)
 	s.mu.Unlock()
 	s.cancel()
-	back := map[string][]Range{} // per key, what the Segment holds and nobody took
+	back := map[string][]Range{}   // per key, what the Segment holds and nobody took, on top of the store's mark
+	unused := map[string][]Range{} // per key, what it holds and nobody took, below the mark
+	high := map[string]int64{}     // per key, the highest number it has seen
 	s.keys.each(func(k *SegmentKey) {
 		k.lock()
 		cur := k.cur.Load()
@@ -797,12 +815,18 @@ func (s *Segment) Close() error {
 			case nr.First == next.first && r.Len() > 0 && r.Last == nr.First-1:
 				r.Last = nr.Last // the current block's rest and all of the next
 			default:
+				unused[k.key] = append(unused[k.key], r)
 				r = nr
 			}
 			k.last = nil
 		}
 		if r.Len() > 0 && r.Last == k.high {
 			back[k.key] = append(back[k.key], r)
+		} else if r.Len() > 0 {
+			unused[k.key] = append(unused[k.key], r)
+		}
+		if k.high > 0 {
+			high[k.key] = k.high
 		}
 		k.unlock()
 	})
@@ -812,27 +836,52 @@ func (s *Segment) Close() error {
 	s.closing.Lock()
 	for key, rs := range s.closing.m {
 		back[key] = append(back[key], rs...)
+		for _, r := range rs {
+			high[key] = max(high[key], r.Last)
+		}
 	}
 	s.closing.Unlock()
+	ctx, cancel := context.WithTimeout(WithBy(context.Background(), s.by), s.opts.FetchTimeout)
+	defer cancel()
 	if ret, ok := s.alloc.(Returner); ok && len(back) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.FetchTimeout)
-		defer cancel()
 		for key, rs := range back {
 			if _, exp := s.expiring.Load(key); exp {
 				continue
 			}
 			slices.SortFunc(rs, func(a, b Range) int { return cmp.Compare(b.Last, a.Last) })
-			for _, r := range rs { // from the top down: each goes back only onto the mark it ends at
-				if ok, err := ret.Return(ctx, key, r); !ok || err != nil {
+			for len(rs) > 0 { // from the top down: each goes back only onto the mark it ends at
+				if ok, err := ret.Return(ctx, key, rs[0]); !ok || err != nil {
 					break
 				}
+				rs = rs[1:]
 			}
+			back[key] = rs
 			if ctx.Err() != nil {
 				break
 			}
 		}
 	}
+	if j, ok := s.alloc.(Journal); ok {
+		s.notes.Lock()
+		q := s.notes.q
+		s.notes.q = nil
+		s.notes.Unlock()
+		for key, h := range high {
+			q = append(q, keyEventsOf(key, released(append(unused[key], back[key]...), h, "unused when the process closed")...)...)
+		}
+		ctx, cancel := context.WithTimeout(WithBy(context.Background(), s.by), s.opts.FetchTimeout)
+		defer cancel()
+		s.writeNotes(ctx, j, q)
+	}
 	return nil
+}
+
+func keyEventsOf(key string, es ...Event) []keyEvent {
+	q := make([]keyEvent, len(es))
+	for i, e := range es {
+		q[i] = keyEvent{key, e}
+	}
+	return q
 }
 
 // unusedAtClose records r, a block of key that arrived after Close began,

@@ -97,8 +97,13 @@ func (s *Segment) release(k *SegmentKey) {
 		return
 	}
 	k.released = true
+	rs := []Range{seal(k.cur.Load())}
+	if next := k.next(); next != nil {
+		rs = append(rs, seal(next))
+	}
 	k.cur.Store(spent)
 	k.last = nil
+	s.note(k.key, released(rs, k.high, "unused when the key was released (idle, or its period over)")...)
 	s.keys.remove(k)
 	s.released.Add(1)
 }

@@ -1,0 +1,467 @@
+package sequence
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Journal is implemented by a [Gen] or [Allocator] whose store keeps, for
+// each counter key, a journal of what became of its numbers: the blocks
+// reserved, the unused ends handed back or left unused, the numbers
+// voided, the floors raised. It is written where the numbers are reserved,
+// in the same transaction, so that it costs one record per block, not per
+// number, and no block exists without its record. Each record carries the
+// hash of the one before it ([Event.Hash]), and the store keeps the hash
+// of the last beside the counter ([Head]), so that a record edited,
+// deleted or inserted by hand shows ([VerifyChain]). [Audit] reads a
+// journal back and explains every number that was not issued.
+//
+// Allocate, Return and Floor write their own records ([Reserved],
+// [Returned], [Floored]). Note appends the records only a caller knows of:
+// numbers it will never issue ([Released]), that it holds none of a key
+// any more ([Closed]), numbers it voids ([Voided]). A wrapper passes Note
+// on to its store; one whose store keeps no journal returns an error
+// wrapping errors.ErrUnsupported.
+type Journal interface {
+	// Note appends e to key's journal and returns the record as stored,
+	// with Seq, At, By and Hash set by the store. e.Kind must be
+	// Released, Closed or Voided, and e.Range at or below key's mark
+	// (empty for Closed): an error wrapping [ErrInvalidArgument]
+	// otherwise.
+	Note(ctx context.Context, key string, e Event) (Event, error)
+	// Events returns up to limit records of key's journal whose Seq is
+	// greater than after, in order of Seq.
+	Events(ctx context.Context, key string, after int64, limit int) ([]Event, error)
+	// Head returns the Seq and Hash of key's last record, and key's mark,
+	// as the store keeps them beside the counter.
+	Head(ctx context.Context, key string) (Head, error)
+}
+
+// Head is where a key's journal ends, as its store keeps it beside the
+// counter: the Seq and Hash of the last record, and the counter's mark
+// (the largest number reserved or floored). A zero Head is a key with
+// no journal.
+type Head struct {
+	Seq  int64
+	Hash [32]byte
+	Mark int64
+}
+
+// EventKind says what a journal record records.
+type EventKind uint8
+
+// The kinds of journal records.
+const (
+	// Reserved: Allocate reserved Range for By. Its numbers are By's to
+	// issue; By issues them in order, and holds at most its last two
+	// blocks of a key (the current one and the one fetched ahead).
+	Reserved EventKind = iota + 1
+	// Returned: By handed Range, the unused top of its blocks, back
+	// (a [Returner]); the mark went down to Range.First-1, and a later
+	// Reserved takes the numbers again.
+	Returned
+	// Released: By will never issue Range, which it reserved: the
+	// unused end of its blocks at Close (when another process had
+	// reserved above it, so that they could not go back), at the turn of
+	// a period, under a floor. Reason says which.
+	Released
+	// Closed: By holds no number of the key up to Range.Last (Range is
+	// [1, N]); every number of its blocks there not released or returned
+	// was issued.
+	Closed
+	// Voided: Range was issued, or reserved, and is void: it stays used.
+	// Reason and Actor say why and who.
+	Voided
+	// Floored: a floor raised the mark from Range.First-1 to Range.Last;
+	// Range was skipped and never issued.
+	Floored
+	// Drawn: Range was drawn in a caller's transaction (a gapless
+	// series) and committed with it.
+	Drawn
+	// Held: Range was reserved for a gapless series, to be committed or
+	// voided by Deadline.
+	Held
+	// Committed: Range, held, is final.
+	Committed
+	// Pruned: the records before this one were removed by retention.
+	// Range covers the numbers they were about, Reason sums them up, and
+	// Hash is the hash of the last record removed, so that the chain goes
+	// on from it.
+	Pruned
+)
+
+var kindNames = [...]string{
+	Reserved: "reserved", Returned: "returned", Released: "released", Closed: "closed",
+	Voided: "voided", Floored: "floored", Drawn: "drawn", Held: "held", Committed: "committed",
+	Pruned: "pruned",
+}
+
+// String returns the kind's name: "reserved", "returned" and so on.
+func (k EventKind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", uint8(k))
+}
+
+// ParseEventKind returns the kind named s (see [EventKind.String]).
+func ParseEventKind(s string) (EventKind, error) {
+	for k, name := range kindNames {
+		if name != "" && name == s {
+			return EventKind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("sequence: unknown journal record kind %q: %w", s, ErrInvalidArgument)
+}
+
+// Event is one record of a key's [Journal].
+type Event struct {
+	Seq      int64     // its place in the key's journal, from 1
+	Kind     EventKind // what happened
+	Range    Range     // to which numbers
+	At       time.Time // when, by the writer's clock, to the microsecond
+	By       string    // the process that wrote it: see [ProcessName]
+	Actor    string    // who asked, for a void: a person or a token's name
+	Reason   string    // why, for a void or a release
+	Deadline time.Time // for Held: when the hold lapses
+	Hash     [32]byte  // the chain: see [ChainHash]
+}
+
+// String formats e for a log or a report.
+func (e Event) String() string {
+	s := fmt.Sprintf("#%d %s", e.Seq, e.Kind)
+	if e.Range.Len() > 0 {
+		s += " " + e.Range.String()
+	}
+	s += " at " + e.At.UTC().Format(time.RFC3339) + " by " + e.By
+	if e.Actor != "" {
+		s += " for " + e.Actor
+	}
+	if e.Reason != "" {
+		s += fmt.Sprintf(": %q", e.Reason)
+	}
+	if !e.Deadline.IsZero() {
+		s += " until " + e.Deadline.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// MaxReason is the longest Event.Reason, Actor or By a store takes, in
+// bytes.
+const MaxReason = 1024
+
+// CheckNote returns an error wrapping [ErrInvalidArgument] when e cannot
+// be noted in a journal whose key has mark: a kind other than Released,
+// Closed or Voided, an empty range or one above the mark, a Closed range
+// that does not start at 1, a void without a reason, a long reason or
+// actor.
+func CheckNote(key string, e Event, mark int64) error {
+	switch e.Kind {
+	case Released, Voided:
+		if e.Range.First < 1 || e.Range.Len() == 0 {
+			return fmt.Errorf("sequence: journal of %q: %s %v: an empty range: %w", key, e.Kind, e.Range, ErrInvalidArgument)
+		}
+		if e.Range.Last > mark {
+			return fmt.Errorf("sequence: journal of %q: %s %v: the key's numbers end at %d, and a number not reserved yet cannot be %s: %w",
+				key, e.Kind, e.Range, mark, e.Kind, ErrInvalidArgument)
+		}
+	case Closed:
+		if e.Range.First != 1 || e.Range.Last < 1 || e.Range.Last > mark {
+			return fmt.Errorf("sequence: journal of %q: closed %v, want [1, N] with N at most the mark %d: %w", key, e.Range, mark, ErrInvalidArgument)
+		}
+	default:
+		return fmt.Errorf("sequence: journal of %q: a caller notes released, closed or voided, not %s: %w", key, e.Kind, ErrInvalidArgument)
+	}
+	if e.Kind == Voided && e.Reason == "" {
+		return fmt.Errorf("sequence: journal of %q: void %v without a reason: %w", key, e.Range, ErrInvalidArgument)
+	}
+	if len(e.Reason) > MaxReason || len(e.Actor) > MaxReason {
+		return fmt.Errorf("sequence: journal of %q: a reason of %d bytes and an actor of %d, at most %d each: %w",
+			key, len(e.Reason), len(e.Actor), MaxReason, ErrInvalidArgument)
+	}
+	return nil
+}
+
+// ChainHash returns the hash of e, the record after one whose hash was
+// prev, in key's journal: SHA-256 over a fixed prefix, prev, the key and
+// every field of e but Hash, each length-prefixed or of fixed size, times
+// to the microsecond. The first record of a journal follows the zero
+// hash. A store sets e.Hash to it when it appends e; [VerifyChain]
+// recomputes it.
+func ChainHash(prev [32]byte, key string, e Event) [32]byte {
+	h := sha256.New()
+	var b []byte
+	b = append(b, "sn journal 1\n"...)
+	b = append(b, prev[:]...)
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	num := func(v int64) { b = binary.BigEndian.AppendUint64(b, uint64(v)) }
+	str(key)
+	num(e.Seq)
+	b = append(b, byte(e.Kind))
+	num(e.Range.First)
+	num(e.Range.Last)
+	num(micros(e.At))
+	str(e.By)
+	str(e.Actor)
+	str(e.Reason)
+	num(micros(e.Deadline))
+	h.Write(b)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// micros returns t in microseconds since 1970, 0 for the zero time.
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// FromMicros is the inverse of the times a journal stores: 0 is the zero
+// time.
+func FromMicros(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us).UTC()
+}
+
+// Chain sets e.Seq and e.Hash for the record after head in key's
+// journal, and e.At to the microsecond (to now when it is zero): what a
+// store does to a record before it writes it. It returns e and the new
+// head, whose Mark the caller sets.
+func Chain(head Head, key string, e Event) (Event, Head) {
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	e.At = FromMicros(e.At.UnixMicro())
+	if !e.Deadline.IsZero() {
+		e.Deadline = FromMicros(e.Deadline.UnixMicro())
+	}
+	if e.By == "" {
+		e.By = ProcessName()
+	}
+	e.Seq = head.Seq + 1
+	e.Hash = ChainHash(head.Hash, key, e)
+	return e, Head{Seq: e.Seq, Hash: e.Hash, Mark: head.Mark}
+}
+
+// HashString formats a hash as 64 hexadecimal digits.
+func HashString(h [32]byte) string { return hex.EncodeToString(h[:]) }
+
+type byKey struct{}
+
+// WithBy returns a context that names the writer of the journal records
+// a store writes in calls made with it: [Allocate] and the others take
+// their Event.By from it. A [Segment] names itself this way, so that the
+// records of two Segments in one process tell them apart. Without it, a
+// store names the process ([ProcessName]).
+func WithBy(ctx context.Context, by string) context.Context {
+	return context.WithValue(ctx, byKey{}, by)
+}
+
+// ByOf returns the writer ctx names ([WithBy]), or [ProcessName].
+func ByOf(ctx context.Context) string {
+	if by, ok := ctx.Value(byKey{}).(string); ok && by != "" {
+		return by
+	}
+	return ProcessName()
+}
+
+var process struct {
+	once sync.Once
+	name string
+}
+
+// ProcessName names this process in the journals it writes: host,
+// program, process id and a random tag drawn at start, so that two runs
+// of one program, even with the same process id, have different names:
+// "build-7 orders[4127] 3f9a2c1e". A journal's analysis ([Audit]) takes a
+// block's writer to hold it until the writer notes [Closed] or reserves
+// past it.
+func ProcessName() string {
+	process.once.Do(func() {
+		host, _ := os.Hostname()
+		var tag [4]byte
+		_, _ = rand.Read(tag[:])
+		process.name = fmt.Sprintf("%s %s[%d] %x", host, filepath.Base(os.Args[0]), os.Getpid(), tag)
+	})
+	return process.name
+}
+
+// ChainError is the error [VerifyChain] returns for a journal that is not
+// the one its store wrote: Seq is the first record that does not hold.
+type ChainError struct {
+	Key    string
+	Seq    int64
+	Reason string
+}
+
+func (e *ChainError) Error() string {
+	return fmt.Sprintf("sequence: journal of %q: record %d: %s", e.Key, e.Seq, e.Reason)
+}
+
+// VerifyChain checks key's journal: records numbered 1, 2, 3... (or from
+// a Pruned record on), each record's hash recomputed equal to the one
+// stored, the last one the head. It returns a *ChainError naming the
+// first record that was altered, deleted or inserted, or nil. events
+// are the whole journal, in order of Seq.
+//
+// A hash chain shows a change made by hand; it cannot show a chain
+// recomputed whole by someone who knows the algorithm. Keep the head
+// where the store's writers cannot reach it (print it, mail it to the
+// auditor, sign it) and give it back as an anchor: VerifyChain then also
+// checks that the journal still passes through it.
+func VerifyChain(key string, events []Event, head Head, anchors ...Head) error {
+	var prev [32]byte
+	var want int64 = 1
+	for i, e := range events {
+		if i == 0 && e.Kind == Pruned {
+			prev, want = e.Hash, e.Seq+1
+			continue
+		}
+		switch {
+		case e.Seq < want:
+			return &ChainError{key, e.Seq, fmt.Sprintf("appears again after record %d: a record was inserted", want-1)}
+		case e.Seq > want:
+			return &ChainError{key, want, fmt.Sprintf("is missing (the next one is %d): a record was deleted", e.Seq)}
+		}
+		if got := ChainHash(prev, key, e); got != e.Hash {
+			if i+1 < len(events) && ChainHash(e.Hash, key, events[i+1]) == events[i+1].Hash {
+				return &ChainError{key, e.Seq, "does not follow record " + fmt.Sprint(e.Seq-1) + ", though its own hash holds: a record before it was deleted or inserted, and the rest renumbered"}
+			}
+			return &ChainError{key, e.Seq, fmt.Sprintf("was altered: its hash is %s, its content hashes to %s", HashString(e.Hash)[:16], HashString(got)[:16])}
+		}
+		prev = e.Hash
+		want++
+	}
+	last := want - 1
+	switch {
+	case head.Seq > last:
+		return &ChainError{key, last + 1, fmt.Sprintf("is missing: the head kept beside the counter says the journal ends at record %d: records were deleted", head.Seq)}
+	case head.Seq < last:
+		return &ChainError{key, head.Seq + 1, fmt.Sprintf("is past the head kept beside the counter (record %d): records were inserted", head.Seq)}
+	case head.Hash != prev:
+		return &ChainError{key, last, "differs from the head kept beside the counter: the last record was altered, or the head"}
+	}
+	for _, a := range anchors {
+		var i int64 = -1
+		if len(events) > 0 {
+			i = a.Seq - events[0].Seq
+		}
+		if i < 0 || i >= int64(len(events)) {
+			return &ChainError{key, a.Seq, "is an anchor the journal no longer holds"}
+		}
+		if events[i].Hash != a.Hash {
+			return &ChainError{key, a.Seq, fmt.Sprintf("is not the record anchored (hash %s): the journal was rewritten", HashString(a.Hash)[:16])}
+		}
+	}
+	return nil
+}
+
+// ReadJournal reads key's whole journal from j, in pages, and its head.
+// The head is read after the records, and the records written meanwhile
+// after it, so that the two agree; a record past the head (inserted by
+// hand) is kept, for [VerifyChain] to find.
+func ReadJournal(ctx context.Context, j Journal, key string) ([]Event, Head, error) {
+	const page = 1000
+	var events []Event
+	var after int64
+	for tries := 0; ; tries++ {
+		for {
+			p, err := j.Events(ctx, key, after, page)
+			if err != nil {
+				return nil, Head{}, err
+			}
+			events = append(events, p...)
+			if len(p) < page {
+				break
+			}
+			after = p[len(p)-1].Seq
+		}
+		if len(events) > 0 {
+			after = events[len(events)-1].Seq
+		}
+		head, err := j.Head(ctx, key)
+		if err != nil {
+			return nil, Head{}, err
+		}
+		if head.Seq <= after || tries == 10 {
+			return events, head, nil
+		}
+	}
+}
+
+// journals keeps the journals of a store in memory, for MemoryAllocator.
+type journals struct {
+	mu sync.Mutex
+	m  map[string]*memJournal
+}
+
+type memJournal struct {
+	events []Event
+	head   Head
+}
+
+// append chains e after key's last record, with mark the key's mark
+// after it. The caller holds whatever lock orders the key's writes.
+func (j *journals) append(key string, e Event, mark int64) Event {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.m == nil {
+		j.m = map[string]*memJournal{}
+	}
+	mj := j.m[key]
+	if mj == nil {
+		mj = &memJournal{}
+		j.m[key] = mj
+	}
+	e, mj.head = Chain(mj.head, key, e)
+	mj.head.Mark = mark
+	mj.events = append(mj.events, e)
+	return e
+}
+
+func (j *journals) events(ctx context.Context, key string, after int64, limit int) ([]Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	mj := j.m[key]
+	if mj == nil {
+		return nil, nil
+	}
+	var out []Event
+	for _, e := range mj.events {
+		if e.Seq > after && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (j *journals) headOf(ctx context.Context, key string) (Head, error) {
+	if err := ctx.Err(); err != nil {
+		return Head{}, err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if mj := j.m[key]; mj != nil {
+		return mj.head, nil
+	}
+	return Head{}, nil
+}

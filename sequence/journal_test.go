@@ -1,0 +1,266 @@
+package sequence_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// audit reads key's journal from j, checks its chain and returns its
+// report.
+func audit(t *testing.T, j sequence.Journal, key string) *sequence.Report {
+	t.Helper()
+	events, head, err := sequence.ReadJournal(context.Background(), j, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sequence.VerifyChain(key, events, head); err != nil {
+		t.Fatalf("VerifyChain: %v", err)
+	}
+	return sequence.Audit(key, events, head, time.Now())
+}
+
+// states sums up a report: the count of numbers in each state.
+func states(r *sequence.Report) map[sequence.State]int64 {
+	m := map[sequence.State]int64{}
+	for _, s := range r.Spans {
+		m[s.State] += s.Range.Len()
+	}
+	return m
+}
+
+func newSegment(t *testing.T, a sequence.Allocator, step int64) *sequence.Segment {
+	t.Helper()
+	s, err := sequence.NewSegment(a, sequence.SegmentOptions{Step: step})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func take(t *testing.T, g sequence.Gen, key string, n int) []int64 {
+	t.Helper()
+	var out []int64
+	for range n {
+		v, err := g.Next(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestJournalSegment follows what a Segment's blocks become: a clean
+// Close hands back the unused end and closes, so every number below the
+// mark is issued; a Close below another process's block leaves its rest
+// released; a process that never closes leaves its blocks open.
+func TestJournalSegment(t *testing.T) {
+	ctx := context.Background()
+	a := sequence.NewMemoryAllocator()
+
+	s1 := newSegment(t, a, 10)
+	take(t, s1, "k", 15) // blocks [1,10] and [11,20]
+	s2 := newSegment(t, a, 10)
+	take(t, s2, "k", 3) // [21,30] (and perhaps [31,40] ahead)
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := audit(t, a, "k")
+	st := states(r)
+	if st[sequence.Issued] != 15 || st[sequence.Unused] < 5 {
+		t.Errorf("after the first Close: %v\n%v", st, r.Spans)
+	}
+	for _, sp := range r.Gaps() {
+		if sp.State == sequence.Unused && sp.Range.First != 16 {
+			t.Errorf("unused %v, want from 16", sp.Range)
+		}
+	}
+	if !r.Explained() {
+		t.Errorf("not explained: %v", r.Problems)
+	}
+
+	// s2 never closes: its blocks are open, bounded by them.
+	r = audit(t, a, "k")
+	var open int64
+	for _, sp := range r.Spans {
+		if sp.State == sequence.Open {
+			open += sp.Range.Len()
+			if !strings.Contains(sp.Cause(), "has not closed") {
+				t.Errorf("open cause: %s", sp.Cause())
+			}
+		}
+	}
+	if open < 10 {
+		t.Errorf("open numbers: %d, want s2's block at least", open)
+	}
+
+	// A third process closes cleanly on top: its unused end goes back.
+	s3 := newSegment(t, a, 10)
+	v := take(t, s3, "k", 1)[0]
+	if err := s3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := a.Head(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Mark != v {
+		t.Errorf("mark after s3's Close: %d, want %d (its last number)", h.Mark, v)
+	}
+	if r := audit(t, a, "k"); !r.Explained() {
+		t.Errorf("not explained: %v", r.Problems)
+	}
+}
+
+// TestJournalVoidFloorRelease: a void keeps its number used and says why;
+// a floor skips; a released key's rest is unused.
+func TestJournalVoidFloorRelease(t *testing.T) {
+	ctx := context.Background()
+	a := sequence.NewMemoryAllocator()
+	s := newSegment(t, a, 10)
+	take(t, s, "k", 4)
+	if _, err := s.Note(ctx, "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 2, Last: 2}, Reason: "customer cancelled", Actor: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Note(ctx, "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 9999, Last: 9999}, Reason: "x"}); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("void above the mark: %v, want ErrInvalidArgument", err)
+	}
+	if _, err := s.Note(ctx, "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 3, Last: 3}}); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("void without a reason: %v, want ErrInvalidArgument", err)
+	}
+	if err := s.Floor(ctx, "k", 100); err != nil {
+		t.Fatal(err)
+	}
+	if got := take(t, s, "k", 1)[0]; got != 101 {
+		t.Fatalf("after Floor(100): %d", got)
+	}
+	s.Release("k")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := audit(t, a, "k")
+	want := []struct {
+		r  sequence.Range
+		st sequence.State
+	}{
+		{sequence.Range{First: 1, Last: 1}, sequence.Issued},
+		{sequence.Range{First: 2, Last: 2}, sequence.Void},
+		{sequence.Range{First: 3, Last: 4}, sequence.Issued},
+		{sequence.Range{First: 5, Last: 10}, sequence.Unused}, // skipped by the floor in the Segment
+		{sequence.Range{First: 11, Last: 100}, sequence.Skipped},
+		{sequence.Range{First: 101, Last: 101}, sequence.Issued},
+		{sequence.Range{First: 102, Last: r.Head.Mark}, sequence.Unused}, // released
+	}
+	var got []sequence.Span
+	for _, sp := range r.Spans {
+		if n := len(got); n > 0 && got[n-1].State == sp.State && got[n-1].Range.Last+1 == sp.Range.First {
+			got[n-1].Range.Last = sp.Range.Last
+			continue
+		}
+		got = append(got, sp)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("spans:\n%v\nwant\n%v", got, want)
+	}
+	for i, w := range want {
+		if got[i].Range != w.r || got[i].State != w.st {
+			t.Errorf("span %d: %v %v, want %v %v (%s)", i, got[i].Range, got[i].State, w.r, w.st, got[i].Cause())
+		}
+	}
+	if c := got[1].Cause(); !strings.Contains(c, "alice") || !strings.Contains(c, "customer cancelled") {
+		t.Errorf("void cause: %s", c)
+	}
+	if !r.Explained() {
+		t.Errorf("not explained: %v", r.Problems)
+	}
+}
+
+// TestVerifyChain: an altered, a deleted and an inserted record, and a
+// rewritten chain against an anchor, are each found.
+func TestVerifyChain(t *testing.T) {
+	ctx := context.Background()
+	a := sequence.NewMemoryAllocator()
+	for range 5 {
+		if _, err := a.Allocate(ctx, "k", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, head, err := sequence.ReadJournal(ctx, a, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sequence.VerifyChain("k", events, head, sequence.Head{Seq: 3, Hash: events[2].Hash}); err != nil {
+		t.Fatalf("an untouched journal: %v", err)
+	}
+	cp := func() []sequence.Event { return append([]sequence.Event(nil), events...) }
+
+	altered := cp()
+	altered[2].Range.Last += 5
+	deleted := append(cp()[:2], events[3:]...)
+	inserted := append(cp()[:3], append([]sequence.Event{events[2]}, events[3:]...)...)
+	lastGone := cp()[:4]
+	rewritten := cp()
+	rewritten[1].Reason = "rewritten"
+	var prev [32]byte
+	for i := range rewritten {
+		rewritten[i].Hash = sequence.ChainHash(prev, "k", rewritten[i])
+		prev = rewritten[i].Hash
+	}
+	rehead := head
+	rehead.Hash = prev
+
+	for _, c := range []struct {
+		name   string
+		events []sequence.Event
+		head   sequence.Head
+		seq    int64
+		anchor []sequence.Head
+	}{
+		{"altered", altered, head, 3, nil},
+		{"deleted", deleted, head, 3, nil},
+		{"inserted", inserted, head, 3, nil},
+		{"last deleted", lastGone, head, 5, nil},
+		{"other key", events, head, 1, nil},
+		{"rewritten", rewritten, rehead, 3, []sequence.Head{{Seq: 3, Hash: events[2].Hash}}},
+	} {
+		key := "k"
+		if c.name == "other key" {
+			key = "k2"
+		}
+		err := sequence.VerifyChain(key, c.events, c.head, c.anchor...)
+		var ce *sequence.ChainError
+		if !errors.As(err, &ce) || ce.Seq != c.seq {
+			t.Errorf("%s: %v, want a ChainError at record %d", c.name, err, c.seq)
+			continue
+		}
+		t.Logf("%s: %v", c.name, err)
+	}
+}
+
+// TestAuditUnaccounted: a reservation missing from the journal leaves
+// its numbers unaccounted; a reservation below the mark is a problem.
+func TestAuditUnaccounted(t *testing.T) {
+	ctx := context.Background()
+	a := sequence.NewMemoryAllocator()
+	for range 3 {
+		if _, err := a.Allocate(ctx, "k", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, head, _ := sequence.ReadJournal(ctx, a, "k")
+	gone := append(append([]sequence.Event(nil), events[:1]...), events[2:]...)
+	r := sequence.Audit("k", gone, head, time.Now())
+	if r.Explained() || states(r)[sequence.Unaccounted] != 10 {
+		t.Errorf("a reservation deleted: %v, %v", r.Spans, r.Problems)
+	}
+	twice := append(append([]sequence.Event(nil), events...), events[1])
+	r = sequence.Audit("k", twice, head, time.Now())
+	if r.Explained() || len(r.Problems) == 0 || !strings.Contains(r.Problems[0], "reserved twice") {
+		t.Errorf("a block reserved twice: %v", r.Problems)
+	}
+}
