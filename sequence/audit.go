@@ -213,6 +213,12 @@ func (a *auditor) replay(i int, now time.Time) string {
 	case Pruned:
 		a.paint(Range{1, r.Last}, PrunedState, i)
 		a.mark = r.Last
+	case Restarted:
+		// A new life: what the report says is of this one.
+		a.spans, a.blocks, a.mark = nil, map[string][]Range{}, r.Last
+		if r.Last > 0 {
+			a.paint(Range{1, r.Last}, PrunedState, i)
+		}
 	case Reserved, Floored, Drawn, Held:
 		if r.Len() == 0 || r.First < 1 {
 			return fmt.Sprintf("%s an empty range %v", e.Kind, r)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -91,6 +92,11 @@ const (
 	Held
 	// Committed: Range, held, is final.
 	Committed
+	// Restarted: the counter was deleted (its period expired, see
+	// [Expirer]) or found lower than the journal's mark, and goes on from
+	// Range.Last (0 after a deletion): the records before are of its
+	// earlier life.
+	Restarted
 	// Pruned: the records before this one were removed by retention.
 	// Range covers the numbers they were about, Reason sums them up, and
 	// Hash is the hash of the last record removed, so that the chain goes
@@ -101,7 +107,7 @@ const (
 var kindNames = [...]string{
 	Reserved: "reserved", Returned: "returned", Released: "released", Closed: "closed",
 	Voided: "voided", Floored: "floored", Drawn: "drawn", Held: "held", Committed: "committed",
-	Pruned: "pruned",
+	Pruned: "pruned", Restarted: "restarted",
 }
 
 // String returns the kind's name: "reserved", "returned" and so on.
@@ -254,9 +260,28 @@ func Chain(head Head, key string, e Event) (Event, Head) {
 	if e.By == "" {
 		e.By = ProcessName()
 	}
+	e.By, e.Actor, e.Reason = strings.ToValidUTF8(e.By, "?"), strings.ToValidUTF8(e.Actor, "?"), strings.ToValidUTF8(e.Reason, "?")
 	e.Seq = head.Seq + 1
 	e.Hash = ChainHash(head.Hash, key, e)
 	return e, Head{Seq: e.Seq, Hash: e.Hash, Mark: head.Mark}
+}
+
+// Reconcile returns the records a store appends before the first one of
+// a change to a key whose counter stood at before, when the journal's
+// head does not end there: a Pruned record of [1, before] for a key used
+// before the store kept journals; a Restarted record for a counter
+// deleted by expiry, or found below the journal's mark; a Floored record
+// for a counter raised without a record (a [Marker]'s mark).
+func Reconcile(head Head, before int64) []Event {
+	switch {
+	case head.Seq == 0 && before > 0:
+		return []Event{{Kind: Pruned, Range: Range{1, before}, Reason: "numbers reserved before the store kept a journal"}}
+	case head.Seq > 0 && before < head.Mark:
+		return []Event{{Kind: Restarted, Range: Range{0, before}, Reason: fmt.Sprintf("the counter stood at %d, below the journal's %d: deleted when its period expired, or lost", before, head.Mark)}}
+	case head.Seq > 0 && before > head.Mark:
+		return []Event{{Kind: Floored, Range: Range{head.Mark + 1, before}, Reason: "raised without a record (a mark)"}}
+	}
+	return nil
 }
 
 // HashString formats a hash as 64 hexadecimal digits.
@@ -416,9 +441,10 @@ type memJournal struct {
 	head   Head
 }
 
-// append chains e after key's last record, with mark the key's mark
-// after it. The caller holds whatever lock orders the key's writes.
-func (j *journals) append(key string, e Event, mark int64) Event {
+// append chains e after key's last record, for a change of the key's
+// mark from before to mark. The caller holds whatever lock orders the
+// key's writes.
+func (j *journals) append(key string, e Event, before, mark int64) Event {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.m == nil {
@@ -428,6 +454,12 @@ func (j *journals) append(key string, e Event, mark int64) Event {
 	if mj == nil {
 		mj = &memJournal{}
 		j.m[key] = mj
+	}
+	for _, r := range Reconcile(mj.head, before) {
+		r.By = e.By
+		r, mj.head = Chain(mj.head, key, r)
+		mj.head.Mark = before
+		mj.events = append(mj.events, r)
 	}
 	e, mj.head = Chain(mj.head, key, e)
 	mj.head.Mark = mark

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/sequencetest"
 )
 
 // audit reads key's journal from j, checks its chain and returns its
@@ -263,4 +264,8 @@ func TestAuditUnaccounted(t *testing.T) {
 	if r.Explained() || len(r.Problems) == 0 || !strings.Contains(r.Problems[0], "reserved twice") {
 		t.Errorf("a block reserved twice: %v", r.Problems)
 	}
+}
+
+func TestMemoryAllocatorJournal(t *testing.T) {
+	sequencetest.RunJournal(t, sequence.NewMemoryAllocator())
 }

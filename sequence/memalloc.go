@@ -53,7 +53,7 @@ func (a *MemoryAllocator) Allocate(ctx context.Context, key string, n int64) (Ra
 	}
 	a.last[key] = last + n
 	r := Range{First: last + 1, Last: last + n}
-	a.jour.append(key, Event{Kind: Reserved, Range: r, By: ByOf(ctx)}, r.Last)
+	a.jour.append(key, Event{Kind: Reserved, Range: r, By: ByOf(ctx)}, last, r.Last)
 	return r, nil
 }
 
@@ -76,7 +76,7 @@ func (a *MemoryAllocator) floor(ctx context.Context, key string, floor int64, jo
 	if last := a.last[key]; floor > last {
 		a.last[key] = floor
 		if journal {
-			a.jour.append(key, Event{Kind: Floored, Range: Range{last + 1, floor}, By: ByOf(ctx)}, floor)
+			a.jour.append(key, Event{Kind: Floored, Range: Range{last + 1, floor}, By: ByOf(ctx)}, last, floor)
 		}
 	}
 	if a.floors == nil {
@@ -166,7 +166,7 @@ func (a *MemoryAllocator) Return(ctx context.Context, key string, r Range) (bool
 		return false, nil
 	}
 	a.last[key] = r.First - 1
-	a.jour.append(key, Event{Kind: Returned, Range: r, By: ByOf(ctx)}, r.First-1)
+	a.jour.append(key, Event{Kind: Returned, Range: r, By: ByOf(ctx)}, r.Last, r.First-1)
 	return true, nil
 }
 
@@ -182,7 +182,7 @@ func (a *MemoryAllocator) Note(ctx context.Context, key string, e Event) (Event,
 		return Event{}, err
 	}
 	e.By = ByOf(ctx)
-	return a.jour.append(key, e, h.Mark), nil
+	return a.jour.append(key, e, h.Mark, h.Mark), nil
 }
 
 // Events returns records of key's journal (see [Journal]).

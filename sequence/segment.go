@@ -853,6 +853,7 @@ func (s *Segment) Close() error {
 				if ok, err := ret.Return(ctx, key, rs[0]); !ok || err != nil {
 					break
 				}
+				high[key] = min(high[key], rs[0].First-1) // it holds nothing above
 				rs = rs[1:]
 			}
 			back[key] = rs

@@ -328,7 +328,11 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 				quoteKey(key), n, last, int64(math.MaxInt64), sequence.ErrExhausted)
 		}
 		r = sequence.Range{First: last + 1, Last: last + n}
-		return put(b, k, r.Last)
+		if err := put(b, k, r.Last); err != nil {
+			return err
+		}
+		_, err = appendEvent(ctx, b.Tx(), k, key, sequence.Event{Kind: sequence.Reserved, Range: r}, last, r.Last)
+		return err
 	})
 	if err != nil {
 		return sequence.Range{}, err
@@ -352,7 +356,11 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 		if err != nil || last >= floor {
 			return err
 		}
-		return put(b, k, floor)
+		if err := put(b, k, floor); err != nil {
+			return err
+		}
+		_, err = appendEvent(ctx, b.Tx(), k, key, sequence.Event{Kind: sequence.Floored, Range: sequence.Range{First: last + 1, Last: floor}}, last, floor)
+		return err
 	})
 }
 

@@ -903,3 +903,12 @@ func TestExpirer(t *testing.T) {
 	s := open(t, tempPath(t), boltseq.Options{})
 	sequencetest.RunExpirer(t, s, sequencetest.AllocDraw(s))
 }
+
+func TestJournal(t *testing.T) {
+	s, err := boltseq.Open(filepath.Join(t.TempDir(), "sn.db"), boltseq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sequencetest.RunJournal(t, s)
+}

@@ -148,7 +148,11 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 			return nil // a floor was raised into r: it stays reserved
 		}
 		done = true
-		return put(b, k, r.First-1)
+		if err := put(b, k, r.First-1); err != nil {
+			return err
+		}
+		_, err = appendEvent(ctx, b.Tx(), k, key, sequence.Event{Kind: sequence.Returned, Range: r}, last, r.First-1)
+		return err
 	})
 	return done, err
 }

@@ -101,7 +101,7 @@ func (s *Store) Prefix() string { return s.prefix }
 
 // reserved are the first parts of the Store's own keys, which no part of a
 // prefix may be.
-var reserved = map[string]bool{"n": true, "r": true, "cat": true, "w": true, "x": true, "id": true, "clock": true, "": true, ".": true, "..": true}
+var reserved = map[string]bool{"n": true, "r": true, "cat": true, "w": true, "x": true, "id": true, "clock": true, "j": true, "jh": true, "": true, ".": true, "..": true}
 
 // checkPrefix refuses a prefix that could nest in another Store's keys.
 func checkPrefix(p string) error {
@@ -110,7 +110,7 @@ func checkPrefix(p string) error {
 	}
 	for part := range strings.SplitSeq(strings.TrimSuffix(p, "/"), "/") {
 		if reserved[part] {
-			return fmt.Errorf("etcdseq: prefix %q: a part %q is empty, relative or a name the Store's own keys use (n, r, cat, w, x, id, clock), "+
+			return fmt.Errorf("etcdseq: prefix %q: a part %q is empty, relative or a name the Store's own keys use (n, r, cat, w, x, id, clock, j, jh), "+
 				"so that it could share keys with the Store of a shorter prefix: %w", p, part, sequence.ErrInvalidArgument)
 		}
 	}
@@ -218,13 +218,13 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		return sequence.Range{}, err
 	}
 	var first int64
-	_, err := s.update(ctx, "Allocate", key, func(m mark) (mark, bool, error) {
+	_, err := s.journaled(ctx, "Allocate", key, func(m mark, _ sequence.Head) (mark, []sequence.Event, error) {
 		if m.high > math.MaxInt64-n {
-			return m, false, fmt.Errorf("etcdseq: Allocate(%q, %d) past %d: %w", key, n, m.high, sequence.ErrExhausted)
+			return m, nil, fmt.Errorf("etcdseq: Allocate(%q, %d) past %d: %w", key, n, m.high, sequence.ErrExhausted)
 		}
 		first = m.high + 1
 		m.high += n
-		return m, true, nil
+		return m, []sequence.Event{{Kind: sequence.Reserved, Range: sequence.Range{First: first, Last: m.high}}}, nil
 	})
 	if err != nil {
 		return sequence.Range{}, err
@@ -243,13 +243,17 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if err := checkKey("Floor", key); err != nil {
 		return err
 	}
-	_, err := s.update(ctx, "Floor", key, func(m mark) (mark, bool, error) {
+	_, err := s.journaled(ctx, "Floor", key, func(m mark, _ sequence.Head) (mark, []sequence.Event, error) {
 		if m.floor >= floor && m.high >= floor {
-			return m, false, nil
+			return m, nil, nil
+		}
+		var es []sequence.Event
+		if floor > m.high {
+			es = []sequence.Event{{Kind: sequence.Floored, Range: sequence.Range{First: m.high + 1, Last: floor}}}
 		}
 		m.floor = max(m.floor, floor)
 		m.high = max(m.high, floor)
-		return m, true, nil
+		return m, es, nil
 	})
 	return err
 }
@@ -273,23 +277,21 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	// a Return that read the counter again after its first was applied,
 	// and another process reserved the range, would take that process's
 	// numbers back. A Return that failed is a gap.
-	k := s.counter(key)
-	m, err := s.read(ctx, "Return", key)
-	if err != nil || m.high != r.Last || m.floor >= r.First {
-		return false, err
-	}
-	next := m
-	next.high = r.First - 1
 	tctx, cancel := context.WithTimeout(ctx, s.opts.AttemptTimeout)
 	defer cancel()
-	t, err := s.cli.Txn(tctx).
-		If(clientv3.Compare(clientv3.ModRevision(k), "=", m.rev)).
-		Then(clientv3.OpPut(k, next.String())).
-		Commit()
+	done := false
+	_, raced, err := s.journalOnce(tctx, sequence.ByOf(ctx), key, func(m mark, _ sequence.Head) (mark, []sequence.Event, error) {
+		if m.high != r.Last || m.floor >= r.First {
+			return m, nil, nil
+		}
+		done = true
+		m.high = r.First - 1
+		return m, []sequence.Event{{Kind: sequence.Returned, Range: r}}, nil
+	})
 	if err != nil {
 		return false, s.wrap("Return", key, fmt.Errorf("%w: the transaction's answer was lost, and it may have been applied; it is not tried again: %w", sequence.ErrUnavailable, err))
 	}
-	return t.Succeeded, nil
+	return done && !raced, nil
 }
 
 // Mark raises key's high-water mark to at least v and returns it, as etcd

@@ -96,6 +96,28 @@ type queries struct {
 	// lowers the mark of key from last to first-1 when it is last still
 	// and the mark of the floor row $5 (key "|floor") is at most first-1.
 	returnRange string
+
+	// The journal (see journal.go): a table of records and one of heads.
+	createJournal, createHead string
+	// lockRow, of id $1, reads k and last of a key's row and locks it;
+	// setLast, of last $1 and id $2, sets its mark.
+	lockRow, setLast string
+	// lockHead and readHead, of id $1, read seq, hash and mark of a key's
+	// journal head, the first locking it.
+	lockHead, readHead string
+	// insertHead, of id $1, k $2 and the zero hash $3, makes a key's head
+	// row, empty, unless it has one: locking a row that exists takes no
+	// gap lock on MySQL, where two transactions that lock missing rows
+	// and then insert them deadlock.
+	insertHead string
+	headExists string // a plain read of whether the key has a head row
+	// addEvent, of id, seq, kind, first_n, last_n, at_us, by_name, actor,
+	// reason, deadline_us and hash, appends a record; setHead, of id, k,
+	// seq, hash and mark (and on MySQL seq, hash and mark again), sets the
+	// head.
+	addEvent, setHead string
+	// readEvents, of id $1, after $2 and limit $3, reads records in order.
+	readEvents string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -117,7 +139,8 @@ func postgres(table string) queries {
 	parts := strings.Split(strings.ToLower(table), ".")
 	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`, "{expiry}", `"`+strings.Join(parts, `"."`)+`_expiry"`,
 		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`, "{records}", `"`+strings.Join(parts, `"."`)+`_records"`,
-		"{catalog}", `"`+strings.Join(parts, `"."`)+`_catalog"`)
+		"{catalog}", `"`+strings.Join(parts, `"."`)+`_catalog"`,
+		"{journal}", `"`+strings.Join(parts, `"."`)+`_journal"`, "{jhead}", `"`+strings.Join(parts, `"."`)+`_jhead"`)
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	k bytea NOT NULL,
@@ -199,6 +222,36 @@ WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
 		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
 		returnRange: r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2 AND k = $3 AND last = $4
 AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
+		createJournal: r.Replace(`CREATE TABLE IF NOT EXISTS {journal} (
+	id bytea NOT NULL CHECK (octet_length(id) = 32),
+	seq bigint NOT NULL,
+	kind text NOT NULL,
+	first_n bigint NOT NULL,
+	last_n bigint NOT NULL,
+	at_us bigint NOT NULL,
+	by_name text NOT NULL,
+	actor text NOT NULL,
+	reason text NOT NULL,
+	deadline_us bigint NOT NULL,
+	hash bytea NOT NULL,
+	PRIMARY KEY (id, seq)
+)`),
+		createHead: r.Replace(`CREATE TABLE IF NOT EXISTS {jhead} (
+	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
+	k bytea NOT NULL,
+	seq bigint NOT NULL,
+	hash bytea NOT NULL,
+	mark bigint NOT NULL
+)`),
+		lockRow:    r.Replace(`SELECT k, last FROM {table} WHERE id = $1 FOR UPDATE`),
+		setLast:    r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2`),
+		lockHead:   r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = $1 FOR UPDATE`),
+		readHead:   r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = $1`),
+		insertHead: r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, 0, $3, 0) ON CONFLICT (id) DO NOTHING`),
+		headExists: r.Replace(`SELECT 1 FROM {jhead} WHERE id = $1`),
+		addEvent:   r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`),
+		setHead:    r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mark = EXCLUDED.mark`),
+		readEvents: r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = $1 AND seq > $2 ORDER BY seq LIMIT $3`),
 	}
 	// The row is inserted, or taken over if its deadline has passed (or
 	// it is token's already: a retry of a statement whose commit was not
@@ -234,7 +287,8 @@ func mysql(table string) queries {
 	// Quoted, so that a reserved word ("select") is a name.
 	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`", "{expiry}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_expiry`",
 		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`", "{records}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_records`",
-		"{catalog}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_catalog`")
+		"{catalog}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_catalog`",
+		"{journal}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_journal`", "{jhead}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_jhead`")
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	k LONGBLOB NOT NULL,
@@ -364,5 +418,35 @@ WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
 		returnRange: r.Replace(`UPDATE {table} SET last = ? WHERE id = ? AND k = ? AND last = ?
 AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 0) <= ?`),
+		createJournal: r.Replace(`CREATE TABLE IF NOT EXISTS {journal} (
+	id BINARY(32) NOT NULL,
+	seq BIGINT NOT NULL,
+	kind VARCHAR(16) NOT NULL,
+	first_n BIGINT NOT NULL,
+	last_n BIGINT NOT NULL,
+	at_us BIGINT NOT NULL,
+	by_name VARCHAR(1024) NOT NULL,
+	actor VARCHAR(1024) NOT NULL,
+	reason VARCHAR(1024) NOT NULL,
+	deadline_us BIGINT NOT NULL,
+	hash BINARY(32) NOT NULL,
+	PRIMARY KEY (id, seq)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
+		createHead: r.Replace(`CREATE TABLE IF NOT EXISTS {jhead} (
+	id BINARY(32) NOT NULL PRIMARY KEY,
+	k LONGBLOB NOT NULL,
+	seq BIGINT NOT NULL,
+	hash BINARY(32) NOT NULL,
+	mark BIGINT NOT NULL
+) ENGINE=InnoDB`),
+		lockRow:    r.Replace(`SELECT k, last FROM {table} WHERE id = ? FOR UPDATE`),
+		setLast:    r.Replace(`UPDATE {table} SET last = ? WHERE id = ?`),
+		lockHead:   r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = ? FOR UPDATE`),
+		readHead:   r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = ?`),
+		insertHead: r.Replace(`INSERT IGNORE INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, 0, ?, 0)`),
+		headExists: r.Replace(`SELECT 1 FROM {jhead} WHERE id = ?`),
+		addEvent:   r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		setHead:    r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE seq = ?, hash = ?, mark = ?`),
+		readEvents: r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = ? AND seq > ? ORDER BY seq LIMIT ?`),
 	}
 }

@@ -2,6 +2,8 @@ package sqlseq
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -132,21 +134,25 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	if err := checkKey(key); err != nil {
 		return false, err
 	}
-	id, fid := hash(key), hash(floorKey(key))
-	args := []any{r.First - 1, id[:], []byte(key), r.Last, fid[:]}
-	if s.dialect == MySQL {
-		args = append(args, r.First-1)
-	}
-	var n int64
-	err := s.retry(ctx, "return", func() error {
-		res, err := s.db.ExecContext(ctx, s.q.returnRange, args...)
-		if err != nil {
-			return err
+	fid := hash(floorKey(key))
+	done := false
+	_, err := s.journaled(ctx, "return", key, func(last, _ int64) (int64, []sequence.Event, error) {
+		done = false
+		if last != r.Last {
+			return last, nil, nil
 		}
-		n, err = res.RowsAffected()
-		return err
+		var floor int64
+		err := s.db.QueryRowContext(ctx, s.q.read, fid[:]).Scan(new([]byte), &floor)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, nil, err
+		}
+		if floor >= r.First {
+			return last, nil, nil // a floor was raised into r: it stays reserved
+		}
+		done = true
+		return r.First - 1, []sequence.Event{{Kind: sequence.Returned, Range: r}}, nil
 	})
-	return n == 1, err
+	return done && err == nil, err
 }
 
 // floorKey is the key of the row that records key's highest floor: "|"

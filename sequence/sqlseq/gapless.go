@@ -120,6 +120,13 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 		}
 		return 0, s.refused(ctx, key, fmt.Sprintf("%d more numbers", n))
 	}
+	head, err := s.readHead(ctx, tx, s.q.lockHead, id)
+	if err == nil {
+		_, err = s.appendEvents(ctx, tx, head, id, key, last-n, last, []sequence.Event{{Kind: sequence.Drawn, Range: sequence.Range{First: last - n + 1, Last: last}}})
+	}
+	if err != nil {
+		return 0, classify("gapless draw: the journal", s.table, err, ctx)
+	}
 	return last, nil
 }
 
@@ -155,6 +162,14 @@ func (g *Gapless) ensure(ctx context.Context, id [32]byte, key string) error {
 		err := s.db.QueryRowContext(ctx, s.q.exists, id[:]).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			_, err = s.db.ExecContext(ctx, s.q.ensure, id[:], []byte(key))
+		}
+		if err != nil {
+			return err
+		}
+		// The journal's head likewise: read, and made only if missing.
+		err = s.db.QueryRowContext(ctx, s.q.headExists, id[:]).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			_, err = s.db.ExecContext(ctx, s.q.insertHead, id[:], []byte(key), make([]byte, 32))
 		}
 		return err
 	})

@@ -55,6 +55,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"sync"
@@ -166,7 +167,8 @@ func (s *Store) Table() string { return s.table }
 // expiring keys (the ledger's name and "_expiry"), the table of
 // snowflake worker-id leases (the ledger's name and "_workers", see
 // [Leaser]), the table of records ("_records", see [Store.Record]) and the
-// catalog ("_catalog", see [Store.Enroll]), if they do not exist. It changes nothing in a table that
+// catalog ("_catalog", see [Store.Enroll]) and the journal ("_journal" and "_jhead", see
+// [Store.Note]), if they do not exist. It changes nothing in a table that
 // does. Processes may call it at once.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
@@ -183,14 +185,20 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := s.db.ExecContext(ctx, s.q.createRecords); err != nil {
 				return err
 			}
-			_, err := s.db.ExecContext(ctx, s.q.createCatalog)
+			if _, err := s.db.ExecContext(ctx, s.q.createCatalog); err != nil {
+				return err
+			}
+			if _, err := s.db.ExecContext(ctx, s.q.createJournal); err != nil {
+				return err
+			}
+			_, err := s.db.ExecContext(ctx, s.q.createHead)
 			return err
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
 		// at once, when the other commits (a duplicate table, type or
 		// catalog row): once it has, the statement finds the table. Each
-		// of the five tables can fail a migration once.
-		if st := sqlState(err); try < 12 && (st == "23505" || st == "42P07" || st == "42710") {
+		// of the seven tables can fail a migration once.
+		if st := sqlState(err); try < 16 && (st == "23505" || st == "42P07" || st == "42710") {
 			continue
 		}
 		return err
@@ -206,24 +214,18 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 	if n < 1 {
 		return sequence.Range{}, fmt.Errorf("sqlseq: allocate %d numbers: %w", n, sequence.ErrInvalidArgument)
 	}
-	if err := checkKey(key); err != nil {
-		return sequence.Range{}, err
-	}
-	id := hash(key)
-	var last int64
-	var found bool
-	err := s.retry(ctx, "allocate", func() error {
-		var err error
-		last, found, err = s.q.allocate(ctx, s.db, id, key, n)
-		return err
+	var r sequence.Range
+	_, err := s.journaled(ctx, "allocate", key, func(last, _ int64) (int64, []sequence.Event, error) {
+		if last > math.MaxInt64-n {
+			return 0, nil, fmt.Errorf("sqlseq: key %q: mark %d leaves no room for %d more numbers: %w", key, last, n, sequence.ErrExhausted)
+		}
+		r = sequence.Range{First: last + 1, Last: last + n}
+		return r.Last, []sequence.Event{{Kind: sequence.Reserved, Range: r}}, nil
 	})
 	if err != nil {
 		return sequence.Range{}, err
 	}
-	if !found {
-		return sequence.Range{}, s.refused(ctx, key, fmt.Sprintf("%d more numbers", n))
-	}
-	return sequence.Range{First: last - n + 1, Last: last}, nil
+	return r, nil
 }
 
 // Floor raises key's high-water mark to floor, so that every later number
@@ -239,27 +241,27 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if floor == 0 {
 		return nil
 	}
-	id, fid := hash(key), hash(floorKey(key))
-	var found bool
+	fid := hash(floorKey(key))
+	// The floor's own row first: a Return that follows sees it.
 	err := s.retry(ctx, "floor", func() error {
-		// The floor's own row first: a Return that follows sees it.
 		if _, ok, err := s.q.floor(ctx, s.db, fid, floorKey(key), floor); err != nil || !ok {
 			if err == nil {
 				err = fmt.Errorf("%w: table %s: the floor row of key %q belongs to another key", ErrCorrupt, s.table, key)
 			}
 			return err
 		}
-		var err error
-		_, found, err = s.q.floor(ctx, s.db, id, key, floor)
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if !found {
-		return s.refused(ctx, key, "a floor")
-	}
-	return nil
+	_, err = s.journaled(ctx, "floor", key, func(last, _ int64) (int64, []sequence.Event, error) {
+		if floor <= last {
+			return last, nil, nil
+		}
+		return floor, []sequence.Event{{Kind: sequence.Floored, Range: sequence.Range{First: last + 1, Last: floor}}}, nil
+	})
+	return err
 }
 
 // Last returns key's high-water mark: the largest number reserved for it,

@@ -1,0 +1,197 @@
+package boltseq
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// The journals: one bucket per key (named like the key's entry in
+// "sn.seq") in "sn.journal", its records under their Seq as 8 big-endian
+// bytes; and the head of each, beside it in "sn.jhead".
+var (
+	journalBucket = []byte("sn.journal")
+	headBucket    = []byte("sn.jhead") // k<key> -> seq (8) hash (32) mark (8)
+)
+
+// record is a journal record as the file keeps it: JSON, so that a
+// reader of the file (bbolt's command, a script) can follow it.
+type record struct {
+	Kind     string `json:"kind"`
+	First    int64  `json:"first,omitempty"`
+	Last     int64  `json:"last,omitempty"`
+	At       int64  `json:"at_us"`
+	By       string `json:"by"`
+	Actor    string `json:"actor,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Deadline int64  `json:"deadline_us,omitempty"`
+	Hash     string `json:"hash"`
+}
+
+// appendEvent chains e after the last record of the key encoded as k,
+// with mark the key's mark after it, in tx.
+func appendEvent(ctx context.Context, tx *bolt.Tx, k []byte, key string, e sequence.Event, before, mark int64) (sequence.Event, error) {
+	head, err := headOf(tx, k)
+	if err != nil {
+		return sequence.Event{}, err
+	}
+	for _, r := range sequence.Reconcile(head, before) {
+		if _, head, err = appendOne(ctx, tx, k, key, head, r, before); err != nil {
+			return sequence.Event{}, err
+		}
+	}
+	e, _, err = appendOne(ctx, tx, k, key, head, e, mark)
+	return e, err
+}
+
+// appendOne chains e after head and writes it and the new head.
+func appendOne(ctx context.Context, tx *bolt.Tx, k []byte, key string, head sequence.Head, e sequence.Event, mark int64) (sequence.Event, sequence.Head, error) {
+	e.By = sequence.ByOf(ctx)
+	e, head = sequence.Chain(head, key, e)
+	head.Mark = mark
+	jb, err := tx.CreateBucketIfNotExists(journalBucket)
+	if err != nil {
+		return sequence.Event{}, sequence.Head{}, err
+	}
+	b, err := jb.CreateBucketIfNotExists(k)
+	if err != nil {
+		return sequence.Event{}, sequence.Head{}, err
+	}
+	v, err := json.Marshal(record{
+		Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, At: e.At.UnixMicro(), By: e.By,
+		Actor: e.Actor, Reason: e.Reason, Deadline: micros(e), Hash: hex.EncodeToString(e.Hash[:]),
+	})
+	if err != nil {
+		return sequence.Event{}, sequence.Head{}, err
+	}
+	if err := b.Put(binary.BigEndian.AppendUint64(nil, uint64(e.Seq)), v); err != nil {
+		return sequence.Event{}, sequence.Head{}, err
+	}
+	hb, err := tx.CreateBucketIfNotExists(headBucket)
+	if err != nil {
+		return sequence.Event{}, sequence.Head{}, err
+	}
+	hv := binary.BigEndian.AppendUint64(nil, uint64(head.Seq))
+	hv = append(hv, head.Hash[:]...)
+	hv = binary.BigEndian.AppendUint64(hv, uint64(head.Mark))
+	return e, head, hb.Put(k, hv)
+}
+
+func micros(e sequence.Event) int64 {
+	if e.Deadline.IsZero() {
+		return 0
+	}
+	return e.Deadline.UnixMicro()
+}
+
+// headOf returns the head of the journal of the key encoded as k.
+func headOf(tx *bolt.Tx, k []byte) (sequence.Head, error) {
+	hb := tx.Bucket(headBucket)
+	if hb == nil {
+		return sequence.Head{}, nil
+	}
+	v := hb.Get(k)
+	if v == nil {
+		return sequence.Head{}, nil
+	}
+	if len(v) != 48 {
+		return sequence.Head{}, fmt.Errorf("%w: the journal head of %q has %d bytes, want 48", ErrCorrupt, k[1:], len(v))
+	}
+	var h sequence.Head
+	h.Seq = int64(binary.BigEndian.Uint64(v))
+	copy(h.Hash[:], v[8:40])
+	h.Mark = int64(binary.BigEndian.Uint64(v[40:]))
+	return h, nil
+}
+
+// Note appends e to key's journal, in one durable transaction: a
+// [sequence.Journal].
+func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+	var out sequence.Event
+	err := s.update(ctx, "note", key, func(b *bolt.Bucket, k []byte) error {
+		head, err := headOf(b.Tx(), k)
+		if err != nil {
+			return err
+		}
+		if err := sequence.CheckNote(key, e, head.Mark); err != nil {
+			return err
+		}
+		out, err = appendEvent(ctx, b.Tx(), k, key, e, head.Mark, head.Mark)
+		return err
+	})
+	return out, err
+}
+
+// Events returns up to limit records of key's journal after the record
+// after (a [sequence.Journal]).
+func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+	k, err := encodeKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("boltseq: events: %w", err)
+	}
+	var out []sequence.Event
+	err = s.view(ctx, "events of "+quoteKey(key), func(tx *bolt.Tx) error {
+		out = out[:0]
+		jb := tx.Bucket(journalBucket)
+		if jb == nil {
+			return nil
+		}
+		b := jb.Bucket(k)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for sk, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(after+1))); sk != nil && len(out) < limit; sk, v = c.Next() {
+			e, err := s.decode(key, sk, v)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) decode(key string, sk, v []byte) (sequence.Event, error) {
+	var r record
+	if len(sk) != 8 {
+		return sequence.Event{}, fmt.Errorf("%w: %s: the journal of %s holds a record under %x, not an 8-byte number", ErrCorrupt, s.path, quoteKey(key), sk)
+	}
+	seq := int64(binary.BigEndian.Uint64(sk))
+	if err := json.Unmarshal(v, &r); err != nil {
+		return sequence.Event{}, fmt.Errorf("%w: %s: record %d of the journal of %s: %v", ErrCorrupt, s.path, seq, quoteKey(key), err)
+	}
+	kind, err := sequence.ParseEventKind(r.Kind)
+	if err != nil {
+		return sequence.Event{}, fmt.Errorf("%w: %s: record %d of the journal of %s: %v", ErrCorrupt, s.path, seq, quoteKey(key), err)
+	}
+	e := sequence.Event{
+		Seq: seq, Kind: kind, Range: sequence.Range{First: r.First, Last: r.Last},
+		At: sequence.FromMicros(r.At), By: r.By, Actor: r.Actor, Reason: r.Reason, Deadline: sequence.FromMicros(r.Deadline),
+	}
+	if h, err := hex.DecodeString(r.Hash); err == nil && len(h) == 32 {
+		copy(e.Hash[:], h)
+	} // else a hash that does not hold, for VerifyChain to report
+	return e, nil
+}
+
+// Head returns where key's journal ends (a [sequence.Journal]).
+func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
+	k, err := encodeKey(key)
+	if err != nil {
+		return sequence.Head{}, fmt.Errorf("boltseq: head: %w", err)
+	}
+	var h sequence.Head
+	err = s.view(ctx, "journal head of "+quoteKey(key), func(tx *bolt.Tx) error {
+		h, err = headOf(tx, k)
+		return err
+	})
+	return h, err
+}

@@ -1,0 +1,254 @@
+package sequencetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// JournalAllocator is an [sequence.Allocator] whose store keeps a
+// [sequence.Journal].
+type JournalAllocator interface {
+	sequence.Allocator
+	sequence.Journal
+}
+
+// RunJournal checks the promises of a [sequence.Journal] kept by an
+// Allocator: Allocate, Floor and Return each write their record, with
+// the writer named by the context ([sequence.WithBy]); Note takes
+// released, closed and voided records and refuses anything else with
+// nothing written; Events pages in order of Seq; the head follows the
+// last record and the mark; the chain verifies after many goroutines
+// wrote at once; and a [sequence.Segment] that closes leaves every
+// number explained. a may be a store shared with other runs: the suite's
+// keys are its own.
+func RunJournal(t *testing.T, a JournalAllocator) {
+	t.Run("Records", func(t *testing.T) { journalRecords(t, a, newKeyspace(t)) })
+	t.Run("Note", func(t *testing.T) { journalNote(t, a, newKeyspace(t)) })
+	t.Run("Keys", func(t *testing.T) { journalKeys(t, a, newKeyspace(t)) })
+	t.Run("Concurrent", func(t *testing.T) { journalConcurrent(t, a, newKeyspace(t)) })
+	t.Run("Segment", func(t *testing.T) { journalSegment(t, a, newKeyspace(t)) })
+}
+
+// readChain reads key's journal and verifies its chain.
+func readChain(t *testing.T, j sequence.Journal, key string) ([]sequence.Event, sequence.Head) {
+	t.Helper()
+	events, head, err := sequence.ReadJournal(context.Background(), j, key)
+	if err != nil {
+		t.Fatalf("ReadJournal(%q): %v", key, err)
+	}
+	if err := sequence.VerifyChain(key, events, head); err != nil {
+		t.Fatalf("VerifyChain(%q): %v", key, err)
+	}
+	return events, head
+}
+
+func journalRecords(t *testing.T, a JournalAllocator, ks keyspace) {
+	ctx := sequence.WithBy(context.Background(), "sequencetest "+ks.prefix)
+	key := ks.key("records")
+	before := time.Now().Add(-time.Minute)
+	var want []sequence.Event
+	for _, n := range []int64{3, 1, 5} {
+		r, err := a.Allocate(ctx, key, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, sequence.Event{Kind: sequence.Reserved, Range: r})
+	}
+	mark := want[len(want)-1].Range.Last
+	if f, ok := a.(sequence.Floorer); ok {
+		if err := f.Floor(ctx, key, mark+10); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, sequence.Event{Kind: sequence.Floored, Range: sequence.Range{First: mark + 1, Last: mark + 10}})
+		mark += 10
+		if err := f.Floor(ctx, key, 2); err != nil { // below the mark: no record
+			t.Fatal(err)
+		}
+	}
+	if ret, ok := a.(sequence.Returner); ok {
+		r, err := a.Allocate(ctx, key, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, sequence.Event{Kind: sequence.Reserved, Range: r})
+		if ok, err := ret.Return(ctx, key, sequence.Range{First: r.First + 2, Last: r.Last}); err != nil || !ok {
+			t.Fatalf("Return: %v %v", ok, err)
+		}
+		want = append(want, sequence.Event{Kind: sequence.Returned, Range: sequence.Range{First: r.First + 2, Last: r.Last}})
+		if ok, err := ret.Return(ctx, key, sequence.Range{First: r.First + 5, Last: r.Last + 3}); err != nil || ok {
+			t.Fatalf("a Return not at the mark: %v %v, want false and no record", ok, err)
+		}
+		mark = r.First + 1
+	}
+	events, head := readChain(t, a, key)
+	if len(events) != len(want) {
+		t.Fatalf("%d records, want %d:\n%v", len(events), len(want), events)
+	}
+	for i, e := range events {
+		w := want[i]
+		if e.Seq != int64(i+1) || e.Kind != w.Kind || e.Range != w.Range {
+			t.Errorf("record %d: %v, want #%d %s %v", i, e, i+1, w.Kind, w.Range)
+		}
+		if e.By != "sequencetest "+ks.prefix {
+			t.Errorf("record %d: By %q, want the context's writer", i, e.By)
+		}
+		if e.At.Before(before) || e.At.After(time.Now().Add(time.Minute)) {
+			t.Errorf("record %d: At %v, not now", i, e.At)
+		}
+	}
+	if head.Seq != int64(len(want)) || head.Mark != mark || head.Hash != events[len(events)-1].Hash {
+		t.Errorf("head %d %d, want record %d and the mark %d", head.Seq, head.Mark, len(want), mark)
+	}
+	page, err := a.Events(ctx, key, 2, 2)
+	if err != nil || len(page) != 2 || page[0].Seq != 3 || page[1].Seq != 4 {
+		t.Errorf("Events(after 2, limit 2): %v %v, want records 3 and 4", page, err)
+	}
+	if page, err := a.Events(ctx, ks.key("none"), 0, 10); err != nil || len(page) != 0 {
+		t.Errorf("Events of a key never used: %v %v", page, err)
+	}
+	if h, err := a.Head(ctx, ks.key("none")); err != nil || h != (sequence.Head{}) {
+		t.Errorf("Head of a key never used: %v %v", h, err)
+	}
+}
+
+func journalNote(t *testing.T, a JournalAllocator, ks keyspace) {
+	ctx := context.Background()
+	key := ks.key("note")
+	r, err := a.Allocate(ctx, key, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := []sequence.Event{
+		{Kind: sequence.Voided, Range: sequence.Range{First: r.First, Last: r.First}, Reason: "a test", Actor: "sequencetest"},
+		{Kind: sequence.Released, Range: sequence.Range{First: r.First + 5, Last: r.Last}, Reason: "a test"},
+		{Kind: sequence.Closed, Range: sequence.Range{First: 1, Last: r.Last}},
+	}
+	for _, e := range good {
+		got, err := a.Note(ctx, key, e)
+		if err != nil {
+			t.Fatalf("Note(%v): %v", e, err)
+		}
+		if got.Kind != e.Kind || got.Range != e.Range || got.Reason != e.Reason || got.Actor != e.Actor || got.Seq == 0 || got.Hash == [32]byte{} {
+			t.Errorf("Note(%v) returned %v", e, got)
+		}
+	}
+	bad := []sequence.Event{
+		{Kind: sequence.Voided, Range: sequence.Range{First: r.Last + 1, Last: r.Last + 1}, Reason: "above the mark"},
+		{Kind: sequence.Voided, Range: sequence.Range{First: r.First, Last: r.First}},
+		{Kind: sequence.Released, Range: sequence.Range{First: 5, Last: 4}, Reason: "empty"},
+		{Kind: sequence.Reserved, Range: sequence.Range{First: r.First, Last: r.First}},
+		{Kind: sequence.Returned, Range: sequence.Range{First: r.Last, Last: r.Last}},
+		{Kind: sequence.Floored, Range: sequence.Range{First: r.Last + 1, Last: r.Last + 9}},
+		{Kind: sequence.Closed, Range: sequence.Range{First: 2, Last: r.Last}},
+		{Kind: sequence.Closed, Range: sequence.Range{First: 1, Last: r.Last + 1}},
+		{Kind: sequence.Voided, Range: sequence.Range{First: r.First, Last: r.First}, Reason: string(make([]byte, sequence.MaxReason+1))},
+	}
+	for _, e := range bad {
+		if _, err := a.Note(ctx, key, e); !errors.Is(err, sequence.ErrInvalidArgument) {
+			t.Errorf("Note(%v): %v, want an error wrapping ErrInvalidArgument", e, err)
+		}
+	}
+	events, _ := readChain(t, a, key)
+	if len(events) != 1+len(good) {
+		t.Errorf("%d records after the refused notes, want %d", len(events), 1+len(good))
+	}
+	rep := sequence.Audit(key, events, sequence.Head{Seq: events[len(events)-1].Seq, Hash: events[len(events)-1].Hash, Mark: r.Last}, time.Now())
+	if !rep.Explained() {
+		t.Errorf("not explained: %v", rep.Problems)
+	}
+}
+
+func journalKeys(t *testing.T, a JournalAllocator, ks keyspace) {
+	ctx := context.Background()
+	keys := ks.tricky()
+	for _, key := range keys {
+		if _, err := a.Allocate(ctx, key, 2); err != nil {
+			report(t, a, fmt.Errorf("Allocate(%.40q): %w", key, err))
+			return
+		}
+	}
+	for _, key := range keys {
+		events, head := readChain(t, a, key)
+		if n := len(events); n == 0 || events[n-1].Kind != sequence.Reserved || events[n-1].Range.Last != head.Mark {
+			t.Errorf("the journal of %.40q: %v, head %v", key, events, head)
+		}
+	}
+}
+
+func journalConcurrent(t *testing.T, a JournalAllocator, ks keyspace) {
+	ctx := context.Background()
+	key := ks.key("concurrent")
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wctx := sequence.WithBy(ctx, fmt.Sprintf("worker %d", w))
+			for i := range 10 {
+				r, err := a.Allocate(wctx, key, int64(1+i%3))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if i%4 == 3 {
+					if _, err := a.Note(wctx, key, sequence.Event{Kind: sequence.Released, Range: r, Reason: "test"}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			if _, err := a.Note(wctx, key, sequence.Event{Kind: sequence.Closed, Range: sequence.Range{First: 1, Last: 1}}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	events, head := readChain(t, a, key)
+	rep := sequence.Audit(key, events, head, time.Now())
+	if len(rep.Problems) > 0 {
+		t.Fatalf("problems: %v", rep.Problems)
+	}
+	if n := len(events); n != 8*10+8*2+8 {
+		t.Errorf("%d records, want %d", n, 8*10+8*2+8)
+	}
+}
+
+func journalSegment(t *testing.T, a JournalAllocator, ks keyspace) {
+	ctx := context.Background()
+	key := ks.key("segment")
+	for round := range 3 {
+		s, err := sequence.NewSegment(a, sequence.SegmentOptions{Step: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10 + round {
+			if _, err := s.Next(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, head := readChain(t, a, key)
+	rep := sequence.Audit(key, events, head, time.Now())
+	if !rep.Explained() {
+		t.Fatalf("not explained: %v", rep.Problems)
+	}
+	for _, sp := range rep.Spans {
+		if sp.State == sequence.Open {
+			t.Errorf("%v open after every Segment closed: %s", sp.Range, sp.Cause())
+		}
+	}
+}
