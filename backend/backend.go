@@ -333,7 +333,7 @@ type exact struct {
 
 // Next reserves one number.
 func (e exact) Next(ctx context.Context, key string) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	ctx, cancel := context.WithTimeout(sequence.WithDrawn(ctx), e.timeout)
 	defer cancel()
 	r, err := e.a.Allocate(ctx, key, 1)
 	if err != nil {
@@ -350,7 +350,7 @@ func (e exact) NextN(ctx context.Context, key string, dst []int64, n int) ([]int
 	if n == 0 {
 		return dst, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	ctx, cancel := context.WithTimeout(sequence.WithDrawn(ctx), e.timeout)
 	defer cancel()
 	r, err := e.a.Allocate(ctx, key, int64(n))
 	if err != nil {
@@ -417,4 +417,41 @@ func (e exact) Forget(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	return c.Forget(ctx, id)
+}
+
+// journal returns the Allocator's journal.
+func (e exact) journal() (sequence.Journal, error) {
+	j, ok := e.a.(sequence.Journal)
+	if !ok {
+		return nil, fmt.Errorf("%T keeps no journal: %w", e.a, errors.ErrUnsupported)
+	}
+	return j, nil
+}
+
+// Note appends a record to key's journal in the Allocator's store (see
+// sequence.Journal).
+func (e exact) Note(ctx context.Context, key string, ev sequence.Event) (sequence.Event, error) {
+	j, err := e.journal()
+	if err != nil {
+		return sequence.Event{}, err
+	}
+	return j.Note(ctx, key, ev)
+}
+
+// Events reads key's journal in the Allocator's store.
+func (e exact) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+	j, err := e.journal()
+	if err != nil {
+		return nil, err
+	}
+	return j.Events(ctx, key, after, limit)
+}
+
+// Head returns where key's journal ends in the Allocator's store.
+func (e exact) Head(ctx context.Context, key string) (sequence.Head, error) {
+	j, err := e.journal()
+	if err != nil {
+		return sequence.Head{}, err
+	}
+	return j.Head(ctx, key)
 }

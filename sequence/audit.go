@@ -173,7 +173,10 @@ func Audit(key string, events []Event, head Head, now time.Time) *Report {
 		}
 	}
 	if a.mark != head.Mark && !(head.Mark == 0 && head.Seq == 0) {
-		r.Problems = append(r.Problems, fmt.Sprintf("the counter's mark is %d, and the journal's %d", head.Mark, a.mark))
+		r.Problems = append(r.Problems, fmt.Sprintf("the head says the journal's mark is %d, and its records %d", head.Mark, a.mark))
+		if head.Mark > a.mark {
+			a.paint(Range{a.mark + 1, head.Mark}, Unaccounted, -1)
+		}
 	}
 	for _, s := range a.spans {
 		if n := len(r.Spans); n > 0 && r.Spans[n-1].State == s.state && r.Spans[n-1].Range.Last+1 == s.r.First &&

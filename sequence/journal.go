@@ -306,6 +306,25 @@ func ByOf(ctx context.Context) string {
 	return ProcessName()
 }
 
+type drawnKey struct{}
+
+// WithDrawn returns a context under which Allocate records its block as
+// [Drawn], issued whole by the caller at once, rather than [Reserved]: a
+// caller that prints every number it reserves, such as the command
+// line's single draws, leaves no block open.
+func WithDrawn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, drawnKey{}, true)
+}
+
+// AllocateKind returns the kind of the record Allocate writes under ctx:
+// Drawn under [WithDrawn], Reserved otherwise.
+func AllocateKind(ctx context.Context) EventKind {
+	if d, _ := ctx.Value(drawnKey{}).(bool); d {
+		return Drawn
+	}
+	return Reserved
+}
+
 var process struct {
 	once sync.Once
 	name string
@@ -364,11 +383,11 @@ func VerifyChain(key string, events []Event, head Head, anchors ...Head) error {
 		case e.Seq > want:
 			return &ChainError{key, want, fmt.Sprintf("is missing (the next one is %d): a record was deleted", e.Seq)}
 		}
+		if e.Seq > head.Seq {
+			return &ChainError{key, e.Seq, fmt.Sprintf("is past the head kept beside the counter (record %d): records were inserted", head.Seq)}
+		}
 		if got := ChainHash(prev, key, e); got != e.Hash {
-			if i+1 < len(events) && ChainHash(e.Hash, key, events[i+1]) == events[i+1].Hash {
-				return &ChainError{key, e.Seq, "does not follow record " + fmt.Sprint(e.Seq-1) + ", though its own hash holds: a record before it was deleted or inserted, and the rest renumbered"}
-			}
-			return &ChainError{key, e.Seq, fmt.Sprintf("was altered: its hash is %s, its content hashes to %s", HashString(e.Hash)[:16], HashString(got)[:16])}
+			return &ChainError{key, e.Seq, fmt.Sprintf("was altered: it hashes to %s, and the hash stored is %s (or records before it were deleted or inserted and the rest renumbered)", HashString(got)[:16], HashString(e.Hash)[:16])}
 		}
 		prev = e.Hash
 		want++

@@ -43,6 +43,18 @@ func newSegment(t *testing.T, a sequence.Allocator, step int64) *sequence.Segmen
 	return s
 }
 
+// settle waits, a bounded while, for key's fetches in s to end.
+func settle(t *testing.T, s *sequence.Segment, key string) {
+	t.Helper()
+	for range 500 {
+		if st, _ := s.KeyStats(key); !st.Fetching {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("a fetch of %q did not end", key)
+}
+
 func take(t *testing.T, g sequence.Gen, key string, n int) []int64 {
 	t.Helper()
 	var out []int64
@@ -65,9 +77,11 @@ func TestJournalSegment(t *testing.T) {
 	a := sequence.NewMemoryAllocator()
 
 	s1 := newSegment(t, a, 10)
-	take(t, s1, "k", 15) // blocks [1,10] and [11,20]
+	take(t, s1, "k", 15) // blocks [1,10] and [11,20] or more
+	settle(t, s1, "k")
 	s2 := newSegment(t, a, 10)
-	take(t, s2, "k", 3) // [21,30] (and perhaps [31,40] ahead)
+	take(t, s2, "k", 3) // the next block, and perhaps one ahead
+	settle(t, s2, "k")
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +117,7 @@ func TestJournalSegment(t *testing.T) {
 	// A third process closes cleanly on top: its unused end goes back.
 	s3 := newSegment(t, a, 10)
 	v := take(t, s3, "k", 1)[0]
+	settle(t, s3, "k")
 	if err := s3.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func (a *MemoryAllocator) Allocate(ctx context.Context, key string, n int64) (Ra
 	}
 	a.last[key] = last + n
 	r := Range{First: last + 1, Last: last + n}
-	a.jour.append(key, Event{Kind: Reserved, Range: r, By: ByOf(ctx)}, last, r.Last)
+	a.jour.append(key, Event{Kind: AllocateKind(ctx), Range: r, By: ByOf(ctx)}, last, r.Last)
 	return r, nil
 }
 

@@ -68,6 +68,9 @@ var commands = map[string]func(*env, []string) error{
 	"preview":  cmdPreview,
 	"serve":    cmdServe,
 	"series":   cmdSeries,
+	"gaps":     cmdGaps,
+	"verify":   cmdVerify,
+	"void":     cmdVoid,
 	"version":  cmdVersion,
 }
 
@@ -108,7 +111,7 @@ func dispatch(e *env, args []string) error {
 		if strings.HasPrefix(name, "-") {
 			return usagef("", "flags go after the command, as in: sn next %s ...", name)
 		}
-		if name == "check" || name == "verify" {
+		if name == "check" {
 			return usagef("", "unknown command %q: sn validate checks numbers (as Generator.Validate and POST .../validate do)", name)
 		}
 		return usagef("", "unknown command %q", name)
@@ -125,7 +128,7 @@ func report(e *env, err error) int {
 		return exitOK
 	case errors.Is(err, syscall.EPIPE):
 		return exitBrokenPipe
-	case errors.Is(err, errInvalid):
+	case errors.Is(err, errInvalid), errors.Is(err, errUnexplained):
 		return exitFail
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted

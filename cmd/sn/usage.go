@@ -15,8 +15,15 @@ var flagHelp = map[string]string{
 	"n": `-n COUNT                 how many numbers`,
 	"listen": `--listen HOST:PORT       the address to serve on (default: the config's
                            serve.listen, or 127.0.0.1:8080)`,
-	"tls": `--tls-cert, --tls-key    serve HTTPS with this certificate and key (PEM files)`,
-	"var": `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
+	"tls":    `--tls-cert, --tls-key    serve HTTPS with this certificate and key (PEM files)`,
+	"var":    `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
+	"key":    `--key KEY                a counter key, as sn parse and sn series print it`,
+	"from":   `--from N, --to N         the numbers to account for (default: 1 to the mark)`,
+	"to":     `--to N                   (see --from)`,
+	"all":    `--all                    print the issued runs too`,
+	"anchor": `--anchor RECORD:HASH     a record and hash sn verify printed before; repeatable`,
+	"reason": `--reason TEXT            why the numbers are void: an auditor reads it`,
+	"actor":  `--actor NAME             who voids them (default: none; the process is recorded)`,
 	"at": `--at TIME                the document's instant instead of now, such as
                            2017-03-04T10:00:00Z or 2017-03-04 (UTC)`,
 	"store": `--store PATH             the embedded store file (default
@@ -160,6 +167,51 @@ template print that entry's numbers again: it says so, and needs --yes.`,
 			`sn series forget 5f3a9c0e12ab --yes --store sn.db`,
 		},
 	},
+	"gaps": {
+		synopsis: "sn gaps (-t TEMPLATE | --config FILE NAME) [NUMBER | --key KEY | --at TIME --var NAME=VALUE...] [--from N] [--to N] [--all] [STORE]",
+		summary:  "say where every number of a counter went: issued, void, unused, skipped or lost in a crash",
+		flags:    []string{"t", "config", "key", "at", "var", "from", "to", "all", "store", "ledger", "redis", "strict", "single-host", "wait"},
+		more: `Reads the journal of one counter, the one a NUMBER of the series was drawn
+from, --key names, or --at and --var choose (a period, a customer), and
+prints every run of numbers that was not issued, with its cause: voided
+(who, when, why), released unused (at a close, a period's end, under a
+floor), skipped by a floor, held for a gapless commit, or in a block whose
+process never closed (issued, or lost in a crash: the block bounds it).
+--all prints the issued runs too. Exit status 0 only when the journal
+verifies and accounts for every number; 1 when a number is unaccounted for,
+a gapless hold has lapsed, or the journal was tampered with.`,
+		examples: []string{
+			`sn gaps --config sn.yaml invoices --at 2026-11`,
+			`sn gaps -t 'INV-@<seq, width=6>' INV-008206 --from 8000 --to 8300`,
+		},
+	},
+	"verify": {
+		synopsis: "sn verify (-t TEMPLATE | --config FILE NAME) [NUMBER | --key KEY | --at TIME --var NAME=VALUE...] [--anchor RECORD:HASH]... [STORE]",
+		summary:  "check a counter's journal: no record altered, deleted or inserted",
+		flags:    []string{"t", "config", "key", "at", "var", "anchor", "store", "ledger", "redis", "strict", "single-host", "wait"},
+		more: `Each record of a journal carries the hash of the one before; the store
+keeps the last beside the counter. verify recomputes the chain and names the
+first record that was altered, deleted or inserted, and prints the anchor
+(the last record and its hash). Keep anchors where the store's writers
+cannot reach them, and give them back with --anchor: a chain recomputed
+whole by someone who knows the algorithm no longer passes through them.`,
+		examples: []string{
+			`sn verify --config sn.yaml invoices --at 2026-11`,
+			`sn verify -t 'INV-@<seq, width=6>' INV-008206 --anchor 412:5dbccf048de10d149fd1bf0175bdd31b729f68b09ac5f6b653f3525765044be8`,
+		},
+	},
+	"void": {
+		synopsis: "sn void (-t TEMPLATE | --config FILE NAME) --reason TEXT [--actor NAME] NUMBER... [STORE]",
+		summary:  "record numbers as void, with the reason, in their counters' journals",
+		flags:    []string{"t", "config", "reason", "actor", "store", "ledger", "redis", "strict", "single-host", "wait"},
+		more: `A void number stays used: it is never issued again, and sn gaps lists it
+with the reason, who voided it and when. A number not issued yet cannot be
+voided. For a gapless series it is the only way a number leaves the series
+unused.`,
+		examples: []string{
+			`sn void --config sn.yaml invoices --reason "issued in error, replaced by INV-008207" --actor alice INV-008206`,
+		},
+	},
 	"version": {
 		synopsis: "sn version",
 		summary:  "print the version of sn and the revision it was built from",
@@ -185,7 +237,7 @@ lets requests in flight finish (up to 30s), then closes the stores.`,
 	},
 }
 
-var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "serve", "version"}
+var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "serve", "version"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {

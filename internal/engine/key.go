@@ -277,3 +277,30 @@ var periodPattern = map[builtin.Period]string{
 	builtin.Minute:     "<yyyy-MM-ddTHH:mm>",
 	builtin.Second:     "<yyyy-MM-ddTHH:mm:ss>",
 }
+
+// CallKey returns the counter key sequence part s draws from in a call
+// at at with vars, without drawing.
+func (pl *Plan) CallKey(s *Part, at time.Time, vars map[string]string) string {
+	if s.fixedKey != "" {
+		return s.fixedKey
+	}
+	var owner, val string
+	if pl.owner >= 0 {
+		owner = vars[OwnerKey]
+	}
+	if s.KeyVar != "" {
+		if q := &pl.parts[s.keyPart]; q.Kind == Setter {
+			val = q.Lit
+		} else {
+			val = vars[s.KeyVar]
+		}
+	}
+	var b int64
+	if s.Reset != builtin.Never {
+		if at.IsZero() {
+			at = pl.clock()
+		}
+		b = bucket(at, pl.parts[s.keyDate].date, s.Reset)
+	}
+	return pl.key(s, owner, val, b)
+}

@@ -331,7 +331,7 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		if err := put(b, k, r.Last); err != nil {
 			return err
 		}
-		_, err = appendEvent(ctx, b.Tx(), k, key, sequence.Event{Kind: sequence.Reserved, Range: r}, last, r.Last)
+		_, err = appendEvent(ctx, b.Tx(), k, key, sequence.Event{Kind: sequence.AllocateKind(ctx), Range: r}, last, r.Last)
 		return err
 	})
 	if err != nil {

@@ -57,6 +57,10 @@ func TestSegmentConformance(t *testing.T) {
 	})
 }
 
+func TestJournalConformance(t *testing.T) {
+	sequencetest.RunJournal(t, newStore(t, etcdtest.Shared(t), etcdseq.Options{}))
+}
+
 func TestCatalogConformance(t *testing.T) {
 	sequencetest.RunCatalog(t, newStore(t, etcdtest.Shared(t), etcdseq.Options{}))
 }

@@ -224,7 +224,7 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		}
 		first = m.high + 1
 		m.high += n
-		return m, []sequence.Event{{Kind: sequence.Reserved, Range: sequence.Range{First: first, Last: m.high}}}, nil
+		return m, []sequence.Event{{Kind: sequence.AllocateKind(ctx), Range: sequence.Range{First: first, Last: m.high}}}, nil
 	})
 	if err != nil {
 		return sequence.Range{}, err

@@ -220,7 +220,7 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 			return 0, nil, fmt.Errorf("sqlseq: key %q: mark %d leaves no room for %d more numbers: %w", key, last, n, sequence.ErrExhausted)
 		}
 		r = sequence.Range{First: last + 1, Last: last + n}
-		return r.Last, []sequence.Event{{Kind: sequence.Reserved, Range: r}}, nil
+		return r.Last, []sequence.Event{{Kind: sequence.AllocateKind(ctx), Range: r}}, nil
 	})
 	if err != nil {
 		return sequence.Range{}, err

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/sequence"
+)
+
+// errUnexplained is returned by gaps and verify when the journal does not
+// account for every number, or does not verify.
+var errUnexplained = errors.New("unexplained")
+
+// journalTarget opens the store of a template and finds the counter key
+// to read: --key, the counter of a NUMBER given, or the one --at and
+// --var name.
+type journalTarget struct {
+	gen   *sn.Generator
+	j     sequence.Journal
+	key   string
+	close func() error
+}
+
+func (f *flags) openJournal(e *env, pos []string, key string) (*journalTarget, []string, error) {
+	store, err := f.storeConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	t, pos, err := f.target(pos, store)
+	if err != nil {
+		return nil, nil, err
+	}
+	wait := f.wait
+	if wait <= 0 {
+		wait = -1
+	}
+	g, closeGen, err := t.open(e.ctx, config.WithDir(t.dir), config.WithExact(), config.WithLockWait(wait))
+	if err != nil {
+		return nil, nil, f.explain(err)
+	}
+	j, err := g.Journal()
+	if err != nil {
+		closeGen()
+		return nil, nil, err
+	}
+	jt := &journalTarget{gen: g, j: j, key: key, close: closeGen}
+	return jt, pos, nil
+}
+
+// resolveKey sets the key from a number, when none was given.
+func (jt *journalTarget) resolveKey(f *flags, number string) error {
+	if jt.key != "" {
+		return nil
+	}
+	if number != "" {
+		p, err := jt.gen.Parse(number)
+		if err != nil {
+			return &inputError{err}
+		}
+		jt.key = p.Key
+		return nil
+	}
+	k, err := jt.gen.Key(sn.Request{At: f.at, Vars: f.vars})
+	if err != nil {
+		return err
+	}
+	jt.key = k
+	return nil
+}
+
+// cmdGaps lists what became of the numbers of a counter that were not
+// issued, from its store's journal.
+func cmdGaps(e *env, args []string) error {
+	f := newFlags("gaps")
+	f.stores()
+	f.call()
+	key := f.fs.String("key", "", "")
+	from := f.fs.Int64("from", 1, "")
+	to := f.fs.Int64("to", 0, "")
+	all := f.fs.Bool("all", false, "")
+	pos, err := f.parse(args)
+	if err != nil {
+		return helpOr(e, f.cmd, err)
+	}
+	jt, pos, err := f.openJournal(e, pos, *key)
+	if err != nil {
+		return err
+	}
+	defer jt.close()
+	number := ""
+	if len(pos) == 1 {
+		number = pos[0]
+	} else if len(pos) > 1 {
+		return usagef(f.cmd, "unexpected argument %q", pos[1])
+	}
+	if err := jt.resolveKey(f, number); err != nil {
+		return err
+	}
+	events, head, err := sequence.ReadJournal(e.ctx, jt.j, jt.key)
+	if err != nil {
+		return err
+	}
+	verr := sequence.VerifyChain(jt.key, events, head)
+	rep := sequence.Audit(jt.key, events, head, time.Now())
+	last := *to
+	if last == 0 {
+		last = head.Mark
+	}
+	fmt.Fprintf(e.out, "counter %q: numbers %d to %d (mark %d, %d journal records)\n", jt.key, *from, last, head.Mark, len(events))
+	counts := map[sequence.State]int64{}
+	unexplained := 0
+	for _, sp := range rep.Within(*from, last) {
+		counts[sp.State] += sp.Range.Len()
+		if !sp.State.Explained() {
+			unexplained++
+		}
+		if sp.State == sequence.Issued && !*all {
+			continue
+		}
+		fmt.Fprintf(e.out, "%s\t%s\t%s\n", spanText(sp.Range), sp.State, sp.Cause())
+	}
+	if last > head.Mark {
+		fmt.Fprintf(e.out, "%s\tnot reserved yet\n", spanText(sequence.Range{First: max(*from, head.Mark+1), Last: last}))
+	}
+	var parts []string
+	for st := sequence.Issued; st <= sequence.Unaccounted; st++ {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	fmt.Fprintf(e.out, "summary: %s\n", strings.Join(parts, ", "))
+	for _, p := range rep.Problems {
+		fmt.Fprintf(e.stderr, "sn gaps: %s\n", p)
+	}
+	if verr != nil {
+		fmt.Fprintf(e.stderr, "sn gaps: the journal does not verify, so it cannot explain anything: %v\n", verr)
+		return errUnexplained
+	}
+	if unexplained > 0 || len(rep.Problems) > 0 {
+		fmt.Fprintf(e.stderr, "sn gaps: %d runs of numbers unexplained or awaiting action, %d problems\n", unexplained, len(rep.Problems))
+		return errUnexplained
+	}
+	return nil
+}
+
+func spanText(r sequence.Range) string {
+	if r.First == r.Last {
+		return strconv.FormatInt(r.First, 10)
+	}
+	return fmt.Sprintf("%d-%d", r.First, r.Last)
+}
+
+// cmdVerify checks the hash chain of a counter's journal.
+func cmdVerify(e *env, args []string) error {
+	f := newFlags("verify")
+	f.stores()
+	f.call()
+	key := f.fs.String("key", "", "")
+	var anchors []sequence.Head
+	f.fs.Func("anchor", "", func(s string) error {
+		seq, h, ok := strings.Cut(s, ":")
+		n, err := strconv.ParseInt(seq, 10, 64)
+		b, herr := hex.DecodeString(h)
+		if !ok || err != nil || herr != nil || len(b) != 32 || n < 1 {
+			return fmt.Errorf("want RECORD:HASH, as sn verify prints it, got %q", s)
+		}
+		var a sequence.Head
+		a.Seq = n
+		copy(a.Hash[:], b)
+		anchors = append(anchors, a)
+		return nil
+	})
+	pos, err := f.parse(args)
+	if err != nil {
+		return helpOr(e, f.cmd, err)
+	}
+	jt, pos, err := f.openJournal(e, pos, *key)
+	if err != nil {
+		return err
+	}
+	defer jt.close()
+	number := ""
+	if len(pos) == 1 {
+		number = pos[0]
+	} else if len(pos) > 1 {
+		return usagef(f.cmd, "unexpected argument %q", pos[1])
+	}
+	if err := jt.resolveKey(f, number); err != nil {
+		return err
+	}
+	events, head, err := sequence.ReadJournal(e.ctx, jt.j, jt.key)
+	if err != nil {
+		return err
+	}
+	if err := sequence.VerifyChain(jt.key, events, head, anchors...); err != nil {
+		fmt.Fprintf(e.stderr, "sn verify: %v\n", err)
+		return errUnexplained
+	}
+	fmt.Fprintf(e.out, "ok: counter %q: %d journal records verify; anchor: %d:%s\n", jt.key, len(events), head.Seq, sequence.HashString(head.Hash))
+	return nil
+}
+
+// cmdVoid records numbers as void, with a reason.
+func cmdVoid(e *env, args []string) error {
+	f := newFlags("void")
+	f.stores()
+	reason := f.fs.String("reason", "", "")
+	actor := f.fs.String("actor", "", "")
+	pos, err := f.parse(args)
+	if err != nil {
+		return helpOr(e, f.cmd, err)
+	}
+	if *reason == "" {
+		return usagef(f.cmd, "give the reason with --reason: an auditor reads it")
+	}
+	jt, pos, err := f.openJournal(e, pos, "")
+	if err != nil {
+		return err
+	}
+	defer jt.close()
+	ctx := e.ctx
+	if *actor != "" {
+		ctx = sn.WithActor(ctx, *actor)
+	}
+	if len(pos) == 0 {
+		return usagef(f.cmd, "give the numbers to void")
+	}
+	for _, n := range pos {
+		if err := jt.gen.Void(ctx, n, *reason); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.out, "%s: void\n", n)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/binary"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestGapsVoidVerify: numbers drawn and voided are all explained, and the
+// chain verifies; the controls: a journal record deleted, or edited, by
+// hand makes gaps and verify fail.
+func TestGapsVoidVerify(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "sn.db")
+	tmpl := "INV-@<seq, width=6>"
+	ok(t, "next", "-t", tmpl, "--store", db, "-n", "5")
+	ok(t, "next", "-t", tmpl, "--store", db, "-n", "3")
+	ok(t, "void", "-t", tmpl, "--store", db, "--reason", "customer cancelled", "--actor", "alice", "INV-000002")
+	out := strings.Join(ok(t, "gaps", "-t", tmpl, "--store", db), "\n")
+	for _, want := range []string{"2\tvoid\tvoided by alice", "customer cancelled", "summary: 7 issued, 1 void"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sn gaps: no %q in\n%s", want, out)
+		}
+	}
+	out = strings.Join(ok(t, "verify", "-t", tmpl, "--store", db), "\n")
+	anchor := out[strings.LastIndex(out, "anchor: ")+len("anchor: "):]
+	ok(t, "verify", "-t", tmpl, "--store", db, "--anchor", anchor)
+
+	// Refusals: a number not issued yet, no reason.
+	if r := runSN(t, "", nil, "void", "-t", tmpl, "--store", db, "--reason", "x", "INV-000099"); r.code == 0 || !strings.Contains(r.stderr, "not reserved yet") {
+		t.Errorf("void of a number not issued: exit %d, %s", r.code, r.stderr)
+	}
+	if r := runSN(t, "", nil, "void", "-t", tmpl, "--store", db, "INV-000003"); r.code != 2 || !strings.Contains(r.stderr, "--reason") {
+		t.Errorf("void without a reason: exit %d, %s", r.code, r.stderr)
+	}
+
+	// The controls.
+	tamper := func(fn func(b *bolt.Bucket) error) {
+		t.Helper()
+		bdb, err := bolt.Open(db, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bdb.Close()
+		if err := bdb.Update(func(tx *bolt.Tx) error {
+			return fn(tx.Bucket([]byte("sn.journal")).Bucket([]byte("kINV-@<seq>")))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seq := func(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+	var saved []byte
+	tamper(func(b *bolt.Bucket) error {
+		saved = append([]byte(nil), b.Get(seq(2))...)
+		return b.Put(seq(2), []byte(strings.Replace(string(saved), `"last":8`, `"last":9`, 1)))
+	})
+	r := runSN(t, "", nil, "verify", "-t", tmpl, "--store", db)
+	if r.code != 1 || !strings.Contains(r.stderr, "record 2") || !strings.Contains(r.stderr, "altered") {
+		t.Errorf("verify of an edited record: exit %d, %s", r.code, r.stderr)
+	}
+	tamper(func(b *bolt.Bucket) error { return b.Delete(seq(2)) })
+	r = runSN(t, "", nil, "verify", "-t", tmpl, "--store", db)
+	if r.code != 1 || !strings.Contains(r.stderr, "record 2: is missing") {
+		t.Errorf("verify of a deleted record: exit %d, %s", r.code, r.stderr)
+	}
+	r = runSN(t, "", nil, "gaps", "-t", tmpl, "--store", db)
+	if r.code != 1 || !strings.Contains(r.stdout, "6-8\tunaccounted") || !strings.Contains(r.stderr, "does not verify") {
+		t.Errorf("gaps with a deleted record: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	tamper(func(b *bolt.Bucket) error { return b.Put(seq(2), saved) })
+	ok(t, "verify", "-t", tmpl, "--store", db, "--anchor", anchor)
+	ok(t, "gaps", "-t", tmpl, "--store", db)
+}
