@@ -118,6 +118,11 @@ type queries struct {
 	addEvent, setHead string
 	// readEvents, of id $1, after $2 and limit $3, reads records in order.
 	readEvents string
+
+	// The holds of gapless numbers not committed yet (see Gapless.Hold):
+	// addHold, of id $1, n $2 and deadline $3; deleteHold, of id $1 and n
+	// $2, which ends one.
+	createHolds, addHold, deleteHold string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -140,7 +145,8 @@ func postgres(table string) queries {
 	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`, "{expiry}", `"`+strings.Join(parts, `"."`)+`_expiry"`,
 		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`, "{records}", `"`+strings.Join(parts, `"."`)+`_records"`,
 		"{catalog}", `"`+strings.Join(parts, `"."`)+`_catalog"`,
-		"{journal}", `"`+strings.Join(parts, `"."`)+`_journal"`, "{jhead}", `"`+strings.Join(parts, `"."`)+`_jhead"`)
+		"{journal}", `"`+strings.Join(parts, `"."`)+`_journal"`, "{jhead}", `"`+strings.Join(parts, `"."`)+`_jhead"`,
+		"{holds}", `"`+strings.Join(parts, `"."`)+`_holds"`)
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	k bytea NOT NULL,
@@ -252,6 +258,14 @@ AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
 		addEvent:   r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`),
 		setHead:    r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mark = EXCLUDED.mark`),
 		readEvents: r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = $1 AND seq > $2 ORDER BY seq LIMIT $3`),
+		createHolds: r.Replace(`CREATE TABLE IF NOT EXISTS {holds} (
+	id bytea NOT NULL CHECK (octet_length(id) = 32),
+	n bigint NOT NULL,
+	deadline_us bigint NOT NULL,
+	PRIMARY KEY (id, n)
+)`),
+		addHold:    r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES ($1, $2, $3)`),
+		deleteHold: r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n = $2`),
 	}
 	// The row is inserted, or taken over if its deadline has passed (or
 	// it is token's already: a retry of a statement whose commit was not
@@ -288,7 +302,8 @@ func mysql(table string) queries {
 	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`", "{expiry}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_expiry`",
 		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`", "{records}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_records`",
 		"{catalog}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_catalog`",
-		"{journal}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_journal`", "{jhead}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_jhead`")
+		"{journal}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_journal`", "{jhead}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_jhead`",
+		"{holds}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_holds`")
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	k LONGBLOB NOT NULL,
@@ -448,5 +463,13 @@ AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 
 		addEvent:   r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		setHead:    r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE seq = ?, hash = ?, mark = ?`),
 		readEvents: r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+		createHolds: r.Replace(`CREATE TABLE IF NOT EXISTS {holds} (
+	id BINARY(32) NOT NULL,
+	n BIGINT NOT NULL,
+	deadline_us BIGINT NOT NULL,
+	PRIMARY KEY (id, n)
+) ENGINE=InnoDB`),
+		addHold:    r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES (?, ?, ?)`),
+		deleteHold: r.Replace(`DELETE FROM {holds} WHERE id = ? AND n = ?`),
 	}
 }

@@ -136,7 +136,7 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	}
 	fid := hash(floorKey(key))
 	done := false
-	_, err := s.journaled(ctx, "return", key, func(last, _ int64) (int64, []sequence.Event, error) {
+	_, err := s.journaled(ctx, "return", key, func(_ execer, last, _ int64) (int64, []sequence.Event, error) {
 		done = false
 		if last != r.Last {
 			return last, nil, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -38,8 +39,12 @@ import (
 //
 // A key drawn by Gapless must be drawn by nothing else: a block reserved
 // for it with [Store.Allocate] would be a gap. Gapless implements
-// [sequence.Batcher] (n consecutive numbers in one statement) and nothing
-// that would hold numbers outside a transaction.
+// [sequence.Batcher] (n consecutive numbers in one statement) and
+// [sequence.Journal]. Every draw appends a Drawn record to the key's
+// journal in the caller's transaction, committed or rolled back with it.
+// Outside a transaction, a number is held ([Gapless.Hold]) and then
+// committed or voided; a void ([Gapless.Void]) is the only way a number
+// leaves the series unused, and the journal says why.
 type Gapless struct {
 	s *Store
 }
@@ -178,4 +183,98 @@ func (g *Gapless) ensure(ctx context.Context, id [32]byte, key string) error {
 	}
 	s.rows.Store(id, struct{}{})
 	return nil
+}
+
+// Hold is a gapless number reserved outside a transaction, to be
+// committed or voided by its Deadline: see [Gapless.Hold].
+type Hold struct {
+	Key      string
+	N        int64
+	Deadline time.Time
+}
+
+// ErrNotHeld means a number given to [Gapless.Commit] is not held: it
+// was committed or voided already, or never held.
+var ErrNotHeld = fmt.Errorf("sqlseq: the number is not held: %w", sequence.ErrInvalidArgument)
+
+// Hold reserves key's next number for a document that becomes final
+// later, outside any transaction: the number is taken at once, in a
+// transaction of its own, and the journal records it as held until now
+// plus ttl. The caller then commits it ([Gapless.Commit]) when the
+// document is final, or voids it ([Gapless.Void]). A hold neither
+// committed nor voided by its deadline is not lost: an audit of the
+// journal ([sequence.Audit], sn gaps) reports it as lapsed, and fails,
+// until someone commits or voids it; a late Commit is still taken.
+//
+// Use Hold where the document's own transaction cannot draw the number
+// (it is on another database, or a person completes it); draw in the
+// transaction ([WithTx]) where it can.
+func (g *Gapless) Hold(ctx context.Context, key string, ttl time.Duration) (Hold, error) {
+	if ttl <= 0 {
+		return Hold{}, fmt.Errorf("sqlseq: hold a number of key %q for %v: want a positive time: %w", key, ttl, sequence.ErrInvalidArgument)
+	}
+	s := g.s
+	var h Hold
+	_, err := s.journaled(ctx, "hold", key, func(tx execer, last, _ int64) (int64, []sequence.Event, error) {
+		if last == math.MaxInt64 {
+			return 0, nil, fmt.Errorf("sqlseq: key %q: mark %d leaves no room for a hold: %w", key, last, sequence.ErrExhausted)
+		}
+		h = Hold{Key: key, N: last + 1, Deadline: time.Now().Add(ttl).Truncate(time.Microsecond)}
+		id := hash(key)
+		if _, err := tx.ExecContext(ctx, s.q.addHold, id[:], h.N, h.Deadline.UnixMicro()); err != nil {
+			return 0, nil, err
+		}
+		return h.N, []sequence.Event{{Kind: sequence.Held, Range: sequence.Range{First: h.N, Last: h.N}, Deadline: h.Deadline}}, nil
+	})
+	if err != nil {
+		return Hold{}, err
+	}
+	return h, nil
+}
+
+// Commit makes the held number n of key final: the journal records it
+// committed. A number not held (committed or voided already, or never
+// held) gives an error wrapping [ErrNotHeld], and records nothing.
+func (g *Gapless) Commit(ctx context.Context, key string, n int64) error {
+	s := g.s
+	_, err := s.journaled(ctx, "commit", key, func(tx execer, last, _ int64) (int64, []sequence.Event, error) {
+		id := hash(key)
+		res, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n)
+		if err != nil {
+			return 0, nil, err
+		}
+		if k, err := res.RowsAffected(); err != nil {
+			return 0, nil, err
+		} else if k != 1 {
+			return 0, nil, fmt.Errorf("sqlseq: commit number %d of key %q: %w", n, key, ErrNotHeld)
+		}
+		return last, []sequence.Event{{Kind: sequence.Committed, Range: sequence.Range{First: n, Last: n}}}, nil
+	})
+	return err
+}
+
+// Void records number n of key as void, with reason: a held number whose
+// document was abandoned, or a committed one cancelled. It stays used,
+// and the journal says why; for a gapless series it is the only way a
+// number leaves the series unused.
+func (g *Gapless) Void(ctx context.Context, key string, n int64, reason string) error {
+	_, err := g.s.Note(ctx, key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: n, Last: n}, Reason: reason})
+	return err
+}
+
+// Note appends e to key's journal in the Store's ledger: a
+// [sequence.Journal], so that sn's Generator.Void reaches a gapless
+// series.
+func (g *Gapless) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+	return g.s.Note(ctx, key, e)
+}
+
+// Events reads key's journal in the Store's ledger.
+func (g *Gapless) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+	return g.s.Events(ctx, key, after, limit)
+}
+
+// Head returns where key's journal in the Store's ledger ends.
+func (g *Gapless) Head(ctx context.Context, key string) (sequence.Head, error) {
+	return g.s.Head(ctx, key)
 }

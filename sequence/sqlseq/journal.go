@@ -22,7 +22,7 @@ import (
 // appends the records op returns to key's journal in the same
 // transaction. op gets the row's mark and the journal's, and returns the
 // row's new mark.
-func (s *Store) journaled(ctx context.Context, what, key string, op func(last, journaled int64) (next int64, es []sequence.Event, err error)) (out []sequence.Event, err error) {
+func (s *Store) journaled(ctx context.Context, what, key string, op func(tx execer, last, journaled int64) (next int64, es []sequence.Event, err error)) (out []sequence.Event, err error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(last, j
 		if err != nil {
 			return err
 		}
-		next, es, err := op(last, head.Mark)
+		next, es, err := op(tx, last, head.Mark)
 		if err != nil {
 			return err
 		}
@@ -147,9 +147,18 @@ func (s *Store) readHead(ctx context.Context, q execer, stmt string, id [32]byte
 // Note appends e to key's journal, in a transaction that locks key's
 // row: a [sequence.Journal].
 func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
-	out, err := s.journaled(ctx, "note", key, func(last, journaled int64) (int64, []sequence.Event, error) {
+	out, err := s.journaled(ctx, "note", key, func(tx execer, last, journaled int64) (int64, []sequence.Event, error) {
 		if err := sequence.CheckNote(key, e, max(journaled, last)); err != nil {
 			return 0, nil, err
+		}
+		if e.Kind == sequence.Voided {
+			// A gapless hold voided is a hold no more.
+			id := hash(key)
+			for n := e.Range.First; n <= e.Range.Last && n-e.Range.First < 1000; n++ {
+				if _, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n); err != nil {
+					return 0, nil, err
+				}
+			}
 		}
 		return last, []sequence.Event{e}, nil
 	})

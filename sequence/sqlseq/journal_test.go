@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/sequencetest"
@@ -92,4 +94,144 @@ func TestJournalTampered(t *testing.T) {
 			expect("inserted and renumbered", 3, "altered")
 		})
 	}
+}
+
+// TestGaplessHold: a hold commits or voids; one past its deadline is
+// lapsed, and the audit fails until it is committed; a draw in a
+// transaction is journaled with it, and a rollback leaves no record.
+func TestGaplessHold(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			s := newStore(t, b, db, sqlseq.Options{})
+			g := s.Gapless()
+			audit := func() *sequence.Report {
+				t.Helper()
+				events, head, err := sequence.ReadJournal(ctx, s, "inv")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sequence.VerifyChain("inv", events, head); err != nil {
+					t.Fatal(err)
+				}
+				return sequence.Audit("inv", events, head, time.Now())
+			}
+			h1, err := g.Hold(ctx, "inv", time.Hour)
+			if err != nil || h1.N != 1 {
+				t.Fatalf("Hold: %v %v", h1, err)
+			}
+			if err := g.Commit(ctx, "inv", 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Commit(ctx, "inv", 1); !errors.Is(err, sqlseq.ErrNotHeld) {
+				t.Errorf("a second Commit: %v, want ErrNotHeld", err)
+			}
+			h2, _ := g.Hold(ctx, "inv", time.Hour)
+			if err := g.Void(ctx, "inv", h2.N, "draft abandoned"); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Commit(ctx, "inv", h2.N); !errors.Is(err, sqlseq.ErrNotHeld) {
+				t.Errorf("Commit of a voided hold: %v, want ErrNotHeld", err)
+			}
+			// In the caller's transaction: one committed, one rolled back.
+			for _, commit := range []bool{true, false} {
+				tx, err := db.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := g.Next(sqlseq.WithTx(ctx, tx), "inv"); err != nil {
+					t.Fatal(err)
+				}
+				if commit {
+					err = tx.Commit()
+				} else {
+					err = tx.Rollback()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			pending, _ := g.Hold(ctx, "inv", time.Hour)
+			if r := audit(); !r.Explained() || states(r)[sequence.Pending] != 1 {
+				t.Errorf("a hold before its deadline: %v %v", r.Spans, r.Problems)
+			}
+			g.Commit(ctx, "inv", pending.N)
+			lapsed, _ := g.Hold(ctx, "inv", time.Millisecond)
+			time.Sleep(5 * time.Millisecond)
+			r := audit()
+			if r.Explained() || states(r)[sequence.Lapsed] != 1 {
+				t.Errorf("a hold past its deadline: explained %v, %v", r.Explained(), r.Spans)
+			}
+			if err := g.Commit(ctx, "inv", lapsed.N); err != nil {
+				t.Fatalf("a late Commit: %v", err)
+			}
+			r = audit()
+			want := map[sequence.State]int64{sequence.Issued: 4, sequence.Void: 1}
+			if !r.Explained() || len(states(r)) != 2 || states(r)[sequence.Issued] != 4 || states(r)[sequence.Void] != 1 {
+				t.Errorf("at the end: %v, want %v; %v", states(r), want, r.Problems)
+			}
+		})
+	}
+}
+
+// TestGaplessHoldConcurrent: many holders at once, each committing or
+// voiding: the numbers are 1..n, none twice, all explained.
+func TestGaplessHoldConcurrent(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newStore(t, b, b.open(t), sqlseq.Options{})
+			g := s.Gapless()
+			var mu sync.Mutex
+			seen := map[int64]bool{}
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					for i := range 10 {
+						h, err := g.Hold(ctx, "inv", time.Hour)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						if seen[h.N] {
+							t.Errorf("%d held twice", h.N)
+						}
+						seen[h.N] = true
+						mu.Unlock()
+						if (w+i)%5 == 0 {
+							err = g.Void(ctx, "inv", h.N, "abandoned")
+						} else {
+							err = g.Commit(ctx, "inv", h.N)
+						}
+						if err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			events, head, err := sequence.ReadJournal(ctx, s, "inv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sequence.VerifyChain("inv", events, head); err != nil {
+				t.Fatal(err)
+			}
+			r := sequence.Audit("inv", events, head, time.Now())
+			st := states(r)
+			if !r.Explained() || head.Mark != 80 || st[sequence.Issued]+st[sequence.Void] != 80 || st[sequence.Void] != 16 {
+				t.Errorf("mark %d, %v, %v", head.Mark, st, r.Problems)
+			}
+		})
+	}
+}
+
+func states(r *sequence.Report) map[sequence.State]int64 {
+	m := map[sequence.State]int64{}
+	for _, s := range r.Spans {
+		m[s.State] += s.Range.Len()
+	}
+	return m
 }

@@ -166,9 +166,10 @@ func (s *Store) Table() string { return s.table }
 // Migrate creates the ledger table, the table of the deadlines of
 // expiring keys (the ledger's name and "_expiry"), the table of
 // snowflake worker-id leases (the ledger's name and "_workers", see
-// [Leaser]), the table of records ("_records", see [Store.Record]) and the
-// catalog ("_catalog", see [Store.Enroll]) and the journal ("_journal" and "_jhead", see
-// [Store.Note]), if they do not exist. It changes nothing in a table that
+// [Leaser]), the table of records ("_records", see [Store.Record]), the
+// catalog ("_catalog", see [Store.Enroll]), the journal ("_journal" and
+// "_jhead", see [Store.Note]) and the holds of gapless numbers ("_holds",
+// see [Gapless.Hold]), if they do not exist. It changes nothing in a table that
 // does. Processes may call it at once.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
@@ -191,14 +192,17 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := s.db.ExecContext(ctx, s.q.createJournal); err != nil {
 				return err
 			}
-			_, err := s.db.ExecContext(ctx, s.q.createHead)
+			if _, err := s.db.ExecContext(ctx, s.q.createHead); err != nil {
+				return err
+			}
+			_, err := s.db.ExecContext(ctx, s.q.createHolds)
 			return err
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
 		// at once, when the other commits (a duplicate table, type or
 		// catalog row): once it has, the statement finds the table. Each
-		// of the seven tables can fail a migration once.
-		if st := sqlState(err); try < 16 && (st == "23505" || st == "42P07" || st == "42710") {
+		// of the eight tables can fail a migration once.
+		if st := sqlState(err); try < 18 && (st == "23505" || st == "42P07" || st == "42710") {
 			continue
 		}
 		return err
@@ -215,7 +219,7 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		return sequence.Range{}, fmt.Errorf("sqlseq: allocate %d numbers: %w", n, sequence.ErrInvalidArgument)
 	}
 	var r sequence.Range
-	_, err := s.journaled(ctx, "allocate", key, func(last, _ int64) (int64, []sequence.Event, error) {
+	_, err := s.journaled(ctx, "allocate", key, func(_ execer, last, _ int64) (int64, []sequence.Event, error) {
 		if last > math.MaxInt64-n {
 			return 0, nil, fmt.Errorf("sqlseq: key %q: mark %d leaves no room for %d more numbers: %w", key, last, n, sequence.ErrExhausted)
 		}
@@ -255,7 +259,7 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.journaled(ctx, "floor", key, func(last, _ int64) (int64, []sequence.Event, error) {
+	_, err = s.journaled(ctx, "floor", key, func(_ execer, last, _ int64) (int64, []sequence.Event, error) {
 		if floor <= last {
 			return last, nil, nil
 		}
