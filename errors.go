@@ -70,6 +70,18 @@ var (
 	// [Generator.Parse] return; errors.As with a *[ValidationError] gives
 	// the details.
 	ErrInvalidNumber = errors.New("sn: invalid number")
+
+	// ErrIdempotencyConflict means a [Request]'s IdempotencyKey was used
+	// before, within [IdempotencyWindow], with another request (count,
+	// instant or variables): nothing was issued. Use a new key for a new
+	// request.
+	ErrIdempotencyConflict = errors.New("sn: idempotency key used with another request")
+
+	// ErrInProgress means a [Request]'s IdempotencyKey belongs to a call
+	// still under way (in this or another process), which has not
+	// recorded its numbers yet: nothing was issued. Ask again in a moment:
+	// the answer will be that call's numbers.
+	ErrInProgress = errors.New("sn: idempotency key in use by a call under way")
 )
 
 // init makes the engine's errors match the sentinels above: the engine
@@ -87,6 +99,8 @@ func init() {
 	sentinel.Export(sentinel.InvalidNumber, ErrInvalidNumber)
 	sentinel.Export(sentinel.Part, ErrPart)
 	sentinel.Export(sentinel.Key, ErrKey)
+	sentinel.Export(sentinel.Conflict, ErrIdempotencyConflict)
+	sentinel.Export(sentinel.InProgress, ErrInProgress)
 }
 
 // VarError is a per-call variable that is missing or invalid: the errors

@@ -28,6 +28,19 @@ type Request struct {
 
 	// Vars are the per-call variables, the values of "@<NAME>" parts.
 	Vars Vars
+
+	// IdempotencyKey, when not empty, makes the call safe to repeat: a
+	// call of the same series with the same key, within
+	// [IdempotencyWindow], from any process sharing the store, returns
+	// the numbers the first call was given instead of new ones. A caller
+	// that did not hear back (a timeout, a cut connection) asks again
+	// with the same key. The key used with another request (N, At or
+	// Vars) is refused with [ErrIdempotencyConflict]; while the first
+	// call is under way, others get [ErrInProgress]. At most 255 bytes;
+	// the store must remember keys (a [sequence.Replayer]). Give At for
+	// a template that prints the date or resets its counter, so that a
+	// retry past midnight is the same request.
+	IdempotencyKey string
 }
 
 // count returns how many numbers r asks for, or an error wrapping
@@ -150,6 +163,9 @@ func (g *Generator) Next(ctx context.Context) (string, error) {
 // [ErrVarInvalid]. On an error after that, the numbers issued so far are
 // returned with it.
 func (g *Generator) Issue(ctx context.Context, r Request) ([]string, error) {
+	if r.IdempotencyKey != "" {
+		return g.replay(ctx, r)
+	}
 	if !g.wrapped {
 		// What draw does, with the numbers printed straight into the
 		// strings' one buffer.
@@ -177,6 +193,14 @@ func (g *Generator) Issue(ctx context.Context, r Request) ([]string, error) {
 // appends the numbers r asks for to b. With room in b, it allocates
 // nothing. On error, the numbers issued so far stay appended.
 func (g *Generator) Append(ctx context.Context, b *Batch, r Request) error {
+	if r.IdempotencyKey != "" {
+		nums, err := g.replay(ctx, r)
+		for _, s := range nums {
+			b.buf = append(b.buf, s...)
+			b.ends = append(b.ends, len(b.buf))
+		}
+		return err
+	}
 	return g.call(ctx, b, r)
 }
 

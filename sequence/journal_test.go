@@ -284,3 +284,7 @@ func TestAuditUnaccounted(t *testing.T) {
 func TestMemoryAllocatorJournal(t *testing.T) {
 	sequencetest.RunJournal(t, sequence.NewMemoryAllocator())
 }
+
+func TestMemoryAllocatorReplayer(t *testing.T) {
+	sequencetest.RunReplayer(t, sequence.NewMemoryAllocator())
+}

@@ -24,6 +24,7 @@ type MemoryAllocator struct {
 	recs   records
 	cat    catalog
 	jour   journals
+	memos  memos
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.

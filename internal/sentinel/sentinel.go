@@ -29,6 +29,8 @@ const (
 	InvalidNumber
 	Part
 	Key
+	Conflict
+	InProgress
 	numKinds
 )
 
@@ -46,6 +48,8 @@ var text = [numKinds]string{
 	InvalidNumber: "sn: invalid number",
 	Part:          "sn: part printed text outside its pattern",
 	Key:           "sn: obfuscation key does not match the series",
+	Conflict:      "sn: idempotency key used with another request",
+	InProgress:    "sn: idempotency key in use by a call under way",
 }
 
 // public holds package sn's values, once it has initialised. It is

@@ -912,3 +912,12 @@ func TestJournal(t *testing.T) {
 	defer s.Close()
 	sequencetest.RunJournal(t, s)
 }
+
+func TestReplayer(t *testing.T) {
+	s, err := boltseq.Open(filepath.Join(t.TempDir(), "sn.db"), boltseq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sequencetest.RunReplayer(t, s)
+}

@@ -61,6 +61,10 @@ func TestJournalConformance(t *testing.T) {
 	sequencetest.RunJournal(t, newStore(t, etcdtest.Shared(t), etcdseq.Options{}))
 }
 
+func TestReplayerConformance(t *testing.T) {
+	sequencetest.RunReplayer(t, newStore(t, etcdtest.Shared(t), etcdseq.Options{}))
+}
+
 func TestCatalogConformance(t *testing.T) {
 	sequencetest.RunCatalog(t, newStore(t, etcdtest.Shared(t), etcdseq.Options{}))
 }

@@ -66,6 +66,7 @@ type Store struct {
 	cli    *clientv3.Client
 	prefix string
 	opts   Options
+	leases memoLeases // for the claims of idempotency keys
 }
 
 // New returns a Store over cli, which it does not own. It checks its
@@ -101,7 +102,7 @@ func (s *Store) Prefix() string { return s.prefix }
 
 // reserved are the first parts of the Store's own keys, which no part of a
 // prefix may be.
-var reserved = map[string]bool{"n": true, "r": true, "cat": true, "w": true, "x": true, "id": true, "clock": true, "j": true, "jh": true, "": true, ".": true, "..": true}
+var reserved = map[string]bool{"n": true, "r": true, "cat": true, "w": true, "x": true, "id": true, "clock": true, "j": true, "jh": true, "i": true, "": true, ".": true, "..": true}
 
 // checkPrefix refuses a prefix that could nest in another Store's keys.
 func checkPrefix(p string) error {
@@ -110,7 +111,7 @@ func checkPrefix(p string) error {
 	}
 	for part := range strings.SplitSeq(strings.TrimSuffix(p, "/"), "/") {
 		if reserved[part] {
-			return fmt.Errorf("etcdseq: prefix %q: a part %q is empty, relative or a name the Store's own keys use (n, r, cat, w, x, id, clock, j, jh), "+
+			return fmt.Errorf("etcdseq: prefix %q: a part %q is empty, relative or a name the Store's own keys use (n, r, cat, w, x, id, clock, j, jh, i), "+
 				"so that it could share keys with the Store of a shorter prefix: %w", p, part, sequence.ErrInvalidArgument)
 		}
 	}

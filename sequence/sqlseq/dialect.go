@@ -123,6 +123,14 @@ type queries struct {
 	// addHold, of id $1, n $2 and deadline $3; deleteHold, of id $1 and n
 	// $2, which ends one.
 	createHolds, addHold, deleteHold string
+
+	// The claims of idempotency keys (see replay.go): addMemo, of id,
+	// digest, token and until, inserts a pending claim unless the key has
+	// one; lockMemo, of id, reads digest, token, answer, until and done,
+	// locking the row; putMemo, of id, digest, token, answer, until and
+	// done, inserts one; setMemo, of the same but id last, updates one;
+	// sweepMemos, of now, deletes up to 100 past their time.
+	createMemos, addMemo, lockMemo, putMemo, setMemo, sweepMemos string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -146,7 +154,7 @@ func postgres(table string) queries {
 		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`, "{records}", `"`+strings.Join(parts, `"."`)+`_records"`,
 		"{catalog}", `"`+strings.Join(parts, `"."`)+`_catalog"`,
 		"{journal}", `"`+strings.Join(parts, `"."`)+`_journal"`, "{jhead}", `"`+strings.Join(parts, `"."`)+`_jhead"`,
-		"{holds}", `"`+strings.Join(parts, `"."`)+`_holds"`)
+		"{holds}", `"`+strings.Join(parts, `"."`)+`_holds"`, "{idem}", `"`+strings.Join(parts, `"."`)+`_idem"`)
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	k bytea NOT NULL,
@@ -266,6 +274,19 @@ AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
 )`),
 		addHold:    r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES ($1, $2, $3)`),
 		deleteHold: r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n = $2`),
+		createMemos: r.Replace(`CREATE TABLE IF NOT EXISTS {idem} (
+	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
+	digest text NOT NULL,
+	token text NOT NULL,
+	answer text NOT NULL,
+	until_us bigint NOT NULL,
+	done smallint NOT NULL
+)`),
+		addMemo:    r.Replace(`INSERT INTO {idem} (id, digest, token, answer, until_us, done) VALUES ($1, $2, $3, '', $4, 0) ON CONFLICT (id) DO NOTHING`),
+		lockMemo:   r.Replace(`SELECT digest, token, answer, until_us, done FROM {idem} WHERE id = $1 FOR UPDATE`),
+		putMemo:    r.Replace(`INSERT INTO {idem} (id, digest, token, answer, until_us, done) VALUES ($1, $2, $3, $4, $5, $6)`),
+		setMemo:    r.Replace(`UPDATE {idem} SET digest = $1, token = $2, answer = $3, until_us = $4, done = $5 WHERE id = $6`),
+		sweepMemos: r.Replace(`DELETE FROM {idem} WHERE id IN (SELECT id FROM {idem} WHERE until_us <= $1 LIMIT 100)`),
 	}
 	// The row is inserted, or taken over if its deadline has passed (or
 	// it is token's already: a retry of a statement whose commit was not
@@ -303,7 +324,7 @@ func mysql(table string) queries {
 		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`", "{records}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_records`",
 		"{catalog}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_catalog`",
 		"{journal}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_journal`", "{jhead}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_jhead`",
-		"{holds}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_holds`")
+		"{holds}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_holds`", "{idem}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_idem`")
 	create := r.Replace(`CREATE TABLE IF NOT EXISTS {table} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	k LONGBLOB NOT NULL,
@@ -471,5 +492,18 @@ AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 
 ) ENGINE=InnoDB`),
 		addHold:    r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES (?, ?, ?)`),
 		deleteHold: r.Replace(`DELETE FROM {holds} WHERE id = ? AND n = ?`),
+		createMemos: r.Replace(`CREATE TABLE IF NOT EXISTS {idem} (
+	id BINARY(32) NOT NULL PRIMARY KEY,
+	digest VARCHAR(128) NOT NULL,
+	token VARCHAR(128) NOT NULL,
+	answer MEDIUMTEXT NOT NULL,
+	until_us BIGINT NOT NULL,
+	done SMALLINT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
+		addMemo:    r.Replace(`INSERT IGNORE INTO {idem} (id, digest, token, answer, until_us, done) VALUES (?, ?, ?, '', ?, 0)`),
+		lockMemo:   r.Replace(`SELECT digest, token, answer, until_us, done FROM {idem} WHERE id = ? FOR UPDATE`),
+		putMemo:    r.Replace(`INSERT INTO {idem} (id, digest, token, answer, until_us, done) VALUES (?, ?, ?, ?, ?, ?)`),
+		setMemo:    r.Replace(`UPDATE {idem} SET digest = ?, token = ?, answer = ?, until_us = ?, done = ? WHERE id = ?`),
+		sweepMemos: r.Replace(`DELETE FROM {idem} WHERE until_us <= ? LIMIT 100`),
 	}
 }

@@ -235,3 +235,11 @@ func states(r *sequence.Report) map[sequence.State]int64 {
 	}
 	return m
 }
+
+func TestReplayer(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			sequencetest.RunReplayer(t, newStore(t, b, b.open(t), sqlseq.Options{}))
+		})
+	}
+}

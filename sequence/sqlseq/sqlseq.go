@@ -168,8 +168,9 @@ func (s *Store) Table() string { return s.table }
 // snowflake worker-id leases (the ledger's name and "_workers", see
 // [Leaser]), the table of records ("_records", see [Store.Record]), the
 // catalog ("_catalog", see [Store.Enroll]), the journal ("_journal" and
-// "_jhead", see [Store.Note]) and the holds of gapless numbers ("_holds",
-// see [Gapless.Hold]), if they do not exist. It changes nothing in a table that
+// "_jhead", see [Store.Note]), the holds of gapless numbers ("_holds",
+// see [Gapless.Hold]) and the claims of idempotency keys ("_idem", see
+// [Store.Claim]), if they do not exist. It changes nothing in a table that
 // does. Processes may call it at once.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
@@ -195,14 +196,17 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := s.db.ExecContext(ctx, s.q.createHead); err != nil {
 				return err
 			}
-			_, err := s.db.ExecContext(ctx, s.q.createHolds)
+			if _, err := s.db.ExecContext(ctx, s.q.createHolds); err != nil {
+				return err
+			}
+			_, err := s.db.ExecContext(ctx, s.q.createMemos)
 			return err
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
 		// at once, when the other commits (a duplicate table, type or
 		// catalog row): once it has, the statement finds the table. Each
-		// of the eight tables can fail a migration once.
-		if st := sqlState(err); try < 18 && (st == "23505" || st == "42P07" || st == "42710") {
+		// of the nine tables can fail a migration once.
+		if st := sqlState(err); try < 20 && (st == "23505" || st == "42P07" || st == "42710") {
 			continue
 		}
 		return err

@@ -1,0 +1,130 @@
+package sn
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/sngen/sn/internal/engine"
+	"github.com/sngen/sn/sequence"
+)
+
+// IdempotencyWindow is how long a store remembers the numbers a request
+// with an IdempotencyKey was given: a retry within it gets them again.
+// IdempotencyLease is how long a call holds its key before it has
+// recorded its numbers: a call that died is taken over after it.
+const (
+	IdempotencyWindow = 24 * time.Hour
+	IdempotencyLease  = 30 * time.Second
+)
+
+// replay issues r, whose IdempotencyKey is set, once per key: it claims
+// the key in the store, issues, and records the numbers; or returns the
+// numbers recorded.
+func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
+	if len(r.IdempotencyKey) > sequence.MaxIdempotencyKey {
+		return nil, fmt.Errorf("sn: an idempotency key of %d bytes, at most %d: %w", len(r.IdempotencyKey), sequence.MaxIdempotencyKey, sequence.ErrInvalidArgument)
+	}
+	if _, err := r.count(); err != nil {
+		return nil, err
+	}
+	rp, err := g.replayer()
+	if err != nil {
+		return nil, err
+	}
+	id := g.plan.String() + "\x00" + r.IdempotencyKey
+	digest := requestDigest(r)
+	var tb [16]byte
+	_, _ = rand.Read(tb[:])
+	token := hex.EncodeToString(tb[:])
+	c, err := rp.Claim(ctx, id, digest, token, IdempotencyLease)
+	if err != nil {
+		return nil, fmt.Errorf("sn: idempotency key %q: %w", r.IdempotencyKey, err)
+	}
+	if !c.Mine {
+		switch {
+		case c.Digest != digest:
+			return nil, fmt.Errorf("%w: key %q was first used at most %v ago for another count, instant or variables", ErrIdempotencyConflict, r.IdempotencyKey, IdempotencyWindow)
+		case c.Answer == "":
+			return nil, fmt.Errorf("%w: key %q, until %s at the latest", ErrInProgress, r.IdempotencyKey, c.Until.UTC().Format(time.RFC3339))
+		}
+		var nums []string
+		if err := json.Unmarshal([]byte(c.Answer), &nums); err != nil {
+			return nil, fmt.Errorf("sn: idempotency key %q: the answer recorded is not a list of numbers: %v", r.IdempotencyKey, err)
+		}
+		return nums, nil
+	}
+	r.IdempotencyKey = ""
+	nums, err := g.Issue(ctx, r)
+	if err != nil {
+		// What was issued is not recorded: the claim lapses, and a retry
+		// issues anew. Those numbers are void.
+		g.voidLost(ctx, nums, "issued to a call with an idempotency key that failed: "+err.Error())
+		return nil, err
+	}
+	answer, _ := json.Marshal(nums)
+	if err := rp.Settle(ctx, id, token, string(answer), IdempotencyWindow); err != nil {
+		g.voidLost(ctx, nums, "issued to a call with an idempotency key whose numbers could not be recorded: "+err.Error())
+		return nil, fmt.Errorf("sn: idempotency key %q: the numbers could not be recorded, and are void: %w", r.IdempotencyKey, err)
+	}
+	return nums, nil
+}
+
+// voidLost voids nums, which no caller received, where the store keeps a
+// journal: the best it can, with a context of its own, for ctx may be
+// what failed.
+func (g *Generator) voidLost(ctx context.Context, nums []string, reason string) {
+	if len(nums) == 0 {
+		return
+	}
+	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, n := range nums {
+		if err := g.Void(vctx, n, reason); err != nil {
+			return
+		}
+	}
+}
+
+// requestDigest is what makes two requests one: the count, the instant
+// and the variables.
+func requestDigest(r Request) string {
+	h := sha256.New()
+	n, _ := r.count()
+	h.Write([]byte(strconv.Itoa(n) + "\x00"))
+	if !r.At.IsZero() {
+		h.Write([]byte(strconv.FormatInt(r.At.UnixNano(), 10)))
+	}
+	h.Write([]byte{0})
+	keys := make([]string, 0, len(r.Vars))
+	for k := range r.Vars {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		h.Write([]byte(strconv.Quote(k) + "=" + strconv.Quote(r.Vars[k]) + "\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// replayer returns the store that remembers the idempotency keys of the
+// Generator: that of its first sequence part.
+func (g *Generator) replayer() (sequence.Replayer, error) {
+	parts := g.plan.Parts()
+	for i := range parts {
+		if parts[i].Kind == engine.Seq {
+			if rp, ok := parts[i].Gen().(sequence.Replayer); ok {
+				return rp, nil
+			}
+			return nil, fmt.Errorf("sn: %s: an idempotency key needs a store that remembers them, and %T does not: %w", parts[i].Name, parts[i].Gen(), errors.ErrUnsupported)
+		}
+	}
+	return nil, fmt.Errorf("sn: %s has no sequence to remember idempotency keys in: %w", g.plan.Source(), errors.ErrUnsupported)
+}

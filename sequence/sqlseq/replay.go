@@ -1,0 +1,110 @@
+package sqlseq
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+)
+
+// The claims of idempotency keys (see [sequence.Replayer]) live in a
+// table beside the ledger, "<table>_idem": the SHA-256 of the key, the
+// request's digest, the claim's token, the answer, until when (Unix
+// microseconds) and whether it is settled.
+
+// Claim records or finds a claim on an idempotency key, in one
+// transaction: a [sequence.Replayer]. One Claim in 64 also deletes up to
+// 100 claims whose time has passed.
+func (s *Store) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+	if err := sequence.CheckClaim(id, ""); err != nil {
+		return sequence.Claim{}, err
+	}
+	h := sha256.Sum256([]byte(id))
+	var c sequence.Claim
+	err := s.retry(ctx, "claim", func() error {
+		now := time.Now()
+		// A new key: one statement, which another's insert of the same
+		// key makes do nothing.
+		res, err := s.db.ExecContext(ctx, s.q.addMemo, h[:], digest, token, now.Add(lease).UnixMicro())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 1 {
+			c = sequence.Claim{Mine: true, Digest: digest, Until: sequence.FromMicros(now.Add(lease).UnixMicro())}
+			return nil
+		}
+		return s.memoTx(ctx, h, func(tx *sql.Tx, m *sequence.Memo) (*sequence.Memo, error) {
+			var next *sequence.Memo
+			c, next = m.Claim(now, digest, token, lease)
+			return next, nil
+		})
+	})
+	if err == nil && rand.IntN(64) == 0 {
+		_, _ = s.db.ExecContext(ctx, s.q.sweepMemos, time.Now().UnixMicro())
+	}
+	return c, err
+}
+
+// Settle records the answer of a claim, in one transaction: a
+// [sequence.Replayer].
+func (s *Store) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	if err := sequence.CheckClaim(id, answer); err != nil {
+		return err
+	}
+	h := sha256.Sum256([]byte(id))
+	return s.retry(ctx, "settle", func() error {
+		return s.memoTx(ctx, h, func(tx *sql.Tx, m *sequence.Memo) (*sequence.Memo, error) {
+			next, err := m.Settle(time.Now(), token, answer, keep)
+			if err != nil {
+				return nil, fmt.Errorf("sqlseq: settle an idempotency key: %w", err)
+			}
+			return next, nil
+		})
+	})
+}
+
+// memoTx locks the claim of h, gives it to fn, and writes what fn
+// returns, if anything, in one transaction.
+func (s *Store) memoTx(ctx context.Context, h [32]byte, fn func(tx *sql.Tx, m *sequence.Memo) (*sequence.Memo, error)) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var m sequence.Memo
+	var done int
+	var mp *sequence.Memo
+	err = tx.QueryRowContext(ctx, s.q.lockMemo, h[:]).Scan(&m.Digest, &m.Token, &m.Answer, &m.Until, &done)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		m.Done = done != 0
+		mp = &m
+	}
+	next, err := fn(tx, mp)
+	if err != nil || next == nil {
+		return err
+	}
+	d := 0
+	if next.Done {
+		d = 1
+	}
+	if mp == nil {
+		_, err = tx.ExecContext(ctx, s.q.putMemo, h[:], next.Digest, next.Token, next.Answer, next.Until, d)
+	} else {
+		_, err = tx.ExecContext(ctx, s.q.setMemo, next.Digest, next.Token, next.Answer, next.Until, d, h[:])
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Commit()
+}
