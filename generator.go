@@ -26,6 +26,7 @@ type Generator struct {
 	issue   IssueFunc // the middleware around draw; draw itself without any
 	wrapped bool      // issue is not draw: a panic in it becomes an error
 	spare   atomic.Pointer[Batch]
+	memos   localMemos // idempotency keys, for a store that does not remember them
 
 	// fallbacks are the Generators a call may issue from instead, through
 	// Fallback middlewares, fb's own included: each is proven against g.

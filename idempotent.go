@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sngen/sn/internal/engine"
@@ -35,16 +36,17 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 	if _, err := r.count(); err != nil {
 		return nil, err
 	}
-	rp, err := g.replayer()
-	if err != nil {
-		return nil, err
-	}
+	rp := g.replayer()
 	id := g.plan.String() + "\x00" + r.IdempotencyKey
 	digest := requestDigest(r)
 	var tb [16]byte
 	_, _ = rand.Read(tb[:])
 	token := hex.EncodeToString(tb[:])
 	c, err := rp.Claim(ctx, id, digest, token, IdempotencyLease)
+	if errors.Is(err, errors.ErrUnsupported) {
+		rp = &g.memos
+		c, err = rp.Claim(ctx, id, digest, token, IdempotencyLease)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sn: idempotency key %q: %w", r.IdempotencyKey, err)
 	}
@@ -115,16 +117,65 @@ func requestDigest(r Request) string {
 }
 
 // replayer returns the store that remembers the idempotency keys of the
-// Generator: that of its first sequence part.
-func (g *Generator) replayer() (sequence.Replayer, error) {
+// Generator: that of its first sequence part, or, when it cannot, the
+// Generator itself.
+func (g *Generator) replayer() sequence.Replayer {
 	parts := g.plan.Parts()
 	for i := range parts {
 		if parts[i].Kind == engine.Seq {
-			if rp, ok := parts[i].Gen().(sequence.Replayer); ok {
-				return rp, nil
+			var rp sequence.Replayer
+			sequence.Walk(parts[i].Gen(), func(in sequence.Gen) {
+				if r, ok := in.(sequence.Replayer); ok && rp == nil {
+					rp = r
+				}
+			})
+			if rp != nil {
+				return rp
 			}
-			return nil, fmt.Errorf("sn: %s: an idempotency key needs a store that remembers them, and %T does not: %w", parts[i].Name, parts[i].Gen(), errors.ErrUnsupported)
+			break
 		}
 	}
-	return nil, fmt.Errorf("sn: %s has no sequence to remember idempotency keys in: %w", g.plan.Source(), errors.ErrUnsupported)
+	return &g.memos
+}
+
+// localMemos keeps idempotency keys in the Generator, for a store that
+// cannot: they hold in this process only.
+type localMemos struct {
+	mu sync.Mutex
+	m  map[string]*sequence.Memo
+}
+
+func (l *localMemos) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+	if err := ctx.Err(); err != nil {
+		return sequence.Claim{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if len(l.m) > 1<<16 {
+		for k, m := range l.m {
+			if m.Until <= now.UnixMicro() {
+				delete(l.m, k)
+			}
+		}
+	}
+	c, next := l.m[id].Claim(now, digest, token, lease)
+	if next != nil {
+		if l.m == nil {
+			l.m = map[string]*sequence.Memo{}
+		}
+		l.m[id] = next
+	}
+	return c, nil
+}
+
+func (l *localMemos) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	next, err := l.m[id].Settle(time.Now(), token, answer, keep)
+	if err != nil {
+		return err
+	}
+	l.m[id] = next
+	return nil
 }

@@ -36,8 +36,11 @@ type Request struct {
 	// that did not hear back (a timeout, a cut connection) asks again
 	// with the same key. The key used with another request (N, At or
 	// Vars) is refused with [ErrIdempotencyConflict]; while the first
-	// call is under way, others get [ErrInProgress]. At most 255 bytes;
-	// the store must remember keys (a [sequence.Replayer]). Give At for
+	// call is under way, others get [ErrInProgress]. At most 255 bytes.
+	// The keys are kept in the store, for every process that shares it,
+	// when it remembers them (a [sequence.Replayer]: bbolt, the SQL
+	// ledger, etcd); otherwise in the Generator, for this process only.
+	// Give At for
 	// a template that prints the date or resets its counter, so that a
 	// retry past midnight is the same request.
 	IdempotencyKey string

@@ -7,23 +7,29 @@
 //	orders := c.Generator("orders")
 //	nums, err := orders.Issue(ctx, client.Request{Vars: map[string]string{"customer": "ACME"}})
 //
-// A request that fails after the server drew numbers for it loses them:
-// a gap, never a repeat. The client sends a request again only when the
-// connection it went out on closed before an answer (a keep-alive
-// connection the server closed as idle, or at shutdown), at most four
-// times, on new connections; it does not retry an error the server
-// answered. A caller that retries a failed Next gets new numbers.
+// Every call that issues numbers carries an Idempotency-Key: the one the
+// [Request] gives, or a new random one per call. So the client sends it
+// again, with the same key, when the connection failed or timed out
+// before an answer, and when the server answered 503 (unavailable, after
+// its Retry-After) or 409 in_progress: up to [Options.Retries] times,
+// within the caller's context. The server answers a retry with the
+// numbers the first request was given, never new ones, so a logical call
+// ends with one set of numbers. A caller that calls Issue again itself
+// gets new numbers, unless it gives the same IdempotencyKey.
 package client
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,13 +48,20 @@ type Options struct {
 	// HTTPClient sends the requests; nil means a client with a 30 s
 	// timeout.
 	HTTPClient *http.Client
+	// Retries is how many times a call that issues numbers is sent again
+	// after a failed connection, a timeout, a 503 or a 409 in_progress,
+	// with its Idempotency-Key; 0 means 8, -1 never. The pause between
+	// tries starts at 50ms and doubles up to 2s, or is the server's
+	// Retry-After.
+	Retries int
 }
 
 // Client is a connection to one sn serve. It is safe for concurrent use.
 type Client struct {
-	base  string
-	token string
-	http  *http.Client
+	base    string
+	token   string
+	http    *http.Client
+	retries int
 }
 
 // New returns a Client of the server at baseURL, such as
@@ -62,7 +75,14 @@ func New(baseURL string, opts Options) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: opts.Token, http: hc}, nil
+	retries := opts.Retries
+	switch {
+	case retries == 0:
+		retries = 8
+	case retries < 0:
+		retries = 0
+	}
+	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: opts.Token, http: hc, retries: retries}, nil
 }
 
 // Template returns the template named name on the wire. Nothing is
@@ -110,6 +130,11 @@ type Request struct {
 	At time.Time
 	// Vars are the per-call variables.
 	Vars map[string]string
+	// IdempotencyKey is sent as the Idempotency-Key header of the call,
+	// and of its retries: a call again with the same key, within the
+	// server's window (24 hours), answers the same numbers. "" means a
+	// new random key per call, good for the client's own retries.
+	IdempotencyKey string
 }
 
 // Next returns the next number: [Generator.Issue] of the zero [Request].
@@ -140,7 +165,15 @@ func (t *Generator) numbers(ctx context.Context, op string, r Request) ([]string
 		req.At = r.At.Format(time.RFC3339Nano)
 	}
 	var out wire.NextResponse
-	if err := t.c.do(ctx, http.MethodPost, t.path+op, req, &out); err != nil {
+	if op == "/next" {
+		key := r.IdempotencyKey
+		if key == "" {
+			key = newKey()
+		}
+		if err := t.c.retry(ctx, t.path+op, key, req, &out); err != nil {
+			return nil, err
+		}
+	} else if err := t.c.do(ctx, http.MethodPost, t.path+op, req, &out); err != nil {
 		return nil, err
 	}
 	if len(out.Numbers) != req.N {
@@ -180,10 +213,60 @@ func (t *Generator) Explain(ctx context.Context) (wire.TemplateInfo, error) {
 	return out, err
 }
 
+// Void records s, a number the template printed, as void with reason in
+// its counter's journal.
+func (t *Generator) Void(ctx context.Context, s, reason string) error {
+	var out wire.VoidResponse
+	return t.c.do(ctx, http.MethodPost, t.path+"/void", wire.VoidRequest{Number: s, Reason: reason}, &out)
+}
+
+// newKey returns a random idempotency key: 32 hexadecimal digits.
+func newKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// retry sends a POST with an Idempotency-Key, and again, with the same
+// key, after a failed connection, a timeout, a 503 or a 409 in_progress,
+// up to c.retries times within ctx.
+func (c *Client) retry(ctx context.Context, path, key string, body, out any) error {
+	wait := 50 * time.Millisecond
+	for try := 0; ; try++ {
+		err := c.send(ctx, http.MethodPost, path, key, body, out)
+		if err == nil || try >= c.retries || ctx.Err() != nil {
+			return err
+		}
+		var e *Error
+		pause := wait
+		switch {
+		case errors.As(err, &e) && (e.Status == http.StatusServiceUnavailable || e.Code == wire.CodeInProgress):
+			if e.retryAfter > 0 {
+				pause = min(e.retryAfter, 5*time.Second)
+			}
+		case errors.As(err, &e):
+			return err // an answer: not the network's fault
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
 // do sends a request with body as JSON and decodes the answer into out.
 // A response that is not 2xx is an *Error; out is still decoded when the
 // body has its shape (readyz).
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	return c.send(ctx, method, path, "", body, out)
+}
+
+// send is do with an Idempotency-Key, when key is not "".
+func (c *Client) send(ctx context.Context, method, path, key string, body, out any) error {
 	var b []byte
 	if body != nil {
 		var err error
@@ -206,6 +289,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		}
 		if c.token != "" {
 			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
 		}
 		resp, err = c.http.Do(req)
 		if err == nil {
@@ -255,7 +341,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		}
 		er.Error = wire.Error{Code: code, Message: fmt.Sprintf("%s %s: status %d: %.200s", method, path, resp.StatusCode, data)}
 	}
-	return newError(resp.StatusCode, er.Error)
+	e := newError(resp.StatusCode, er.Error)
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		e.retryAfter = time.Duration(s) * time.Second
+	}
+	return e
 }
 
 // connectionLost reports whether err is a connection that ended before an
@@ -281,6 +371,8 @@ type Error struct {
 	Part    string
 	Offset  *int
 	Pos     *int
+
+	retryAfter time.Duration // the server's Retry-After
 }
 
 func newError(status int, e wire.Error) *Error {

@@ -150,6 +150,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/templates/{name}/preview", s.preview},
 		{"POST /v1/templates/{name}/validate", s.validate},
 		{"POST /v1/templates/{name}/parse", s.parse},
+		{"POST /v1/templates/{name}/void", s.void},
 		{"GET /healthz", s.healthz},
 		{"GET /readyz", s.readyz},
 		{"GET /v1/monitor", s.monitor},
@@ -404,6 +405,14 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		return
 	}
 	sr := sn.Request{N: req.N, At: at, Vars: req.Vars}
+	if key, ok := r.Header["Idempotency-Key"]; ok && !preview {
+		if len(key) != 1 || !idempotencyKey(key[0]) {
+			s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: want one value of 1 to %d visible ASCII characters", sequence.MaxIdempotencyKey), Field: "Idempotency-Key"}, http.StatusBadRequest)
+			rejected(wire.CodeBadRequest)
+			return
+		}
+		sr.IdempotencyKey = key[0]
+	}
 	if preview {
 		nums, err := g.Preview(r.Context(), sr)
 		if err != nil {
@@ -491,6 +500,55 @@ func (s *Server) numberRequest(w http.ResponseWriter, r *http.Request) (*sn.Gene
 		return nil, req, false
 	}
 	return g, req, true
+}
+
+// idempotencyKey reports whether k is a key the API takes: 1 to 255
+// visible ASCII characters (a UUID, say), as quoted in logs and errors.
+func idempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > sequence.MaxIdempotencyKey {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] <= ' ' || k[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// void records a number as void, with the reason, in its counter's
+// journal; the actor is the token the request came with.
+func (s *Server) void(w http.ResponseWriter, r *http.Request) {
+	_, g, ok := s.generator(w, r)
+	if !ok {
+		return
+	}
+	var req wire.VoidRequest
+	if _, code := s.decode(w, r, &req); code != "" {
+		return
+	}
+	if req.Reason == "" || len(req.Reason) > sequence.MaxReason {
+		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("reason: want why the number is void, 1 to %d bytes: an auditor reads it", sequence.MaxReason), Field: "reason"}, http.StatusBadRequest)
+		return
+	}
+	if err := g.Void(sn.WithActor(r.Context(), s.actor(r)), req.Number, req.Reason); err != nil {
+		s.error(w, err)
+		return
+	}
+	reply(w, http.StatusOK, wire.VoidResponse{Number: req.Number, Void: true})
+}
+
+// actor names who sent r, for a journal: "token N", N the place of its
+// token in the server's list from 1, or "sn serve" without tokens.
+func (s *Server) actor(r *http.Request) string {
+	_, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	got = strings.TrimLeft(got, " ")
+	for i, t := range s.tokens {
+		if subtle.ConstantTimeCompare([]byte(got), t) == 1 {
+			return fmt.Sprintf("sn serve, token %d", i+1)
+		}
+	}
+	return "sn serve"
 }
 
 func (s *Server) validate(w http.ResponseWriter, r *http.Request) {

@@ -37,6 +37,10 @@ const (
 	CodeCancelled     Code = "cancelled"              // 499: the client went away or the request timed out
 	CodeAmbiguous     Code = "ambiguous"              // 500: the template can print one string twice (sn.ErrAmbiguous); sn serve refuses such a template at start, so it never answers this
 	CodeInternal      Code = "internal"               // 500: a panic or an error the server did not expect
+	CodeConflict      Code = "idempotency_conflict"   // 422: the Idempotency-Key was used with another request (sn.ErrIdempotencyConflict)
+	CodeInProgress    Code = "in_progress"            // 409: the Idempotency-Key's first request is under way (sn.ErrInProgress); retry
+	CodeInvalid       Code = "invalid_argument"       // 400: an argument the store refuses, such as a void of a number not issued yet (sequence.ErrInvalidArgument)
+	CodeUnsupported   Code = "unsupported"            // 501: the template's store cannot do it, such as keep a journal (errors.ErrUnsupported)
 )
 
 // StatusCancelled is the status of a request whose client went away or
@@ -67,6 +71,10 @@ var codes = []struct {
 	// and another server may answer.
 	{CodeClosed, http.StatusServiceUnavailable, sequence.ErrClosed, sequence.ErrUnavailable},
 	{CodeUnavailable, http.StatusServiceUnavailable, sequence.ErrUnavailable, sequence.ErrUnavailable},
+	{CodeConflict, http.StatusUnprocessableEntity, sentinel.Conflict, sentinel.Conflict},
+	{CodeInProgress, http.StatusConflict, sentinel.InProgress, sentinel.InProgress},
+	{CodeInvalid, http.StatusBadRequest, sequence.ErrInvalidArgument, sequence.ErrInvalidArgument},
+	{CodeUnsupported, http.StatusNotImplemented, errors.ErrUnsupported, errors.ErrUnsupported},
 	{CodeCancelled, StatusCancelled, context.Canceled, nil},
 	{CodeCancelled, StatusCancelled, context.DeadlineExceeded, nil},
 	{CodeBadRequest, http.StatusBadRequest, nil, nil},

@@ -33,6 +33,20 @@ type NextResponse struct {
 	Numbers []string `json:"numbers"`
 }
 
+// VoidRequest voids a number the template printed: POST
+// /v1/templates/{name}/void. Reason is required.
+type VoidRequest struct {
+	Number string `json:"number"`
+	Reason string `json:"reason"`
+}
+
+// VoidResponse says that a number is recorded as void in its counter's
+// journal.
+type VoidResponse struct {
+	Number string `json:"number"`
+	Void   bool   `json:"void"`
+}
+
 // NumberRequest names a number to validate or parse: POST
 // /v1/templates/{name}/validate and /parse.
 type NumberRequest struct {
