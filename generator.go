@@ -27,6 +27,8 @@ type Generator struct {
 	wrapped bool      // issue is not draw: a panic in it becomes an error
 	spare   atomic.Pointer[Batch]
 	memos   localMemos // idempotency keys, for a store that does not remember them
+	// clockOnly refuses a Request.At: the fr-continuous profile.
+	clockOnly bool
 
 	// fallbacks are the Generators a call may issue from instead, through
 	// Fallback middlewares, fb's own included: each is proven against g.
@@ -78,6 +80,9 @@ func New(template string, opts ...Option) (*Generator, error) {
 		return nil, publicError(err)
 	}
 	g := &Generator{plan: pl, name: o.name}
+	if err := g.checkProfiles(o.profiles); err != nil {
+		return nil, err
+	}
 	if err := g.wrap(o.middleware); err != nil {
 		return nil, err
 	}

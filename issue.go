@@ -166,6 +166,9 @@ func (g *Generator) Next(ctx context.Context) (string, error) {
 // [ErrVarInvalid]. On an error after that, the numbers issued so far are
 // returned with it.
 func (g *Generator) Issue(ctx context.Context, r Request) ([]string, error) {
+	if g.clockOnly && !r.At.IsZero() {
+		return nil, clockOnlyError()
+	}
 	if r.IdempotencyKey != "" {
 		return g.replay(ctx, r)
 	}
@@ -196,6 +199,9 @@ func (g *Generator) Issue(ctx context.Context, r Request) ([]string, error) {
 // appends the numbers r asks for to b. With room in b, it allocates
 // nothing. On error, the numbers issued so far stay appended.
 func (g *Generator) Append(ctx context.Context, b *Batch, r Request) error {
+	if g.clockOnly && !r.At.IsZero() {
+		return clockOnlyError()
+	}
 	if r.IdempotencyKey != "" {
 		nums, err := g.replay(ctx, r)
 		for _, s := range nums {

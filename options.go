@@ -22,6 +22,7 @@ type options struct {
 	keys       map[string][]byte // obfuscate= keys by name
 	middleware []Middleware
 	name       string
+	profiles   []string
 	errs       []error
 }
 

@@ -131,7 +131,11 @@ func (s *Set) open(ctx context.Context, t checked, opts []sn.Option) (*sn.Genera
 	if err != nil {
 		return nil, err
 	}
-	g, err := sn.New(t.text, append(append([]sn.Option{sn.WithName(t.name)}, opts...), sn.WithSequence("seq", gen))...)
+	base := []sn.Option{sn.WithName(t.name)}
+	if t.profile != "" {
+		base = append(base, sn.WithProfile(t.profile))
+	}
+	g, err := sn.New(t.text, append(append(base, opts...), sn.WithSequence("seq", gen))...)
 	if err != nil {
 		return nil, err
 	}

@@ -261,6 +261,15 @@ type Template struct {
 	// ownerKey.
 	// default: 0, no floor.
 	Floor int64 `json:"floor,omitempty" yaml:"floor,omitempty"`
+
+	// Profile is a legal profile the template must meet (sn.WithProfile):
+	// "in-gst" (at most 16 characters of letters, digits, "-" and "/"),
+	// "gapless" or "fr-continuous". The last two need a gapless sequence,
+	// which a config file's stores are not: a template that declares them
+	// is refused at Build, with the reason, and is built in code over
+	// sqlseq's Gapless instead.
+	// default: "", none.
+	Profile string `json:"profile,omitempty" yaml:"profile,omitempty"`
 }
 
 // Sequence says where a template's numbers come from: a backend, and its

@@ -102,7 +102,7 @@ func TestParseErrors(t *testing.T) {
 		name, format, data, want string
 	}{
 		{"json unknown field", "json", "{\n  \"templates\": {\n    \"a\": {\"template\": \"x@<seq>\", \"flor\": 1}\n  }\n}",
-			`config: line 3: template "a": unknown field "flor" (known: floor, sequence, template)`},
+			`config: line 3: template "a": unknown field "flor" (known: floor, profile, sequence, template)`},
 		{"json unknown top-level field", "json", `{"template": {}}`,
 			`config: line 1: unknown field "template" (known: obfuscation, serve, store, templates)`},
 		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"y@<seq>\", \"sequence\": {\"steps\": [1]}}}}",
@@ -118,7 +118,7 @@ func TestParseErrors(t *testing.T) {
 		{"json object for a string", "json", "{\"templates\": {\"a\": {\"template\": {\"x\": 1}}}}",
 			`config: line 1: template "a": template: want a string, found an object`},
 		{"json template as a string", "json", "{\"templates\": {\n\"a\": \"A@<seq>\"}}",
-			`config: line 2: template "a": want an object with the fields floor, sequence, template, found "A@<seq>"`},
+			`config: line 2: template "a": want an object with the fields floor, profile, sequence, template, found "A@<seq>"`},
 		{"json not an object", "json", "[1]",
 			`config: line 1: want an object with the fields obfuscation, serve, store, templates, found a list`},
 		{"json key twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\",\n\"Template\": \"B@<seq>\"}}}",
@@ -130,7 +130,7 @@ func TestParseErrors(t *testing.T) {
 		{"json empty", "json", "  ", `config: empty document`},
 		{"json two values", "json", `{} {}`, `config: line 1: data after the top-level object`},
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
-			`config: line 4: template "a": unknown field "flor" (known: floor, sequence, template)`},
+			`config: line 4: template "a": unknown field "flor" (known: floor, profile, sequence, template)`},
 		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\ntemplates:\n  a: {template: A@<seq>}\n",
 			"config: line 2: store.backnd: not used by the backend of any template (memory); did you mean backend?\n" +
 				`config: line 3: store.steps: not used by the backend of any template (memory); did you mean step?`},
@@ -144,7 +144,7 @@ func TestParseErrors(t *testing.T) {
 		{"yaml fraction", "yaml", "templates:\n  a:\n    floor: 1.5\n",
 			`config: line 3: template "a": floor: want a whole number, found 1.5`},
 		{"yaml template as a string", "yaml", "templates:\n  a: A@<seq>\n",
-			`config: line 2: template "a": want a mapping with the fields floor, sequence, template, found "A@<seq>"`},
+			`config: line 2: template "a": want a mapping with the fields floor, profile, sequence, template, found "A@<seq>"`},
 		{"yaml key twice", "yaml", "templates:\n  a:\n    template: A@<seq>\n  a:\n    template: B@<seq>\n",
 			`config: line 4: template "a": defined twice (first at line 2)`},
 		{"yaml syntax", "yaml", "templates: [\n", `config: line 1: did not find expected node content`},
@@ -186,7 +186,7 @@ func TestLoad(t *testing.T) {
 
 	bad := write("bad.yaml", "templates:\n  a:\n    tmpl: A\n")
 	_, err = config.Load(bad)
-	if want := "config: " + bad + `: line 3: template "a": unknown field "tmpl" (known: floor, sequence, template)`; err == nil || err.Error() != want {
+	if want := "config: " + bad + `: line 3: template "a": unknown field "tmpl" (known: floor, profile, sequence, template)`; err == nil || err.Error() != want {
 		t.Errorf("Load(bad) = %v, want %s", err, want)
 	}
 	toml := write("c.toml", "")
@@ -595,5 +595,35 @@ func decodeRefuses(t *testing.T, data, format, want string) {
 	}
 	if !errors.Is(err, config.ErrInvalid) {
 		t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
+	}
+}
+
+// A template's profile: in-gst is checked at Load, with the rule and the
+// field; an unknown profile is refused; gapless is refused at Build, over
+// a store that reserves blocks.
+func TestProfile(t *testing.T) {
+	for _, tt := range []struct{ yaml, want string }{
+		{"templates:\n  inv: {template: \"INV/@<seq, width=8>\", profile: in-gst}\n", ""},
+		{"templates:\n  inv: {template: \"INV_@<seq, width=8>\", profile: in-gst}\n", `template "inv": sn: template does not meet its profile in-gst`},
+		{"templates:\n  inv: {template: \"INV-@<seq, width=14>\", profile: in-gst}\n", "up to 18 characters"},
+		{"templates:\n  inv: {template: \"INV-@<seq>\", profile: gst}\n", `profile "gst": want one of gapless, in-gst, fr-continuous`},
+	} {
+		cfg, err := config.Decode([]byte(tt.yaml), "yaml")
+		if err == nil {
+			err = cfg.Validate()
+		}
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.yaml, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: %v, want %q", tt.yaml, err, tt.want)
+		}
+	}
+	cfg, err := config.Decode([]byte("store: {backend: memory}\ntemplates:\n  inv: {template: \"INV-@<seq>\", profile: gapless}\n"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.Build(context.Background()); !errors.Is(err, sn.ErrProfile) || !strings.Contains(err.Error(), "can leave gaps") {
+		t.Errorf("gapless over memory at Build: %v, want ErrProfile", err)
 	}
 }

@@ -72,12 +72,13 @@ func (c *Config) StoreInfo(name string, opts ...BuildOption) (StoreInfo, error) 
 
 // checked is one template of a Config that passed every check.
 type checked struct {
-	name  string
-	text  string
-	floor int64
-	plan  plan
-	store StoreInfo
-	gen   *sn.Generator // compiled against a placeholder sequence; Build puts the one built in its place
+	name    string
+	text    string
+	floor   int64
+	profile string
+	plan    plan
+	store   StoreInfo
+	gen     *sn.Generator // compiled against a placeholder sequence; Build puts the one built in its place
 }
 
 // check validates c and returns its templates in name order. env gives
@@ -138,9 +139,23 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 			bad(name, "template", "template: missing")
 			continue
 		}
-		g, err := sn.New(t.Template, append(slices.Clip(opts), sn.WithSequence("seq", sequence.NewMemory()))...)
+		popts := slices.Clip(opts)
+		if t.Profile != "" {
+			if !slices.Contains(sn.Profiles, t.Profile) {
+				bad(name, "profile", "profile %q: want one of %s", t.Profile, strings.Join(sn.Profiles, ", "))
+				continue
+			}
+			if t.Profile == "in-gst" { // the others need the sequence Build makes
+				popts = append(popts, sn.WithProfile(t.Profile))
+			}
+		}
+		g, err := sn.New(t.Template, append(popts, sn.WithSequence("seq", sequence.NewMemory()))...)
 		if err != nil {
-			errs = append(errs, &Error{Template: name, Field: "template", Err: err})
+			field := "template"
+			if errors.Is(err, sn.ErrProfile) {
+				field = "profile"
+			}
+			errs = append(errs, &Error{Template: name, Field: field, Err: err})
 			continue
 		}
 		if !drawsSeq(g) {
@@ -158,7 +173,7 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 			errs = append(errs, &Error{Template: name, Field: "floor", Err: fmt.Errorf("floor %d: the %s backend cannot raise a floor (its numbers are not drawn from a counter)", t.Floor, backendOf(seq))})
 		}
 		if len(errs) == n0 && (p.driver != nil || p.members != nil) {
-			out = append(out, checked{name: name, text: t.Template, floor: t.Floor, plan: p, store: store, gen: g})
+			out = append(out, checked{name: name, text: t.Template, floor: t.Floor, profile: t.Profile, plan: p, store: store, gen: g})
 		}
 	}
 	unread := slices.ContainsFunc(c.Store.fields(), func(k string) bool { _, opt := c.Store.Options[k]; return opt && !read[k] })

@@ -46,6 +46,15 @@ type Journal interface {
 	Head(ctx context.Context, key string) (Head, error)
 }
 
+// Continuous is implemented by a [Gen] that issues every number of a
+// key, in order, without a gap: one at a time, each in the caller's
+// transaction or held and then committed or voided, never from a block
+// (sqlseq's Gapless). Continuous reports whether it does. sn's legal
+// profiles that demand an unbroken series accept only such a Gen.
+type Continuous interface {
+	Continuous() bool
+}
+
 // Head is where a key's journal ends, as its store keeps it beside the
 // counter: the Seq and Hash of the last record, and the counter's mark
 // (the largest number reserved or floored). A zero Head is a key with

@@ -200,3 +200,19 @@ func (p *Part) digitsLanguage() error {
 	}
 	return err
 }
+
+// Outside returns the first part that can print a character outside
+// allowed, and that character; ok is false when every part keeps to it.
+func (pl *Plan) Outside(allowed string) (p *Part, r rune, ok bool) {
+	var rs []lang.Range
+	for _, c := range allowed {
+		rs = append(rs, lang.Range{Lo: c, Hi: c})
+	}
+	set := lang.NewSet(rs...)
+	for i := range pl.parts {
+		if out := pl.parts[i].nfa.Alphabet().Minus(set); !out.Empty() {
+			return &pl.parts[i], out.Nth(0), true
+		}
+	}
+	return nil, 0, false
+}

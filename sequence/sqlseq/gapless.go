@@ -278,3 +278,7 @@ func (g *Gapless) Events(ctx context.Context, key string, after int64, limit int
 func (g *Gapless) Head(ctx context.Context, key string) (sequence.Head, error) {
 	return g.s.Head(ctx, key)
 }
+
+// Continuous reports true: Gapless issues every number of a key, in
+// order, without a gap (a [sequence.Continuous]).
+func (g *Gapless) Continuous() bool { return true }

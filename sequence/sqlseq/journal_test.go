@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/sqlseq"
@@ -240,6 +241,55 @@ func TestReplayer(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			sequencetest.RunReplayer(t, newStore(t, b, b.open(t), sqlseq.Options{}))
+		})
+	}
+}
+
+// TestProfileOverGapless: sqlseq's Gapless meets the gapless and
+// fr-continuous profiles; numbers drawn in transactions and voided
+// through sn are all explained; a Segment over the same ledger does not
+// meet them.
+func TestProfileOverGapless(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			s := newStore(t, b, db, sqlseq.Options{})
+			g, err := sn.New("FA-@<seq, width=6>", sn.WithSequence("seq", s.Gapless()), sn.WithProfile("fr-continuous"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				tx, err := db.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := g.Next(sqlseq.WithTx(ctx, tx)); err != nil {
+					t.Fatal(err)
+				}
+				if i == 2 {
+					tx.Rollback()
+				} else if err := tx.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := g.Void(sn.WithActor(ctx, "alice"), "FA-000002", "cancelled, credit note FA-000004"); err != nil {
+				t.Fatal(err)
+			}
+			key, _ := g.Key(sn.Request{})
+			events, head, err := sequence.ReadJournal(ctx, s, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := sequence.Audit(key, events, head, time.Now())
+			if st := states(r); !r.Explained() || st[sequence.Issued] != 2 || st[sequence.Void] != 1 || head.Mark != 3 {
+				t.Errorf("mark %d, %v, %v", head.Mark, st, r.Problems)
+			}
+			seg, _ := sequence.NewSegment(s, sequence.SegmentOptions{})
+			defer seg.Close()
+			if _, err := sn.New("FB-@<seq, width=6>", sn.WithSequence("seq", seg), sn.WithProfile("gapless")); !errors.Is(err, sn.ErrProfile) {
+				t.Errorf("gapless over a Segment: %v, want ErrProfile", err)
+			}
 		})
 	}
 }
