@@ -15,5 +15,8 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(leaseEnv); spec != "" {
 		os.Exit(runLeaseChild(spec))
 	}
+	if spec := os.Getenv(journalEnv); spec != "" {
+		os.Exit(runJournalChild(spec))
+	}
 	os.Exit(testserver.Chain(m.Run, pgtest.Run, mysqltest.Run))
 }
