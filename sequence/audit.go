@@ -72,7 +72,7 @@ func (s Span) Cause() string {
 	switch s.State {
 	case Issued:
 		if e.Kind == Drawn {
-			return fmt.Sprintf("drawn in a transaction by %s at %s (record %d)", e.By, at, e.Seq)
+			return fmt.Sprintf("drawn and issued at once by %s at %s (record %d)", e.By, at, e.Seq)
 		}
 		if e.Kind == Committed {
 			return fmt.Sprintf("committed by %s at %s (record %d)", e.By, at, e.Seq)

@@ -207,3 +207,46 @@ func BenchmarkNextManyKeys(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkJournal compares Next through a Segment over a store that
+// journals every block (the MemoryAllocator) with one over a store that
+// keeps no journal, beside a bare atomic add, with the Segment's
+// adaptive blocks and with fixed blocks of 100 (a journal record every
+// 100 numbers): one record per block must not show on the fast path.
+func BenchmarkJournal(b *testing.B) {
+	ctx := context.Background()
+	b.Run("atomic", func(b *testing.B) {
+		var n atomic.Int64
+		for b.Loop() {
+			n.Add(1)
+		}
+		sink.Add(n.Load())
+	})
+	for _, step := range []string{"adaptive", "fixed-100"} {
+		opts := sequence.SegmentOptions{}
+		if step == "fixed-100" {
+			opts = sequence.SegmentOptions{MinStep: 100, Step: 100, MaxStep: 100}
+		}
+		for _, store := range []struct {
+			name string
+			a    sequence.Allocator
+		}{
+			{"journal", sequence.NewMemoryAllocator()},
+			{"no-journal", &plainAllocator{last: map[string]int64{}}},
+		} {
+			b.Run(step+"/"+store.name, func(b *testing.B) {
+				seg := must(sequence.NewSegment(store.a, opts))
+				defer seg.Close()
+				var sum int64
+				for b.Loop() {
+					n, err := seg.Next(ctx, "k")
+					if err != nil {
+						b.Fatal(err)
+					}
+					sum += n
+				}
+				sink.Add(sum)
+			})
+		}
+	}
+}

@@ -525,3 +525,76 @@ func (j *journals) headOf(ctx context.Context, key string) (Head, error) {
 	}
 	return Head{}, nil
 }
+
+// Pruner is implemented by a store that can prune its journals, for a
+// closed period whose retention is over: Prune replaces the records of
+// key up to and including record through with one [Pruned] record, which
+// keeps the hash of record through, so that the chain, and anchors after
+// it, still verify, and sums up what the records said. It returns that
+// record. sn never prunes on its own.
+type Pruner interface {
+	Prune(ctx context.Context, key string, through int64) (Event, error)
+}
+
+// PruneRecord returns the Pruned record that replaces events, the
+// records of key from its first (or from an earlier Pruned record) to
+// the one to prune through, read at now: a summary of what they said of
+// each number.
+func PruneRecord(key string, events []Event, now time.Time) (Event, error) {
+	if len(events) == 0 {
+		return Event{}, fmt.Errorf("sequence: prune the journal of %q: no records: %w", key, ErrInvalidArgument)
+	}
+	last := events[len(events)-1]
+	rep := Audit(key, events, Head{Seq: last.Seq, Hash: last.Hash}, now)
+	count := map[State]int64{}
+	var top int64
+	for _, sp := range rep.Spans {
+		count[sp.State] += sp.Range.Len()
+		top = max(top, sp.Range.Last)
+	}
+	var parts []string
+	for st := Issued; st <= Unaccounted; st++ {
+		if count[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[st], st))
+		}
+	}
+	reason := fmt.Sprintf("records %d to %d pruned at %s: %s", events[0].Seq, last.Seq, now.UTC().Format(time.RFC3339), strings.Join(parts, ", "))
+	if len(reason) > MaxReason {
+		reason = reason[:MaxReason]
+	}
+	return Event{Seq: last.Seq, Kind: Pruned, Range: Range{1, top}, At: FromMicros(now.UnixMicro()), By: ProcessName(), Reason: reason, Hash: last.Hash}, nil
+}
+
+// prune replaces key's records through seq with their Pruned record.
+func (j *journals) prune(ctx context.Context, key string, through int64) (Event, error) {
+	if err := ctx.Err(); err != nil {
+		return Event{}, err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	mj := j.m[key]
+	if mj == nil || through < 1 || through > mj.head.Seq {
+		return Event{}, fmt.Errorf("sequence: prune the journal of %q through record %d: it has records to %d: %w", key, through, func() int64 {
+			if mj == nil {
+				return 0
+			}
+			return mj.head.Seq
+		}(), ErrInvalidArgument)
+	}
+	i := 0
+	for i < len(mj.events) && mj.events[i].Seq <= through {
+		i++
+	}
+	p, err := PruneRecord(key, mj.events[:i], time.Now())
+	if err != nil {
+		return Event{}, err
+	}
+	mj.events = append([]Event{p}, mj.events[i:]...)
+	return p, nil
+}
+
+// Prune replaces key's records through record through with a summary
+// (see [Pruner]).
+func (a *MemoryAllocator) Prune(ctx context.Context, key string, through int64) (Event, error) {
+	return a.jour.prune(ctx, key, through)
+}

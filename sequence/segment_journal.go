@@ -123,3 +123,12 @@ func (s *Segment) Head(ctx context.Context, key string) (Head, error) {
 	}
 	return j.Head(ctx, key)
 }
+
+// Prune prunes key's journal in the Allocator's store (see [Pruner]).
+func (s *Segment) Prune(ctx context.Context, key string, through int64) (Event, error) {
+	p, ok := s.alloc.(Pruner)
+	if !ok {
+		return Event{}, fmt.Errorf("sequence: Segment.Prune: %T cannot prune journals: %w", s.alloc, errors.ErrUnsupported)
+	}
+	return p.Prune(ctx, key, through)
+}

@@ -9,10 +9,16 @@
 // Extra powers are small optional interfaces discovered by type assertion, in
 // the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
 // [Releaser], [Identifier], [Marker], [Expirer], [Clock], [Recorder],
-// [Catalog], [Returner], [Limiter], [Numbering] and io.Closer. Callers
+// [Catalog], [Returner], [Limiter], [Numbering], [Journal], [Pruner],
+// [Replayer], [Continuous] and io.Closer. Callers
 // that find them get faster or more capable; callers that do not fall
 // back to [Gen.Next]. Wrappers ([Segment], [Queued], [Balanced]) pass
 // them on to what they wrap, or answer errors.ErrUnsupported.
+//
+// A durable store keeps a journal per key ([Journal]): every block
+// reserved, handed back, released, every number voided, every floor, one
+// record per block, hash-chained, so that [Audit] can say what became of
+// every number and [VerifyChain] that nobody edited the record.
 //
 // Every implementation in this module passes the conformance suite in
 // package sequencetest, and so should yours.

@@ -89,7 +89,7 @@ func (f *flags) stores() {
 // parseTime reads --at: RFC 3339, or a date or date and time without a
 // zone, taken as UTC.
 func parseTime(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02", "2006-01"} {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02", "2006-01", "2006"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t, nil
 		}

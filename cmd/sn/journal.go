@@ -239,3 +239,62 @@ func cmdVoid(e *env, args []string) error {
 	}
 	return nil
 }
+
+// cmdPrune replaces a counter's journal with one record that sums it up,
+// for a closed period whose retention is over.
+func cmdPrune(e *env, args []string) error {
+	f := newFlags("prune")
+	f.stores()
+	f.call()
+	key := f.fs.String("key", "", "")
+	yes := f.fs.Bool("yes", false, "")
+	pos, err := f.parse(args)
+	if err != nil {
+		return helpOr(e, f.cmd, err)
+	}
+	jt, pos, err := f.openJournal(e, pos, *key)
+	if err != nil {
+		return err
+	}
+	defer jt.close()
+	number := ""
+	if len(pos) == 1 {
+		number = pos[0]
+	} else if len(pos) > 1 {
+		return usagef(f.cmd, "unexpected argument %q", pos[1])
+	}
+	if err := jt.resolveKey(f, number); err != nil {
+		return err
+	}
+	p, ok := jt.j.(sequence.Pruner)
+	if !ok {
+		return fmt.Errorf("the store cannot prune journals: %w", errors.ErrUnsupported)
+	}
+	events, head, err := sequence.ReadJournal(e.ctx, jt.j, jt.key)
+	if err != nil {
+		return err
+	}
+	if err := sequence.VerifyChain(jt.key, events, head); err != nil {
+		fmt.Fprintf(e.stderr, "sn prune: the journal does not verify, and is kept as it is for the auditor: %v\n", err)
+		return errUnexplained
+	}
+	if len(events) == 0 {
+		fmt.Fprintf(e.out, "counter %q has no journal\n", jt.key)
+		return nil
+	}
+	sum, err := sequence.PruneRecord(jt.key, events, time.Now())
+	if err != nil {
+		return err
+	}
+	if !*yes {
+		fmt.Fprintf(e.out, "would replace %d records of counter %q with one: %s\nthe anchor stays %d:%s; run again with --yes to prune\n",
+			len(events), jt.key, sum.Reason, head.Seq, sequence.HashString(head.Hash))
+		return nil
+	}
+	done, err := p.Prune(e.ctx, jt.key, head.Seq)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "pruned counter %q: %s; anchor %d:%s\n", jt.key, done.Reason, head.Seq, sequence.HashString(head.Hash))
+	return nil
+}

@@ -71,6 +71,7 @@ var commands = map[string]func(*env, []string) error{
 	"gaps":     cmdGaps,
 	"verify":   cmdVerify,
 	"void":     cmdVoid,
+	"prune":    cmdPrune,
 	"version":  cmdVersion,
 }
 

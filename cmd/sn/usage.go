@@ -23,6 +23,7 @@ var flagHelp = map[string]string{
 	"all":    `--all                    print the issued runs too`,
 	"anchor": `--anchor RECORD:HASH     a record and hash sn verify printed before; repeatable`,
 	"reason": `--reason TEXT            why the numbers are void: an auditor reads it`,
+	"yes":    `--yes                    do it (without, print what would be done)`,
 	"actor":  `--actor NAME             who voids them (default: none; the process is recorded)`,
 	"at": `--at TIME                the document's instant instead of now, such as
                            2017-03-04T10:00:00Z or 2017-03-04 (UTC)`,
@@ -212,6 +213,20 @@ unused.`,
 			`sn void --config sn.yaml invoices --reason "issued in error, replaced by INV-008207" --actor alice INV-008206`,
 		},
 	},
+	"prune": {
+		synopsis: "sn prune (-t TEMPLATE | --config FILE NAME) [NUMBER | --key KEY | --at TIME --var NAME=VALUE...] [--yes] [STORE]",
+		summary:  "replace a closed period's journal with one record that sums it up",
+		flags:    []string{"t", "config", "key", "at", "var", "yes", "store", "ledger", "redis", "strict", "single-host", "wait"},
+		more: `For a counter whose period is closed and whose retention is over (the years
+the law keeps invoices: 10 in Germany, 6 in France, 8 in India): the records
+of its journal are replaced with one that says how many numbers were issued,
+void, unused, skipped or open, and keeps the hash of the last, so that the
+anchors taken before still verify. Without --yes it prints what it would do.
+A journal that does not verify is kept as it is. sn never prunes on its own.`,
+		examples: []string{
+			`sn prune --config sn.yaml invoices --at 2015 --yes`,
+		},
+	},
 	"version": {
 		synopsis: "sn version",
 		summary:  "print the version of sn and the revision it was built from",
@@ -237,7 +252,7 @@ lets requests in flight finish (up to 30s), then closes the stores.`,
 	},
 }
 
-var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "serve", "version"}
+var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "prune", "serve", "version"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {

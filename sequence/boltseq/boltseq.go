@@ -62,6 +62,15 @@
 //
 // A value of another length, or above math.MaxInt64, is reported as an error
 // wrapping [ErrCorrupt]; it is never read as zero.
+//
+// Other buckets hold what a store keeps beside its counters: "sn.floors"
+// (the highest floor per key), "sn.expiry" and "sn.deadlines" (expiring
+// keys), "sn.records" ([Store.Record]), the catalog, "sn.journal" (a
+// bucket per key, named as in "sn.seq", of its journal's records, JSON
+// under their number as 8 big-endian bytes: see [Store.Note]),
+// "sn.jhead" (per key, the journal's last record number, its hash and
+// the mark: 48 bytes) and "sn.idem" (the claims of idempotency keys, see
+// [Store.Claim]).
 package boltseq
 
 import (

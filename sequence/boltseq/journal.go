@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -194,4 +195,51 @@ func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
 		return err
 	})
 	return h, err
+}
+
+// Prune replaces the records of key's journal through record through
+// with one Pruned record that sums them up and keeps the hash of the last
+// (a [sequence.Pruner]), in one durable transaction.
+func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
+	var p sequence.Event
+	err := s.update(ctx, "prune", key, func(b *bolt.Bucket, k []byte) error {
+		tx := b.Tx()
+		head, err := headOf(tx, k)
+		if err != nil {
+			return err
+		}
+		if through < 1 || through > head.Seq {
+			return fmt.Errorf("boltseq: prune the journal of %s through record %d: it has records to %d: %w", quoteKey(key), through, head.Seq, sequence.ErrInvalidArgument)
+		}
+		jb := tx.Bucket(journalBucket).Bucket(k)
+		var events []sequence.Event
+		var keys [][]byte
+		c := jb.Cursor()
+		for sk, v := c.First(); sk != nil; sk, v = c.Next() {
+			e, err := s.decode(key, sk, v)
+			if err != nil {
+				return err
+			}
+			if e.Seq > through {
+				break
+			}
+			events = append(events, e)
+			keys = append(keys, append([]byte(nil), sk...))
+		}
+		if p, err = sequence.PruneRecord(key, events, time.Now()); err != nil {
+			return err
+		}
+		for _, sk := range keys {
+			if err := jb.Delete(sk); err != nil {
+				return err
+			}
+		}
+		v, err := json.Marshal(record{Kind: p.Kind.String(), First: p.Range.First, Last: p.Range.Last, At: p.At.UnixMicro(), By: p.By,
+			Reason: p.Reason, Hash: hex.EncodeToString(p.Hash[:])})
+		if err != nil {
+			return err
+		}
+		return jb.Put(binary.BigEndian.AppendUint64(nil, uint64(p.Seq)), v)
+	})
+	return p, err
 }

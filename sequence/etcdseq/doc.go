@@ -12,7 +12,8 @@
 // A [Store] is a [sequence.Allocator], [sequence.Floorer],
 // [sequence.Returner], [sequence.Marker], [sequence.Expirer],
 // [sequence.Clock], [sequence.Identifier], [sequence.Recorder],
-// [sequence.Catalog] and [sequence.Pinger]. Its clock, by which counters
+// [sequence.Catalog], [sequence.Journal], [sequence.Pruner],
+// [sequence.Replayer] and [sequence.Pinger]. Its clock, by which counters
 // of an hour or shorter expire, is kept in the cluster (see [Store.Now]). Put a
 // [sequence.Segment] in front of it: a range is one round trip to the
 // leader and one fsync on a majority, so numbers should come from memory.
@@ -33,7 +34,11 @@
 // Everything the Store writes is under Options.Prefix ("sn/" by default):
 // counters under "n/", their expiry deadlines under "x/", records under
 // "r/", the catalog under "cat/", worker-id leases under "w/", the store's
-// identity at "id" and its clock at "clock". A counter's value is its high-water mark in
+// identity at "id" and its clock at "clock"; each counter's journal under
+// "j/" (its key's length, "/", the key, "/", and the record's number in 20
+// digits, JSON) with its head at "jh/" and the key ("number hash mark"),
+// written in the transaction that changes the counter; the claims of
+// idempotency keys under "i/", on a lease that outlives them. A counter's value is its high-water mark in
 // decimal, followed, once a floor was raised, by a space and the highest
 // floor.
 package etcdseq

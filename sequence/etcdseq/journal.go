@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -231,4 +232,67 @@ func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
 		return false, err
 	})
 	return h, err
+}
+
+// Prune replaces the records of key's journal through record through
+// with one Pruned record that sums them up and keeps the hash of the last
+// (a [sequence.Pruner]), in one transaction that the head did not move
+// under.
+func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
+	if err := checkKey("Prune", key); err != nil {
+		return sequence.Event{}, err
+	}
+	var p sequence.Event
+	hk := s.headKey(key)
+	err := s.retry(ctx, "Prune", key, func(ctx context.Context) (bool, error) {
+		r, err := s.cli.Get(ctx, hk)
+		if err != nil {
+			return false, err
+		}
+		var head sequence.Head
+		var hrev int64
+		if len(r.Kvs) > 0 {
+			if head, err = parseHead(key, r.Kvs[0].Value); err != nil {
+				return false, err
+			}
+			hrev = r.Kvs[0].ModRevision
+		}
+		if through < 1 || through > head.Seq {
+			return false, fmt.Errorf("etcdseq: prune the journal of %q through record %d: it has records to %d: %w", key, through, head.Seq, sequence.ErrInvalidArgument)
+		}
+		var events []sequence.Event
+		for after := int64(0); ; {
+			page, err := s.Events(ctx, key, after, 1000)
+			if err != nil {
+				return false, err
+			}
+			for _, e := range page {
+				if e.Seq <= through {
+					events = append(events, e)
+				}
+			}
+			if len(page) < 1000 || page[len(page)-1].Seq >= through {
+				break
+			}
+			after = page[len(page)-1].Seq
+		}
+		if p, err = sequence.PruneRecord(key, events, time.Now()); err != nil {
+			return false, err
+		}
+		v, err := json.Marshal(record{Kind: p.Kind.String(), First: p.Range.First, Last: p.Range.Last, At: p.At.UnixMicro(), By: p.By,
+			Reason: p.Reason, Hash: hex.EncodeToString(p.Hash[:])})
+		if err != nil {
+			return false, err
+		}
+		t, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(hk), "=", hrev)).
+			Then(clientv3.OpDelete(s.journalKey(key, 0), clientv3.WithRange(s.journalKey(key, through))),
+				clientv3.OpPut(s.journalKey(key, through), string(v))).
+			Commit()
+		if err != nil {
+			return false, err
+		}
+		return !t.Succeeded, nil
+	})
+	return p, err
 }

@@ -33,6 +33,59 @@ func RunJournal(t *testing.T, a JournalAllocator) {
 	t.Run("Keys", func(t *testing.T) { journalKeys(t, a, newKeyspace(t)) })
 	t.Run("Concurrent", func(t *testing.T) { journalConcurrent(t, a, newKeyspace(t)) })
 	t.Run("Segment", func(t *testing.T) { journalSegment(t, a, newKeyspace(t)) })
+	if p, ok := a.(sequence.Pruner); ok {
+		t.Run("Prune", func(t *testing.T) { journalPrune(t, a, p, newKeyspace(t)) })
+	}
+}
+
+func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspace) {
+	ctx := context.Background()
+	key := ks.key("prune")
+	var last sequence.Range
+	for range 5 {
+		r, err := a.Allocate(ctx, key, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = r
+	}
+	if _, err := a.Note(ctx, key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 12, Last: 12}, Reason: "a test"}); err != nil {
+		t.Fatal(err)
+	}
+	before, head := readChain(t, a, key)
+	anchor := sequence.Head{Seq: 5, Hash: before[4].Hash}
+	if _, err := p.Prune(ctx, key, head.Seq+1); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("Prune past the head: %v, want ErrInvalidArgument", err)
+	}
+	pr, err := p.Prune(ctx, key, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Kind != sequence.Pruned || pr.Seq != 3 || pr.Range != (sequence.Range{First: 1, Last: 30}) || pr.Hash != before[2].Hash {
+		t.Errorf("the pruned record: %v", pr)
+	}
+	events, head := readChain(t, a, key)
+	if err := sequence.VerifyChain(key, events, head, anchor); err != nil {
+		t.Errorf("after Prune, with an anchor after it: %v", err)
+	}
+	if len(events) != len(before)-2 || events[0].Kind != sequence.Pruned {
+		t.Errorf("%d records after pruning 3 of %d: %v", len(events), len(before), events)
+	}
+	rep := sequence.Audit(key, events, head, time.Now())
+	if !rep.Explained() {
+		t.Errorf("after Prune: %v", rep.Problems)
+	}
+	// Again, through the head; then the journal goes on.
+	if _, err := p.Prune(ctx, key, head.Seq); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := a.Allocate(ctx, key, 3); err != nil || r.First != last.Last+1 {
+		t.Fatalf("Allocate after Prune: %v %v", r, err)
+	}
+	events, head = readChain(t, a, key)
+	if len(events) != 2 || !sequence.Audit(key, events, head, time.Now()).Explained() {
+		t.Errorf("after pruning everything and one block: %v", events)
+	}
 }
 
 // readChain reads key's journal and verifies its chain.

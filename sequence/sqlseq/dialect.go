@@ -100,8 +100,14 @@ type queries struct {
 	// The journal (see journal.go): a table of records and one of heads.
 	createJournal, createHead string
 	// lockRow, of id $1, reads k and last of a key's row and locks it;
-	// setLast, of last $1 and id $2, sets its mark.
-	lockRow, setLast string
+	// setLast, of last $1 and id $2, sets its mark. lockBoth, of id $1,
+	// reads and locks the row and the journal's head row at once: k,
+	// last, seq, hash and mark.
+	lockRow, setLast, lockBoth string
+	// writeAll, when not "" (PostgreSQL), appends a record (the args of
+	// addEvent), sets the head to it and the mark (k $12, mark $13) and
+	// the ledger's mark, in one statement.
+	writeAll string
 	// lockHead and readHead, of id $1, read seq, hash and mark of a key's
 	// journal head, the first locking it.
 	lockHead, readHead string
@@ -116,8 +122,9 @@ type queries struct {
 	// seq, hash and mark (and on MySQL seq, hash and mark again), sets the
 	// head.
 	addEvent, setHead string
-	// readEvents, of id $1, after $2 and limit $3, reads records in order.
-	readEvents string
+	// readEvents, of id $1, after $2 and limit $3, reads records in order;
+	// pruneEvents, of id $1 and through $2, deletes those up to through.
+	readEvents, pruneEvents string
 
 	// The holds of gapless numbers not committed yet (see Gapless.Hold):
 	// addHold, of id $1, n $2 and deadline $3; deleteHold, of id $1 and n
@@ -257,15 +264,24 @@ AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
 	hash bytea NOT NULL,
 	mark bigint NOT NULL
 )`),
-		lockRow:    r.Replace(`SELECT k, last FROM {table} WHERE id = $1 FOR UPDATE`),
-		setLast:    r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2`),
-		lockHead:   r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = $1 FOR UPDATE`),
-		readHead:   r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = $1`),
-		insertHead: r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, 0, $3, 0) ON CONFLICT (id) DO NOTHING`),
-		headExists: r.Replace(`SELECT 1 FROM {jhead} WHERE id = $1`),
-		addEvent:   r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`),
-		setHead:    r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mark = EXCLUDED.mark`),
-		readEvents: r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = $1 AND seq > $2 ORDER BY seq LIMIT $3`),
+		lockRow:  r.Replace(`SELECT k, last FROM {table} WHERE id = $1 FOR UPDATE`),
+		lockBoth: r.Replace(`SELECT l.k, l.last, h.seq, h.hash, h.mark FROM {table} l JOIN {jhead} h ON h.id = l.id WHERE l.id = $1 FOR UPDATE OF l, h`),
+		writeAll: r.Replace(`WITH j AS (
+	INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+), l AS (
+	UPDATE {table} SET last = $13 WHERE id = $1 AND last <> $13
+)
+INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $12, $2, $11, $13)
+ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mark = EXCLUDED.mark`),
+		setLast:     r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2`),
+		lockHead:    r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = $1 FOR UPDATE`),
+		readHead:    r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = $1`),
+		insertHead:  r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, 0, $3, 0) ON CONFLICT (id) DO NOTHING`),
+		headExists:  r.Replace(`SELECT 1 FROM {jhead} WHERE id = $1`),
+		addEvent:    r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`),
+		setHead:     r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET seq = $6, hash = $7, mark = $8`),
+		readEvents:  r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = $1 AND seq > $2 ORDER BY seq LIMIT $3`),
+		pruneEvents: r.Replace(`DELETE FROM {journal} WHERE id = $1 AND seq <= $2`),
 		createHolds: r.Replace(`CREATE TABLE IF NOT EXISTS {holds} (
 	id bytea NOT NULL CHECK (octet_length(id) = 32),
 	n bigint NOT NULL,
@@ -475,15 +491,17 @@ AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 
 	hash BINARY(32) NOT NULL,
 	mark BIGINT NOT NULL
 ) ENGINE=InnoDB`),
-		lockRow:    r.Replace(`SELECT k, last FROM {table} WHERE id = ? FOR UPDATE`),
-		setLast:    r.Replace(`UPDATE {table} SET last = ? WHERE id = ?`),
-		lockHead:   r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = ? FOR UPDATE`),
-		readHead:   r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = ?`),
-		insertHead: r.Replace(`INSERT IGNORE INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, 0, ?, 0)`),
-		headExists: r.Replace(`SELECT 1 FROM {jhead} WHERE id = ?`),
-		addEvent:   r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		setHead:    r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE seq = ?, hash = ?, mark = ?`),
-		readEvents: r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+		lockRow:     r.Replace(`SELECT k, last FROM {table} WHERE id = ? FOR UPDATE`),
+		lockBoth:    r.Replace(`SELECT l.k, l.last, h.seq, h.hash, h.mark FROM {table} l JOIN {jhead} h ON h.id = l.id WHERE l.id = ? FOR UPDATE`),
+		setLast:     r.Replace(`UPDATE {table} SET last = ? WHERE id = ?`),
+		lockHead:    r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = ? FOR UPDATE`),
+		readHead:    r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = ?`),
+		insertHead:  r.Replace(`INSERT IGNORE INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, 0, ?, 0)`),
+		headExists:  r.Replace(`SELECT 1 FROM {jhead} WHERE id = ?`),
+		addEvent:    r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		setHead:     r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE seq = ?, hash = ?, mark = ?`),
+		readEvents:  r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+		pruneEvents: r.Replace(`DELETE FROM {journal} WHERE id = ? AND seq <= ?`),
 		createHolds: r.Replace(`CREATE TABLE IF NOT EXISTS {holds} (
 	id BINARY(32) NOT NULL,
 	n BIGINT NOT NULL,

@@ -3,6 +3,7 @@ package sqlseq_test
 import (
 	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/internal/pgtest"
@@ -37,5 +38,15 @@ func TestDocStores(t *testing.T) {
 	err = tx.Commit() // or Rollback: the number goes to the next invoice
 	if err != nil || len(n) != len("INV-2026-000001") {
 		t.Fatalf("a gapless number in a transaction: %q, %v", n, err)
+	}
+
+	// docs/audit.md: a gapless number held, then committed or voided.
+	g := ledger.Gapless()
+	h2, _ := g.Hold(ctx, "inv", time.Hour)
+	h, err := g.Hold(ctx, "inv", time.Hour)
+	err = g.Commit(ctx, "inv", h.N)
+	err = g.Void(ctx, "inv", h2.N, "draft abandoned")
+	if err != nil || h.N != h2.N+1 {
+		t.Fatalf("holds %v %v: %v", h, h2, err)
 	}
 }

@@ -282,3 +282,9 @@ func (g *Gapless) Head(ctx context.Context, key string) (sequence.Head, error) {
 // Continuous reports true: Gapless issues every number of a key, in
 // order, without a gap (a [sequence.Continuous]).
 func (g *Gapless) Continuous() bool { return true }
+
+// Prune prunes key's journal in the Store's ledger (see
+// [sequence.Pruner]).
+func (g *Gapless) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
+	return g.s.Prune(ctx, key, through)
+}

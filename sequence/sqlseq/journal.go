@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -36,31 +37,35 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 			return err
 		}
 		defer tx.Rollback()
-		var k []byte
+		var k, hb []byte
 		var last int64
-		err = tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
+		var head sequence.Head
+		lock := func() error {
+			return tx.QueryRowContext(ctx, s.q.lockBoth, id[:]).Scan(&k, &last, &head.Seq, &hb, &head.Mark)
+		}
+		err = lock()
 		if errors.Is(err, sql.ErrNoRows) {
 			// Deleted since ensureRow saw it (an expired key): made again.
 			if _, err := tx.ExecContext(ctx, s.q.insert, id[:], []byte(key)); err != nil {
 				return err
 			}
-			err = tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
+			if _, err := tx.ExecContext(ctx, s.q.insertHead, id[:], []byte(key), make([]byte, 32)); err != nil {
+				return err
+			}
+			err = lock()
 		}
 		if err != nil {
 			return err
 		}
+		copy(head.Hash[:], hb)
 		if string(k) != key || last < 0 {
 			return fmt.Errorf("%w: table %s: the row of key %q holds the key %q and the mark %d", ErrCorrupt, s.table, key, k, last)
-		}
-		head, err := s.readHead(ctx, tx, s.q.lockHead, id)
-		if err != nil {
-			return err
 		}
 		next, es, err := op(tx, last, head.Mark)
 		if err != nil {
 			return err
 		}
-		if next != last {
+		if next != last && (len(es) == 0 || s.q.writeAll == "") {
 			if _, err := tx.ExecContext(ctx, s.q.setLast, next, id[:]); err != nil {
 				return err
 			}
@@ -87,15 +92,29 @@ func (s *Store) appendEvents(ctx context.Context, tx execer, head sequence.Head,
 	for i, e := range es {
 		e.By = by
 		out[i], head = sequence.Chain(head, key, e)
-		if _, err := tx.ExecContext(ctx, s.q.addEvent, id[:], out[i].Seq, out[i].Kind.String(), out[i].Range.First, out[i].Range.Last,
-			out[i].At.UnixMicro(), out[i].By, out[i].Actor, out[i].Reason, deadlineMicros(out[i]), out[i].Hash[:]); err != nil {
+	}
+	row := func(e sequence.Event) []any {
+		return []any{id[:], e.Seq, e.Kind.String(), e.Range.First, e.Range.Last, e.At.UnixMicro(), e.By, e.Actor, e.Reason, deadlineMicros(e), e.Hash[:]}
+	}
+	n := len(out)
+	if s.q.writeAll != "" {
+		// PostgreSQL: the last record, the head and the mark in one
+		// statement.
+		n--
+	}
+	for _, e := range out[:n] {
+		if _, err := tx.ExecContext(ctx, s.q.addEvent, row(e)...); err != nil {
 			return nil, err
 		}
 	}
-	args := []any{id[:], []byte(key), head.Seq, head.Hash[:], mark}
-	if s.dialect == MySQL {
-		args = append(args, head.Seq, head.Hash[:], mark)
+	if s.q.writeAll != "" {
+		args := append(row(out[n]), []byte(key), mark)
+		if _, err := tx.ExecContext(ctx, s.q.writeAll, args...); err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
+	args := []any{id[:], []byte(key), head.Seq, head.Hash[:], mark, head.Seq, head.Hash[:], mark}
 	if _, err := tx.ExecContext(ctx, s.q.setHead, args...); err != nil {
 		return nil, err
 	}
@@ -216,4 +235,53 @@ func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
 		return err
 	})
 	return h, err
+}
+
+// Prune replaces the records of key's journal through record through
+// with one Pruned record that sums them up and keeps the hash of the last
+// (a [sequence.Pruner]), in one transaction that locks key's row.
+func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
+	if err := checkKey(key); err != nil {
+		return sequence.Event{}, err
+	}
+	id := hash(key)
+	var p sequence.Event
+	err := s.retry(ctx, "prune", func() error {
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		var k []byte
+		var last int64
+		if err := tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		head, err := s.readHead(ctx, tx, s.q.lockHead, id)
+		if err != nil {
+			return err
+		}
+		if through < 1 || through > head.Seq {
+			return fmt.Errorf("sqlseq: prune the journal of %q through record %d: it has records to %d: %w", key, through, head.Seq, sequence.ErrInvalidArgument)
+		}
+		events, err := s.Events(ctx, key, 0, int(through)+1)
+		if err != nil {
+			return err
+		}
+		for len(events) > 0 && events[len(events)-1].Seq > through {
+			events = events[:len(events)-1]
+		}
+		if p, err = sequence.PruneRecord(key, events, time.Now()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q.pruneEvents, id[:], through); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q.addEvent, id[:], p.Seq, p.Kind.String(), p.Range.First, p.Range.Last,
+			p.At.UnixMicro(), p.By, "", p.Reason, int64(0), p.Hash[:]); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+	return p, err
 }

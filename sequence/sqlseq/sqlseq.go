@@ -28,18 +28,23 @@
 // keys that expire (counters per hour, minute or second; see
 // [Store.Expire]): id and deadline, by the database's clock. A third, the
 // ledger's name and "_workers", holds the worker-id leases of snowflake
-// Gens ([Leaser]).
+// Gens ([Leaser]). "_records" and "_catalog" hold [Store.Record]'s records
+// and the catalog; "_journal" and "_jhead" each key's journal and its
+// head ([Store.Note]); "_holds" the gapless numbers held
+// ([Gapless.Hold]); "_idem" the claims of idempotency keys
+// ([Store.Claim]).
 //
 // # Allocate
 //
-// Each [Store.Allocate] is one statement in its own transaction, which
-// inserts the row or raises its mark and returns the new mark: INSERT ... ON
-// CONFLICT DO UPDATE ... RETURNING on PostgreSQL, INSERT ... ON DUPLICATE
-// KEY UPDATE with LAST_INSERT_ID(expr) on MySQL. Concurrent callers for one
-// key queue on its row lock for the length of one statement. Once Allocate
-// returns a range, the database has committed it; one that returned an
-// error may have committed (a connection lost after the commit), which
-// costs a gap, never a repeat.
+// Each [Store.Allocate] is one transaction: it locks the key's row and its
+// journal's head in one statement, raises the mark, and appends the
+// block's record to the journal (on PostgreSQL the last three in one
+// statement): four round trips on PostgreSQL, six on MySQL, per block.
+// Concurrent callers for one key queue on its row lock for the length of
+// the transaction. Once Allocate returns a range, the database has
+// committed it and its record; one that returned an error may have
+// committed (a connection lost after the commit), which costs a gap,
+// recorded, never a repeat.
 //
 // Serialization failures, deadlocks and lost connections are retried with
 // a short backoff, within the caller's context. Errors that remain are
