@@ -16,7 +16,7 @@ import (
 type continuous struct{ *sequence.MemoryAllocator }
 
 func (c continuous) Next(ctx context.Context, key string) (int64, error) {
-	r, err := c.Allocate(sequence.WithDrawn(ctx), key, 1)
+	r, err := c.Allocate(sequence.WithDrawn(ctx, true), key, 1)
 	return r.First, err
 }
 

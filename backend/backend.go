@@ -333,7 +333,7 @@ type exact struct {
 
 // Next reserves one number.
 func (e exact) Next(ctx context.Context, key string) (int64, error) {
-	ctx, cancel := context.WithTimeout(sequence.WithDrawn(ctx), e.timeout)
+	ctx, cancel := context.WithTimeout(sequence.WithDrawn(ctx, true), e.timeout)
 	defer cancel()
 	r, err := e.a.Allocate(ctx, key, 1)
 	if err != nil {
@@ -350,7 +350,7 @@ func (e exact) NextN(ctx context.Context, key string, dst []int64, n int) ([]int
 	if n == 0 {
 		return dst, nil
 	}
-	ctx, cancel := context.WithTimeout(sequence.WithDrawn(ctx), e.timeout)
+	ctx, cancel := context.WithTimeout(sequence.WithDrawn(ctx, true), e.timeout)
 	defer cancel()
 	r, err := e.a.Allocate(ctx, key, int64(n))
 	if err != nil {

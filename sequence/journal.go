@@ -318,11 +318,13 @@ func ByOf(ctx context.Context) string {
 type drawnKey struct{}
 
 // WithDrawn returns a context under which Allocate records its block as
-// [Drawn], issued whole by the caller at once, rather than [Reserved]: a
-// caller that prints every number it reserves, such as the command
-// line's single draws, leaves no block open.
-func WithDrawn(ctx context.Context) context.Context {
-	return context.WithValue(ctx, drawnKey{}, true)
+// [Drawn], issued whole by the caller at once, rather than [Reserved]
+// (or, with drawn false, as Reserved again): a caller that prints every
+// number it reserves, such as the command line's single draws, leaves no
+// block open. A layer that reserves for others (a cache refilling from
+// its ledger) takes it back.
+func WithDrawn(ctx context.Context, drawn bool) context.Context {
+	return context.WithValue(ctx, drawnKey{}, drawn)
 }
 
 // AllocateKind returns the kind of the record Allocate writes under ctx:

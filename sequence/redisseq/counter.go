@@ -595,7 +595,9 @@ func (k *counterKey) allocate(ctx context.Context, n int64) (r sequence.Range, e
 			err = fmt.Errorf("%T.Allocate(%q, %d) panicked: %v", k.c.durable, k.key, n, p)
 		}
 	}()
-	return k.c.durable.Allocate(ctx, k.key, n)
+	// The ledger's journal names the cache as the range's holder, which
+	// holds the range for the processes it serves, not drawn at once.
+	return k.c.durable.Allocate(sequence.WithDrawn(sequence.WithBy(ctx, "redis cache "+k.c.prefix), false), k.key, n)
 }
 
 // durableError wraps an error of the durable allocator. It keeps the
