@@ -37,7 +37,8 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 		return nil, err
 	}
 	rp := g.replayer()
-	id := g.plan.String() + "\x00" + r.IdempotencyKey
+	key := r.IdempotencyKey
+	id := g.plan.String() + "\x00" + key
 	digest := requestDigest(r)
 	var tb [16]byte
 	_, _ = rand.Read(tb[:])
@@ -73,8 +74,23 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 	}
 	answer, _ := json.Marshal(nums)
 	if err := rp.Settle(ctx, id, token, string(answer), IdempotencyWindow); err != nil {
-		g.voidLost(ctx, nums, "issued to a call with an idempotency key whose numbers could not be recorded: "+err.Error())
-		return nil, fmt.Errorf("sn: idempotency key %q: the numbers could not be recorded, and are void: %w", r.IdempotencyKey, err)
+		// The Settle may have been recorded all the same (its answer was
+		// lost): then a retry gets these numbers, and they stand.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		c, cerr := rp.Claim(cctx, id, digest, token, IdempotencyLease)
+		cancel()
+		if cerr == nil && c.Answer == string(answer) {
+			return nums, nil
+		}
+		if cerr == nil {
+			// Not recorded, and the store says so: the claim lapses (or
+			// another call took it over), and these numbers reach no one.
+			g.voidLost(ctx, nums, "issued to a call with an idempotency key whose numbers could not be recorded: "+err.Error())
+			return nil, fmt.Errorf("sn: idempotency key %q: the numbers could not be recorded, and are void: %w", key, err)
+		}
+		// The store does not answer: whether a retry gets these numbers
+		// is not known, so they are not voided.
+		return nil, fmt.Errorf("sn: idempotency key %q: the numbers could not be recorded: %w", key, err)
 	}
 	return nums, nil
 }

@@ -81,6 +81,9 @@ func (s Span) Cause() string {
 	case Open:
 		return fmt.Sprintf("in the block reserved by %s at %s (record %d), which has not closed the key since: issued, or never printed if the process ended without closing", e.By, at, e.Seq)
 	case Unused:
+		if e.Kind == Lost {
+			return fmt.Sprintf("reserved for %s, which never received the block (record %d, at %s): %s", e.By, e.Seq, at, e.Reason)
+		}
 		return fmt.Sprintf("released unused by %s at %s (record %d): %s", e.By, at, e.Seq, e.Reason)
 	case Skipped:
 		return fmt.Sprintf("skipped by a floor raised by %s at %s (record %d)", e.By, at, e.Seq)
@@ -217,11 +220,17 @@ func (a *auditor) replay(i int, now time.Time) string {
 		a.paint(Range{1, r.Last}, PrunedState, i)
 		a.mark = r.Last
 	case Restarted:
-		// A new life: what the report says is of this one.
+		// A new life: what the report says is of this one. sn never
+		// draws again from a counter that expired (the period is over),
+		// so a counter that went back was deleted or lowered by hand, or
+		// restored from an old copy: its numbers above r.Last may be
+		// issued twice.
+		msg := fmt.Sprintf("the counter went back from %d to %d (deleted, lowered by hand, or restored from an old copy): numbers %d to %d may be issued twice", a.mark, r.Last, r.Last+1, a.mark)
 		a.spans, a.blocks, a.mark = nil, map[string][]Range{}, r.Last
 		if r.Last > 0 {
 			a.paint(Range{1, r.Last}, PrunedState, i)
 		}
+		return msg
 	case Reserved, Floored, Drawn, Held:
 		if r.Len() == 0 || r.First < 1 {
 			return fmt.Sprintf("%s an empty range %v", e.Kind, r)
@@ -275,6 +284,32 @@ func (a *auditor) replay(i int, now time.Time) string {
 		}
 		st := map[EventKind]State{Released: Unused, Voided: Void, Committed: Issued}[e.Kind]
 		a.paint(r, st, i)
+	case Lost:
+		if r.Len() == 0 || r.First < 1 || r.Last > a.mark {
+			return fmt.Sprintf("lost %v, numbers not reserved (the mark is %d)", r, a.mark)
+		}
+		// By's blocks there never reached it: open, or settled since by
+		// a later Closed or by blocks reserved after them, they are
+		// unused.
+		for j := a.find(r.First); j < len(a.spans) && a.spans[j].r.First <= r.Last; j++ {
+			sp := a.spans[j]
+			if sp.ev < 0 || (sp.state != Open && sp.state != Issued) {
+				continue
+			}
+			if rec := a.events[sp.ev]; rec.Kind != Reserved || rec.By != e.By {
+				continue
+			}
+			part := Range{max(sp.r.First, r.First), min(sp.r.Last, r.Last)}
+			a.paint(part, Unused, i)
+			j = a.find(part.Last+1) - 1
+		}
+		bs := a.blocks[e.By][:0]
+		for _, b := range a.blocks[e.By] {
+			if b.Last < r.First || b.First > r.Last {
+				bs = append(bs, b)
+			}
+		}
+		a.blocks[e.By] = bs
 	case Closed:
 		bs := a.blocks[e.By]
 		for len(bs) > 0 && bs[0].Last <= r.Last {

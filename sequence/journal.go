@@ -34,7 +34,7 @@ import (
 type Journal interface {
 	// Note appends e to key's journal and returns the record as stored,
 	// with Seq, At, By and Hash set by the store. e.Kind must be
-	// Released, Closed or Voided, and e.Range at or below key's mark
+	// Released, Closed, Voided or Lost, and e.Range at or below key's mark
 	// (empty for Closed): an error wrapping [ErrInvalidArgument]
 	// otherwise.
 	Note(ctx context.Context, key string, e Event) (Event, error)
@@ -101,6 +101,10 @@ const (
 	Held
 	// Committed: Range, held, is final.
 	Committed
+	// Lost: By never received the blocks it reserved in Range: a
+	// reservation whose answer was lost (a timeout, a connection cut at
+	// the commit). Those of By's blocks there were never issued.
+	Lost
 	// Restarted: the counter was deleted (its period expired, see
 	// [Expirer]) or found lower than the journal's mark, and goes on from
 	// Range.Last (0 after a deletion): the records before are of its
@@ -116,7 +120,7 @@ const (
 var kindNames = [...]string{
 	Reserved: "reserved", Returned: "returned", Released: "released", Closed: "closed",
 	Voided: "voided", Floored: "floored", Drawn: "drawn", Held: "held", Committed: "committed",
-	Pruned: "pruned", Restarted: "restarted",
+	Pruned: "pruned", Restarted: "restarted", Lost: "lost",
 }
 
 // String returns the kind's name: "reserved", "returned" and so on.
@@ -180,7 +184,7 @@ const MaxReason = 1024
 // actor.
 func CheckNote(key string, e Event, mark int64) error {
 	switch e.Kind {
-	case Released, Voided:
+	case Released, Voided, Lost:
 		if e.Range.First < 1 || e.Range.Len() == 0 {
 			return fmt.Errorf("sequence: journal of %q: %s %v: an empty range: %w", key, e.Kind, e.Range, ErrInvalidArgument)
 		}
@@ -193,7 +197,7 @@ func CheckNote(key string, e Event, mark int64) error {
 			return fmt.Errorf("sequence: journal of %q: closed %v, want [1, N] with N at most the mark %d: %w", key, e.Range, mark, ErrInvalidArgument)
 		}
 	default:
-		return fmt.Errorf("sequence: journal of %q: a caller notes released, closed or voided, not %s: %w", key, e.Kind, ErrInvalidArgument)
+		return fmt.Errorf("sequence: journal of %q: a caller notes released, closed, voided or lost, not %s: %w", key, e.Kind, ErrInvalidArgument)
 	}
 	if e.Kind == Voided && e.Reason == "" {
 		return fmt.Errorf("sequence: journal of %q: void %v without a reason: %w", key, e.Range, ErrInvalidArgument)
@@ -384,7 +388,12 @@ func VerifyChain(key string, events []Event, head Head, anchors ...Head) error {
 	var prev [32]byte
 	var want int64 = 1
 	for i, e := range events {
-		if i == 0 && e.Kind == Pruned {
+		if i == 0 && e.Kind == Pruned && strings.Contains(e.Reason, sealMark) {
+			// The summary of the records pruned: sealed, and the chain
+			// goes on from the hash it keeps.
+			if !checkSeal(key, e) {
+				return &ChainError{key, e.Seq, "is a pruned record whose seal does not hold: it was altered, or made by hand"}
+			}
 			prev, want = e.Hash, e.Seq+1
 			continue
 		}
@@ -541,13 +550,18 @@ type Pruner interface {
 // PruneRecord returns the Pruned record that replaces events, the
 // records of key from its first (or from an earlier Pruned record) to
 // the one to prune through, read at now: a summary of what they said of
-// each number.
+// each number. Records that do not explain every number ([Audit]) are
+// not pruned: an error wrapping [ErrInvalidArgument].
 func PruneRecord(key string, events []Event, now time.Time) (Event, error) {
 	if len(events) == 0 {
 		return Event{}, fmt.Errorf("sequence: prune the journal of %q: no records: %w", key, ErrInvalidArgument)
 	}
 	last := events[len(events)-1]
-	rep := Audit(key, events, Head{Seq: last.Seq, Hash: last.Hash}, now)
+	rep := Audit(key, events, Head{}, now)
+	if !rep.Explained() {
+		return Event{}, fmt.Errorf("sequence: prune the journal of %q through record %d: it does not explain every number (a hold lapsed, a number unaccounted for, or %d problems): commit or void what is pending first: %w",
+			key, last.Seq, len(rep.Problems), ErrInvalidArgument)
+	}
 	count := map[State]int64{}
 	var top int64
 	for _, sp := range rep.Spans {
@@ -561,10 +575,33 @@ func PruneRecord(key string, events []Event, now time.Time) (Event, error) {
 		}
 	}
 	reason := fmt.Sprintf("records %d to %d pruned at %s: %s", events[0].Seq, last.Seq, now.UTC().Format(time.RFC3339), strings.Join(parts, ", "))
-	if len(reason) > MaxReason {
-		reason = reason[:MaxReason]
+	if len(reason) > MaxReason-len(sealMark)-64 {
+		reason = reason[:MaxReason-len(sealMark)-64]
 	}
-	return Event{Seq: last.Seq, Kind: Pruned, Range: Range{1, top}, At: FromMicros(now.UnixMicro()), By: ProcessName(), Reason: reason, Hash: last.Hash}, nil
+	p := Event{Seq: last.Seq, Kind: Pruned, Range: Range{1, top}, At: FromMicros(now.UnixMicro()), By: ProcessName(), Reason: reason, Hash: last.Hash}
+	p.Reason += sealMark + HashString(pruneSeal(key, p))
+	return p, nil
+}
+
+// sealMark ends a Pruned record's reason, before the seal: the hash of
+// the record's own fields after the hash it keeps, so that a Pruned
+// record is not made by hand from a hash alone.
+const sealMark = "; seal "
+
+// pruneSeal is the seal of Pruned record p (whose Reason has no seal).
+func pruneSeal(key string, p Event) [32]byte {
+	return ChainHash(p.Hash, key, Event{Seq: p.Seq, Kind: p.Kind, Range: p.Range, At: p.At, By: p.By, Reason: p.Reason})
+}
+
+// checkSeal reports whether Pruned record p carries its seal.
+func checkSeal(key string, p Event) bool {
+	i := strings.LastIndex(p.Reason, sealMark)
+	if i < 0 {
+		return false
+	}
+	seal := p.Reason[i+len(sealMark):]
+	p.Reason = p.Reason[:i]
+	return seal == HashString(pruneSeal(key, p))
 }
 
 // prune replaces key's records through seq with their Pruned record.

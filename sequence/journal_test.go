@@ -3,6 +3,7 @@ package sequence_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,34 +161,29 @@ func TestJournalVoidFloorRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := audit(t, a, "k")
-	want := []struct {
-		r  sequence.Range
-		st sequence.State
-	}{
-		{sequence.Range{First: 1, Last: 1}, sequence.Issued},
-		{sequence.Range{First: 2, Last: 2}, sequence.Void},
-		{sequence.Range{First: 3, Last: 4}, sequence.Issued},
-		{sequence.Range{First: 5, Last: 10}, sequence.Unused}, // skipped by the floor in the Segment
-		{sequence.Range{First: 11, Last: 100}, sequence.Skipped},
-		{sequence.Range{First: 101, Last: 101}, sequence.Issued},
-		{sequence.Range{First: 102, Last: r.Head.Mark}, sequence.Unused}, // released
-	}
-	var got []sequence.Span
-	for _, sp := range r.Spans {
-		if n := len(got); n > 0 && got[n-1].State == sp.State && got[n-1].Range.Last+1 == sp.Range.First {
-			got[n-1].Range.Last = sp.Range.Last
-			continue
+	state := func(v int64) sequence.Span {
+		for _, sp := range r.Spans {
+			if sp.Range.First <= v && v <= sp.Range.Last {
+				return sp
+			}
 		}
-		got = append(got, sp)
+		return sequence.Span{}
 	}
-	if len(got) != len(want) {
-		t.Fatalf("spans:\n%v\nwant\n%v", got, want)
-	}
-	for i, w := range want {
-		if got[i].Range != w.r || got[i].State != w.st {
-			t.Errorf("span %d: %v %v, want %v %v (%s)", i, got[i].Range, got[i].State, w.r, w.st, got[i].Cause())
+	for v := int64(1); v <= r.Head.Mark; v++ {
+		want := []sequence.State{sequence.Unused} // released at Release
+		switch {
+		case v == 2:
+			want = []sequence.State{sequence.Void}
+		case v == 1 || v == 3 || v == 4 || v == 101:
+			want = []sequence.State{sequence.Issued}
+		case v <= 100: // held and skipped by the floor, or skipped in the store
+			want = []sequence.State{sequence.Unused, sequence.Skipped}
+		}
+		if sp := state(v); !slices.Contains(want, sp.State) {
+			t.Errorf("%d: %s, want %v (%s)", v, sp.State, want, sp.Cause())
 		}
 	}
+	got := []sequence.Span{state(1), state(2)}
 	if c := got[1].Cause(); !strings.Contains(c, "alice") || !strings.Contains(c, "customer cancelled") {
 		t.Errorf("void cause: %s", c)
 	}
@@ -287,4 +283,52 @@ func TestMemoryAllocatorJournal(t *testing.T) {
 
 func TestMemoryAllocatorReplayer(t *testing.T) {
 	sequencetest.RunReplayer(t, sequence.NewMemoryAllocator())
+}
+
+// TestPruneForged: a pruned record made by hand from a kept hash, or
+// altered, does not verify; one pruned through the first record does.
+func TestPruneForged(t *testing.T) {
+	ctx := context.Background()
+	a := sequence.NewMemoryAllocator()
+	for range 4 {
+		if _, err := a.Allocate(ctx, "k", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, head, _ := sequence.ReadJournal(ctx, a, "k")
+	forged := append([]sequence.Event{{Seq: 2, Kind: sequence.Pruned, Range: sequence.Range{First: 1, Last: 20}, At: time.Now(), By: "x", Reason: "nothing to see", Hash: events[1].Hash}}, events[2:]...)
+	if err := sequence.VerifyChain("k", forged, head); err == nil {
+		t.Error("a pruned record made by hand verifies")
+	}
+	p, err := sequence.PruneRecord("k", events[:2], time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := append([]sequence.Event{p}, events[2:]...)
+	if err := sequence.VerifyChain("k", good, head); err != nil {
+		t.Errorf("a pruned record as PruneRecord makes it: %v", err)
+	}
+	p.Range.Last = 5
+	if err := sequence.VerifyChain("k", append([]sequence.Event{p}, events[2:]...), head); err == nil {
+		t.Error("a pruned record altered verifies")
+	}
+	one, _ := sequence.PruneRecord("k", events[:1], time.Now())
+	if err := sequence.VerifyChain("k", append([]sequence.Event{one}, events[1:]...), head); err != nil {
+		t.Errorf("pruned through the first record: %v", err)
+	}
+}
+
+// TestAuditRestarted: a counter that went back is a problem: its numbers
+// may be issued twice.
+func TestAuditRestarted(t *testing.T) {
+	ctx := context.Background()
+	a := sequence.NewMemoryAllocator()
+	a.Allocate(ctx, "k", 10)
+	a.Expire(ctx, "k", 0) // deleted
+	a.Allocate(ctx, "k", 3)
+	events, head, _ := sequence.ReadJournal(ctx, a, "k")
+	r := sequence.Audit("k", events, head, time.Now())
+	if r.Explained() || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "may be issued twice") {
+		t.Errorf("a counter that went back: %v", r.Problems)
+	}
 }

@@ -29,7 +29,8 @@ type Replayer interface {
 	Claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error)
 	// Settle records answer as id's, kept for keep, if token still holds
 	// the claim; otherwise (the lease passed and another took it over) it
-	// records nothing and returns an error wrapping [ErrClaimLost].
+	// records nothing and returns an error wrapping [ErrClaimLost]. A
+	// Settle of the answer token recorded already succeeds.
 	Settle(ctx context.Context, id, token, answer string, keep time.Duration) error
 }
 
@@ -88,6 +89,9 @@ func (m *Memo) Claim(now time.Time, digest, token string, lease time.Duration) (
 // Settle applies [Replayer.Settle]'s rules to m: the memo to record, or
 // an error wrapping ErrClaimLost.
 func (m *Memo) Settle(now time.Time, token, answer string, keep time.Duration) (*Memo, error) {
+	if m != nil && m.Done && m.Token == token && m.Answer == answer {
+		return m, nil // settled already: a retry of a Settle whose answer was lost
+	}
 	if m == nil || m.Done || m.Token != token {
 		return nil, ErrClaimLost
 	}

@@ -86,6 +86,7 @@ type Segment struct {
 		sync.Mutex
 		q       []keyEvent
 		running bool
+		dropped map[string]bool // keys a record of which was dropped or failed: no Closed for them
 	}
 
 	fetches, waits, errs, regressions, released, late atomic.Int64
@@ -272,6 +273,7 @@ type SegmentKey struct {
 	step      int64         // size of the next block to fetch
 	lastFetch time.Duration // when the last fetch started, since s.start; noFetch before the first
 	mark      int64         // the key's position at the last sweep
+	doubt     bool          // a fetch failed since the last block: it may have reserved a block that never arrived
 }
 
 // idle returns how many sweeps in a row found the key unused; k's lock is
@@ -664,9 +666,19 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 		s.errs.Add(1)
 		if !errors.Is(err, ErrExhausted) { // exhaustion is final, not an outage
 			err = fmt.Errorf("%w: key %q: %w", ErrUnavailable, k.key, err)
+			k.doubt = true // the store may have reserved it all the same
 		}
 		k.fail(f, err)
 		return
+	}
+	if k.doubt {
+		// A failed fetch may have reserved a block whose answer was
+		// lost: between the last block and this one, the journal is to
+		// count none of this Segment's blocks as issued.
+		if r.First > k.high+1 {
+			s.note(k.key, Event{Kind: Lost, Range: Range{k.high + 1, r.First - 1}, Reason: "a reservation whose answer was lost"})
+		}
+		k.doubt = false
 	}
 	b := newBlock(r, k.high > 0)
 	if r.First <= k.high {
@@ -676,7 +688,10 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 			return
 		}
 		// Floor raised the key while this block was being fetched: keep
-		// only the part above the floor, if any.
+		// only the part above the floor, if any; the rest is never
+		// issued, and the journal says so.
+		cut := Range{r.First, min(r.Last, k.high)}
+		s.note(k.key, released([]Range{cut}, 0, "skipped by a floor raised while the block was fetched")...)
 		if r.Last <= k.high {
 			return
 		}
@@ -803,6 +818,7 @@ func (s *Segment) Close() error {
 	back := map[string][]Range{}   // per key, what the Segment holds and nobody took, on top of the store's mark
 	unused := map[string][]Range{} // per key, what it holds and nobody took, below the mark
 	high := map[string]int64{}     // per key, the highest number it has seen
+	doubt := map[string]bool{}     // keys a block of which may be lost: no Closed, their numbers stay open
 	s.keys.each(func(k *SegmentKey) {
 		k.lock()
 		cur := k.cur.Load()
@@ -827,6 +843,9 @@ func (s *Segment) Close() error {
 		}
 		if k.high > 0 {
 			high[k.key] = k.high
+		}
+		if k.doubt {
+			doubt[k.key] = true
 		}
 		k.unlock()
 	})
@@ -868,6 +887,9 @@ func (s *Segment) Close() error {
 		s.notes.q = nil
 		s.notes.Unlock()
 		for key, h := range high {
+			if doubt[key] {
+				h = 0 // no Closed: a block that may be lost stays open
+			}
 			q = append(q, keyEventsOf(key, released(append(unused[key], back[key]...), h, "unused when the process closed")...)...)
 		}
 		ctx, cancel := context.WithTimeout(WithBy(context.Background(), s.by), s.opts.FetchTimeout)

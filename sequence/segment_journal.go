@@ -32,10 +32,17 @@ func (s *Segment) note(key string, es ...Event) {
 	defer s.mu.Unlock()
 	s.notes.Lock()
 	defer s.notes.Unlock()
-	for _, e := range es {
-		if len(s.notes.q) < maxNotes {
-			s.notes.q = append(s.notes.q, keyEvent{key, e})
+	if len(s.notes.q)+len(es) > maxNotes {
+		// Dropped, and the key's later Closed records too: its numbers
+		// stay open, never reported issued.
+		if s.notes.dropped == nil {
+			s.notes.dropped = map[string]bool{}
 		}
+		s.notes.dropped[key] = true
+		return
+	}
+	for _, e := range es {
+		s.notes.q = append(s.notes.q, keyEvent{key, e})
 	}
 	if s.notes.running || s.closed.Load() {
 		return // Close writes them
@@ -60,15 +67,32 @@ func (s *Segment) note(key string, es ...Event) {
 }
 
 // writeNotes writes q, each record within FetchTimeout, until parent is
-// done.
+// done. Once a record of a key fails (or was dropped), the key's later
+// Closed records are not written: a Closed after a lost Released would
+// report the released numbers issued; without it they stay open.
 func (s *Segment) writeNotes(parent context.Context, j Journal, q []keyEvent) {
 	for _, ke := range q {
 		if parent.Err() != nil {
 			return
 		}
+		s.notes.Lock()
+		skip := ke.e.Kind == Closed && s.notes.dropped[ke.key]
+		s.notes.Unlock()
+		if skip {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(parent, s.opts.FetchTimeout)
-		_, _ = j.Note(ctx, ke.key, ke.e)
+		_, err := j.Note(ctx, ke.key, ke.e)
 		cancel()
+
+		if err != nil {
+			s.notes.Lock()
+			if s.notes.dropped == nil {
+				s.notes.dropped = map[string]bool{}
+			}
+			s.notes.dropped[ke.key] = true
+			s.notes.Unlock()
+		}
 	}
 }
 
@@ -77,7 +101,7 @@ func (s *Segment) writeNotes(parent context.Context, j Journal, q []keyEvent) {
 func released(rs []Range, high int64, reason string) []Event {
 	var es []Event
 	for _, r := range rs {
-		if r.Len() > 0 {
+		if r.First >= 1 && r.Len() > 0 { // seal's Range{} is no numbers
 			es = append(es, Event{Kind: Released, Range: r, Reason: reason})
 		}
 	}
@@ -96,13 +120,47 @@ func (s *Segment) journal(op string) (Journal, error) {
 }
 
 // Note appends e to key's journal in the Allocator's store (see
-// [Journal]).
+// [Journal]). A void of numbers the Segment holds and has not issued is
+// refused with an error wrapping [ErrInvalidArgument]: they would be
+// issued later, void. (Numbers another process holds unissued cannot be
+// told from those it issued: void only numbers that were issued.)
 func (s *Segment) Note(ctx context.Context, key string, e Event) (Event, error) {
 	j, err := s.journal("Note")
 	if err != nil {
 		return Event{}, err
 	}
+	if e.Kind == Voided {
+		if held, ok := s.unissued(key, e.Range); ok {
+			return Event{}, fmt.Errorf("sequence: void %v of key %q: %v is reserved by this process and not issued yet: %w", e.Range, key, held, ErrInvalidArgument)
+		}
+	}
 	return j.Note(ctx, key, e)
+}
+
+// unissued returns the numbers of r that the Segment holds for key and
+// has not issued, if any.
+func (s *Segment) unissued(key string, r Range) (Range, bool) {
+	s.keys.mu.Lock()
+	k := s.keys.load(key)
+	s.keys.mu.Unlock()
+	if k == nil {
+		return Range{}, false
+	}
+	k.lock()
+	defer k.unlock()
+	var held []Range
+	if cur := k.cur.Load(); cur != spent && cur.size > 0 {
+		held = append(held, Range{k.position(), cur.first + cur.size - 1})
+	}
+	if next := k.next(); next != nil && next.size > 0 {
+		held = append(held, Range{next.first + min(next.used.Load(), next.size), next.first + next.size - 1})
+	}
+	for _, h := range held {
+		if lo, hi := max(h.First, r.First), min(h.Last, r.Last); lo <= hi {
+			return Range{lo, hi}, true
+		}
+	}
+	return Range{}, false
 }
 
 // Events reads key's journal in the Allocator's store (see [Journal]).

@@ -282,6 +282,10 @@ func cmdPrune(e *env, args []string) error {
 		fmt.Fprintf(e.out, "counter %q has no journal\n", jt.key)
 		return nil
 	}
+	if rep := sequence.Audit(jt.key, events, head, time.Now()); !rep.Explained() {
+		fmt.Fprintf(e.stderr, "sn prune: the journal of counter %q does not explain every number (sn gaps says which): commit or void what is pending first; it is kept as it is\n", jt.key)
+		return errUnexplained
+	}
 	sum, err := sequence.PruneRecord(jt.key, events, time.Now())
 	if err != nil {
 		return err

@@ -106,8 +106,10 @@ type queries struct {
 	lockRow, setLast, lockBoth string
 	// writeAll, when not "" (PostgreSQL), appends a record (the args of
 	// addEvent), sets the head to it and the mark (k $12, mark $13) and
-	// the ledger's mark, in one statement.
-	writeAll string
+	// the ledger's mark, in one statement. setBoth, when not "" (MySQL),
+	// of the mark, seq, hash, mark and id, sets the ledger's mark and the
+	// head, both rows there, in one statement.
+	writeAll, setBoth string
 	// lockHead and readHead, of id $1, read seq, hash and mark of a key's
 	// journal head, the first locking it.
 	lockHead, readHead string
@@ -130,6 +132,8 @@ type queries struct {
 	// addHold, of id $1, n $2 and deadline $3; deleteHold, of id $1 and n
 	// $2, which ends one.
 	createHolds, addHold, deleteHold string
+	// deleteHolds, of id $1, first $2 and last $3, ends the holds of a range.
+	deleteHolds string
 
 	// The claims of idempotency keys (see replay.go): addMemo, of id,
 	// digest, token and until, inserts a pending claim unless the key has
@@ -288,8 +292,9 @@ ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mark = 
 	deadline_us bigint NOT NULL,
 	PRIMARY KEY (id, n)
 )`),
-		addHold:    r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES ($1, $2, $3)`),
-		deleteHold: r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n = $2`),
+		addHold:     r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES ($1, $2, $3)`),
+		deleteHold:  r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n = $2`),
+		deleteHolds: r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n BETWEEN $2 AND $3`),
 		createMemos: r.Replace(`CREATE TABLE IF NOT EXISTS {idem} (
 	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
 	digest text NOT NULL,
@@ -508,8 +513,9 @@ AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 
 	deadline_us BIGINT NOT NULL,
 	PRIMARY KEY (id, n)
 ) ENGINE=InnoDB`),
-		addHold:    r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES (?, ?, ?)`),
-		deleteHold: r.Replace(`DELETE FROM {holds} WHERE id = ? AND n = ?`),
+		addHold:     r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES (?, ?, ?)`),
+		deleteHold:  r.Replace(`DELETE FROM {holds} WHERE id = ? AND n = ?`),
+		deleteHolds: r.Replace(`DELETE FROM {holds} WHERE id = ? AND n BETWEEN ? AND ?`),
 		createMemos: r.Replace(`CREATE TABLE IF NOT EXISTS {idem} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	digest VARCHAR(128) NOT NULL,

@@ -65,7 +65,7 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 		if err != nil {
 			return err
 		}
-		if next != last && (len(es) == 0 || s.q.writeAll == "") {
+		if next != last && (len(es) == 0 || s.q.writeAll == "" && s.q.setBoth == "") {
 			if _, err := tx.ExecContext(ctx, s.q.setLast, next, id[:]); err != nil {
 				return err
 			}
@@ -113,6 +113,22 @@ func (s *Store) appendEvents(ctx context.Context, tx execer, head sequence.Head,
 			return nil, err
 		}
 		return out, nil
+	}
+	if s.q.setBoth != "" {
+		// MySQL: the mark and the head in one statement; both rows exist
+		// (ensureRow, or Gapless.ensure, made them).
+		res, err := tx.ExecContext(ctx, s.q.setBoth, mark, head.Seq, head.Hash[:], mark, id[:])
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return out, err
+		}
+		// No row changed: the head row is missing (deleted by hand):
+		// the mark alone, and the head made again.
+		if _, err := tx.ExecContext(ctx, s.q.setLast, mark, id[:]); err != nil {
+			return nil, err
+		}
 	}
 	args := []any{id[:], []byte(key), head.Seq, head.Hash[:], mark, head.Seq, head.Hash[:], mark}
 	if _, err := tx.ExecContext(ctx, s.q.setHead, args...); err != nil {
@@ -173,10 +189,8 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 		if e.Kind == sequence.Voided {
 			// A gapless hold voided is a hold no more.
 			id := hash(key)
-			for n := e.Range.First; n <= e.Range.Last && n-e.Range.First < 1000; n++ {
-				if _, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n); err != nil {
-					return 0, nil, err
-				}
+			if _, err := tx.ExecContext(ctx, s.q.deleteHolds, id[:], e.Range.First, e.Range.Last); err != nil {
+				return 0, nil, err
 			}
 		}
 		return last, []sequence.Event{e}, nil

@@ -1,0 +1,68 @@
+package sn_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+)
+
+// ambiguousSettle is a MemoryAllocator whose Settle records the answer and
+// then reports a failure, as a store does when the commit went through and
+// its acknowledgement was lost (a cut connection, a deadline that fired
+// during COMMIT, an etcd Txn that timed out after it applied).
+type ambiguousSettle struct {
+	*sequence.MemoryAllocator
+	once bool
+}
+
+func (a *ambiguousSettle) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	err := a.MemoryAllocator.Settle(ctx, id, token, answer, keep)
+	if err == nil && !a.once {
+		a.once = true
+		return errors.New("read tcp 10.0.0.1:5432: connection reset by peer")
+	}
+	return err
+}
+
+// TestAdvAmbiguousSettle: the call whose Settle failed voids its numbers
+// and fails; the client retries with the same key and is given those
+// numbers, which it prints, and which the journal says are void.
+func TestAdvAmbiguousSettle(t *testing.T) {
+	ctx := context.Background()
+	alloc := &ambiguousSettle{MemoryAllocator: sequence.NewMemoryAllocator()}
+	seg, err := sequence.NewSegment(alloc, sequence.SegmentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	g, err := sn.New("INV-@<seq, width=6>", sn.WithSequence("seq", seg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.Issue(ctx, sn.Request{N: 2, IdempotencyKey: "order-1"})
+	t.Logf("first call: %v", err)
+	nums, err := g.Issue(ctx, sn.Request{N: 2, IdempotencyKey: "order-1"})
+	if err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	t.Logf("retry got %v", nums)
+	key, _ := g.Key(sn.Request{})
+	events, head, _ := sequence.ReadJournal(ctx, alloc, key)
+	rep := sequence.Audit(key, events, head, time.Now())
+	for _, sp := range rep.Spans {
+		t.Logf("%v %s: %s", sp.Range, sp.State, sp.Cause())
+	}
+	for _, n := range nums {
+		p, _ := g.Parse(n)
+		for _, sp := range rep.Within(p.Draws[0].Seq, p.Draws[0].Seq) {
+			if sp.State == sequence.Void && slices.Contains(nums, n) {
+				t.Errorf("%s was delivered to the client by the retry, and the journal says it is void", n)
+			}
+		}
+	}
+}
