@@ -303,4 +303,3 @@ func TestAdvSegmentsStress(t *testing.T) {
 		t.Errorf("problems: %v", rep.Problems)
 	}
 }
-

@@ -2,8 +2,8 @@ package sqlseq_test
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
