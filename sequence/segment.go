@@ -265,7 +265,7 @@ type SegmentKey struct {
 
 	pinned    bool          // bound to a Handle: never released
 	released  bool          // out of the table: callers look the key up again
-	counts    uint8         // idle in the low 4 bits, early in the high 4: see idleSweeps and maxEarly
+	counts    uint8         // idle in the low 3 bits, early in the next 3, doubt in the 7th: see idleSweeps, maxEarly and doubt
 	stripe    uint8         // the index of the key's lock in s.locks
 	epoch     uint32        // raised by Floor when it raises high
 	last      *fetch        // the last fetch, while in flight, not yet installed or failed; nil once installed
@@ -273,23 +273,34 @@ type SegmentKey struct {
 	step      int64         // size of the next block to fetch
 	lastFetch time.Duration // when the last fetch started, since s.start; noFetch before the first
 	mark      int64         // the key's position at the last sweep
-	doubt     bool          // a fetch failed since the last block: it may have reserved a block that never arrived
 }
 
 // idle returns how many sweeps in a row found the key unused; k's lock is
 // held.
-func (k *SegmentKey) idle() uint8 { return k.counts & 0xf }
+func (k *SegmentKey) idle() uint8 { return k.counts & 0x7 }
 
 // setIdle sets idle (at most 15); k's lock is held.
-func (k *SegmentKey) setIdle(n uint8) { k.counts = k.counts&0xf0 | min(n, 0xf) }
+func (k *SegmentKey) setIdle(n uint8) { k.counts = k.counts&^0x7 | min(n, 0x7) }
 
 // early returns the key's prefetch shifts: each fetch of a fixed step that
 // came late halves the share of a block used before the next fetch starts.
 // k's lock is held.
-func (k *SegmentKey) early() uint8 { return k.counts >> 4 }
+func (k *SegmentKey) early() uint8 { return k.counts >> 3 & 0x7 }
 
 // setEarly sets early (at most 15); k's lock is held.
-func (k *SegmentKey) setEarly(n uint8) { k.counts = k.counts&0x0f | min(n, 0xf)<<4 }
+func (k *SegmentKey) setEarly(n uint8) { k.counts = k.counts&^0x38 | min(n, 0x7)<<3 }
+
+// doubt reports whether a fetch failed since the key's last block: the
+// store may have reserved a block that never arrived. k's lock is held.
+func (k *SegmentKey) doubt() bool { return k.counts&0x40 != 0 }
+
+// setDoubt sets doubt; k's lock is held.
+func (k *SegmentKey) setDoubt(d bool) {
+	k.counts &^= 0x40
+	if d {
+		k.counts |= 0x40
+	}
+}
 
 // lock locks the key's state.
 func (k *SegmentKey) lock() { k.s.locks[k.stripe].Lock() }
@@ -666,19 +677,19 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 		s.errs.Add(1)
 		if !errors.Is(err, ErrExhausted) { // exhaustion is final, not an outage
 			err = fmt.Errorf("%w: key %q: %w", ErrUnavailable, k.key, err)
-			k.doubt = true // the store may have reserved it all the same
+			k.setDoubt(true) // the store may have reserved it all the same
 		}
 		k.fail(f, err)
 		return
 	}
-	if k.doubt {
+	if k.doubt() {
 		// A failed fetch may have reserved a block whose answer was
 		// lost: between the last block and this one, the journal is to
 		// count none of this Segment's blocks as issued.
 		if r.First > k.high+1 {
 			s.note(k.key, Event{Kind: Lost, Range: Range{k.high + 1, r.First - 1}, Reason: "a reservation whose answer was lost"})
 		}
-		k.doubt = false
+		k.setDoubt(false)
 	}
 	b := newBlock(r, k.high > 0)
 	if r.First <= k.high {
@@ -844,7 +855,7 @@ func (s *Segment) Close() error {
 		if k.high > 0 {
 			high[k.key] = k.high
 		}
-		if k.doubt {
+		if k.doubt() {
 			doubt[k.key] = true
 		}
 		k.unlock()
