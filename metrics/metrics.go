@@ -56,6 +56,7 @@ var (
 	descFetchTime = prometheus.NewDesc("sn_block_fetch_seconds_total", "Time spent fetching blocks from the store; divided by sn_block_fetches_total, its mean latency.", []string{"store"}, nil)
 	descWaits     = prometheus.NewDesc("sn_block_waits_total", "Calls that waited for a block to arrive from the store.", []string{"store"}, nil)
 	descLate      = prometheus.NewDesc("sn_block_late_total", "Blocks used up before the block fetched ahead arrived: callers waited at the block's edge.", []string{"store"}, nil)
+	descNotesLost = prometheus.NewDesc("sn_journal_notes_lost_total", "Journal records a Segment could not write (the store failed, or too many waited): their numbers stay open in an audit.", []string{"store"}, nil)
 	descRegressed = prometheus.NewDesc("sn_block_regressions_total", "Blocks refused because the store went backwards.", []string{"store"}, nil)
 	descKeys      = prometheus.NewDesc("sn_keys", "Counter keys held in memory.", []string{"store"}, nil)
 	descStep      = prometheus.NewDesc("sn_block_step", "The size the last block fetch asked for, by whichever key fetched last.", []string{"store"}, nil)
@@ -171,7 +172,7 @@ type stores Metrics
 
 // Describe sends the descriptions of the stores' metrics.
 func (s *stores) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descFetches, descFetchErrs, descFetchTime, descWaits, descLate, descRegressed, descKeys, descStep, descLeaseUp, descLeaseLeft} {
+	for _, d := range []*prometheus.Desc{descFetches, descFetchErrs, descFetchTime, descWaits, descLate, descNotesLost, descRegressed, descKeys, descStep, descLeaseUp, descLeaseLeft} {
 		ch <- d
 	}
 }
@@ -246,6 +247,7 @@ func (s *stores) Collect(ch chan<- prometheus.Metric) {
 			{descFetchTime, prometheus.CounterValue, st.FetchTime.Seconds()},
 			{descWaits, prometheus.CounterValue, float64(st.Waits)},
 			{descLate, prometheus.CounterValue, float64(st.Late)},
+			{descNotesLost, prometheus.CounterValue, float64(st.NotesLost)},
 			{descRegressed, prometheus.CounterValue, float64(st.Regressions)},
 			{descKeys, prometheus.GaugeValue, float64(st.Keys)},
 			{descStep, prometheus.GaugeValue, float64(st.LastStep)},

@@ -89,10 +89,10 @@ type Segment struct {
 		dropped map[string]bool // keys a record of which was dropped or failed: no Closed for them
 	}
 
-	fetches, waits, errs, regressions, released, late atomic.Int64
-	warned                                            atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
-	fetchTime                                         atomic.Int64 // nanoseconds spent in Allocator calls
-	lastStep                                          atomic.Int64 // the size the last fetch asked for
+	fetches, waits, errs, regressions, released, late, notesLost atomic.Int64
+	warned                                                       atomic.Int64 // when lateFetch last logged, in Unix nanoseconds
+	fetchTime                                                    atomic.Int64 // nanoseconds spent in Allocator calls
+	lastStep                                                     atomic.Int64 // the size the last fetch asked for
 }
 
 // SegmentStats are counters of a [Segment] since it was created.
@@ -104,6 +104,10 @@ type SegmentStats struct {
 	Keys        int64 // keys the Segment holds state for now
 	Released    int64 // keys released (SegmentOptions.Idle, Release)
 	Late        int64 // blocks used up before the block fetched ahead arrived: callers waited
+	// NotesLost counts journal records the Segment could not write (the
+	// store failed, or too many waited): their keys' numbers stay open in
+	// an audit, issued or not, until the keys are closed again.
+	NotesLost int64
 	// FetchTime is the time spent in Allocator calls: with Fetches, the
 	// store's mean latency.
 	FetchTime time.Duration
@@ -123,6 +127,7 @@ func (a SegmentStats) Add(b SegmentStats) SegmentStats {
 		Keys:        a.Keys + b.Keys,
 		Released:    a.Released + b.Released,
 		Late:        a.Late + b.Late,
+		NotesLost:   a.NotesLost + b.NotesLost,
 		FetchTime:   a.FetchTime + b.FetchTime,
 		LastStep:    max(a.LastStep, b.LastStep),
 	}
@@ -663,10 +668,19 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 	s := k.s
 	if s.closed.Load() || k.released {
 		f.err = ErrClosed
-		if k.released {
+		valid := err == nil && r.First >= 1 && r.Len() > 0
+		switch {
+		case k.released && valid:
 			f.err = errReleased
-		} else if err == nil && r.First >= 1 && r.Len() > 0 {
+			s.note(k.key, released([]Range{r}, 0, "arrived after the key was released")...)
+		case k.released:
+			f.err = errReleased
+		case valid:
 			s.unusedAtClose(k.key, r) // reserved as Close cancelled it: handed back too
+		case err != nil:
+			// Cancelled by Close: the store may have reserved the block
+			// all the same, and it stays open in the journal, unknown.
+			s.errs.Add(1)
 		}
 		return
 	}
@@ -953,6 +967,7 @@ func (s *Segment) Stats() SegmentStats {
 		Keys:        int64(s.keys.len()),
 		Released:    s.released.Load(),
 		Late:        s.late.Load(),
+		NotesLost:   s.notesLost.Load(),
 		FetchTime:   time.Duration(s.fetchTime.Load()),
 		LastStep:    s.lastStep.Load(),
 	}

@@ -39,6 +39,7 @@ func (s *Segment) note(key string, es ...Event) {
 			s.notes.dropped = map[string]bool{}
 		}
 		s.notes.dropped[key] = true
+		s.notesLost.Add(int64(len(es)))
 		return
 	}
 	for _, e := range es {
@@ -86,6 +87,7 @@ func (s *Segment) writeNotes(parent context.Context, j Journal, q []keyEvent) {
 		cancel()
 
 		if err != nil {
+			s.notesLost.Add(1)
 			s.notes.Lock()
 			if s.notes.dropped == nil {
 				s.notes.dropped = map[string]bool{}
