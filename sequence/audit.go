@@ -284,6 +284,8 @@ func (a *auditor) replay(i int, now time.Time) string {
 		}
 		st := map[EventKind]State{Released: Unused, Voided: Void, Committed: Issued}[e.Kind]
 		a.paint(r, st, i)
+	case Enrolled, Forgotten:
+		// The catalog's history: no numbers.
 	case Lost:
 		if r.Len() == 0 || r.First < 1 || r.Last > a.mark {
 			return fmt.Sprintf("lost %v, numbers not reserved (the mark is %d)", r, a.mark)

@@ -96,31 +96,40 @@ func SortEntries(es []Entry) {
 
 // catalog is a store's catalog in memory.
 type catalog struct {
-	mu sync.Mutex
-	m  map[string]Entry
+	mu      sync.Mutex
+	m       map[string]Entry
+	journal Journal // where enrollments and forgets are noted, or nil
 }
 
 func (c *catalog) enroll(ctx context.Context, e Entry, now time.Time, check func([]Entry) error) (Entry, error) {
+	e, added, err := c.add(ctx, e, now, check)
+	if err == nil && added && c.journal != nil {
+		NoteCatalog(ctx, c.journal, Enrolled, e)
+	}
+	return e, err
+}
+
+func (c *catalog) add(ctx context.Context, e Entry, now time.Time, check func([]Entry) error) (Entry, bool, error) {
 	if err := CheckEntry(e); err != nil {
-		return Entry{}, err
+		return Entry{}, false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Entry{}, err
+		return Entry{}, false, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if got, ok := c.m[e.ID]; ok {
-		return got, nil
+		return got, false, nil
 	}
 	if err := check(c.list()); err != nil {
-		return Entry{}, err
+		return Entry{}, false, err
 	}
 	if c.m == nil {
 		c.m = map[string]Entry{}
 	}
 	e.First = now
 	c.m[e.ID] = e
-	return e, nil
+	return e, true, nil
 }
 
 func (c *catalog) list() []Entry {
@@ -146,9 +155,12 @@ func (c *catalog) forget(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	_, ok := c.m[id]
 	delete(c.m, id)
+	c.mu.Unlock()
+	if ok && c.journal != nil {
+		NoteCatalog(ctx, c.journal, Forgotten, Entry{ID: id})
+	}
 	return ok, nil
 }
 

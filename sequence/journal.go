@@ -110,6 +110,13 @@ const (
 	// Range.Last (0 after a deletion): the records before are of its
 	// earlier life.
 	Restarted
+	// Enrolled: a template was registered in the store's catalog; Reason
+	// says which (its ID and name). In the journal of [CatalogKey] only.
+	Enrolled
+	// Forgotten: a template was removed from the store's catalog, on an
+	// administrator's request; Reason says which. In the journal of
+	// [CatalogKey] only.
+	Forgotten
 	// Pruned: the records before this one were removed by retention.
 	// Range covers the numbers they were about, Reason sums them up, and
 	// Hash is the hash of the last record removed, so that the chain goes
@@ -120,7 +127,7 @@ const (
 var kindNames = [...]string{
 	Reserved: "reserved", Returned: "returned", Released: "released", Closed: "closed",
 	Voided: "voided", Floored: "floored", Drawn: "drawn", Held: "held", Committed: "committed",
-	Pruned: "pruned", Restarted: "restarted", Lost: "lost",
+	Pruned: "pruned", Restarted: "restarted", Lost: "lost", Enrolled: "enrolled", Forgotten: "forgotten",
 }
 
 // String returns the kind's name: "reserved", "returned" and so on.
@@ -173,6 +180,11 @@ func (e Event) String() string {
 	return s
 }
 
+// CatalogKey is the key of the journal of a store's catalog: the
+// templates registered and forgotten ([Enrolled], [Forgotten]). No
+// counter key sn makes starts with "|" (its parts escape it).
+const CatalogKey = "|catalog"
+
 // MaxReason is the longest Event.Reason, Actor or By a store takes, in
 // bytes.
 const MaxReason = 1024
@@ -192,12 +204,16 @@ func CheckNote(key string, e Event, mark int64) error {
 			return fmt.Errorf("sequence: journal of %q: %s %v: the key's numbers end at %d, and a number not reserved yet cannot be %s: %w",
 				key, e.Kind, e.Range, mark, e.Kind, ErrInvalidArgument)
 		}
+	case Enrolled, Forgotten:
+		if key != CatalogKey || e.Range != (Range{}) || e.Reason == "" {
+			return fmt.Errorf("sequence: journal of %q: %s: only in the journal of %q, without a range, with the entry as the reason: %w", key, e.Kind, CatalogKey, ErrInvalidArgument)
+		}
 	case Closed:
 		if e.Range.First != 1 || e.Range.Last < 1 || e.Range.Last > mark {
 			return fmt.Errorf("sequence: journal of %q: closed %v, want [1, N] with N at most the mark %d: %w", key, e.Range, mark, ErrInvalidArgument)
 		}
 	default:
-		return fmt.Errorf("sequence: journal of %q: a caller notes released, closed, voided or lost, not %s: %w", key, e.Kind, ErrInvalidArgument)
+		return fmt.Errorf("sequence: journal of %q: a caller notes released, closed, voided, lost, enrolled or forgotten, not %s: %w", key, e.Kind, ErrInvalidArgument)
 	}
 	if e.Kind == Voided && e.Reason == "" {
 		return fmt.Errorf("sequence: journal of %q: void %v without a reason: %w", key, e.Range, ErrInvalidArgument)
@@ -636,4 +652,20 @@ func (j *journals) prune(ctx context.Context, key string, through int64) (Event,
 // (see [Pruner]).
 func (a *MemoryAllocator) Prune(ctx context.Context, key string, through int64) (Event, error) {
 	return a.jour.prune(ctx, key, through)
+}
+
+// NoteCatalog notes in c's journal, when it keeps one, that the entry e
+// was enrolled or forgotten (kind), by the writer ctx names: what a
+// store's Enroll and Forget call after recording. It is best effort: the
+// catalog is the record, its journal the history.
+func NoteCatalog(ctx context.Context, c any, kind EventKind, e Entry) {
+	j, ok := c.(Journal)
+	if !ok {
+		return
+	}
+	reason := e.ID
+	if e.Name != "" {
+		reason += " " + e.Name
+	}
+	_, _ = j.Note(context.WithoutCancel(ctx), CatalogKey, Event{Kind: kind, Reason: reason})
 }

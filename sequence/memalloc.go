@@ -29,7 +29,9 @@ type MemoryAllocator struct {
 
 // NewMemoryAllocator returns an empty MemoryAllocator.
 func NewMemoryAllocator() *MemoryAllocator {
-	return &MemoryAllocator{id: fmt.Sprintf("memory %016x", rand.Uint64()), last: make(map[string]int64)}
+	a := &MemoryAllocator{id: fmt.Sprintf("memory %016x", rand.Uint64()), last: make(map[string]int64)}
+	a.cat.journal = a
+	return a
 }
 
 // StoreID returns "memory" and a random number drawn by

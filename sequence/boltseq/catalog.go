@@ -34,6 +34,7 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 		return got, err
 	}
 	var refused error
+	added := false
 	err = s.updateTx(ctx, "enroll in the catalog", func(tx *bolt.Tx) error {
 		var err error
 		if got, found, err = entry(tx, e.ID); err != nil || found {
@@ -55,11 +56,14 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 		if err != nil {
 			return err
 		}
-		got = e
+		got, added = e, true
 		return b.Put([]byte(e.ID), v)
 	})
 	if refused != nil {
 		return sequence.Entry{}, refused
+	}
+	if err == nil && added {
+		sequence.NoteCatalog(ctx, s, sequence.Enrolled, got)
 	}
 	return got, err
 }
@@ -87,6 +91,9 @@ func (s *Store) Forget(ctx context.Context, id string) (bool, error) {
 		found = true
 		return b.Delete([]byte(id))
 	})
+	if err == nil && found {
+		sequence.NoteCatalog(ctx, s, sequence.Forgotten, sequence.Entry{ID: id})
+	}
 	return found, err
 }
 

@@ -33,6 +33,7 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 	prefix, vkey := s.catalogKeys()
 	ekey := prefix + e.ID
 	var got sequence.Entry
+	added := false
 	err := s.retry(ctx, "Enroll", e.ID, func(ctx context.Context) (bool, error) {
 		vrev, es, found, err := s.readCatalog(ctx, e.ID)
 		if err != nil || found != nil {
@@ -60,11 +61,14 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 		if !t.Succeeded {
 			return true, nil // another enrollment came first: prove again
 		}
-		got = e
+		got, added = e, true
 		return false, nil
 	})
 	if err != nil {
 		return sequence.Entry{}, err
+	}
+	if added {
+		sequence.NoteCatalog(ctx, s, sequence.Enrolled, got)
 	}
 	return got, nil
 }
@@ -138,5 +142,8 @@ func (s *Store) Forget(ctx context.Context, id string) (bool, error) {
 		gone = true
 		return false, nil
 	})
+	if err == nil && gone {
+		sequence.NoteCatalog(ctx, s, sequence.Forgotten, sequence.Entry{ID: id})
+	}
 	return gone, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +36,46 @@ func RunJournal(t *testing.T, a JournalAllocator) {
 	t.Run("Segment", func(t *testing.T) { journalSegment(t, a, newKeyspace(t)) })
 	if p, ok := a.(sequence.Pruner); ok {
 		t.Run("Prune", func(t *testing.T) { journalPrune(t, a, p, newKeyspace(t)) })
+	}
+	if c, ok := a.(sequence.Catalog); ok {
+		t.Run("Catalog", func(t *testing.T) { journalCatalog(t, a, c, newKeyspace(t)) })
+	}
+}
+
+// journalCatalog: a template enrolled, and forgotten, is in the journal
+// of sequence.CatalogKey; enrolling it again records nothing more.
+func journalCatalog(t *testing.T, a JournalAllocator, c sequence.Catalog, ks keyspace) {
+	ctx := context.Background()
+	id := fmt.Sprintf("%x", []byte(ks.prefix))
+	if len(id) > 64 {
+		id = id[len(id)-64:]
+	}
+	e := sequence.Entry{ID: id, Name: "sequencetest", Spec: "sequencetest " + ks.prefix}
+	for range 2 {
+		if _, err := c.Enroll(ctx, e, func([]sequence.Entry) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, err := c.Forget(ctx, id); err != nil || !ok {
+		t.Fatalf("Forget: %v %v", ok, err)
+	}
+	events, _ := readChain(t, a, sequence.CatalogKey)
+	var enrolled, forgotten int
+	for _, ev := range events {
+		if strings.HasPrefix(ev.Reason, id) {
+			switch ev.Kind {
+			case sequence.Enrolled:
+				enrolled++
+			case sequence.Forgotten:
+				forgotten++
+			}
+		}
+	}
+	if enrolled != 1 || forgotten != 1 {
+		t.Errorf("the catalog's journal: %d enrolled and %d forgotten records of the entry, want 1 and 1", enrolled, forgotten)
+	}
+	if _, err := a.Note(ctx, ks.key("x"), sequence.Event{Kind: sequence.Enrolled, Reason: "x"}); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("an enrolled record in a counter's journal: %v, want ErrInvalidArgument", err)
 	}
 }
 

@@ -37,8 +37,9 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 		return got, err
 	}
 	var refused error
+	added := false
 	err = s.retry(ctx, "enroll in the catalog", func() error {
-		refused = nil
+		refused, added = nil, false
 		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 		if err != nil {
 			return err
@@ -60,6 +61,7 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 		if _, err := tx.ExecContext(ctx, s.q.addEntry, e.ID, e.Name, e.Spec, e.By); err != nil {
 			return err
 		}
+		added = true
 		if got, found, err = s.entry(ctx, tx, e.ID); err != nil {
 			return err
 		}
@@ -70,6 +72,9 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 	}
 	if err == nil && !found {
 		err = errors.New("sqlseq: enroll: the entry recorded is not found")
+	}
+	if err == nil && got.ID == e.ID && got.Spec == e.Spec && got.By == e.By && added {
+		sequence.NoteCatalog(ctx, s, sequence.Enrolled, got)
 	}
 	return got, err
 }
@@ -120,6 +125,9 @@ func (s *Store) Forget(ctx context.Context, id string) (bool, error) {
 		n, err = res.RowsAffected()
 		return err
 	})
+	if err == nil && n > 0 {
+		sequence.NoteCatalog(ctx, s, sequence.Forgotten, sequence.Entry{ID: id})
+	}
 	return n > 0, err
 }
 
