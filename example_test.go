@@ -356,3 +356,53 @@ func (s *switchable) Next(ctx context.Context, key string) (int64, error) {
 	}
 	return s.m.Next(ctx, key)
 }
+
+// A number voided stays used: its counter's journal says why, and an
+// audit of the journal lists it with the reason.
+func ExampleGenerator_Void() {
+	ctx := context.Background()
+	store := sequence.NewMemoryAllocator()
+	seg, _ := sequence.NewSegment(store, sequence.SegmentOptions{})
+	defer seg.Close()
+	g := sn.MustNew("INV-@<seq, width=6>", sn.WithSequence("seq", seg))
+	g.Issue(ctx, sn.Request{N: 3})
+
+	err := g.Void(sn.WithActor(ctx, "alice"), "INV-000002", "issued in error")
+	fmt.Println(err)
+
+	key, _ := g.Key(sn.Request{})
+	events, head, _ := sequence.ReadJournal(ctx, store, key)
+	report := sequence.Audit(key, events, head, time.Now())
+	for _, s := range report.Within(1, 3) {
+		fmt.Println(s.Range, s.State)
+	}
+	// Output:
+	// <nil>
+	// [1, 1] open
+	// [2, 2] void
+	// [3, 3] open
+}
+
+// A legal profile is checked when the template compiles: India's GST
+// rule allows 16 characters of letters, digits, "-" and "/".
+func ExampleWithProfile() {
+	_, err := sn.New("INV_@<seq, width=8>", sn.WithSequence("seq", sequence.NewMemory()), sn.WithProfile("in-gst"))
+	fmt.Println(err)
+	// Output:
+	// sn: template does not meet its profile in-gst (CGST rule 46(b)): the text "INV_" at offset 0 can print '_', and the rule allows letters, digits, "-" and "/" only
+}
+
+// A retry with the same idempotency key gets the numbers the first call
+// was given, not new ones.
+func ExampleRequest_idempotencyKey() {
+	ctx := context.Background()
+	seg, _ := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	defer seg.Close()
+	g := sn.MustNew("SO-@<seq, width=5>", sn.WithSequence("seq", seg))
+	first, _ := g.Issue(ctx, sn.Request{N: 2, IdempotencyKey: "order-7f3a"})
+	retry, _ := g.Issue(ctx, sn.Request{N: 2, IdempotencyKey: "order-7f3a"})
+	next, _ := g.Next(ctx)
+	fmt.Println(first, retry, next)
+	// Output:
+	// [SO-00001 SO-00002] [SO-00001 SO-00002] SO-00003
+}

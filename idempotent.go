@@ -161,6 +161,7 @@ type localMemos struct {
 	m  map[string]*sequence.Memo
 }
 
+// Claim claims id in the Generator's memory (see sequence.Replayer).
 func (l *localMemos) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
 	if err := ctx.Err(); err != nil {
 		return sequence.Claim{}, err
@@ -185,6 +186,7 @@ func (l *localMemos) Claim(ctx context.Context, id, digest, token string, lease 
 	return c, nil
 }
 
+// Settle records id's answer in the Generator's memory.
 func (l *localMemos) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

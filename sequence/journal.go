@@ -385,6 +385,7 @@ type ChainError struct {
 	Reason string
 }
 
+// Error names the key and the record, and says what is wrong with it.
 func (e *ChainError) Error() string {
 	return fmt.Sprintf("sequence: journal of %q: record %d: %s", e.Key, e.Seq, e.Reason)
 }
