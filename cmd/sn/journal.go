@@ -74,6 +74,34 @@ func (jt *journalTarget) resolveKey(f *flags, number string) error {
 	return nil
 }
 
+// readCounter opens the store, finds the counter key (from --key, a
+// NUMBER in pos, or --at and --var) and reads its journal. The caller
+// closes jt.
+func (f *flags) readCounter(e *env, pos []string, key string) (jt *journalTarget, events []sequence.Event, head sequence.Head, err error) {
+	jt, pos, err = f.openJournal(e, pos, key)
+	if err != nil {
+		return nil, nil, sequence.Head{}, err
+	}
+	number := ""
+	switch {
+	case len(pos) == 1:
+		number = pos[0]
+	case len(pos) > 1:
+		err = usagef(f.cmd, "unexpected argument %q", pos[1])
+	}
+	if err == nil {
+		err = jt.resolveKey(f, number)
+	}
+	if err == nil {
+		events, head, err = sequence.ReadJournal(e.ctx, jt.j, jt.key)
+	}
+	if err != nil {
+		jt.close()
+		return nil, nil, sequence.Head{}, err
+	}
+	return jt, events, head, nil
+}
+
 // cmdGaps lists what became of the numbers of a counter that were not
 // issued, from its store's journal.
 func cmdGaps(e *env, args []string) error {
@@ -88,24 +116,11 @@ func cmdGaps(e *env, args []string) error {
 	if err != nil {
 		return helpOr(e, f.cmd, err)
 	}
-	jt, pos, err := f.openJournal(e, pos, *key)
+	jt, events, head, err := f.readCounter(e, pos, *key)
 	if err != nil {
 		return err
 	}
 	defer jt.close()
-	number := ""
-	if len(pos) == 1 {
-		number = pos[0]
-	} else if len(pos) > 1 {
-		return usagef(f.cmd, "unexpected argument %q", pos[1])
-	}
-	if err := jt.resolveKey(f, number); err != nil {
-		return err
-	}
-	events, head, err := sequence.ReadJournal(e.ctx, jt.j, jt.key)
-	if err != nil {
-		return err
-	}
 	verr := sequence.VerifyChain(jt.key, events, head)
 	rep := sequence.Audit(jt.key, events, head, time.Now())
 	last := *to
@@ -180,24 +195,11 @@ func cmdVerify(e *env, args []string) error {
 	if err != nil {
 		return helpOr(e, f.cmd, err)
 	}
-	jt, pos, err := f.openJournal(e, pos, *key)
+	jt, events, head, err := f.readCounter(e, pos, *key)
 	if err != nil {
 		return err
 	}
 	defer jt.close()
-	number := ""
-	if len(pos) == 1 {
-		number = pos[0]
-	} else if len(pos) > 1 {
-		return usagef(f.cmd, "unexpected argument %q", pos[1])
-	}
-	if err := jt.resolveKey(f, number); err != nil {
-		return err
-	}
-	events, head, err := sequence.ReadJournal(e.ctx, jt.j, jt.key)
-	if err != nil {
-		return err
-	}
 	if err := sequence.VerifyChain(jt.key, events, head, anchors...); err != nil {
 		fmt.Fprintf(e.stderr, "sn verify: %v\n", err)
 		return errUnexplained
@@ -252,27 +254,14 @@ func cmdPrune(e *env, args []string) error {
 	if err != nil {
 		return helpOr(e, f.cmd, err)
 	}
-	jt, pos, err := f.openJournal(e, pos, *key)
+	jt, events, head, err := f.readCounter(e, pos, *key)
 	if err != nil {
 		return err
 	}
 	defer jt.close()
-	number := ""
-	if len(pos) == 1 {
-		number = pos[0]
-	} else if len(pos) > 1 {
-		return usagef(f.cmd, "unexpected argument %q", pos[1])
-	}
-	if err := jt.resolveKey(f, number); err != nil {
-		return err
-	}
 	p, ok := jt.j.(sequence.Pruner)
 	if !ok {
 		return fmt.Errorf("the store cannot prune journals: %w", errors.ErrUnsupported)
-	}
-	events, head, err := sequence.ReadJournal(e.ctx, jt.j, jt.key)
-	if err != nil {
-		return err
 	}
 	if err := sequence.VerifyChain(jt.key, events, head); err != nil {
 		fmt.Fprintf(e.stderr, "sn prune: the journal does not verify, and is kept as it is for the auditor: %v\n", err)

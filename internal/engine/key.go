@@ -284,17 +284,7 @@ func (pl *Plan) CallKey(s *Part, at time.Time, vars map[string]string) string {
 	if s.fixedKey != "" {
 		return s.fixedKey
 	}
-	var owner, val string
-	if pl.owner >= 0 {
-		owner = vars[OwnerKey]
-	}
-	if s.KeyVar != "" {
-		if q := &pl.parts[s.keyPart]; q.Kind == Setter {
-			val = q.Lit
-		} else {
-			val = vars[s.KeyVar]
-		}
-	}
+	owner, val := pl.keyVars(s, vars)
 	var b int64
 	if s.Reset != builtin.Never {
 		if at.IsZero() {

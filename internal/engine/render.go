@@ -226,7 +226,19 @@ func (pl *Plan) callKeyPeriod(s *Part, at time.Time, vars map[string]string) (_ 
 	if s.fixedKey != "" {
 		return s.fixedKey, 0
 	}
-	var owner, val string
+	owner, val := pl.keyVars(s, vars)
+	if s.Reset != builtin.Never {
+		b = bucket(at, pl.parts[s.keyDate].date, s.Reset)
+		if s.period != nil {
+			pl.turn(s, b)
+		}
+	}
+	return pl.seqKey(s, owner, val, b), b
+}
+
+// keyVars returns the ownerKey and key= value of sequence part s's
+// counter key in a call with vars.
+func (pl *Plan) keyVars(s *Part, vars map[string]string) (owner, val string) {
 	if pl.owner >= 0 {
 		owner = vars[OwnerKey]
 	}
@@ -237,13 +249,7 @@ func (pl *Plan) callKeyPeriod(s *Part, at time.Time, vars map[string]string) (_ 
 			val = vars[s.KeyVar]
 		}
 	}
-	if s.Reset != builtin.Never {
-		b = bucket(at, pl.parts[s.keyDate].date, s.Reset)
-		if s.period != nil {
-			pl.turn(s, b)
-		}
-	}
-	return pl.seqKey(s, owner, val, b), b
+	return owner, val
 }
 
 // turn records that sequence part s draws in period b, and when b is the

@@ -3,8 +3,6 @@ package boltseq
 import (
 	"context"
 	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -20,20 +18,6 @@ var (
 	journalBucket = []byte("sn.journal")
 	headBucket    = []byte("sn.jhead") // k<key> -> seq (8) hash (32) mark (8)
 )
-
-// record is a journal record as the file keeps it: JSON, so that a
-// reader of the file (bbolt's command, a script) can follow it.
-type record struct {
-	Kind     string `json:"kind"`
-	First    int64  `json:"first,omitempty"`
-	Last     int64  `json:"last,omitempty"`
-	At       int64  `json:"at_us"`
-	By       string `json:"by"`
-	Actor    string `json:"actor,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	Deadline int64  `json:"deadline_us,omitempty"`
-	Hash     string `json:"hash"`
-}
 
 // appendEvent chains e after the last record of the key encoded as k,
 // with mark the key's mark after it, in tx.
@@ -64,14 +48,7 @@ func appendOne(ctx context.Context, tx *bolt.Tx, k []byte, key string, head sequ
 	if err != nil {
 		return sequence.Event{}, sequence.Head{}, err
 	}
-	v, err := json.Marshal(record{
-		Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, At: e.At.UnixMicro(), By: e.By,
-		Actor: e.Actor, Reason: e.Reason, Deadline: micros(e), Hash: hex.EncodeToString(e.Hash[:]),
-	})
-	if err != nil {
-		return sequence.Event{}, sequence.Head{}, err
-	}
-	if err := b.Put(binary.BigEndian.AppendUint64(nil, uint64(e.Seq)), v); err != nil {
+	if err := b.Put(binary.BigEndian.AppendUint64(nil, uint64(e.Seq)), sequence.MarshalEvent(e)); err != nil {
 		return sequence.Event{}, sequence.Head{}, err
 	}
 	hb, err := tx.CreateBucketIfNotExists(headBucket)
@@ -82,13 +59,6 @@ func appendOne(ctx context.Context, tx *bolt.Tx, k []byte, key string, head sequ
 	hv = append(hv, head.Hash[:]...)
 	hv = binary.BigEndian.AppendUint64(hv, uint64(head.Mark))
 	return e, head, hb.Put(k, hv)
-}
-
-func micros(e sequence.Event) int64 {
-	if e.Deadline.IsZero() {
-		return 0
-	}
-	return e.Deadline.UnixMicro()
 }
 
 // headOf returns the head of the journal of the key encoded as k.
@@ -161,25 +131,13 @@ func (s *Store) Events(ctx context.Context, key string, after int64, limit int) 
 }
 
 func (s *Store) decode(key string, sk, v []byte) (sequence.Event, error) {
-	var r record
 	if len(sk) != 8 {
 		return sequence.Event{}, fmt.Errorf("%w: %s: the journal of %s holds a record under %x, not an 8-byte number", ErrCorrupt, s.path, quoteKey(key), sk)
 	}
-	seq := int64(binary.BigEndian.Uint64(sk))
-	if err := json.Unmarshal(v, &r); err != nil {
-		return sequence.Event{}, fmt.Errorf("%w: %s: record %d of the journal of %s: %v", ErrCorrupt, s.path, seq, quoteKey(key), err)
-	}
-	kind, err := sequence.ParseEventKind(r.Kind)
+	e, err := sequence.UnmarshalEvent(int64(binary.BigEndian.Uint64(sk)), v)
 	if err != nil {
-		return sequence.Event{}, fmt.Errorf("%w: %s: record %d of the journal of %s: %v", ErrCorrupt, s.path, seq, quoteKey(key), err)
+		return sequence.Event{}, fmt.Errorf("%w: %s: the journal of %s: %v", ErrCorrupt, s.path, quoteKey(key), err)
 	}
-	e := sequence.Event{
-		Seq: seq, Kind: kind, Range: sequence.Range{First: r.First, Last: r.Last},
-		At: sequence.FromMicros(r.At), By: r.By, Actor: r.Actor, Reason: r.Reason, Deadline: sequence.FromMicros(r.Deadline),
-	}
-	if h, err := hex.DecodeString(r.Hash); err == nil && len(h) == 32 {
-		copy(e.Hash[:], h)
-	} // else a hash that does not hold, for VerifyChain to report
 	return e, nil
 }
 
@@ -234,12 +192,7 @@ func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.
 				return err
 			}
 		}
-		v, err := json.Marshal(record{Kind: p.Kind.String(), First: p.Range.First, Last: p.Range.Last, At: p.At.UnixMicro(), By: p.By,
-			Reason: p.Reason, Hash: hex.EncodeToString(p.Hash[:])})
-		if err != nil {
-			return err
-		}
-		return jb.Put(binary.BigEndian.AppendUint64(nil, uint64(p.Seq)), v)
+		return jb.Put(binary.BigEndian.AppendUint64(nil, uint64(p.Seq)), sequence.MarshalEvent(p))
 	})
 	return p, err
 }

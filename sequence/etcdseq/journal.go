@@ -3,7 +3,6 @@ package etcdseq
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,19 +29,6 @@ func (s *Store) journalKey(key string, seq int64) string {
 }
 
 func (s *Store) headKey(key string) string { return s.prefix + "jh/" + key }
-
-// record is a journal record as etcd keeps it.
-type record struct {
-	Kind     string `json:"kind"`
-	First    int64  `json:"first,omitempty"`
-	Last     int64  `json:"last,omitempty"`
-	At       int64  `json:"at_us"`
-	By       string `json:"by"`
-	Actor    string `json:"actor,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	Deadline int64  `json:"deadline_us,omitempty"`
-	Hash     string `json:"hash"`
-}
 
 func encodeHead(h sequence.Head) string {
 	return fmt.Sprintf("%d %s %d", h.Seq, hex.EncodeToString(h.Hash[:]), h.Mark)
@@ -123,12 +109,7 @@ func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m m
 			e.By = by
 			out[i], head = sequence.Chain(head, key, e)
 			e = out[i]
-			v, err := json.Marshal(record{Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, At: e.At.UnixMicro(), By: e.By,
-				Actor: e.Actor, Reason: e.Reason, Deadline: deadlineMicros(e), Hash: hex.EncodeToString(e.Hash[:])})
-			if err != nil {
-				return nil, false, err
-			}
-			ops = append(ops, clientv3.OpPut(s.journalKey(key, e.Seq), string(v)))
+			ops = append(ops, clientv3.OpPut(s.journalKey(key, e.Seq), string(sequence.MarshalEvent(e))))
 		}
 		if len(es) > 0 {
 			head.Mark = next.high
@@ -146,13 +127,6 @@ func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m m
 		}
 		return out, false, nil
 	}
-}
-
-func deadlineMicros(e sequence.Event) int64 {
-	if e.Deadline.IsZero() {
-		return 0
-	}
-	return e.Deadline.UnixMicro()
 }
 
 // Note appends e to key's journal: a [sequence.Journal].
@@ -191,21 +165,12 @@ func (s *Store) Events(ctx context.Context, key string, after int64, limit int) 
 		}
 		for _, kv := range r.Kvs {
 			seq, err := strconv.ParseInt(strings.TrimPrefix(string(kv.Key), p), 10, 64)
-			var rec record
+			var e sequence.Event
 			if err == nil {
-				err = json.Unmarshal(kv.Value, &rec)
-			}
-			var kind sequence.EventKind
-			if err == nil {
-				kind, err = sequence.ParseEventKind(rec.Kind)
+				e, err = sequence.UnmarshalEvent(seq, kv.Value)
 			}
 			if err != nil {
 				return false, fmt.Errorf("etcdseq: the journal of %q holds %.80q: %v: %w", key, kv.Key, err, ErrCorrupt)
-			}
-			e := sequence.Event{Seq: seq, Kind: kind, Range: sequence.Range{First: rec.First, Last: rec.Last}, At: sequence.FromMicros(rec.At),
-				By: rec.By, Actor: rec.Actor, Reason: rec.Reason, Deadline: sequence.FromMicros(rec.Deadline)}
-			if h, err := hex.DecodeString(rec.Hash); err == nil && len(h) == 32 {
-				copy(e.Hash[:], h)
 			}
 			out = append(out, e)
 		}
@@ -279,11 +244,7 @@ func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.
 		if p, err = sequence.PruneRecord(key, events, time.Now()); err != nil {
 			return false, err
 		}
-		v, err := json.Marshal(record{Kind: p.Kind.String(), First: p.Range.First, Last: p.Range.Last, At: p.At.UnixMicro(), By: p.By,
-			Reason: p.Reason, Hash: hex.EncodeToString(p.Hash[:])})
-		if err != nil {
-			return false, err
-		}
+		v := sequence.MarshalEvent(p)
 		t, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(hk), "=", hrev)).
 			Then(clientv3.OpDelete(s.journalKey(key, 0), clientv3.WithRange(s.journalKey(key, through))),
