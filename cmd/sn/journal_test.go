@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,4 +73,31 @@ func TestGapsVoidVerify(t *testing.T) {
 	tamper(func(b *bolt.Bucket) error { return b.Put(seq(2), saved) })
 	ok(t, "verify", "-t", tmpl, "--store", db, "--anchor", anchor)
 	ok(t, "gaps", "-t", tmpl, "--store", db)
+}
+
+// TestVerifyStaleSnapshot: a store file put back from an old copy has a
+// journal that verifies by itself, and numbers it will issue again; an
+// anchor taken after the copy does not verify against it. The control:
+// the same anchor verifies against the file before it was put back.
+func TestVerifyStaleSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sn.db")
+	tmpl := "INV-@<seq, width=6>"
+	ok(t, "next", "-t", tmpl, "--store", db, "-n", "3")
+	snapshot, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok(t, "next", "-t", tmpl, "--store", db, "-n", "2")
+	out := strings.Join(ok(t, "verify", "-t", tmpl, "--store", db), "\n")
+	anchor := out[strings.LastIndex(out, "anchor: ")+len("anchor: "):]
+	ok(t, "verify", "-t", tmpl, "--store", db, "--anchor", anchor) // the control
+	if err := os.WriteFile(db, snapshot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, "verify", "-t", tmpl, "--store", db) // alone, the old journal holds
+	r := runSN(t, "", nil, "verify", "-t", tmpl, "--store", db, "--anchor", anchor)
+	if r.code != 1 || !strings.Contains(r.stderr, "anchor") {
+		t.Errorf("verify of an old copy against a later anchor: exit %d, %s", r.code, r.stderr)
+	}
 }
