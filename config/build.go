@@ -91,7 +91,7 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	s := &Set{gens: make(map[string]*sn.Generator, len(tpls)), seqOf: make(map[string]sequence.Gen, len(tpls)), storeOf: map[string]string{}, shares: &shares{vals: map[string]any{}}}
+	s := &Set{gens: make(map[string]*sn.Generator, len(tpls)), seqOf: make(map[string]sequence.Gen, len(tpls)), storeOf: map[string]string{}, tenantOf: map[string]string{}, shares: &shares{vals: map[string]any{}}}
 	fail := func(err error) (*Set, error) {
 		if cerr := s.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -114,7 +114,7 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 	if len(o.per) > 0 {
 		// The per-template options may change what a template prints:
 		// prove again, on the Generators built, that no two collide.
-		if errs := checkSet(tpls); len(errs) > 0 {
+		if errs := checkTenants(tpls); len(errs) > 0 {
 			c.src.locate(errs[0]) // checkSet finds one collision, with its witness
 			return fail(errs[0])
 		}
@@ -141,6 +141,7 @@ func (s *Set) open(ctx context.Context, t checked, opts []sn.Option) (*sn.Genera
 	}
 	s.seqOf[t.name] = gen
 	s.storeOf[t.name] = t.store.ID
+	s.tenantOf[t.name] = t.tenant
 	if err := g.Enroll(ctx); err != nil {
 		return nil, err
 	}
@@ -159,11 +160,12 @@ type Set struct {
 	gens  map[string]*sn.Generator
 	seqOf map[string]sequence.Gen // each template's sequence
 	// storeOf is each template's Store.ID: where its numbers are kept
-	storeOf map[string]string
-	names   []string
-	seqs    []sequence.Gen // opened sequences, in opening order
-	shares  *shares        // closed after the sequences
-	close   sync.Once
+	storeOf  map[string]string
+	tenantOf map[string]string // each template's tenant, "" for none
+	names    []string
+	seqs     []sequence.Gen // opened sequences, in opening order
+	shares   *shares        // closed after the sequences
+	close    sync.Once
 }
 
 // addSeq records g, once however many templates use it.
@@ -189,6 +191,13 @@ func (s *Set) Get(name string) (*sn.Generator, bool) {
 func (s *Set) Gen(name string) (sequence.Gen, bool) {
 	g, ok := s.seqOf[name]
 	return g, ok
+}
+
+// Tenant returns the tenant of the template named name ([Template.Tenant]),
+// "" for none.
+func (s *Set) Tenant(name string) (string, bool) {
+	tn, ok := s.tenantOf[name]
+	return tn, ok
 }
 
 // StoreID returns the ID of the store of the template named name: where its

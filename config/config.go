@@ -198,6 +198,17 @@ type Config struct {
 	// default: none.
 	Obfuscation map[string]ObfuscationKey `json:"obfuscation,omitempty" yaml:"obfuscation,omitempty"`
 
+	// Tenants are the teams whose templates one sn serve serves apart,
+	// by name (letters, digits, "_", "-" and "."). A template names its
+	// tenant (Template.Tenant); sn serve's tokens are each for one tenant,
+	// and see nothing of another's. A tenant's templates keep their
+	// numbers in stores of their own: Validate refuses a store (a file, a
+	// table, a key prefix) that templates of two tenants share, so that
+	// no tenant's numbers tell anything of another's, and proves that no
+	// two templates print one string only within a tenant.
+	// default: none; every template is of no tenant.
+	Tenants map[string]Tenant `json:"tenants,omitempty" yaml:"tenants,omitempty"`
+
 	// Serve holds the settings of the program that serves these templates
 	// over HTTP, as written: sn serve's listen address, tokens and TLS
 	// files, which package server decodes ([Config.DecodeServe] and
@@ -206,6 +217,17 @@ type Config struct {
 	Serve Options `json:"serve,omitempty" yaml:"serve,omitempty"`
 
 	src *source // where the Config was read from, or nil
+}
+
+// Tenant is one team of a [Config]'s Tenants.
+type Tenant struct {
+	// Store is the sequence configuration of the tenant's templates,
+	// field by field over [Config.Store], as a template's Sequence is over
+	// it: usually a table, key prefix, path or etcd prefix of the
+	// tenant's own, such as {table: sn_shop}.
+	// default: the Config's Store, which only one tenant (or the
+	// templates of no tenant) may use.
+	Store Sequence `json:"store" yaml:"store"`
 }
 
 // ObfuscationKey says where the key of one obfuscate= name is.
@@ -270,6 +292,12 @@ type Template struct {
 	// sqlseq's Gapless instead.
 	// default: "", none.
 	Profile string `json:"profile,omitempty" yaml:"profile,omitempty"`
+
+	// Tenant names the tenant the template belongs to, one of
+	// [Config.Tenants]: its store is the tenant's, and sn serve's tokens
+	// of other tenants do not see it.
+	// default: "", no tenant.
+	Tenant string `json:"tenant,omitempty" yaml:"tenant,omitempty"`
 }
 
 // Sequence says where a template's numbers come from: a backend, and its
@@ -660,7 +688,21 @@ func (c *Config) Sequence(name string) (s Sequence, ok bool) {
 	if !ok {
 		return Sequence{}, false
 	}
-	return c.Store.over(t.Sequence), true
+	return c.storeOf(t.Tenant).over(t.Sequence), true
+}
+
+// storeOf returns the store of tenant's templates: the Config's Store
+// with the fields the tenant's Store sets replaced.
+func (c *Config) storeOf(tenant string) Sequence {
+	if t, ok := c.Tenants[tenant]; ok && tenant != "" {
+		return c.Store.over(t.Store)
+	}
+	return c.Store
+}
+
+// TenantNames returns the sorted names of the tenants.
+func (c *Config) TenantNames() []string {
+	return slices.Sorted(maps.Keys(c.Tenants))
 }
 
 // Names returns the sorted names of the templates.

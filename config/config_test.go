@@ -102,9 +102,9 @@ func TestParseErrors(t *testing.T) {
 		name, format, data, want string
 	}{
 		{"json unknown field", "json", "{\n  \"templates\": {\n    \"a\": {\"template\": \"x@<seq>\", \"flor\": 1}\n  }\n}",
-			`config: line 3: template "a": unknown field "flor" (known: floor, profile, sequence, template)`},
+			`config: line 3: template "a": unknown field "flor" (known: floor, profile, sequence, template, tenant)`},
 		{"json unknown top-level field", "json", `{"template": {}}`,
-			`config: line 1: unknown field "template" (known: obfuscation, serve, store, templates)`},
+			`config: line 1: unknown field "template" (known: obfuscation, serve, store, templates, tenants)`},
 		{"json unknown field after a template named like it", "json", "{\"templates\": {\"flor\": {\"template\": \"x@<seq>\"},\n\"a\": {\"Template\": \"y@<seq>\", \"sequence\": {\"steps\": [1]}}}}",
 			`config: line 2: template "a": sequence.steps: not used by the memory backend; did you mean step?`},
 		{"json wrong type", "json", "{\"templates\": {\n\"a\": {\"floor\": \"ten\"}}}",
@@ -118,9 +118,9 @@ func TestParseErrors(t *testing.T) {
 		{"json object for a string", "json", "{\"templates\": {\"a\": {\"template\": {\"x\": 1}}}}",
 			`config: line 1: template "a": template: want a string, found an object`},
 		{"json template as a string", "json", "{\"templates\": {\n\"a\": \"A@<seq>\"}}",
-			`config: line 2: template "a": want an object with the fields floor, profile, sequence, template, found "A@<seq>"`},
+			`config: line 2: template "a": want an object with the fields floor, profile, sequence, template, tenant, found "A@<seq>"`},
 		{"json not an object", "json", "[1]",
-			`config: line 1: want an object with the fields obfuscation, serve, store, templates, found a list`},
+			`config: line 1: want an object with the fields obfuscation, serve, store, templates, tenants, found a list`},
 		{"json key twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\",\n\"Template\": \"B@<seq>\"}}}",
 			`config: line 2: template "a": template: given twice (first at line 1)`},
 		{"json template twice", "json", "{\"templates\": {\"a\": {\"template\": \"A@<seq>\"},\n\"a\": {\"template\": \"B@<seq>\"}}}",
@@ -130,7 +130,7 @@ func TestParseErrors(t *testing.T) {
 		{"json empty", "json", "  ", `config: empty document`},
 		{"json two values", "json", `{} {}`, `config: line 1: data after the top-level object`},
 		{"yaml unknown field", "yaml", "templates:\n  a:\n    template: x@<seq>\n    flor: 1\n",
-			`config: line 4: template "a": unknown field "flor" (known: floor, profile, sequence, template)`},
+			`config: line 4: template "a": unknown field "flor" (known: floor, profile, sequence, template, tenant)`},
 		{"yaml unknown fields", "yaml", "store:\n  backnd: bolt\n  steps: 5\ntemplates:\n  a: {template: A@<seq>}\n",
 			"config: line 2: store.backnd: not used by the backend of any template (memory); did you mean backend?\n" +
 				`config: line 3: store.steps: not used by the backend of any template (memory); did you mean step?`},
@@ -144,7 +144,7 @@ func TestParseErrors(t *testing.T) {
 		{"yaml fraction", "yaml", "templates:\n  a:\n    floor: 1.5\n",
 			`config: line 3: template "a": floor: want a whole number, found 1.5`},
 		{"yaml template as a string", "yaml", "templates:\n  a: A@<seq>\n",
-			`config: line 2: template "a": want a mapping with the fields floor, profile, sequence, template, found "A@<seq>"`},
+			`config: line 2: template "a": want a mapping with the fields floor, profile, sequence, template, tenant, found "A@<seq>"`},
 		{"yaml key twice", "yaml", "templates:\n  a:\n    template: A@<seq>\n  a:\n    template: B@<seq>\n",
 			`config: line 4: template "a": defined twice (first at line 2)`},
 		{"yaml syntax", "yaml", "templates: [\n", `config: line 1: did not find expected node content`},
@@ -186,7 +186,7 @@ func TestLoad(t *testing.T) {
 
 	bad := write("bad.yaml", "templates:\n  a:\n    tmpl: A\n")
 	_, err = config.Load(bad)
-	if want := "config: " + bad + `: line 3: template "a": unknown field "tmpl" (known: floor, profile, sequence, template)`; err == nil || err.Error() != want {
+	if want := "config: " + bad + `: line 3: template "a": unknown field "tmpl" (known: floor, profile, sequence, template, tenant)`; err == nil || err.Error() != want {
 		t.Errorf("Load(bad) = %v, want %s", err, want)
 	}
 	toml := write("c.toml", "")

@@ -204,7 +204,7 @@ func fieldByName(t reflect.Type, name string) (reflect.StructField, bool) {
 // configTypes are the types that the values of a config file decode into.
 var configTypes = []reflect.Type{
 	reflect.TypeFor[Config](), reflect.TypeFor[Sequence](), reflect.TypeFor[Template](), reflect.TypeFor[Queue](), reflect.TypeFor[Balance](),
-	reflect.TypeFor[map[string]Template](), reflect.TypeFor[[]Sequence](),
+	reflect.TypeFor[map[string]Template](), reflect.TypeFor[[]Sequence](), reflect.TypeFor[Tenant](), reflect.TypeFor[map[string]Tenant](),
 	reflect.TypeFor[string](), reflect.TypeFor[int64](), reflect.TypeFor[float64](), reflect.TypeFor[bool](),
 }
 
@@ -228,6 +228,9 @@ func want(typ, mapping string) string {
 	case reflect.Bool:
 		return "true or false"
 	case reflect.Map:
+		if t.Elem() == reflect.TypeFor[Tenant]() {
+			return mapping + " of tenants by name"
+		}
 		return mapping + " of templates by name"
 	case reflect.Slice:
 		return "a list of sequences, each " + mapping + " with the fields " + strings.Join(fieldNames(t.Elem()), ", ")
@@ -736,6 +739,12 @@ func fillOptions(c *Config, doc any, name func(string) string) {
 	fillSequence(&c.Store, field(top, "store"), name, field)
 	if m, ok := field(top, "serve").(map[string]any); ok {
 		c.Serve = Options(m)
+	}
+	tens, _ := field(top, "tenants").(map[string]any)
+	for tn, t := range c.Tenants {
+		tm, _ := tens[tn].(map[string]any)
+		fillSequence(&t.Store, field(tm, "store"), name, field)
+		c.Tenants[tn] = t
 	}
 	tpls, _ := field(top, "templates").(map[string]any)
 	for tn, t := range c.Templates {

@@ -40,7 +40,7 @@ templates:
 	// Output:
 	// orders: SN-@<seq, width=8>-@<checksum, algo=luhn> from bolt sn.db
 	// tickets: QJ@<seq, width=6> from memory sn.db
-	// config: line 3: template "orders": unknown field "tempalte" (known: floor, profile, sequence, template)
+	// config: line 3: template "orders": unknown field "tempalte" (known: floor, profile, sequence, template, tenant)
 }
 
 func ExampleLoad() {

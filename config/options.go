@@ -162,7 +162,27 @@ func setValue(f reflect.Value, val any) error {
 			}
 		}
 		f.Set(s)
-	default: // a mapping or a struct: as YAML decodes it
+	case reflect.Struct:
+		m, ok := val.(map[string]any)
+		if !ok {
+			return wrong()
+		}
+		fields := map[string]reflect.Value{}
+		collectFields(f, fields)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			ff, ok := fields[k]
+			if !ok {
+				hint := ""
+				if best := parser.Closest(k, slices.Sorted(maps.Keys(fields))); best != "" {
+					hint = fmt.Sprintf("; did you mean %s?", best)
+				}
+				return fmt.Errorf("%s: unknown field (known: %s)%s", k, strings.Join(slices.Sorted(maps.Keys(fields)), ", "), hint)
+			}
+			if err := setValue(ff, m[k]); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+	default: // a mapping: as YAML decodes it
 		var n yaml.Node
 		if err := n.Encode(val); err != nil {
 			return wrong()

@@ -26,6 +26,7 @@ type plan struct {
 	driver  Driver
 	queued  *sequence.QueuedOptions // a queue in front of the store, or nil
 	members []plan
+	stores  []string // with members, the IDs of their stores
 	opts    sequence.BalancedOptions
 }
 
@@ -106,6 +107,7 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 		st.NoFloor = st.NoFloor || m.NoFloor
 	}
 	st.ID = "balanced [" + strings.Join(ids, "; ") + "]"
+	p.stores = ids
 	st.Fields = used
 	if len(errs) > 0 || len(p.members) != len(seq.Balanced.Members) || len(p.members) == 0 {
 		p.members = nil // a plan of no use

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -50,7 +51,7 @@ func (c *Config) StoreInfo(name string, opts ...BuildOption) (StoreInfo, error) 
 	if !ok {
 		return StoreInfo{}, &Error{Template: name, Err: errors.New("no such template")}
 	}
-	seq := c.Store.over(t.Sequence)
+	seq := c.storeOf(t.Tenant).over(t.Sequence)
 	var errs []*Error
 	if b := seq.Backend; lookup(b) == nil {
 		errs = append(errs, &Error{Template: name, Field: "sequence.backend", Err: fmt.Errorf("sequence.backend %q: %s", b, unknown(b))})
@@ -76,6 +77,7 @@ type checked struct {
 	text    string
 	floor   int64
 	profile string
+	tenant  string
 	plan    plan
 	store   StoreInfo
 	gen     *sn.Generator // compiled against a placeholder sequence; Build puts the one built in its place
@@ -93,6 +95,21 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 		storeBad = append(storeBad, &Error{Field: "store.backend", Err: fmt.Errorf("store.backend %q: %s", b, unknown(b))})
 	}
 	storeBad = append(storeBad, c.Store.problems("store.")...)
+	tenantBad := map[string]bool{} // tenants whose own store is wrong
+	for _, tn := range c.TenantNames() {
+		at := "tenants." + tn
+		if !validName(tn) {
+			errs = append(errs, &Error{Field: "tenants", Err: fmt.Errorf("tenant %q: bad name: want letters, digits, \"_\", \"-\" and \".\"", tn)})
+		}
+		ts := c.Tenants[tn].Store
+		var tb []*Error
+		if b := ts.Backend; b != "" && lookup(b) == nil {
+			tb = append(tb, &Error{Field: at + ".store.backend", Err: fmt.Errorf("%s.store.backend %q: %s", at, b, unknown(b))})
+		}
+		tb = append(tb, ts.problems(at+".store.")...)
+		tenantBad[tn] = len(tb) > 0
+		errs = append(errs, tb...)
+	}
 	errs = append(errs, storeBad...)
 	_, keyBad := c.obfuscation()
 	errs = append(errs, keyBad...)
@@ -100,36 +117,49 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 		bad("", "templates", "no templates")
 	}
 	var out []checked
-	read := map[string]bool{} // the fields of the store's Options that some template's backend reads
-	var backends []string     // the templates' backends
+	// read holds, by tenant, the fields of its store's Options that some
+	// template's backend reads.
+	read := map[string]map[string]bool{"": {}}
+	for tn := range c.Tenants {
+		read[tn] = map[string]bool{}
+	}
+	var backends []string // the templates' backends
 	for _, name := range c.Names() {
 		n0 := len(errs)
 		t := c.Templates[name]
 		if !validName(name) {
 			bad(name, "", "bad name: want letters, digits, \"_\", \"-\" and \".\"")
 		}
+		if _, ok := c.Tenants[t.Tenant]; t.Tenant != "" && !ok {
+			known := "none are declared: add it under tenants"
+			if len(c.Tenants) > 0 {
+				known = "declared: " + strings.Join(c.TenantNames(), ", ") + didYouMean(t.Tenant, c.TenantNames())
+			}
+			bad(name, "tenant", "tenant %q: no such tenant (%s)", t.Tenant, known)
+			continue
+		}
 		own := t.Sequence
-		seq := c.Store.over(own)
+		seq := c.storeOf(t.Tenant).over(own)
 		var ownBad []*Error
 		if b := own.Backend; b != "" && lookup(b) == nil {
 			ownBad = append(ownBad, &Error{Field: "sequence.backend", Err: fmt.Errorf("sequence.backend %q: %s", b, unknown(b))})
 		}
 		ownBad = append(ownBad, own.problems("sequence.")...)
-		if len(ownBad) == 0 && len(storeBad) == 0 {
+		if len(ownBad) == 0 && len(storeBad) == 0 && !tenantBad[t.Tenant] {
 			ownBad = seq.problems("sequence.") // a field against the store's
 		}
 		for _, e := range ownBad {
 			e.Template = name
 			errs = append(errs, e)
 		}
-		p, store, perrs := planSequence(env, name, "sequence", own, seq, len(ownBad) == 0 && len(storeBad) == 0)
+		p, store, perrs := planSequence(env, name, "sequence", own, seq, len(ownBad) == 0 && len(storeBad) == 0 && !tenantBad[t.Tenant])
 		errs = append(errs, perrs...)
 		if b := backendOf(seq); !slices.Contains(backends, b) {
 			backends = append(backends, b)
 		}
 		for _, k := range store.Fields {
 			if _, set := own.Options[k]; !set {
-				read[k] = true
+				read[t.Tenant][k] = true
 			}
 		}
 		if t.Floor < 0 {
@@ -173,35 +203,12 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 			errs = append(errs, &Error{Template: name, Field: "floor", Err: fmt.Errorf("floor %d: the %s backend cannot raise a floor (its numbers are not drawn from a counter)", t.Floor, backendOf(seq))})
 		}
 		if len(errs) == n0 && (p.driver != nil || p.members != nil) {
-			out = append(out, checked{name: name, text: t.Template, floor: t.Floor, profile: t.Profile, plan: p, store: store, gen: g})
+			out = append(out, checked{name: name, text: t.Template, floor: t.Floor, profile: t.Profile, tenant: t.Tenant, plan: p, store: store, gen: g})
 		}
 	}
-	unread := slices.ContainsFunc(c.Store.fields(), func(k string) bool { _, opt := c.Store.Options[k]; return opt && !read[k] })
-	if d := lookup(c.Store.Backend); d != nil && unread {
-		// The store's own backend reads its fields too, whether or not a
-		// template uses it.
-		own := env
-		own.Name, own.Sequence, own.shares = "", c.Store.over(Sequence{}).bare(), nil
-		if st, _ := d.Check(&own); true {
-			for _, k := range st.Fields {
-				read[k] = true
-			}
-		}
-	}
-	if len(c.Templates) > 0 {
-		// A field of the store that neither its backend nor a template's
-		// reads is a mistake, such as a misspelt field.
-		var fields []string
-		for k := range read {
-			fields = append(fields, k)
-		}
-		for _, k := range c.Store.fields() {
-			if _, opt := c.Store.Options[k]; opt && !read[k] {
-				errs = append(errs, &Error{Field: "store." + k, Err: fmt.Errorf("store.%s: not used by the backend of any template (%s)%s", k, strings.Join(backends, "; "), didYouMean(k, fields))})
-			}
-		}
-	}
-	errs = append(errs, checkSet(out)...)
+	errs = append(errs, c.unread(env, read, backends)...)
+	errs = append(errs, apart(out)...)
+	errs = append(errs, checkTenants(out)...)
 	var all []error
 	seen := map[string]bool{} // the store's errors, which each of its templates finds
 	for _, e := range errs {
@@ -268,6 +275,94 @@ func backendOf(seq Sequence) string {
 		}
 	}
 	return "balanced " + strings.Join(names, ", ")
+}
+
+// unread reports each field of the store, or of a tenant's store, that
+// neither its backend nor a template's reads, such as a misspelt field.
+// read holds, by tenant, the fields the templates' backends read.
+func (c *Config) unread(env Target, read map[string]map[string]bool, backends []string) []*Error {
+	if len(c.Templates) == 0 {
+		return nil
+	}
+	var errs []*Error
+	for _, tn := range append([]string{""}, c.TenantNames()...) {
+		seq, at, set := c.Store, "store.", c.Store.Options
+		if tn != "" {
+			seq, at, set = c.storeOf(tn), "tenants."+tn+".store.", c.Tenants[tn].Store.Options
+		}
+		if d := lookup(seq.Backend); d != nil && slices.ContainsFunc(slices.Collect(maps.Keys(set)), func(k string) bool { return !read[tn][k] }) {
+			// The store's own backend reads its fields too, whether or
+			// not a template uses it.
+			own := env
+			own.Name, own.Sequence, own.shares = "", seq.over(Sequence{}).bare(), nil
+			if st, _ := d.Check(&own); true {
+				for _, k := range st.Fields {
+					read[tn][k] = true
+				}
+			}
+		}
+		fields := slices.Sorted(maps.Keys(read[tn]))
+		for _, k := range slices.Sorted(maps.Keys(set)) {
+			if !read[tn][k] {
+				errs = append(errs, &Error{Field: at + k, Err: fmt.Errorf("%s%s: not used by the backend of any template (%s)%s", at, k, strings.Join(backends, "; "), didYouMean(k, fields))})
+			}
+		}
+	}
+	return errs
+}
+
+// apart reports a store that templates of two tenants (or of a tenant
+// and of none) share: a tenant's counters, catalog and journal are its
+// own.
+func apart(ts []checked) []*Error {
+	var errs []*Error
+	first := map[string]checked{} // by store ID, the first template to use it
+	for _, t := range ts {
+		ids := t.plan.stores
+		if ids == nil {
+			ids = []string{t.store.ID}
+		}
+		for _, id := range ids {
+			if id == "" || strings.Contains(id, " template ") { // a store of the template's own
+				continue
+			}
+			f, seen := first[id]
+			if !seen {
+				first[id] = t
+				continue
+			}
+			if f.tenant == t.tenant {
+				continue
+			}
+			whose := func(t checked) string {
+				if t.tenant == "" {
+					return "template " + t.name + " (of no tenant)"
+				}
+				return "template " + t.name + " of tenant " + t.tenant
+			}
+			errs = append(errs, &Error{Template: t.name, Field: "tenant", Err: fmt.Errorf("its store %s is that of %s: tenants share no store, so that one's numbers tell nothing of another's; give tenant %s a store of its own in tenants.%s.store (a table, key prefix, path or etcd prefix)", id, whose(f), cmp.Or(t.tenant, f.tenant), cmp.Or(t.tenant, f.tenant))})
+			break
+		}
+	}
+	return errs
+}
+
+// checkTenants proves, tenant by tenant, that no two templates print
+// one string (checkSet): tenants keep their numbers apart.
+func checkTenants(ts []checked) []*Error {
+	var errs []*Error
+	by := map[string][]checked{}
+	var order []string
+	for _, t := range ts {
+		if _, ok := by[t.tenant]; !ok {
+			order = append(order, t.tenant)
+		}
+		by[t.tenant] = append(by[t.tenant], t)
+	}
+	for _, tn := range order {
+		errs = append(errs, checkSet(by[tn])...)
+	}
+	return errs
 }
 
 // checkSet checks the templates as a whole with sn.CheckSet, and names

@@ -4,9 +4,14 @@ import (
 	"context"
 	_ "embed"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
@@ -42,20 +47,85 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	w.Write(monitorPage)
 }
 
-// metrics serves Options.Metrics, or 404 without them.
+// metrics serves Options.Gatherer's metrics of the templates the token
+// reaches, or Options.Metrics, or 404 without them.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Metrics == nil {
-		s.fail(w, wire.Error{Code: wire.CodeNotFound, Message: "this server exports no metrics"}, http.StatusNotFound)
+	gr := grantIn(w)
+	if !gr.actions[Monitor] {
+		s.forbid(w, gr, []Action{Monitor}, "the metrics")
 		return
 	}
-	s.opts.Metrics.ServeHTTP(w, r)
+	switch {
+	case s.opts.Gatherer != nil:
+		promhttp.HandlerFor(s.scoped(gr), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
+	case s.opts.Metrics == nil:
+		s.fail(w, wire.Error{Code: wire.CodeNotFound, Message: "this server exports no metrics"}, http.StatusNotFound)
+	case !s.everything(gr):
+		s.forbid(w, gr, []Action{Monitor}, "the metrics of every template (this server's metrics are not cut to a token's templates)")
+	default:
+		s.opts.Metrics.ServeHTTP(w, r)
+	}
 }
 
-// monitor answers GET /v1/monitor.
+// everything reports whether gr reaches every template.
+func (s *Server) everything(gr *grant) bool {
+	return len(s.visible(gr)) == len(s.set.Names())
+}
+
+// scoped returns the Gatherer's metrics of what gr reaches: the series
+// whose template label names a template it reaches, whose store label a
+// store of one; the others only when it reaches every template.
+func (s *Server) scoped(gr *grant) prometheus.Gatherer {
+	if s.everything(gr) {
+		return s.opts.Gatherer
+	}
+	names, stores := map[string]bool{}, map[string]bool{}
+	for _, name := range s.visible(gr) {
+		names[name] = true
+		id, _ := s.set.StoreID(name)
+		stores[id] = true
+	}
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := s.opts.Gatherer.Gather()
+		var out []*dto.MetricFamily
+		for _, mf := range mfs {
+			var keep []*dto.Metric
+			for _, m := range mf.GetMetric() {
+				ok, labelled := false, false
+				for _, l := range m.GetLabel() {
+					switch l.GetName() {
+					case "template":
+						labelled, ok = true, names[l.GetValue()]
+					case "store":
+						labelled, ok = true, stores[l.GetValue()]
+					}
+					if labelled {
+						break
+					}
+				}
+				if ok {
+					keep = append(keep, m)
+				}
+			}
+			if len(keep) > 0 {
+				mf.Metric = keep
+				out = append(out, mf)
+			}
+		}
+		return out, err
+	})
+}
+
+// monitor answers GET /v1/monitor: what the token's templates do.
 func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
-	h := s.health(r)
+	gr := grantIn(w)
+	if !gr.actions[Monitor] {
+		s.forbid(w, gr, []Action{Monitor}, "the monitor")
+		return
+	}
+	h := s.health(r, gr)
 	m := wire.Monitor{Time: time.Now().UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []wire.MonitorTemplate{}}
-	for _, name := range s.set.Names() {
+	for _, name := range s.visible(gr) {
 		g, _ := s.set.Get(name)
 		store, _ := s.set.StoreID(name)
 		mt := wire.MonitorTemplate{Name: name, Template: g.String(), Store: store, Keys: []wire.KeyState{}, Errors: map[wire.Code]int64{}}
@@ -100,7 +170,7 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 	// A catalog that does not answer in time (a table locked by a
 	// migration) is left out, not waited for: /readyz reports stores.
 	ctx, cancel := context.WithTimeout(r.Context(), seriesTimeout)
-	m.Series, m.MoreSeries = s.series(ctx)
+	m.Series, m.MoreSeries = s.series(ctx, gr)
 	cancel()
 	reply(w, http.StatusOK, m)
 }
@@ -111,12 +181,17 @@ const seriesTimeout = 2 * time.Second
 // series returns the templates of the catalogs of the Set's stores, each
 // store once, at most MaxMonitorSeries, and how many were left out. A
 // catalog that cannot be read is left out: /readyz reports its store.
-func (s *Server) series(ctx context.Context) ([]wire.MonitorSeries, int) {
+//
+// A token that reaches only some of its tenant's templates sees the
+// entries named after them; one that reaches all, every entry of their
+// stores (a tenant's stores are its own).
+func (s *Server) series(ctx context.Context, gr *grant) ([]wire.MonitorSeries, int) {
 	out := []wire.MonitorSeries{}
 	more := 0
 	seen := map[string]bool{}
 	listed := map[string]bool{} // entries of a catalog two stores of the config share (one Redis), once
-	for _, name := range s.set.Names() {
+	names := s.visible(gr)
+	for _, name := range names {
 		store, _ := s.set.StoreID(name)
 		g, _ := s.set.Get(name)
 		if seen[store] {
@@ -129,6 +204,9 @@ func (s *Server) series(ctx context.Context) ([]wire.MonitorSeries, int) {
 				continue
 			}
 			for _, e := range es {
+				if !gr.all() && !slices.Contains(names, e.Name) {
+					continue
+				}
 				id := e.ID + "\x00" + e.First.String() + "\x00" + e.By
 				if listed[id] {
 					continue

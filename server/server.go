@@ -24,7 +24,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -44,6 +43,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/batchjson"
@@ -57,10 +58,18 @@ const DefaultMaxBody = 1 << 20
 
 // Options configure a [Server].
 type Options struct {
-	// Tokens are the bearer tokens a request to /v1 may carry
-	// ("Authorization: Bearer TOKEN"). None means no authentication:
-	// only for a server that listens on a loopback address.
+	// Tokens are bearer tokens a request to /v1 may carry
+	// ("Authorization: Bearer TOKEN"), each of which may do everything
+	// with the templates of no tenant: the token of one trusted team.
+	// Without Tokens and Scoped, there is no authentication: only for a
+	// server that listens on a loopback address.
 	Tokens []string
+	// Scoped are bearer tokens with their scopes: which templates (of
+	// which tenant) each reaches and what it may do. See [Token].
+	Scoped []Token
+	// TokenGrace is how long a token that [Server.Rotate] took away is
+	// still accepted. Zero means DefaultTokenGrace.
+	TokenGrace time.Duration
 	// MaxBody is the largest request body, in bytes; a larger one is
 	// refused with 413. Zero means DefaultMaxBody.
 	MaxBody int64
@@ -68,9 +77,15 @@ type Options struct {
 	// Info otherwise) and, at Debug, per request that succeeded. Tokens
 	// are never logged. nil means slog.Default().
 	Logger *slog.Logger
-	// Metrics serves GET /metrics, behind the tokens like /v1: the
-	// handler of a Prometheus registry (promhttp.HandlerFor), which sn
-	// serve fills with package metrics. nil answers 404.
+	// Gatherer is the Prometheus registry GET /metrics serves (sn serve
+	// fills it with package metrics), to tokens that may monitor: each
+	// sees the series of its templates (the label template) and of their
+	// stores (the label store); the others (the process's, the Go
+	// runtime's) only a token that reaches every template sees.
+	Gatherer prometheus.Gatherer
+	// Metrics serves GET /metrics when Gatherer is nil, to tokens that
+	// may monitor and reach every template: it cannot be cut to a
+	// token's templates. nil (and no Gatherer) answers 404.
 	Metrics http.Handler
 	// OnIssue, when not nil, is called when each request to issue numbers
 	// (next, not preview) ends, with the template's name, how many
@@ -88,7 +103,7 @@ type Options struct {
 type Server struct {
 	set    *config.Set
 	opts   Options
-	tokens [][]byte
+	access access
 	mux    *http.ServeMux
 	counts map[string]*counts         // by template name, for the monitor
 	vars   map[string]map[string]bool // by template name, the variables it reads
@@ -123,11 +138,25 @@ func New(set *config.Set, opts Options) (*Server, error) {
 			s.vars[name][v] = true
 		}
 	}
+	if opts.TokenGrace == 0 {
+		opts.TokenGrace = DefaultTokenGrace
+	}
+	if opts.TokenGrace < 0 {
+		return nil, fmt.Errorf("server: TokenGrace %v: want a positive duration", opts.TokenGrace)
+	}
+	s.access.grace, s.access.now = opts.TokenGrace, time.Now
+	var tokens []Token
 	for i, t := range opts.Tokens {
 		if len(t) < 16 {
 			return nil, fmt.Errorf("server: token %d is %d bytes long; want at least 16 (a random one: openssl rand -hex 32)", i, len(t))
 		}
-		s.tokens = append(s.tokens, []byte(t))
+		tokens = append(tokens, Token{ID: strconv.Itoa(i + 1), Secret: t, Actions: Actions})
+	}
+	tokens = append(tokens, opts.Scoped...)
+	if len(tokens) > 0 {
+		if err := s.access.set(tokens); err != nil {
+			return nil, err
+		}
 	}
 	for _, rt := range s.routes() {
 		s.mux.HandleFunc(rt.pattern, rt.handler)
@@ -203,7 +232,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log(r, rw, time.Since(start))
 	}()
 	rw.Header().Set("X-Content-Type-Options", "nosniff")
-	if len(s.tokens) == 0 && !loopbackHost(r.Host) {
+	if s.access.tokenless() && !loopbackHost(r.Host) {
 		// Without tokens the server trusts whoever reaches it, which
 		// must be this machine: a page whose name resolves here (DNS
 		// rebinding) sends its own Host.
@@ -224,10 +253,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(rw, wire.Error{Code: wire.CodeNotFound, Message: fmt.Sprintf("%s %s: no such path (paths are written clean: no //, /./ or trailing /)", r.Method, quote(p))}, http.StatusNotFound)
 		return
 	}
-	if (strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics") && !s.authorized(r) {
-		rw.Header().Set("WWW-Authenticate", `Bearer realm="sn"`)
-		s.fail(rw, wire.Error{Code: wire.CodeUnauthorized, Message: "a bearer token is needed: Authorization: Bearer TOKEN"}, http.StatusUnauthorized)
-		return
+	if strings.HasPrefix(r.URL.Path, "/v1/") || r.URL.Path == "/metrics" {
+		if rw.grant = s.access.lookup(r); rw.grant == nil {
+			rw.Header().Set("WWW-Authenticate", `Bearer realm="sn"`)
+			s.fail(rw, wire.Error{Code: wire.CodeUnauthorized, Message: "a bearer token is needed: Authorization: Bearer TOKEN"}, http.StatusUnauthorized)
+			return
+		}
 	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
@@ -280,24 +311,6 @@ func loopbackHost(host string) bool {
 // bytes and its length.
 func quote(s string) string { return engine.Quote(s) }
 
-// authorized reports whether r carries one of the tokens, comparing in
-// constant time; with no tokens, every request is.
-func (s *Server) authorized(r *http.Request) bool {
-	if len(s.tokens) == 0 {
-		return true
-	}
-	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") { // schemes are case-insensitive (RFC 9110)
-		return false
-	}
-	got = strings.TrimLeft(got, " ")
-	match := 0
-	for _, t := range s.tokens {
-		match |= subtle.ConstantTimeCompare([]byte(got), t)
-	}
-	return match == 1
-}
-
 func (s *Server) log(r *http.Request, rw *recorder, took time.Duration) {
 	level := slog.LevelDebug
 	switch {
@@ -316,24 +329,73 @@ func (s *Server) log(r *http.Request, rw *recorder, took time.Duration) {
 	s.opts.Logger.Log(r.Context(), level, "server: request", attrs...)
 }
 
-// generator returns the Generator of the request's template, or answers
-// 404.
-func (s *Server) generator(w http.ResponseWriter, r *http.Request) (string, *sn.Generator, bool) {
+// generator returns the Generator of the request's template, if the
+// request's token may do one of actions with it, or answers 404 (no such
+// template, or one of another tenant) or 403.
+func (s *Server) generator(w http.ResponseWriter, r *http.Request, actions ...Action) (string, *sn.Generator, bool) {
 	name := r.PathValue("name")
+	gr := grantIn(w)
 	g, ok := s.set.Get(name)
+	if ok {
+		tenant, _ := s.set.Tenant(name)
+		ok = gr.reaches(name, tenant)
+	}
 	if !ok {
-		msg := fmt.Sprintf("no template %q", name)
-		if names := s.set.Names(); len(names) > 0 {
+		msg := fmt.Sprintf("no template %s", quote(name))
+		if names := s.visible(gr); len(names) > 0 {
 			msg += " (templates: " + strings.Join(names, ", ") + ")"
 		}
 		s.fail(w, wire.Error{Code: wire.CodeNotFound, Message: msg, Field: "name"}, http.StatusNotFound)
+		return name, nil, false
 	}
-	return name, g, ok
+	if !slices.ContainsFunc(actions, func(a Action) bool { return gr.actions[a] }) {
+		s.forbid(w, gr, actions, "template "+name)
+		return name, nil, false
+	}
+	return name, g, true
+}
+
+// forbid answers 403: the token may not do actions (any of them) with
+// what.
+func (s *Server) forbid(w http.ResponseWriter, gr *grant, actions []Action, what string) {
+	var want []string
+	for _, a := range actions {
+		want = append(want, string(a))
+	}
+	scope := gr.scope()
+	if scope == "" {
+		scope = "none"
+	}
+	s.fail(w, wire.Error{Code: wire.CodeForbidden, Message: fmt.Sprintf("token %s may not %s %s: its scope is %s; ask for a token with %s", quote(gr.id), strings.Join(want, " or "), what, scope, strings.Join(want, " or "))}, http.StatusForbidden)
+}
+
+// visible returns the names of the templates gr reaches.
+func (s *Server) visible(gr *grant) []string {
+	var out []string
+	for _, name := range s.set.Names() {
+		if tenant, _ := s.set.Tenant(name); gr.reaches(name, tenant) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// grantIn returns the grant of the request w answers.
+func grantIn(w http.ResponseWriter) *grant {
+	if rw, ok := w.(*recorder); ok && rw.grant != nil {
+		return rw.grant
+	}
+	return &grant{actions: map[Action]bool{}}
 }
 
 func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
+	gr := grantIn(w)
+	if !gr.actions[Read] && !gr.actions[Issue] {
+		s.forbid(w, gr, []Action{Read, Issue}, "the templates")
+		return
+	}
 	out := wire.TemplatesResponse{Templates: []wire.TemplateInfo{}}
-	for _, name := range s.set.Names() {
+	for _, name := range s.visible(gr) {
 		g, _ := s.set.Get(name)
 		out.Templates = append(out.Templates, templateOf(name, g.Explain(), false))
 	}
@@ -341,7 +403,7 @@ func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) template(w http.ResponseWriter, r *http.Request) {
-	name, g, ok := s.generator(w, r)
+	name, g, ok := s.generator(w, r, Read, Issue)
 	if !ok {
 		return
 	}
@@ -354,7 +416,11 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) { s.issue(w, r,
 
 // issue answers next and, with preview, preview.
 func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
-	name, g, ok := s.generator(w, r)
+	action := Issue
+	if preview {
+		action = Read
+	}
+	name, g, ok := s.generator(w, r, action)
 	if !ok {
 		return
 	}
@@ -492,7 +558,7 @@ func replyBatch(w http.ResponseWriter, bt batchjson.Batch) {
 // or answers the error.
 func (s *Server) numberRequest(w http.ResponseWriter, r *http.Request) (*sn.Generator, wire.NumberRequest, bool) {
 	var req wire.NumberRequest
-	_, g, ok := s.generator(w, r)
+	_, g, ok := s.generator(w, r, Read)
 	if !ok {
 		return nil, req, false
 	}
@@ -519,7 +585,7 @@ func idempotencyKey(k string) bool {
 // void records a number as void, with the reason, in its counter's
 // journal; the actor is the token the request came with.
 func (s *Server) void(w http.ResponseWriter, r *http.Request) {
-	_, g, ok := s.generator(w, r)
+	_, g, ok := s.generator(w, r, Admin)
 	if !ok {
 		return
 	}
@@ -531,24 +597,21 @@ func (s *Server) void(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("reason: want why the number is void, 1 to %d bytes: an auditor reads it", sequence.MaxReason), Field: "reason"}, http.StatusBadRequest)
 		return
 	}
-	if err := g.Void(sn.WithActor(r.Context(), s.actor(r)), req.Number, req.Reason); err != nil {
+	if err := g.Void(sn.WithActor(r.Context(), actor(grantIn(w))), req.Number, req.Reason); err != nil {
 		s.error(w, err)
 		return
 	}
 	reply(w, http.StatusOK, wire.VoidResponse{Number: req.Number, Void: true})
 }
 
-// actor names who sent r, for a journal: "token N", N the place of its
-// token in the server's list from 1, or "sn serve" without tokens.
-func (s *Server) actor(r *http.Request) string {
-	_, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	got = strings.TrimLeft(got, " ")
-	for i, t := range s.tokens {
-		if subtle.ConstantTimeCompare([]byte(got), t) == 1 {
-			return fmt.Sprintf("sn serve, token %d", i+1)
-		}
+// actor names who sent a request, for a journal: "sn serve, token ID",
+// ID the token's (for Options.Tokens, its place in the list from 1), or
+// "sn serve" without tokens.
+func actor(gr *grant) string {
+	if gr.id == "" {
+		return "sn serve"
 	}
-	return "sn serve"
+	return "sn serve, token " + gr.id
 }
 
 func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
@@ -582,7 +645,13 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	h := s.health(r)
+	// The stores and their templates are told to a token that may
+	// monitor, each its own; a load balancer gets ready or not.
+	gr := s.access.lookup(r)
+	if gr != nil && !gr.actions[Monitor] {
+		gr = nil
+	}
+	h := s.health(r, gr)
 	status := http.StatusOK
 	if s.drain.Load() {
 		h.Ready = false
@@ -597,16 +666,31 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // takes longer is down.
 const pingTimeout = 5 * time.Second
 
-// health pings every store.
-func (s *Server) health(r *http.Request) wire.Health {
+// health pings every store, and describes those of the templates gr
+// reaches (none for nil).
+func (s *Server) health(r *http.Request, gr *grant) wire.Health {
 	h := wire.Health{Ready: true, Stores: []wire.StoreHealth{}}
 	ctx, cancel := context.WithTimeout(r.Context(), pingTimeout)
 	defer cancel()
 	for _, st := range s.set.Ping(ctx) {
-		sh := wire.StoreHealth{Store: st.Store, Templates: st.Templates, OK: st.Err == nil, Millis: float64(st.Took.Microseconds()) / 1000}
+		if st.Err != nil {
+			h.Ready = false
+		}
+		if gr == nil {
+			continue
+		}
+		var names []string
+		for _, name := range st.Templates {
+			if tenant, _ := s.set.Tenant(name); gr.reaches(name, tenant) {
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		sh := wire.StoreHealth{Store: st.Store, Templates: names, OK: st.Err == nil, Millis: float64(st.Took.Microseconds()) / 1000}
 		if st.Err != nil {
 			sh.Error = st.Err.Error()
-			h.Ready = false
 		}
 		h.Stores = append(h.Stores, sh)
 	}
@@ -776,6 +860,7 @@ type recorder struct {
 	code    wire.Code
 	message string
 	body    *trackedBody // the request's body, or nil
+	grant   *grant       // what the request's token may do, once authorized
 }
 
 func (r *recorder) WriteHeader(status int) {

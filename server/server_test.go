@@ -222,9 +222,13 @@ func TestAuth(t *testing.T) {
 	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", nil, &got, "Authorization", "Bearer "+testToken); st != 200 || len(got.Numbers) != 1 {
 		t.Errorf("with the token: %d %v", st, got)
 	}
-	// Probes need no token.
+	// Probes need no token; the stores are told to a token that may
+	// monitor.
 	var health wire.Health
-	if st, _ := call(t, ts, "GET", "/readyz", nil, &health); st != 200 || !health.Ready || len(health.Stores) != 1 || !cmp.Equal(health.Stores[0].Templates, []string{"invoices", "orders", "tickets", "tiny"}) {
+	if st, _ := call(t, ts, "GET", "/readyz", nil, &health); st != 200 || !health.Ready || len(health.Stores) != 0 {
+		t.Errorf("readyz without a token: %d %+v", st, health)
+	}
+	if st, _ := call(t, ts, "GET", "/readyz", nil, &health, "Authorization", "Bearer "+testToken); st != 200 || !health.Ready || len(health.Stores) != 1 || !cmp.Equal(health.Stores[0].Templates, []string{"invoices", "orders", "tickets", "tiny"}) {
 		t.Errorf("readyz: %d %+v", st, health)
 	}
 	if st, _ := call(t, ts, "GET", "/healthz", nil, nil); st != 200 {

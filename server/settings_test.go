@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"strings"
+
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/server"
@@ -24,7 +27,7 @@ serve:
 		t.Fatal(err)
 	}
 	want := server.Settings{Listen: "0.0.0.0:9000", TokensEnv: "MY_TOKENS", TokensFile: "tokens.txt", TLSCert: "cert.pem", TLSKey: "key.pem", MaxBody: 4096}
-	if got, err := server.SettingsOf(cfg); got != want || err != nil {
+	if got, err := server.SettingsOf(cfg); !cmp.Equal(got, want) || err != nil {
 		t.Errorf("SettingsOf = %+v, %v; want %+v", got, err, want)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -69,7 +72,7 @@ serve:
 	typo, _ := config.Decode([]byte("templates:\n  a: {template: \"A@<seq>\"}\nserve:\n  lisen: 0.0.0.0:9000\n  max_body: lots\n"), "yaml")
 	_, err = server.SettingsOf(typo)
 	for _, want := range []string{
-		`line 4: serve.lisen: unknown field (known: listen, max_body, tls_cert, tls_key, tokens_env, tokens_file); did you mean listen?`,
+		`line 4: serve.lisen: unknown field (known: listen, max_body, tls_cert, tls_key, token_grace, tokens, tokens_env, tokens_file); did you mean listen?`,
 		`line 5: serve.max_body: want a whole number, found "lots"`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -21,7 +21,7 @@ const (
 	CodeInstant       Code = "instant_invalid" // 400: at is not RFC 3339, or a date part cannot print it (sn.ErrInstant)
 	CodeTooMany       Code = "too_many"        // 400: n is above sn.MaxN (sn.ErrTooMany) or below 0
 	CodeUnauthorized  Code = "unauthorized"    // 401: no bearer token, or not one the server knows
-	CodeForbidden     Code = "forbidden"       // 403: a cross-site request from a browser, or, without tokens, a Host that is not a loopback name
+	CodeForbidden     Code = "forbidden"       // 403: an action outside the token's scope, a cross-site request from a browser, or, without tokens, a Host that is not a loopback name
 	CodeNotFound      Code = "not_found"       // 404: no such template, or no such path
 	CodeMethod        Code = "method_not_allowed"
 	CodeTooLarge      Code = "too_large"              // 413: the body (or the header, 431) is over the server's limit

@@ -210,6 +210,9 @@ func (f *flags) target(pos []string, store config.Sequence) (*target, []string, 
 			return nil, nil, &inputError{fmt.Errorf("%s has no template %q (it has: %s)", f.config, name, names)}
 		}
 		one := &config.Config{Store: cfg.Store, Templates: map[string]config.Template{name: tc}}
+		if tc.Tenant != "" {
+			one.Tenants = map[string]config.Tenant{tc.Tenant: cfg.Tenants[tc.Tenant]}
+		}
 		return &target{name: name, cfg: one, dir: filepath.Dir(f.config)}, pos[1:], nil
 	}
 	return nil, nil, usagef(f.cmd, "give a template with -t TEMPLATE, or --config FILE and a template name")

@@ -18,7 +18,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/metrics"
@@ -120,8 +119,7 @@ func cmdServe(e *env, args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 	h, err := server.New(set, server.Options{
-		Tokens: tokens, MaxBody: sv.MaxBody, Logger: logger,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}),
+		Scoped: tokens, TokenGrace: sv.Grace(), MaxBody: sv.MaxBody, Logger: logger, Gatherer: reg,
 		OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
 			m.Observe(template, n, took, string(code))
 		},
@@ -150,6 +148,9 @@ func cmdServe(e *env, args []string) error {
 	logger.Info("sn serve: listening", "url", scheme+"://"+ln.Addr().String(), "templates", strings.Join(cfg.Names(), ","), "auth", len(tokens) > 0, "monitor", scheme+"://"+ln.Addr().String()+"/monitor")
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	if len(tokens) > 0 {
+		go rotate(ctx, logger, h, f.config, sv)
+	}
 	var runErr error
 	select {
 	case runErr = <-served:
@@ -179,9 +180,84 @@ func cmdServe(e *env, args []string) error {
 	return runErr
 }
 
+// rotatePoll is how often sn serve looks whether its config file or
+// tokens file changed.
+var rotatePoll = 5 * time.Second
+
+// rotate reads the tokens again on SIGHUP, or when the config file or the
+// tokens file changes (a mounted secret replaced), and gives them to h:
+// a token taken out is accepted for the grace period still. A file that
+// does not read leaves the tokens as they were, and says why.
+func rotate(ctx context.Context, logger *slog.Logger, h *server.Server, path string, sv server.Settings) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	dir := filepath.Dir(path)
+	stamp := func() string {
+		var b strings.Builder
+		for _, p := range []string{path, inDir(dir, sv.TokensFile)} {
+			if fi, err := os.Stat(p); err == nil && p != dir {
+				fmt.Fprintf(&b, "%s %d %d;", p, fi.Size(), fi.ModTime().UnixNano())
+			}
+		}
+		return b.String()
+	}
+	last := stamp()
+	tick := time.NewTicker(rotatePoll)
+	defer tick.Stop()
+	for {
+		why := "SIGHUP"
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		case <-tick.C:
+			if now := stamp(); now == last {
+				continue
+			}
+			why = "a file changed"
+		}
+		last = stamp()
+		tokens, err := func() ([]server.Token, error) {
+			cfg, err := config.Load(path)
+			if err != nil {
+				return nil, err
+			}
+			nsv, err := server.SettingsOf(cfg)
+			if err != nil {
+				return nil, err
+			}
+			sv = nsv
+			return serveTokens(sv, dir)
+		}()
+		if err == nil {
+			err = h.Rotate(tokens)
+		}
+		if err != nil {
+			logger.Error("sn serve: the tokens were not read again; the old ones stay", "why", why, "err", err)
+			continue
+		}
+		ids := make([]string, len(tokens))
+		for i, t := range tokens {
+			ids[i] = t.ID
+		}
+		logger.Info("sn serve: tokens read again", "why", why, "tokens", strings.Join(ids, ","), "grace", sv.Grace())
+	}
+}
+
 // serveTokens reads the bearer tokens from the environment variable and
-// the file the serve section names.
-func serveTokens(sv server.Settings, dir string) ([]string, error) {
+// the file the serve section names, with their scopes.
+func serveTokens(sv server.Settings, dir string) ([]server.Token, error) {
+	secrets, err := serveSecrets(sv, dir)
+	if err != nil {
+		return nil, err
+	}
+	return sv.ScopedTokens(secrets)
+}
+
+// serveSecrets reads the secrets of the bearer tokens from the
+// environment variable and the file the serve section names.
+func serveSecrets(sv server.Settings, dir string) ([]string, error) {
 	split := func(s string) []string {
 		return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' || r == '\r' })
 	}
