@@ -231,9 +231,14 @@ func newKey() string {
 // key, after a failed connection, a timeout, a 503 or a 409 in_progress,
 // up to c.retries times within ctx.
 func (c *Client) retry(ctx context.Context, path, key string, body, out any) error {
+	return c.retryWith(ctx, path, key, func() any { return body }, out)
+}
+
+// retryWith is retry with a body made anew for each try.
+func (c *Client) retryWith(ctx context.Context, path, key string, body func() any, out any) error {
 	wait := 50 * time.Millisecond
 	for try := 0; ; try++ {
-		err := c.send(ctx, http.MethodPost, path, key, body, out)
+		err := c.send(ctx, http.MethodPost, path, key, body(), out)
 		if err == nil || try >= c.retries || ctx.Err() != nil {
 			return err
 		}

@@ -1010,3 +1010,11 @@ func (s *Segment) KeyStats(key string) (KeyStats, bool) {
 	}
 	return st, true
 }
+
+// Allocator returns the Allocator the Segment reserves its blocks from.
+// Blocks reserved from it directly (by a service handing blocks to its
+// clients) are disjoint from the Segment's.
+func (s *Segment) Allocator() Allocator { return s.alloc }
+
+// Options returns the Segment's options, with the defaults filled in.
+func (s *Segment) Options() SegmentOptions { return s.opts }

@@ -15,8 +15,14 @@ func parseResponse(p sn.Parsed) wire.ParseResponse {
 	return out
 }
 
-func templateOf(name string, e sn.Explanation, parts bool) wire.TemplateInfo {
-	t := wire.TemplateInfo{Name: name, Template: e.Template, MaxLen: e.MaxLen, Regexp: e.Regexp}
+func (s *Server) templateOf(name string, g *sn.Generator, parts bool) wire.TemplateInfo {
+	e := g.Explain()
+	t := wire.TemplateInfo{Name: name, Template: e.Template, MaxLen: e.MaxLen, Regexp: e.Regexp, Engine: sn.Engine()}
+	if src := s.sources[name]; src.alloc != nil {
+		t.MaxBlock = src.max
+	} else {
+		t.NoBlocks = src.why
+	}
 	if parts {
 		for _, p := range e.Parts {
 			t.Parts = append(t.Parts, wire.Part{Source: p.Source, Name: p.Name, Kind: p.Kind, Offset: p.Offset,

@@ -23,6 +23,8 @@ import (
 // requests to issue that failed, by code.
 type counts struct {
 	issued atomic.Int64
+	blocks atomic.Int64 // blocks handed out
+	handed atomic.Int64 // numbers in them
 	mu     sync.Mutex
 	errs   map[wire.Code]int64
 }

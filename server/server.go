@@ -9,6 +9,8 @@
 //	POST /v1/templates/{name}/preview  sample numbers, drawing nothing
 //	POST /v1/templates/{name}/validate is {"number": "..."} one the template prints?
 //	POST /v1/templates/{name}/parse    read a number back: its counter key, number and variables
+//	POST /v1/templates/{name}/void     record a number as void, with the reason, in its counter's journal
+//	POST /v1/templates/{name}/blocks   a block of a counter, whose numbers the client prints (package remote)
 //	GET  /healthz                      the process answers
 //	GET  /readyz                       every store answers (503 otherwise)
 //	GET  /v1/monitor                   what the monitor page shows: stores, keys, blocks, counts
@@ -105,7 +107,8 @@ type Server struct {
 	opts   Options
 	access access
 	mux    *http.ServeMux
-	counts map[string]*counts         // by template name, for the monitor
+	counts  map[string]*counts         // by template name, for the monitor
+	sources map[string]blockSource     // by template name, where its blocks come from
 	vars   map[string]map[string]bool // by template name, the variables it reads
 	drain  atomic.Bool                // shutting down: /readyz answers 503
 }
@@ -129,10 +132,12 @@ func New(set *config.Set, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}, vars: map[string]map[string]bool{}}
+	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}, sources: map[string]blockSource{}, vars: map[string]map[string]bool{}}
 	for _, name := range set.Names() {
 		s.counts[name] = &counts{errs: map[wire.Code]int64{}}
 		g, _ := set.Get(name)
+		seq, _ := set.Gen(name)
+		s.sources[name] = sourceOf(g, seq)
 		s.vars[name] = map[string]bool{}
 		for _, v := range g.Vars() {
 			s.vars[name][v] = true
@@ -180,6 +185,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/templates/{name}/validate", s.validate},
 		{"POST /v1/templates/{name}/parse", s.parse},
 		{"POST /v1/templates/{name}/void", s.void},
+		{"POST /v1/templates/{name}/blocks", s.blocks},
 		{"GET /healthz", s.healthz},
 		{"GET /readyz", s.readyz},
 		{"GET /v1/monitor", s.monitor},
@@ -397,7 +403,7 @@ func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 	out := wire.TemplatesResponse{Templates: []wire.TemplateInfo{}}
 	for _, name := range s.visible(gr) {
 		g, _ := s.set.Get(name)
-		out.Templates = append(out.Templates, templateOf(name, g.Explain(), false))
+		out.Templates = append(out.Templates, s.templateOf(name, g, false))
 	}
 	reply(w, http.StatusOK, out)
 }
@@ -407,7 +413,14 @@ func (s *Server) template(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	reply(w, http.StatusOK, templateOf(name, g.Explain(), true))
+	t := s.templateOf(name, g, true)
+	gr := grantIn(w)
+	for _, a := range Actions {
+		if gr.actions[a] {
+			t.Actions = append(t.Actions, string(a))
+		}
+	}
+	reply(w, http.StatusOK, t)
 }
 
 func (s *Server) next(w http.ResponseWriter, r *http.Request) { s.issue(w, r, false) }

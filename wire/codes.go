@@ -41,6 +41,8 @@ const (
 	CodeInProgress    Code = "in_progress"            // 409: the Idempotency-Key's first request is under way (sn.ErrInProgress); retry
 	CodeInvalid       Code = "invalid_argument"       // 400: an argument the store refuses, such as a void of a number not issued yet (sequence.ErrInvalidArgument)
 	CodeUnsupported   Code = "unsupported"            // 501: the template's store cannot do it, such as keep a journal (errors.ErrUnsupported)
+	CodeMismatch      Code = "mismatch"               // 409: a block asked for with another template text or engine than the server's
+	CodeClockSkew     Code = "clock_skew"             // 409: a block asked for by a client whose clock is more than MaxClockSkew from the server's
 )
 
 // StatusCancelled is the status of a request whose client went away or
@@ -77,6 +79,8 @@ var codes = []struct {
 	{CodeUnsupported, http.StatusNotImplemented, errors.ErrUnsupported, errors.ErrUnsupported},
 	{CodeCancelled, StatusCancelled, context.Canceled, nil},
 	{CodeCancelled, StatusCancelled, context.DeadlineExceeded, nil},
+	{CodeMismatch, http.StatusConflict, nil, nil},
+	{CodeClockSkew, http.StatusConflict, nil, nil},
 	{CodeBadRequest, http.StatusBadRequest, nil, nil},
 	{CodeUnauthorized, http.StatusUnauthorized, nil, nil},
 	{CodeForbidden, http.StatusForbidden, nil, nil},

@@ -88,6 +88,49 @@ type TemplateInfo struct {
 	MaxLen   int    `json:"max_len"`
 	Regexp   string `json:"regexp"`
 	Parts    []Part `json:"parts,omitempty"`
+	// Engine is the server's sn.Engine(): how it renders numbers. A
+	// client that renders the template's numbers from blocks must have
+	// the same.
+	Engine string `json:"engine,omitempty"`
+	// MaxBlock is the largest block POST .../blocks hands out; 0 when the
+	// template hands out none, and NoBlocks says why.
+	MaxBlock int64  `json:"max_block,omitempty"`
+	NoBlocks string `json:"no_blocks,omitempty"`
+	// Actions are what the request's token may do with the template:
+	// "issue", "read", "monitor", "admin".
+	Actions []string `json:"actions,omitempty"`
+}
+
+// BlockRequest is the body of POST /v1/templates/{name}/blocks: a block
+// of a counter of the template, whose numbers the client renders itself.
+type BlockRequest struct {
+	// Key is the counter key, as the template makes it for a call.
+	Key string `json:"key"`
+	// N is how many numbers: 1 to the template's MaxBlock.
+	N int64 `json:"n"`
+	// Template is the template's canonical text the client renders, and
+	// Engine the client's sn.Engine(): both must be the server's.
+	Template string `json:"template"`
+	Engine   string `json:"engine"`
+	// Now is the client's clock, RFC 3339: it must be within
+	// MaxClockSkew of the server's, for the client prints dates and
+	// picks periods by it.
+	Now string `json:"now"`
+	// Client names the client process in the journal (its host, program
+	// and pid), at most 200 bytes.
+	Client string `json:"client,omitempty"`
+}
+
+// MaxClockSkew is how far a client's clock may be from the server's when
+// it takes a block.
+const MaxClockSkew = 2 * time.Second
+
+// BlockResponse is a block of numbers of one counter key, First to Last:
+// the client's to issue, and no one else's.
+type BlockResponse struct {
+	Key   string `json:"key"`
+	First int64  `json:"first"`
+	Last  int64  `json:"last"`
 }
 
 // Part is one part of a template: sn.PartInfo.

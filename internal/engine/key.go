@@ -294,3 +294,135 @@ func (pl *Plan) CallKey(s *Part, at time.Time, vars map[string]string) string {
 	}
 	return pl.key(s, owner, val, b)
 }
+
+// CheckKey reports whether key is a counter key sequence part s draws
+// from for some call: its base, key= variable and period as s's keys
+// have them, a variable's value within the variable's limits. It returns
+// nil or an error saying which component is wrong. A server that hands
+// out blocks of a template's counters checks each key a client asks for
+// with it, so that a client of one template takes nothing of another's
+// counters.
+func (pl *Plan) CheckKey(s *Part, key string) error {
+	comps, ok := splitKey(key)
+	if !ok {
+		return fmt.Errorf("counter key %s: a \\ escapes nothing", Quote(key))
+	}
+	want := 1
+	if s.KeyVar != "" {
+		want++
+	}
+	if s.Reset != builtin.Never {
+		want++
+	}
+	if len(comps) != want {
+		return fmt.Errorf("counter key %s: %d components; the template's keys have %d (%s)", Quote(key), len(comps), want, pl.KeyPattern(pl.partIndex(s)))
+	}
+	switch {
+	case pl.owner < 0:
+		if comps[0] != pl.base {
+			return fmt.Errorf("counter key %s: not a key of this template, whose keys start %s", Quote(key), Quote(escapeKey(pl.base)))
+		}
+	case pl.parts[pl.owner].Kind == Setter:
+		if comps[0] != pl.parts[pl.owner].Lit {
+			return fmt.Errorf("counter key %s: not a key of this template, whose %s is %s", Quote(key), OwnerKey, Quote(pl.parts[pl.owner].Lit))
+		}
+	default:
+		if err := pl.parts[pl.owner].checkVar(comps[0], true); err != nil {
+			return fmt.Errorf("counter key %s: %w", Quote(key), err)
+		}
+	}
+	i := 1
+	if s.KeyVar != "" {
+		name, val, _ := strings.Cut(comps[i], "=")
+		q := &pl.parts[s.keyPart]
+		switch {
+		case name != s.KeyVar:
+			return fmt.Errorf("counter key %s: want key=%s next, found %s", Quote(key), s.KeyVar, Quote(comps[i]))
+		case q.Kind == Setter && val != q.Lit:
+			return fmt.Errorf("counter key %s: %s is %s in this template", Quote(key), s.KeyVar, Quote(q.Lit))
+		case q.Kind != Setter:
+			if err := q.checkVar(val, true); err != nil {
+				return fmt.Errorf("counter key %s: %w", Quote(key), err)
+			}
+		}
+		i++
+	}
+	if s.Reset != builtin.Never {
+		if !pl.period(s, comps[i]) {
+			return fmt.Errorf("counter key %s: %s is not a period of reset=%s (want %s)", Quote(key), Quote(comps[i]), s.Reset, periodPattern[s.Reset])
+		}
+	}
+	return nil
+}
+
+// partIndex returns the index of part s in pl.parts.
+func (pl *Plan) partIndex(s *Part) int {
+	for i := range pl.parts {
+		if &pl.parts[i] == s {
+			return i
+		}
+	}
+	return 0
+}
+
+// period reports whether c is the key component of a period of part s:
+// read back as an instant, that instant's period is written c.
+func (pl *Plan) period(s *Part, c string) bool {
+	d := pl.parts[s.keyDate].date
+	var t time.Time
+	var err error
+	var y, n int
+	switch s.Reset {
+	case builtin.Year:
+		t, err = time.ParseInLocation("2006", c, d.Loc)
+	case builtin.Month:
+		t, err = time.ParseInLocation("2006-01", c, d.Loc)
+	case builtin.Day:
+		t, err = time.ParseInLocation("2006-01-02", c, d.Loc)
+	case builtin.Hour:
+		t, err = time.ParseInLocation("2006-01-02T15", c, d.Loc)
+	case builtin.Minute:
+		t, err = time.ParseInLocation("2006-01-02T15:04", c, d.Loc)
+	case builtin.Second:
+		t, err = time.ParseInLocation("2006-01-02T15:04:05", c, d.Loc)
+	case builtin.Quarter:
+		if _, err = fmt.Sscanf(c, "%04d-Q%d", &y, &n); err == nil {
+			t = time.Date(y, time.Month((n-1)*3+1), 1, 12, 0, 0, 0, d.Loc)
+		}
+	case builtin.FiscalYear:
+		if _, err = fmt.Sscanf(c, "FY%04d-%02d", &y, &n); err == nil {
+			t = time.Date(y, time.Month(n), 1, 12, 0, 0, 0, d.Loc)
+		}
+	case builtin.Week:
+		if _, err = fmt.Sscanf(c, "%04d-W%02d", &y, &n); err == nil {
+			jan4 := time.Date(y, 1, 4, 12, 0, 0, 0, d.Loc)
+			t = jan4.AddDate(0, 0, -((int(jan4.Weekday())+6)%7)+(n-1)*7)
+		}
+	default:
+		return false
+	}
+	return err == nil && bucketString(bucket(t, d, s.Reset), s.Reset) == c
+}
+
+// splitKey splits a counter key into its components, unescaped, and
+// reports whether every \ in it escapes a \ or a |.
+func splitKey(key string) ([]string, bool) {
+	var out []string
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; c {
+		case '\\':
+			if i+1 == len(key) || (key[i+1] != '\\' && key[i+1] != '|') {
+				return nil, false
+			}
+			i++
+			b.WriteByte(key[i])
+		case '|':
+			out = append(out, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return append(out, b.String()), true
+}

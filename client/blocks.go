@@ -1,0 +1,53 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/wire"
+)
+
+// Blocks is a [sequence.Allocator] of one template's counters on the
+// server: each Allocate takes a block with POST .../blocks. A block's
+// numbers are the client's alone to print, with the template's canonical
+// text and an engine that renders as the server's (package remote does
+// both). A block taken by a process that dies unused is a gap in the
+// counter's journal, never a repeat: no one else is given its numbers.
+type Blocks struct {
+	g        *Generator
+	template string
+	engine   string
+	now      func() time.Time
+}
+
+// Blocks returns an Allocator of the template's counters for a client
+// that prints them from template, the template's canonical text, with an
+// engine whose sn.Engine() is engine: the server refuses a block to a
+// client that names another text or engine (a template changed since the
+// client read it, another version of sn), or whose clock is more than
+// wire.MaxClockSkew from its own.
+func (t *Generator) Blocks(template, engine string) *Blocks {
+	return &Blocks{g: t, template: template, engine: engine, now: time.Now}
+}
+
+// Allocate takes a block of n numbers of key: sequence.Allocator. After a
+// failed connection, a timeout or a 503 it asks again, as the issuing
+// calls do; a block the server gave to a request whose answer was lost is
+// a gap.
+func (b *Blocks) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	var out wire.BlockResponse
+	req := wire.BlockRequest{Key: key, N: n, Template: b.template, Engine: b.engine, Client: sequence.ProcessName()}
+	err := b.g.c.retryWith(ctx, b.g.path+"/blocks", "", func() any {
+		req.Now = b.now().UTC().Format(time.RFC3339Nano) // each try reads the clock again
+		return req
+	}, &out)
+	if err != nil {
+		return sequence.Range{}, err
+	}
+	if out.Key != key || out.Last-out.First+1 != n || out.First < 1 {
+		return sequence.Range{}, fmt.Errorf("client: a block of %d of %q: the server answered [%d, %d] of %q", n, key, out.First, out.Last, out.Key)
+	}
+	return sequence.Range{First: out.First, Last: out.Last}, nil
+}
