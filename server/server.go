@@ -103,14 +103,14 @@ type Options struct {
 // Set: close the Set after the http.Server has shut down, so that every
 // request that finished has its numbers in the store.
 type Server struct {
-	set    *config.Set
-	opts   Options
-	access access
-	mux    *http.ServeMux
+	set     *config.Set
+	opts    Options
+	access  access
+	mux     *http.ServeMux
 	counts  map[string]*counts         // by template name, for the monitor
 	sources map[string]blockSource     // by template name, where its blocks come from
-	vars   map[string]map[string]bool // by template name, the variables it reads
-	drain  atomic.Bool                // shutting down: /readyz answers 503
+	vars    map[string]map[string]bool // by template name, the variables it reads
+	drain   atomic.Bool                // shutting down: /readyz answers 503
 }
 
 // Drain makes /readyz answer 503 from now on, so that load balancers
