@@ -34,6 +34,9 @@ var snBin string
 // TestMain builds the binary, and runs the tests with the PostgreSQL and
 // MariaDB servers of pgtest and mysqltest and the Redis servers of redistest, stopped when the tests end.
 func TestMain(m *testing.M) {
+	if os.Getenv(remoteClientEnv) != "" {
+		os.Exit(remoteClient())
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "sn-cmd-test")
 	if err != nil {
