@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,7 +36,9 @@ const remoteClientEnv = "SN_RC_URL"
 func remoteClient() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	go func() { io.Copy(io.Discard, os.Stdin); stop() }()
+	if os.Getenv("SN_RC_COUNT") == "" {
+		go func() { io.Copy(io.Discard, os.Stdin); stop() }()
+	}
 	out := os.Stdout // unbuffered: each number is written as it is issued, in one write
 	var g interface {
 		Issue(context.Context, sn.Request) ([]string, error)
@@ -52,6 +55,13 @@ func remoteClient() int {
 			return 1
 		}
 		g = gen
+	} else if os.Getenv("SN_RC_REQUEST") != "" {
+		c, err := client.New(os.Getenv(remoteClientEnv), client.Options{Token: os.Getenv("SN_RC_TOKEN")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		g = requests{c.Generator(os.Getenv("SN_RC_TEMPLATE"))}
 	} else {
 		c, err := client.New(os.Getenv(remoteClientEnv), client.Options{Token: os.Getenv("SN_RC_TOKEN")})
 		if err != nil {
@@ -60,7 +70,11 @@ func remoteClient() int {
 		}
 		var rg *remote.Generator
 		for try := 0; ; try++ { // sn serve may be restarting
-			rg, err = remote.New(ctx, c, os.Getenv("SN_RC_TEMPLATE"), remote.Options{Segment: sequence.SegmentOptions{Step: 10, MaxStep: 200}})
+			opts := remote.Options{Segment: sequence.SegmentOptions{Step: 10, MaxStep: 200}} // small blocks: many of them in a fault test
+			if os.Getenv("SN_RC_COUNT") != "" {
+				opts = remote.Options{} // the defaults, for a benchmark
+			}
+			rg, err = remote.New(ctx, c, os.Getenv("SN_RC_TEMPLATE"), opts)
 			if err == nil || try == 50 || ctx.Err() != nil {
 				break
 			}
@@ -73,6 +87,19 @@ func remoteClient() int {
 		defer rg.Close()
 		g = rg
 	}
+	if n, err := strconv.Atoi(os.Getenv("SN_RC_COUNT")); err == nil {
+		// A benchmark's client: n numbers, one per call, counted.
+		for range n {
+			if _, err := g.Issue(ctx, sn.Request{}); err != nil {
+				fmt.Fprintln(os.Stderr, "issue:", err)
+				return 1
+			}
+		}
+		if rg, ok := g.(*remote.Generator); ok && os.Getenv("SN_RC_STATS") != "" {
+			fmt.Fprintf(os.Stderr, "%+v\n", rg.Stats())
+		}
+		return 0
+	}
 	for ctx.Err() == nil {
 		nums, err := g.Issue(ctx, sn.Request{N: 1 + rand.IntN(5)})
 		for _, n := range nums {
@@ -84,6 +111,86 @@ func remoteClient() int {
 		}
 	}
 	return 0
+}
+
+// requests issues through the client, a request per call.
+type requests struct{ g *client.Generator }
+
+func (r requests) Issue(ctx context.Context, req sn.Request) ([]string, error) {
+	return r.g.Issue(ctx, client.Request{N: req.N, At: req.At, Vars: req.Vars})
+}
+
+// BenchmarkRemoteProcesses runs 8 client processes on one sn serve, each
+// issuing b.N/8 numbers one per call, from remote blocks and, for
+// comparison, a request per number, and reports numbers per second:
+//
+//	go test -run '^$' -bench RemoteProcesses -benchtime 400000x -count 3 ./cmd/sn
+//
+// (the request contender runs b.N/100 numbers: it is that much slower).
+func BenchmarkRemoteProcesses(b *testing.B) {
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "sn.yaml")
+	os.WriteFile(filepath.Join(dir, "tokens"), []byte("app=remote-app-0123456789abcdef\n"), 0o600)
+	os.WriteFile(cfg, []byte(`
+store: {backend: bolt, path: sn.db}
+templates:
+  orders: {template: "SN-@<seq, width=10>-@<checksum, algo=luhn>"}
+serve:
+  tokens_file: tokens
+  tokens: [{id: app, actions: [issue, read]}]
+`), 0o600)
+	s := startServeB(b, cfg)
+	exe, _ := os.Executable()
+	for _, mode := range []struct {
+		name string
+		env  string
+		div  int
+	}{{"remote", "", 1}, {"request", "SN_RC_REQUEST=1", 100}} {
+		b.Run(mode.name, func(b *testing.B) {
+			per := max(1, b.N/8/mode.div)
+			var cmds []*exec.Cmd
+			for range 8 {
+				cmd := exec.Command(exe)
+				cmd.Env = append(os.Environ(), remoteClientEnv+"="+s, "SN_RC_TOKEN=remote-app-0123456789abcdef", "SN_RC_TEMPLATE=orders", "SN_RC_COUNT="+strconv.Itoa(per), mode.env)
+				cmd.Stderr = os.Stderr
+				cmds = append(cmds, cmd)
+			}
+			b.ResetTimer()
+			start := time.Now()
+			for _, cmd := range cmds {
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, cmd := range cmds {
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(8*per)/time.Since(start).Seconds(), "numbers/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// startServeB starts sn serve for a benchmark and returns its URL.
+func startServeB(b *testing.B, cfg string) string {
+	cmd := exec.Command(snBin, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
+	cmd.Env = []string{"HOME=" + b.TempDir(), "PATH=/usr/bin:/bin"}
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+			go io.Copy(io.Discard, stderr)
+			return m[1]
+		}
+	}
+	b.Fatal("sn serve did not start")
+	return ""
 }
 
 // clientProc is a running client process and what it printed.
