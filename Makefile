@@ -58,10 +58,17 @@ run:
 	$(GO) run ./cmd/sn next -t '$(TEMPLATE)' -n 5
 
 # bench runs sn against its peers, interleaved in rounds, and prints the
-# table bench/README.md shows; bench-all runs every package's benchmarks.
+# table bench/README.md shows; then sn serve against a bare net/http
+# handler under wrk (installed when missing), remote blocks against the
+# library, and 8 client processes on one sn serve. bench-all runs every
+# package's benchmarks.
 bench: deps
+	@command -v wrk >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 	cd bench && $(GO) test -run '^$$' -bench Peers -benchtime 1x -timeout 30m
 	$(GO) test -run '^$$' -bench BoundHandle -count 3 ./sequence
+	$(GO) test -run '^$$' -bench ServeWrk -benchtime 1x ./cmd/sn
+	$(GO) test -run '^$$' -bench Remote -count 6 ./remote
+	$(GO) test -run '^$$' -bench RemoteProcesses -benchtime 4000000x -count 3 ./cmd/sn
 
 bench-all: deps
 	$(GO) test -run '^$$' -bench . -count 5 ./...

@@ -81,6 +81,17 @@ func (b *Batch) Bytes(i int) []byte {
 	return b.buf[start:b.ends[i]:b.ends[i]]
 }
 
+// Flat returns b's numbers as they lie in its buffer, end to end: number
+// i is buf[ends[i-1]:ends[i]] (from 0 for the first), and buf holds
+// nothing else. Both are b's own: valid until b is reset, and not to be
+// changed. A writer of many numbers (sn serve's JSON) reads them whole.
+func (b *Batch) Flat() (buf []byte, ends []int) {
+	if len(b.ends) == 0 {
+		return nil, nil
+	}
+	return b.buf[:b.ends[len(b.ends)-1]], b.ends
+}
+
 // Strings returns b's numbers as strings, allocating two values however
 // many numbers b holds: a string of all of them and the slice.
 func (b *Batch) Strings() []string {

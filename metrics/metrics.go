@@ -38,6 +38,7 @@ type Metrics struct {
 	issued *prometheus.CounterVec
 	errs   *prometheus.CounterVec
 	calls  *prometheus.HistogramVec
+	byName sync.Map // template name -> *observer
 
 	mu     sync.Mutex
 	stores []watched // in the order watched
@@ -128,12 +129,29 @@ func (m *Metrics) Middleware() sn.Middleware {
 // [Metrics.Middleware] instead. Observe does not watch the template's
 // stores: [Metrics.Watch] does.
 func (m *Metrics) Observe(name string, n int, took time.Duration, kind string) {
-	m.calls.WithLabelValues(name).Observe(took.Seconds())
+	o := m.observers(name)
+	o.calls.Observe(took.Seconds())
 	if kind != "" {
 		m.errs.WithLabelValues(name, kind).Inc()
 		return
 	}
-	m.issued.WithLabelValues(name).Add(float64(n))
+	o.issued.Add(float64(n))
+}
+
+// observer is a template's series of calls and of numbers issued, looked
+// up once: a call that issues numbers should not hash its labels.
+type observer struct {
+	calls  prometheus.Observer
+	issued prometheus.Counter
+}
+
+// observers returns the observer of template name.
+func (m *Metrics) observers(name string) *observer {
+	if o, ok := m.byName.Load(name); ok {
+		return o.(*observer)
+	}
+	o, _ := m.byName.LoadOrStore(name, &observer{calls: m.calls.WithLabelValues(name), issued: m.issued.WithLabelValues(name)})
+	return o.(*observer)
 }
 
 // Watch reports the store g under the label store=label. A store already

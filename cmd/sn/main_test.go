@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(remoteClientEnv) != "" {
 		os.Exit(remoteClient())
 	}
+	if os.Getenv(bareEnv) != "" {
+		os.Exit(bareServer())
+	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "sn-cmd-test")
 	if err != nil {

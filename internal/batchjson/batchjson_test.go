@@ -2,9 +2,11 @@ package batchjson
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // strs is a Batch of strings.
@@ -141,4 +143,52 @@ func FuzzAppend(f *testing.F) {
 			t.Errorf("(%q, %q) read back as %q", a, b, got.Numbers)
 		}
 	})
+}
+
+// flat is a Batch whose numbers lie end to end, as sn.Batch's do.
+type flat struct {
+	buf  []byte
+	ends []int
+}
+
+func (f flat) Len() int { return len(f.ends) }
+func (f flat) Bytes(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = f.ends[i-1]
+	}
+	return f.buf[start:f.ends[i]]
+}
+func (f flat) Flat() ([]byte, []int) { return f.buf, f.ends }
+
+func flatOf(nums []string) flat {
+	var f flat
+	for _, n := range nums {
+		f.buf = append(f.buf, n...)
+		f.ends = append(f.ends, len(f.buf))
+	}
+	return f
+}
+
+// A batch read whole writes what one read number by number writes, the
+// numbers that need escaping included; Size is the length of the clean
+// one's JSON.
+func TestFlat(t *testing.T) {
+	for _, nums := range [][]string{
+		{}, {"SN-00000001-8"}, {"SN-00000001-8", "SN-00000002-6", "A", ""},
+		{"a\"b", "c\\d", "e\x01", "ü", "SN-1"},
+	} {
+		got := string(Append(nil, flatOf(nums)))
+		want := string(Append(nil, strs(nums)))
+		if got != want {
+			t.Errorf("%q: flat %s, number by number %s", nums, got, want)
+		}
+		var back struct{ Numbers []string }
+		if err := json.Unmarshal([]byte(got), &back); err != nil || !cmp.Equal(back.Numbers, nums, cmpopts.EquateEmpty()) {
+			t.Errorf("%q: %s reads back as %q, %v", nums, got, back.Numbers, err)
+		}
+		if clean([]byte(strings.Join(nums, "")), true) && Size(flatOf(nums)) != len(got) {
+			t.Errorf("%q: Size %d, Append wrote %d bytes", nums, Size(flatOf(nums)), len(got))
+		}
+	}
 }
