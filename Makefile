@@ -1,6 +1,6 @@
 # make test   installs what the tests need (redis-server, postgresql,
-#             mariadb-server, etcd-server, redis-sentinel, chromium and nodejs/npm, via
-#             apt-get when missing), then
+#             mariadb-server, etcd-server, redis-sentinel, chromium, nodejs/npm
+#             and python3, via apt-get when missing), then
 #             runs vet, lints the service's OpenAPI document with an outside
 #             tool (@redocly/cli, through npx) and runs the whole suite under
 #             the race detector. The tests start their
@@ -31,6 +31,7 @@ deps:
 	command -v etcd >/dev/null 2>&1 || missing="$$missing etcd-server"; \
 	{ command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1 || missing="$$missing chromium"; \
 	{ command -v node && command -v npx; } >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
+	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB, etcd and browser tests and the OpenAPI lint)"; \
 		if command -v apt-get >/dev/null 2>&1; then \
@@ -45,6 +46,7 @@ deps:
 	@etcd --version | head -n 1
 	@chromium --version 2>/dev/null || chromium-browser --version 2>/dev/null || google-chrome --version
 	@echo "node $$(node --version)"
+	@python3 --version
 
 vet:
 	$(GO) vet ./...
