@@ -102,7 +102,6 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 		s.error(w, fmt.Errorf("server: the store gave %v for a block of %d", rg, req.N))
 		return
 	}
-	s.counts[name].blocks.Add(1)
-	s.counts[name].handed.Add(req.N)
+	s.counts[name].hand(req.Key, rg)
 	reply(w, http.StatusOK, wire.BlockResponse{Key: req.Key, First: rg.First, Last: rg.Last})
 }

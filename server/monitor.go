@@ -25,8 +25,47 @@ type counts struct {
 	issued atomic.Int64
 	blocks atomic.Int64 // blocks handed out
 	handed atomic.Int64 // numbers in them
+	hist   *history     // the last hour
+
+	handMu     sync.Mutex
+	lastHanded map[string]int64 // by counter key, the last number handed out in a block, for MaxMonitorKeys keys
 	mu     sync.Mutex
 	errs   map[wire.Code]int64
+}
+
+// hand records a block handed out.
+func (c *counts) hand(key string, r sequence.Range) {
+	c.blocks.Add(1)
+	c.handed.Add(r.Len())
+	c.hist.handed(time.Now(), r.Len())
+	c.handMu.Lock()
+	defer c.handMu.Unlock()
+	if _, ok := c.lastHanded[key]; !ok && len(c.lastHanded) >= wire.MaxMonitorKeys {
+		for k := range c.lastHanded { // one out, whichever
+			delete(c.lastHanded, k)
+			break
+		}
+	}
+	c.lastHanded[key] = max(c.lastHanded[key], r.Last)
+}
+
+// segmentStats sums the counters of the Segments under seq; ok is false
+// when there is none.
+func segmentStats(seq sequence.Gen) (sequence.SegmentStats, bool) {
+	var sum *sequence.SegmentStats
+	sequence.Walk(seq, func(g sequence.Gen) {
+		if seg, ok := g.(*sequence.Segment); ok {
+			st := seg.Stats()
+			if sum != nil {
+				st = sum.Add(st)
+			}
+			sum = &st
+		}
+	})
+	if sum == nil {
+		return sequence.SegmentStats{}, false
+	}
+	return *sum, true
 }
 
 // failed counts a failed request to issue.
@@ -126,7 +165,8 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := s.health(r, gr)
-	m := wire.Monitor{Time: time.Now().UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []wire.MonitorTemplate{}}
+	now := time.Now()
+	m := wire.Monitor{Time: now.UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []wire.MonitorTemplate{}}
 	for _, name := range s.visible(gr) {
 		g, _ := s.set.Get(name)
 		store, _ := s.set.StoreID(name)
@@ -161,6 +201,17 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		})
+		mt.Handed, mt.HandedBlock = c.handed.Load(), c.blocks.Load()
+		mt.History = c.hist.read(now)
+		mt.Capacity = s.capacity(name, g, now, mt.Keys)
+		if mt.Capacity != nil {
+			gctx, cancel := context.WithTimeout(r.Context(), seriesTimeout)
+			mt.Gaps = latestGaps(gctx, g, mt.Capacity.Key, 10)
+			cancel()
+		}
+		if mt.Gaps == nil {
+			mt.Gaps = []wire.Gap{}
+		}
 		if blocks != nil {
 			mt.Blocks = &wire.Blocks{
 				Fetches: blocks.Fetches, Errors: blocks.Errors, Waits: blocks.Waits, Late: blocks.Late,
@@ -175,6 +226,37 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 	m.Series, m.MoreSeries = s.series(ctx, gr)
 	cancel()
 	reply(w, http.StatusOK, m)
+}
+
+// capacity works out the capacity of template name, whose keys held in
+// memory are keys (nil to read them).
+func (s *Server) capacity(name string, g *sn.Generator, now time.Time, keys []wire.KeyState) *wire.Capacity {
+	c := s.counts[name]
+	if keys == nil {
+		seq, _ := s.set.Gen(name)
+		var mt wire.MonitorTemplate
+		sequence.Walk(seq, func(gen sequence.Gen) {
+			if seg, ok := gen.(*sequence.Segment); ok {
+				addSegment(&mt, seg)
+			}
+		})
+		keys = mt.Keys
+	}
+	last := map[string]int64{}
+	for _, k := range keys {
+		last[k.Key] = max(last[k.Key], k.Last)
+	}
+	c.handMu.Lock()
+	for k, v := range c.lastHanded {
+		last[k] = max(last[k], v)
+	}
+	c.handMu.Unlock()
+	if len(last) == 0 {
+		if k, err := g.Key(sn.Request{At: now}); err == nil {
+			last[k] = 0 // nothing issued by this server yet
+		}
+	}
+	return capacity(g, now, last, c.hist.rate(now, rateWindow))
 }
 
 // seriesTimeout bounds the reading of the catalogs for the monitor.

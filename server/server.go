@@ -135,9 +135,9 @@ func New(set *config.Set, opts Options) (*Server, error) {
 	}
 	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}, sources: map[string]blockSource{}, vars: map[string]map[string]bool{}}
 	for _, name := range set.Names() {
-		s.counts[name] = &counts{errs: map[wire.Code]int64{}}
 		g, _ := set.Get(name)
 		seq, _ := set.Gen(name)
+		s.counts[name] = &counts{errs: map[wire.Code]int64{}, lastHanded: map[string]int64{}, hist: &history{stats: func() (sequence.SegmentStats, bool) { return segmentStats(seq) }}}
 		s.sources[name] = sourceOf(g, seq)
 		s.vars[name] = map[string]bool{}
 		for _, v := range g.Vars() {
@@ -477,9 +477,18 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		return
 	}
 	issued, ended := 0, wire.Code("")
-	if !preview && s.opts.OnIssue != nil { // the clock is read for it alone
-		start := time.Now()
-		defer func() { s.opts.OnIssue(name, issued, time.Since(start), ended) }()
+	if !preview {
+		var start time.Time
+		if s.opts.OnIssue != nil { // the clock is read for it alone
+			start = time.Now()
+		}
+		defer func() {
+			now := time.Now()
+			s.counts[name].hist.issued(now, issued, ended)
+			if s.opts.OnIssue != nil {
+				s.opts.OnIssue(name, issued, now.Sub(start), ended)
+			}
+		}()
 	}
 	failed := func(code wire.Code) {
 		ended = code

@@ -248,6 +248,69 @@ type MonitorTemplate struct {
 	MoreKeys int        `json:"more_keys"`
 	// Lease is the snowflake worker id's lease; null without one.
 	Lease *LeaseState `json:"lease"`
+	// Handed counts the numbers handed out in blocks (POST .../blocks),
+	// in Blocks of them.
+	Handed      int64 `json:"handed"`
+	HandedBlock int64 `json:"handed_blocks"`
+	// History is the last hour, a point every few seconds.
+	History *History `json:"history"`
+	// Capacity is how much of the template's width is used; null for a
+	// template whose numbers have no width.
+	Capacity *Capacity `json:"capacity"`
+	// Gaps are the latest journal records of the fullest key that leave
+	// numbers unissued, newest first: what sn gaps explains.
+	Gaps []Gap `json:"gaps"`
+}
+
+// History is a template's last hour in the monitor: per point of
+// StepSeconds, oldest first, the last one ending at End (and under way).
+// The points before the first that holds anything are left out.
+type History struct {
+	StepSeconds float64   `json:"step_seconds"`
+	End         time.Time `json:"end"`
+	// Issued and Handed are numbers issued by next and handed out in
+	// blocks; ClientErrors and ServerErrors requests to issue that failed
+	// with a 4xx and a 5xx.
+	Issued       []int64 `json:"issued"`
+	Handed       []int64 `json:"handed"`
+	ClientErrors []int64 `json:"client_errors"`
+	ServerErrors []int64 `json:"server_errors"`
+	// Fetches are block fetches of the template's stores, FetchMillis the
+	// time they took, summed, in milliseconds, and Waits the calls that
+	// waited at a block's edge.
+	Fetches     []int64   `json:"fetches"`
+	FetchMillis []float64 `json:"fetch_millis"`
+	Waits       []int64   `json:"waits"`
+}
+
+// Capacity is how much of a template's width its fullest counter key
+// has used: Last of Max, and at Rate, the numbers per second of the last
+// ten minutes, when the width runs out, if before the key's period ends.
+type Capacity struct {
+	Max   int64   `json:"max,string"`
+	Key   string  `json:"key"`
+	Last  int64   `json:"last,string"`
+	Ratio float64 `json:"ratio"`
+	Rate  float64 `json:"rate"`
+	// PeriodEnd is when the key's period ends (reset=); null for a key
+	// that never resets.
+	PeriodEnd *time.Time `json:"period_end"`
+	// RunsOut is when, at Rate, the width is used up, when that comes
+	// before the period ends (and within 400 days); null otherwise.
+	RunsOut *time.Time `json:"runs_out"`
+	// Warn is true when RunsOut is set, or Ratio is 0.8 or more.
+	Warn bool `json:"warn"`
+}
+
+// Gap is a journal record that leaves numbers unissued.
+type Gap struct {
+	Kind   string    `json:"kind"`
+	First  int64     `json:"first,string"`
+	Last   int64     `json:"last,string"`
+	At     time.Time `json:"at"`
+	By     string    `json:"by"`
+	Actor  string    `json:"actor,omitempty"`
+	Reason string    `json:"reason,omitempty"`
 }
 
 // MaxMonitorKeys bounds the keys of a MonitorTemplate.

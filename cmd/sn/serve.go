@@ -128,6 +128,7 @@ func cmdServe(e *env, args []string) error {
 		set.Close()
 		return &inputError{err}
 	}
+	reg.MustRegister(h.Collector())
 	ln, err := net.Listen("tcp", sv.Listen)
 	if err != nil {
 		set.Close()

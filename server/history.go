@@ -1,0 +1,281 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sngen/sn"
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/wire"
+)
+
+// The monitor keeps an hour of what each template did, a point every five
+// seconds, in memory: enough to see at a glance what the rate did, where
+// errors came from and when the store slowed.
+const (
+	historyStep  = 5 * time.Second
+	historySlots = 720 // an hour of historyStep
+)
+
+// slot is what a template did in one historyStep.
+type slot struct {
+	n          int64 // the slot: Unix time / historyStep; 0 for none yet
+	issued     int64 // numbers issued by next
+	handed     int64 // numbers handed out in blocks
+	client     int64 // requests that failed with a 4xx
+	server     int64 // requests that failed with a 5xx
+	fetches    int64 // block fetches of the template's stores
+	fetchTime  time.Duration
+	waits      int64 // calls that waited at a block's edge
+	lateBlocks int64
+}
+
+// history is a template's last hour, a ring of slots.
+type history struct {
+	mu    sync.Mutex
+	slots [historySlots]slot
+	stats func() (sequence.SegmentStats, bool) // the template's stores' counters now
+	last  sequence.SegmentStats                // at the last sample
+	seen  int64                                // the slot of the last sample
+}
+
+// slotOf returns the slot of now, emptied when it held an older one. It
+// takes the stores' counters once per slot: their change since the last
+// sample goes to it. Called with h.mu held.
+func (h *history) slotOf(now time.Time) *slot {
+	n := now.UnixNano() / int64(historyStep)
+	s := &h.slots[n%historySlots]
+	if s.n != n {
+		*s = slot{n: n}
+	}
+	if h.seen != n && h.stats != nil {
+		h.seen = n
+		if st, ok := h.stats(); ok {
+			s.fetches += st.Fetches - h.last.Fetches
+			s.fetchTime += st.FetchTime - h.last.FetchTime
+			s.waits += st.Waits - h.last.Waits
+			s.lateBlocks += st.Late - h.last.Late
+			h.last = st
+		}
+	}
+	return s
+}
+
+// issued records a request to issue that ended with code ("" for none),
+// having issued n numbers.
+func (h *history) issued(now time.Time, n int, code wire.Code) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.slotOf(now)
+	s.issued += int64(n)
+	switch {
+	case code == "":
+	case code.Status() >= 500:
+		s.server++
+	default:
+		s.client++
+	}
+}
+
+// handed records a block of n numbers handed out.
+func (h *history) handed(now time.Time, n int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.slotOf(now).handed += n
+}
+
+// read returns the last hour up to now, oldest first.
+func (h *history) read(now time.Time) *wire.History {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.slotOf(now)
+	end := now.UnixNano() / int64(historyStep)
+	out := &wire.History{
+		StepSeconds: historyStep.Seconds(), End: time.Unix(0, (end+1)*int64(historyStep)).UTC(),
+		Issued: make([]int64, historySlots), Handed: make([]int64, historySlots),
+		ClientErrors: make([]int64, historySlots), ServerErrors: make([]int64, historySlots),
+		Fetches: make([]int64, historySlots), FetchMillis: make([]float64, historySlots), Waits: make([]int64, historySlots),
+	}
+	for i := range historySlots {
+		n := end - int64(historySlots-1-i)
+		s := &h.slots[((n%historySlots)+historySlots)%historySlots]
+		if s.n != n {
+			continue
+		}
+		out.Issued[i], out.Handed[i], out.ClientErrors[i], out.ServerErrors[i] = s.issued, s.handed, s.client, s.server
+		out.Fetches[i], out.Waits[i] = s.fetches, s.waits
+		out.FetchMillis[i] = float64(s.fetchTime.Microseconds()) / 1000
+	}
+	// Points before the first that holds anything are left out: a quiet
+	// template's hour is short.
+	first := historySlots - 1
+	for i := range historySlots {
+		if out.Issued[i] != 0 || out.Handed[i] != 0 || out.ClientErrors[i] != 0 || out.ServerErrors[i] != 0 || out.Fetches[i] != 0 || out.Waits[i] != 0 {
+			first = i
+			break
+		}
+	}
+	out.Issued, out.Handed, out.ClientErrors, out.ServerErrors = out.Issued[first:], out.Handed[first:], out.ClientErrors[first:], out.ServerErrors[first:]
+	out.Fetches, out.FetchMillis, out.Waits = out.Fetches[first:], out.FetchMillis[first:], out.Waits[first:]
+	return out
+}
+
+// rate returns the numbers issued and handed out per second over the
+// last d, up to now.
+func (h *history) rate(now time.Time, d time.Duration) float64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	end := now.UnixNano() / int64(historyStep)
+	k := int64(d / historyStep)
+	var sum int64
+	for n := end - k + 1; n <= end; n++ {
+		if s := &h.slots[((n%historySlots)+historySlots)%historySlots]; s.n == n {
+			sum += s.issued + s.handed
+		}
+	}
+	// The slot of now is under way: count the time it has run.
+	secs := float64(k-1)*historyStep.Seconds() + float64(now.UnixNano()%int64(historyStep))/1e9
+	if secs <= 0 {
+		return 0
+	}
+	return float64(sum) / secs
+}
+
+// rateWindow is how far back the capacity's rate looks.
+const rateWindow = 10 * time.Minute
+
+// warnRatio is the share of a width used from which the monitor warns.
+const warnRatio = 0.8
+
+// capacity works out how much of template g's width its fullest counter
+// key held in memory has used, and, at the rate of the last ten
+// minutes, whether and when the width runs out before the key's period
+// ends. keys are the keys held and the last number of each (issued by
+// the server, or handed out in a block); nil without a width.
+func capacity(g *sn.Generator, now time.Time, keys map[string]int64, rate float64) *wire.Capacity {
+	var max int64
+	for _, p := range g.Explain().Parts {
+		if p.Kind == "sequence" {
+			max = p.Max
+			break
+		}
+	}
+	if max <= 0 {
+		return nil
+	}
+	c := &wire.Capacity{Max: max, Rate: rate}
+	for k, last := range keys {
+		if last > c.Last || (last == c.Last && k < c.Key) {
+			c.Key, c.Last = k, last
+		}
+	}
+	c.Ratio = float64(c.Last) / float64(max)
+	if end, ok := periodEnd(g, now); ok {
+		c.PeriodEnd = &end
+	}
+	if rate > 0 {
+		left := time.Duration(float64(max-c.Last) / rate * float64(time.Second))
+		if out := now.Add(left); left < 400*24*time.Hour && (c.PeriodEnd == nil || out.Before(*c.PeriodEnd)) {
+			out = out.UTC().Truncate(time.Second)
+			c.RunsOut = &out
+		}
+	}
+	c.Warn = c.Ratio >= warnRatio || c.RunsOut != nil
+	return c
+}
+
+// periodEnd returns when the period of g's counter key at now ends: the
+// first instant whose key differs, found to the second within 400 days;
+// ok is false for a key without a period.
+func periodEnd(g *sn.Generator, now time.Time) (time.Time, bool) {
+	key := func(t time.Time) string {
+		k, err := g.Key(sn.Request{At: t})
+		if err != nil {
+			return ""
+		}
+		return k
+	}
+	k0 := key(now)
+	lo, hi := now.Truncate(time.Second), now.Add(400*24*time.Hour)
+	if key(hi) == k0 {
+		return time.Time{}, false
+	}
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
+		if key(mid) == k0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi.UTC(), true
+}
+
+// gapKinds are the journal records that leave numbers unissued.
+var gapKinds = map[sequence.EventKind]bool{sequence.Released: true, sequence.Voided: true, sequence.Floored: true, sequence.Lost: true, sequence.Returned: true}
+
+// latestGaps returns up to limit of the last records of key's journal
+// that leave numbers unissued, newest first: what sn gaps explains.
+func latestGaps(ctx context.Context, g *sn.Generator, key string, limit int) []wire.Gap {
+	j, err := g.Journal()
+	if err != nil || key == "" {
+		return nil
+	}
+	head, err := j.Head(ctx, key)
+	if err != nil {
+		return nil
+	}
+	const scan = 500 // the records looked at
+	evs, err := j.Events(ctx, key, max(0, head.Seq-scan), scan)
+	if err != nil {
+		return nil
+	}
+	var out []wire.Gap
+	for i := len(evs) - 1; i >= 0 && len(out) < limit; i-- {
+		e := evs[i]
+		if !gapKinds[e.Kind] {
+			continue
+		}
+		out = append(out, wire.Gap{Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, At: e.At.UTC(), By: e.By, Actor: e.Actor, Reason: e.Reason})
+	}
+	return out
+}
+
+var (
+	descCapacity = prometheus.NewDesc("sn_series_capacity_ratio",
+		"The share of its width the template's fullest counter key has used (last number / largest the width prints): alert above 0.8.", []string{"template"}, nil)
+	descRunsOut = prometheus.NewDesc("sn_series_runs_out_seconds",
+		"Seconds until, at the rate of the last ten minutes, the template's fullest key uses up its width, when that comes before its period ends; absent otherwise.", []string{"template"}, nil)
+)
+
+// Collector returns a Prometheus collector of the templates' capacity:
+// sn_series_capacity_ratio, the share of its width each template's
+// fullest counter key has used, and sn_series_runs_out_seconds, when the
+// width runs out at the current rate before the key's period ends. sn
+// serve registers it beside package metrics.
+func (s *Server) Collector() prometheus.Collector { return capacityCollector{s} }
+
+type capacityCollector struct{ s *Server }
+
+func (c capacityCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descCapacity
+	ch <- descRunsOut
+}
+
+func (c capacityCollector) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	for _, name := range c.s.set.Names() {
+		g, _ := c.s.set.Get(name)
+		cp := c.s.capacity(name, g, now, nil)
+		if cp == nil {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descCapacity, prometheus.GaugeValue, cp.Ratio, name)
+		if cp.RunsOut != nil {
+			ch <- prometheus.MustNewConstMetric(descRunsOut, prometheus.GaugeValue, max(0, cp.RunsOut.Sub(now).Seconds()), name)
+		}
+	}
+}
