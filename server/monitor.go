@@ -244,7 +244,14 @@ func (s *Server) capacity(name string, g *sn.Generator, now time.Time, keys []wi
 	}
 	last := map[string]int64{}
 	for _, k := range keys {
-		last[k.Key] = max(last[k.Key], k.Last)
+		if g.CheckKey(k.Key) != nil {
+			continue // another template's, on a store they share
+		}
+		used := k.Last
+		if used == 0 && k.Block != nil {
+			used = k.Block.First - 1 // a block not drawn from yet: what is below it is used
+		}
+		last[k.Key] = max(last[k.Key], used)
 	}
 	c.handMu.Lock()
 	for k, v := range c.lastHanded {
