@@ -152,6 +152,7 @@ func TestScopes(t *testing.T) {
 		{"POST", "/v1/templates/%s/validate", `{"number": "X"}`, server.Read, ""},
 		{"POST", "/v1/templates/%s/parse", `{"number": "X"}`, server.Read, ""},
 		{"POST", "/v1/templates/%s/void", `{"number": "X", "reason": "a test"}`, server.Admin, ""},
+		{"POST", "/v1/templates/%s/blocks", `{"key": "X", "n": 10, "template": "X", "engine": "X", "now": "2026-01-01T00:00:00Z"}`, server.Issue, ""},
 	}
 	checked := map[string]int{}
 	for _, tok := range scopedTokens {

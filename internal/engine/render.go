@@ -501,9 +501,10 @@ func (pl *Plan) appendMany(ctx context.Context, dst []byte, ends []int, out *[]s
 	last := len(dst) // where the last whole number ends
 	c := call{ctx: ctx, at: at, vars: vars, mode: m}
 	vals := c.setVals(len(pl.seqs))
+	var r run
 	for j := 0; j < got; j++ {
 		if pl.simple != nil && m == modeRender {
-			dst, err = pl.renderSimple(dst, draws[0][j])
+			dst, err = pl.renderRun(dst, draws[0][j], &r)
 		} else {
 			for k := range vals {
 				vals[k] = draws[k][j]

@@ -86,6 +86,13 @@ func (pl *Plan) renderSimple(dst []byte, n int64) ([]byte, error) {
 // digits it appends: from the right, every other digit doubled, starting
 // with the last. Padding zeros add nothing.
 func appendIntLuhn(dst []byte, n int64, width int) ([]byte, byte) {
+	dst, sum := appendIntLuhnSum(dst, n, width)
+	return dst, byte('0' + (10-sum%10)%10)
+}
+
+// appendIntLuhnSum is appendIntLuhn returning the Luhn sum of the digits
+// in place of the check digit.
+func appendIntLuhnSum(dst []byte, n int64, width int) ([]byte, int) {
 	u := uint64(n)
 	size := max(decimalLen(u), width)
 	start := len(dst)
@@ -117,15 +124,74 @@ func appendIntLuhn(dst []byte, n int64, width int) ([]byte, byte) {
 		i--
 		b[i] = '0'
 	}
-	return dst, byte('0' + (10-sum%10)%10)
+	return dst, sum
 }
+
+// run is what renderRun knows of the number it rendered last, to render
+// the next one, one above, by changing it in place.
+type run struct {
+	ok     bool  // the fields below hold
+	digit  int   // the offset of the number's last digit of the sequence
+	check  int   // the offset of its Luhn digit, with a check
+	sum    int   // the Luhn sum of its digits, with a check
+	n      int64 // its sequence value
+	length int   // its length
+}
+
+// renderRun appends the number whose sequence value is n, where the
+// number before it in dst, at dst[len(dst)-r.length:], was rendered by
+// renderRun with r. When n is one above that one's value and the last
+// digit of its sequence is not 9, the number is that one with its last
+// digit one up and, with a Luhn check, its check digit worked out from
+// the change: a copy and two bytes, nine numbers in ten of a batch drawn
+// from a block. Otherwise it renders n whole.
+func (pl *Plan) renderRun(dst []byte, n int64, r *run) ([]byte, error) {
+	f := pl.simple
+	if r.ok && n == r.n+1 {
+		prev := len(dst) - r.length
+		if d := dst[prev+r.digit]; d != '9' {
+			dst = append(dst, dst[prev:prev+r.length]...)
+			at := prev + r.length
+			dst[at+r.digit] = d + 1
+			if f.check != nil {
+				r.sum += int(doubledDigit[d-'0'+1]) - int(doubledDigit[d-'0'])
+				dst[at+r.check] = byte('0' + (10-r.sum%10)%10)
+			}
+			r.n = n
+			return dst, nil
+		}
+	}
+	start := len(dst)
+	r.ok = false
+	if f.check != nil && !f.luhn {
+		return pl.renderSimple(dst, n)
+	}
+	dst = append(dst, f.pre...)
+	s := len(dst)
+	dst, sum := appendIntLuhnSum(dst, n, f.seq.Width)
+	e := len(dst)
+	if w := f.seq.Width; w > 0 && !f.seq.Grow && e-s > w {
+		return dst[:start], f.seq.fail(fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, n, w))
+	}
+	dst = append(dst, f.mid...)
+	check := 0
+	if f.check != nil {
+		check = len(dst) - start
+		dst = append(dst, byte('0'+(10-sum%10)%10))
+	}
+	dst = append(dst, f.post...)
+	*r = run{ok: true, digit: e - 1 - start, check: check, sum: sum, n: n, length: len(dst) - start}
+	return dst, nil
+}
+
+// doubledDigit[d] is d's share of a Luhn sum where it is doubled.
+var doubledDigit = [10]uint8{0, 2, 4, 6, 8, 1, 3, 5, 7, 9}
 
 // luhnPair[v] is the Luhn sum of the two digits of v (0-99) when the low
 // digit is doubled and the high one is not.
 var luhnPair = func() (t [100]uint8) {
-	doubled := [10]uint8{0, 2, 4, 6, 8, 1, 3, 5, 7, 9}
 	for v := range t {
-		t[v] = doubled[v%10] + uint8(v/10)
+		t[v] = doubledDigit[v%10] + uint8(v/10)
 	}
 	return t
 }()

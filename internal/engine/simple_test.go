@@ -81,3 +81,58 @@ func compileForTest(t *testing.T, src string) *Plan {
 	}
 	return pl
 }
+
+// A run of numbers rendered by renderRun, each changed in place from the
+// one before when it can be, prints what renderSimple prints number by
+// number: across carries (9 to 10, 99 to 100), widths, overflow, jumps
+// and every check algorithm, with text before the run in the buffer.
+func TestRenderRun(t *testing.T) {
+	templates := []string{
+		`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`,
+		`QJ@<seq, width=6>`,
+		`@<seq>`,
+		`@<seq>@<checksum, algo=luhn>`,
+		`A@<seq, width=2>@<checksum, algo=luhn>Z`,
+		`A@<seq, width=4, overflow=grow>@<checksum, algo=luhn>Z`,
+		`INV@<seq, width=10>/@<checksum, algo=mod11-2>`,
+		`V@<seq, width=3>@<checksum, algo=verhoeff>`,
+	}
+	runs := [][]int64{
+		{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12},
+		{95, 96, 97, 98, 99, 100, 101, 102, 5, 6, 7, 1000, 1001, 9998, 9999, 10000, 10001},
+		{math.MaxInt64 - 3, math.MaxInt64 - 2, math.MaxInt64 - 1, math.MaxInt64},
+		{7, 7, 8, 10, 9, 10, 11},
+	}
+	for i := int64(0); i < 2000; i++ {
+		runs[0] = append(runs[0], 13+i)
+	}
+	for _, src := range templates {
+		pl := compileForTest(t, src)
+		if pl.simple == nil {
+			t.Fatalf("%s: not simple", src)
+		}
+		for _, nums := range runs {
+			got := []byte("before|")
+			var r run
+			var ends []int
+			for _, n := range nums {
+				var err error
+				if got, err = pl.renderRun(got, n, &r); err != nil {
+					r = run{} // as appendMany stops at an error; start again
+				}
+				ends = append(ends, len(got))
+			}
+			start := len("before|")
+			for k, n := range nums {
+				want, wantErr := pl.renderSimple(nil, n)
+				if wantErr != nil {
+					want = nil
+				}
+				if g := got[start:ends[k]]; string(g) != string(want) {
+					t.Fatalf("%s: %d after %v: run %q, alone %q", src, n, nums[max(0, k-1)], g, want)
+				}
+				start = ends[k]
+			}
+		}
+	}
+}
