@@ -39,6 +39,7 @@ type Metrics struct {
 	errs   *prometheus.CounterVec
 	calls  *prometheus.HistogramVec
 	byName sync.Map // template name -> *observer
+	capacityFields
 
 	mu     sync.Mutex
 	stores []watched // in the order watched
@@ -84,7 +85,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 11), // 1µs to 1s
 		}, []string{"template"}),
 	}
-	for _, c := range []prometheus.Collector{m.issued, m.errs, m.calls, (*stores)(m)} {
+	for _, c := range []prometheus.Collector{m.issued, m.errs, m.calls, (*stores)(m), (*capacities)(m)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/wire"
@@ -244,38 +242,17 @@ func latestGaps(ctx context.Context, g *sn.Generator, key string, limit int) []w
 	return out
 }
 
-var (
-	descCapacity = prometheus.NewDesc("sn_series_capacity_ratio",
-		"The share of its width the template's fullest counter key has used (last number / largest the width prints): alert above 0.8.", []string{"template"}, nil)
-	descRunsOut = prometheus.NewDesc("sn_series_runs_out_seconds",
-		"Seconds until, at the rate of the last ten minutes, the template's fullest key uses up its width, when that comes before its period ends; absent otherwise.", []string{"template"}, nil)
-)
-
-// Collector returns a Prometheus collector of the templates' capacity:
-// sn_series_capacity_ratio, the share of its width each template's
-// fullest counter key has used, and sn_series_runs_out_seconds, when the
-// width runs out at the current rate before the key's period ends. sn
-// serve registers it beside package metrics.
-func (s *Server) Collector() prometheus.Collector { return capacityCollector{s} }
-
-type capacityCollector struct{ s *Server }
-
-func (c capacityCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descCapacity
-	ch <- descRunsOut
-}
-
-func (c capacityCollector) Collect(ch chan<- prometheus.Metric) {
+// Capacities returns the capacity of each template whose numbers have a
+// width, by name, as the monitor shows it: for an alert
+// (metrics.WatchCapacity exports it as sn_series_capacity_ratio).
+func (s *Server) Capacities() map[string]wire.Capacity {
 	now := time.Now()
-	for _, name := range c.s.set.Names() {
-		g, _ := c.s.set.Get(name)
-		cp := c.s.capacity(name, g, now, nil)
-		if cp == nil {
-			continue
-		}
-		ch <- prometheus.MustNewConstMetric(descCapacity, prometheus.GaugeValue, cp.Ratio, name)
-		if cp.RunsOut != nil {
-			ch <- prometheus.MustNewConstMetric(descRunsOut, prometheus.GaugeValue, max(0, cp.RunsOut.Sub(now).Seconds()), name)
+	out := map[string]wire.Capacity{}
+	for _, name := range s.set.Names() {
+		g, _ := s.set.Get(name)
+		if c := s.capacity(name, g, now, nil); c != nil {
+			out[name] = *c
 		}
 	}
+	return out
 }

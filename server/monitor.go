@@ -9,10 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/snowflake"
@@ -88,20 +84,27 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	w.Write(monitorPage)
 }
 
-// metrics serves Options.Gatherer's metrics of the templates the token
-// reaches, or Options.Metrics, or 404 without them.
+// metrics serves Options.MetricsFor with what the token reaches, or
+// Options.Metrics, or 404 without them.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	gr := grantIn(w)
 	if !gr.actions[Monitor] {
 		s.forbid(w, gr, []Action{Monitor}, "the metrics")
 		return
 	}
+	all := s.everything(gr)
 	switch {
-	case s.opts.Gatherer != nil:
-		promhttp.HandlerFor(s.scoped(gr), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
+	case s.opts.MetricsFor != nil:
+		templates, stores := map[string]bool{}, map[string]bool{}
+		for _, name := range s.visible(gr) {
+			templates[name] = true
+			id, _ := s.set.StoreID(name)
+			stores[id] = true
+		}
+		s.opts.MetricsFor(templates, stores, all).ServeHTTP(w, r)
 	case s.opts.Metrics == nil:
 		s.fail(w, wire.Error{Code: wire.CodeNotFound, Message: "this server exports no metrics"}, http.StatusNotFound)
-	case !s.everything(gr):
+	case !all:
 		s.forbid(w, gr, []Action{Monitor}, "the metrics of every template (this server's metrics are not cut to a token's templates)")
 	default:
 		s.opts.Metrics.ServeHTTP(w, r)
@@ -111,50 +114,6 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 // everything reports whether gr reaches every template.
 func (s *Server) everything(gr *grant) bool {
 	return len(s.visible(gr)) == len(s.set.Names())
-}
-
-// scoped returns the Gatherer's metrics of what gr reaches: the series
-// whose template label names a template it reaches, whose store label a
-// store of one; the others only when it reaches every template.
-func (s *Server) scoped(gr *grant) prometheus.Gatherer {
-	if s.everything(gr) {
-		return s.opts.Gatherer
-	}
-	names, stores := map[string]bool{}, map[string]bool{}
-	for _, name := range s.visible(gr) {
-		names[name] = true
-		id, _ := s.set.StoreID(name)
-		stores[id] = true
-	}
-	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		mfs, err := s.opts.Gatherer.Gather()
-		var out []*dto.MetricFamily
-		for _, mf := range mfs {
-			var keep []*dto.Metric
-			for _, m := range mf.GetMetric() {
-				ok, labelled := false, false
-				for _, l := range m.GetLabel() {
-					switch l.GetName() {
-					case "template":
-						labelled, ok = true, names[l.GetValue()]
-					case "store":
-						labelled, ok = true, stores[l.GetValue()]
-					}
-					if labelled {
-						break
-					}
-				}
-				if ok {
-					keep = append(keep, m)
-				}
-			}
-			if len(keep) > 0 {
-				mf.Metric = keep
-				out = append(out, mf)
-			}
-		}
-		return out, err
-	})
 }
 
 // monitor answers GET /v1/monitor: what the token's templates do.

@@ -101,12 +101,21 @@ func startScoped(t *testing.T) (*httptest.Server, *config.Set) {
 		tok.Secret = secret(s.ID)
 		tokens = append(tokens, tok)
 	}
-	h, err := server.New(set, server.Options{Scoped: tokens, Gatherer: reg, OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
+	h, err := server.New(set, server.Options{Scoped: tokens, MetricsFor: func(templates, stores map[string]bool, all bool) http.Handler {
+		return metrics.Handler(reg, templates, stores, all)
+	}, OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
 		m.Observe(template, n, took, string(code))
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.WatchCapacity(func() map[string]metrics.Capacity {
+		out := map[string]metrics.Capacity{}
+		for name, c := range h.Capacities() {
+			out[name] = metrics.Capacity{Ratio: c.Ratio}
+		}
+		return out
+	})
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts, set
@@ -272,6 +281,9 @@ func TestScopesLists(t *testing.T) {
 			}
 			if tok.ID == "ops" && v.path == "/metrics" && (!strings.Contains(body, "go_goroutines") || !strings.Contains(body, "sn_numbers_issued_total")) {
 				t.Errorf("ops /metrics: want every series:\n%s", body)
+			}
+			if tok.ID == "shop-monitor" && v.path == "/metrics" && !strings.Contains(body, `sn_series_capacity_ratio{template="order"}`) {
+				t.Errorf("shop-monitor /metrics: no capacity of order:\n%s", body)
 			}
 			if tok.ID == "shop-monitor" && v.path == "/metrics" && strings.Contains(body, "go_goroutines") {
 				t.Errorf("shop-monitor /metrics: a series of the process, which only a token that reaches every template sees:\n%s", body)

@@ -45,8 +45,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/batchjson"
@@ -79,15 +77,16 @@ type Options struct {
 	// Info otherwise) and, at Debug, per request that succeeded. Tokens
 	// are never logged. nil means slog.Default().
 	Logger *slog.Logger
-	// Gatherer is the Prometheus registry GET /metrics serves (sn serve
-	// fills it with package metrics), to tokens that may monitor: each
-	// sees the series of its templates (the label template) and of their
-	// stores (the label store); the others (the process's, the Go
-	// runtime's) only a token that reaches every template sees.
-	Gatherer prometheus.Gatherer
-	// Metrics serves GET /metrics when Gatherer is nil, to tokens that
+	// MetricsFor serves GET /metrics to a token that may monitor: it
+	// returns the handler of the metrics of the templates and stores the
+	// token reaches, or of every series with all (the process's and the
+	// Go runtime's too). sn serve gives metrics.Handler over its
+	// registry: each token sees the series of its templates (the label
+	// template) and of their stores (the label store).
+	MetricsFor func(templates, stores map[string]bool, all bool) http.Handler
+	// Metrics serves GET /metrics when MetricsFor is nil, to tokens that
 	// may monitor and reach every template: it cannot be cut to a
-	// token's templates. nil (and no Gatherer) answers 404.
+	// token's templates. nil (and no MetricsFor) answers 404.
 	Metrics http.Handler
 	// OnIssue, when not nil, is called when each request to issue numbers
 	// (next, not preview) ends, with the template's name, how many

@@ -555,7 +555,7 @@ func TestConfigFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := writeConfig(t, dir, "bad.yaml", "templates:\n  orders:\n    template: SN-@<seq, width=0>\n  tickets:\n    tempalte: QJ@<seq>\n")
 	r := runSN(t, "", nil, "next", "--config", bad, "orders")
-	if want := fmt.Sprintf("sn: config: %s: line 5: template \"tickets\": unknown field \"tempalte\" (known: floor, profile, sequence, template)\n", bad); r.code != 2 || r.stderr != want {
+	if want := fmt.Sprintf("sn: config: %s: line 5: template \"tickets\": unknown field \"tempalte\" (known: floor, profile, sequence, template, tenant)\n", bad); r.code != 2 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stderr, want)
 	}
 	bad = writeConfig(t, dir, "bad.json", `{"templates": {

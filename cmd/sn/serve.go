@@ -119,7 +119,10 @@ func cmdServe(e *env, args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 	h, err := server.New(set, server.Options{
-		Scoped: tokens, TokenGrace: sv.Grace(), MaxBody: sv.MaxBody, Logger: logger, Gatherer: reg,
+		Scoped: tokens, TokenGrace: sv.Grace(), MaxBody: sv.MaxBody, Logger: logger,
+		MetricsFor: func(templates, stores map[string]bool, all bool) http.Handler {
+			return metrics.Handler(reg, templates, stores, all)
+		},
 		OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
 			m.Observe(template, n, took, string(code))
 		},
@@ -128,7 +131,17 @@ func cmdServe(e *env, args []string) error {
 		set.Close()
 		return &inputError{err}
 	}
-	reg.MustRegister(h.Collector())
+	m.WatchCapacity(func() map[string]metrics.Capacity {
+		out := map[string]metrics.Capacity{}
+		for name, c := range h.Capacities() {
+			mc := metrics.Capacity{Ratio: c.Ratio}
+			if c.RunsOut != nil {
+				mc.RunsOut = max(time.Until(*c.RunsOut), time.Second)
+			}
+			out[name] = mc
+		}
+		return out
+	})
 	ln, err := net.Listen("tcp", sv.Listen)
 	if err != nil {
 		set.Close()
