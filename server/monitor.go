@@ -25,8 +25,8 @@ type counts struct {
 
 	handMu     sync.Mutex
 	lastHanded map[string]int64 // by counter key, the last number handed out in a block, for MaxMonitorKeys keys
-	mu     sync.Mutex
-	errs   map[wire.Code]int64
+	mu         sync.Mutex
+	errs       map[wire.Code]int64
 }
 
 // hand records a block handed out.
