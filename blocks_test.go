@@ -104,3 +104,43 @@ func TestEngine(t *testing.T) {
 		t.Errorf("Engine() = %q, %q", a, b)
 	}
 }
+
+// Every key of a template whose zone skips a midnight (a clock change at
+// 00:00: America/Santiago, Havana, Sao_Paulo before 2019) passes its
+// CheckKey: a period is read back at noon of its first day, which every
+// day has.
+func TestCheckKeyMidnightSkipped(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, zone := range []string{"America/Santiago", "America/Havana", "America/Sao_Paulo", "Asia/Tehran", "Pacific/Apia"} {
+		for _, reset := range []string{"day", "month", "year", "week", "quarter"} {
+			text := `Z@<date, format=yyyyMMdd, tz=` + zone + `>-@<seq, reset=` + reset + `>`
+			if reset == "week" {
+				text = `Z@<date, format=YYYYww, tz=` + zone + `>-@<seq, reset=week>`
+			}
+			g, err := sn.New(text, sn.WithSequence("seq", sequence.NewMemory()))
+			if err != nil {
+				t.Fatalf("%s: %v", text, err)
+			}
+			refused := 0
+			for range 4000 {
+				at := time.Unix(631152000+r.Int64N(3_500_000_000), 0) // 1990 to 2100
+				key, _ := g.Key(sn.Request{At: at})
+				if err := g.CheckKey(key); err != nil {
+					refused++
+					if refused < 3 {
+						t.Errorf("%s at %v: its own key refused: %v", text, at, err)
+					}
+				}
+			}
+			// The days whose midnight is skipped, each tried.
+			for _, day := range []string{"2026-09-06", "2026-03-08", "2018-11-04"} {
+				loc, _ := time.LoadLocation(zone)
+				d, _ := time.ParseInLocation("2006-01-02", day, loc)
+				key, _ := g.Key(sn.Request{At: d.Add(13 * time.Hour)})
+				if err := g.CheckKey(key); err != nil {
+					t.Errorf("%s on %s: its own key refused: %v", text, day, err)
+				}
+			}
+		}
+	}
+}

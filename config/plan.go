@@ -26,7 +26,7 @@ type plan struct {
 	driver  Driver
 	queued  *sequence.QueuedOptions // a queue in front of the store, or nil
 	members []plan
-	stores  []string // with members, the IDs of their stores
+	stores  []string // with members, the IDs of those of their stores that have one (a store of a member's own has none)
 	opts    sequence.BalancedOptions
 }
 
@@ -88,6 +88,7 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 				continue
 			}
 			first[st.ID] = i
+			p.stores = append(p.stores, st.ID)
 		} else {
 			st.ID = fmt.Sprintf("%s template %s member %d", mseq.Backend, name, i) // a store of the member's own
 		}
@@ -107,7 +108,6 @@ func planSequence(env Target, name, at string, own, seq Sequence, clean bool) (p
 		st.NoFloor = st.NoFloor || m.NoFloor
 	}
 	st.ID = "balanced [" + strings.Join(ids, "; ") + "]"
-	p.stores = ids
 	st.Fields = used
 	if len(errs) > 0 || len(p.members) != len(seq.Balanced.Members) || len(p.members) == 0 {
 		p.members = nil // a plan of no use

@@ -85,6 +85,14 @@ templates:
   a: {template: "A@<seq>", sequence: {path: m2.db}}
   b: {template: "B@<seq>", tenant: shop}
 `, `m2.db is that of template a (of no tenant)`},
+		{"a shared store whose path says template", `
+store: {backend: bolt, path: "my template files/sn.db"}
+tenants:
+  shop: {}
+templates:
+  a: {template: "A@<seq>"}
+  b: {template: "B@<seq>", tenant: shop}
+`, `tenants share no store`},
 		{"a misspelt field of a tenant's store", `
 store: {backend: bolt, path: sn.db}
 tenants:

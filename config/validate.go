@@ -318,12 +318,12 @@ func apart(ts []checked) []*Error {
 	var errs []*Error
 	first := map[string]checked{} // by store ID, the first template to use it
 	for _, t := range ts {
-		ids := t.plan.stores
-		if ids == nil {
-			ids = []string{t.store.ID}
+		ids := []string{t.store.ID}
+		if t.plan.members != nil {
+			ids = t.plan.stores // the members' stores, but those of a member's own
 		}
 		for _, id := range ids {
-			if id == "" || strings.Contains(id, " template ") { // a store of the template's own
+			if id == "" { // a store of the template's own
 				continue
 			}
 			f, seen := first[id]

@@ -372,13 +372,20 @@ func (pl *Plan) period(s *Part, c string) bool {
 	var t time.Time
 	var err error
 	var y, n int
+	// A period of a day or longer is read at noon of its first day: a
+	// midnight a clock change skips (America/Santiago) would read as the
+	// day before.
+	noon := func(layout string) (time.Time, error) {
+		u, err := time.Parse(layout, c)
+		return time.Date(u.Year(), u.Month(), u.Day(), 12, 0, 0, 0, d.Loc), err
+	}
 	switch s.Reset {
 	case builtin.Year:
-		t, err = time.ParseInLocation("2006", c, d.Loc)
+		t, err = noon("2006")
 	case builtin.Month:
-		t, err = time.ParseInLocation("2006-01", c, d.Loc)
+		t, err = noon("2006-01")
 	case builtin.Day:
-		t, err = time.ParseInLocation("2006-01-02", c, d.Loc)
+		t, err = noon("2006-01-02")
 	case builtin.Hour:
 		t, err = time.ParseInLocation("2006-01-02T15", c, d.Loc)
 	case builtin.Minute:
