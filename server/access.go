@@ -172,11 +172,15 @@ func (a *access) set(ts []Token) error {
 		if _, kept := next[h]; kept || (!g.until.IsZero() && !now.Before(g.until)) {
 			continue
 		}
+		// Taken out now, or earlier and still in its grace: accepted
+		// until the grace of now ends, never longer than before.
 		old := *g
-		if old.until.IsZero() {
-			old.until = now.Add(a.grace)
+		if end := now.Add(a.grace); old.until.IsZero() || end.Before(old.until) {
+			old.until = end
 		}
-		next[h] = &old
+		if now.Before(old.until) {
+			next[h] = &old
+		}
 	}
 	if a.grants == nil && len(ts) == 0 {
 		next = nil // still no authentication
@@ -214,14 +218,22 @@ func (a *access) tokenless() bool {
 
 // Rotate replaces the Server's tokens with tokens, checked as [New]
 // checks them, while it serves: a token no longer listed is still
-// accepted, with its scope, for [Options.TokenGrace], so that clients
-// move to its successor without a failed request. A Server started
-// without tokens cannot be given some, nor the reverse: that changes
-// who may reach it, which needs a restart. sn serve calls Rotate on
-// SIGHUP, with its tokens read again.
-func (s *Server) Rotate(tokens []Token) error {
+// accepted, with its scope, for grace, so that clients move to its
+// successor without a failed request; a token already in its grace keeps
+// the shorter of its grace and the new one. A grace of 0 refuses the
+// tokens taken out at once (a leaked secret). A Server started without
+// tokens cannot be given some, nor the reverse: that changes who may
+// reach it, which needs a restart. sn serve calls Rotate on SIGHUP, with
+// its tokens and serve.token_grace read again.
+func (s *Server) Rotate(tokens []Token, grace time.Duration) error {
 	if s.access.tokenless() != (len(tokens) == 0) {
 		return errors.New("server: Rotate: a Server without tokens stays without, and one with tokens keeps some: restart it to change that")
 	}
+	if grace < 0 {
+		return fmt.Errorf("server: Rotate: grace %v: want 0 or more", grace)
+	}
+	s.access.mu.Lock()
+	s.access.grace = grace
+	s.access.mu.Unlock()
 	return s.access.set(tokens)
 }

@@ -59,6 +59,25 @@ func TestRotateGrace(t *testing.T) {
 	if with(old.Secret) == nil {
 		t.Error("a token listed again must be accepted")
 	}
+	// A rotation with a grace of 0 refuses at once a token taken out,
+	// and one still in an earlier grace.
+	if err := a.set([]Token{next, kept}); err != nil { // old taken out: a minute of grace
+		t.Fatal(err)
+	}
+	if with(old.Secret) == nil {
+		t.Fatal("the old token within its grace")
+	}
+	a.grace = 0
+	if err := a.set([]Token{kept}); err != nil { // next taken out too, with no grace
+		t.Fatal(err)
+	}
+	if with(old.Secret) != nil || with(next.Secret) != nil {
+		t.Error("a grace of 0 must refuse the tokens taken out, and those in an earlier grace")
+	}
+	a.grace = time.Minute
+	if err := a.set([]Token{old, next, kept}); err != nil {
+		t.Fatal(err)
+	}
 	// Bad tokens are refused whole: nothing changes.
 	for _, bad := range []Token{
 		{ID: "", Secret: "x-secret-0123456789", Actions: []Action{Read}},

@@ -241,6 +241,12 @@ func (s *Server) series(ctx context.Context, gr *grant) ([]wire.MonitorSeries, i
 	seen := map[string]bool{}
 	listed := map[string]bool{} // entries of a catalog two stores of the config share (one Redis), once
 	names := s.visible(gr)
+	hidden := map[string]bool{}
+	for _, name := range s.set.Names() {
+		if !slices.Contains(names, name) {
+			hidden[name] = true
+		}
+	}
 	for _, name := range names {
 		store, _ := s.set.StoreID(name)
 		g, _ := s.set.Get(name)
@@ -254,7 +260,11 @@ func (s *Server) series(ctx context.Context, gr *grant) ([]wire.MonitorSeries, i
 				continue
 			}
 			for _, e := range es {
-				if !gr.all() && !slices.Contains(names, e.Name) {
+				// An entry named after a template the token does not
+				// reach is never shown, whatever the store: a config that
+				// spells one store two ways must not show one tenant
+				// another's templates.
+				if (!gr.all() && !slices.Contains(names, e.Name)) || hidden[e.Name] {
 					continue
 				}
 				id := e.ID + "\x00" + e.First.String() + "\x00" + e.By

@@ -51,8 +51,9 @@ type Settings struct {
 
 	// TokenGrace is how long a token taken out of TokensFile (or out of
 	// Tokens) is still accepted once sn serve has read them again, on
-	// SIGHUP or when the file changes: a duration such as "10m".
-	// Default: 10m.
+	// SIGHUP or when the file changes: a duration such as "10m"; "0s"
+	// refuses it at once (a leaked secret). It is read again with them,
+	// and shortens the grace of tokens taken out before. Default: 10m.
 	TokenGrace string `yaml:"token_grace"`
 }
 
@@ -114,7 +115,7 @@ type TokenScope struct {
 // Grace returns TokenGrace as a duration, DefaultTokenGrace when unset.
 func (s Settings) Grace() time.Duration {
 	d, err := time.ParseDuration(s.TokenGrace)
-	if err != nil || s.TokenGrace == "" {
+	if err != nil || s.TokenGrace == "" || d < 0 {
 		return DefaultTokenGrace
 	}
 	return d
@@ -182,8 +183,8 @@ func hint(s string, known []string) string {
 // checkScopes checks s.Tokens against cfg's tenants and templates.
 func (s Settings) checkScopes(cfg *config.Config, bad func(field, format string, a ...any)) {
 	if s.TokenGrace != "" {
-		if d, err := time.ParseDuration(s.TokenGrace); err != nil || d <= 0 {
-			bad("token_grace", "%q: want a positive duration, such as 10m", s.TokenGrace)
+		if d, err := time.ParseDuration(s.TokenGrace); err != nil || d < 0 {
+			bad("token_grace", "%q: want a duration, such as 10m (0s: a token taken out is refused at once)", s.TokenGrace)
 		}
 	}
 	ids := map[string]bool{}

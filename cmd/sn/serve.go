@@ -245,7 +245,7 @@ func rotate(ctx context.Context, logger *slog.Logger, h *server.Server, path str
 			return serveTokens(sv, dir)
 		}()
 		if err == nil {
-			err = h.Rotate(tokens)
+			err = h.Rotate(tokens, sv.Grace())
 		}
 		if err != nil {
 			logger.Error("sn serve: the tokens were not read again; the old ones stay", "why", why, "err", err)
