@@ -458,8 +458,11 @@ func TestLeaserDataLoss(t *testing.T) {
 				}
 			}
 			t.Logf("%d ids, %d holders stopped on a lost lease, %d repeats", len(seen), stopped, repeats)
-			if repeats != 0 || stopped != 2 {
-				t.Errorf("%d repeats, %d of 2 holders stopped", repeats, stopped)
+			// The two holders whose lease the store lost stop; the third
+			// may stop too, when a renewal times out on a loaded machine:
+			// stopping is safe, a repeat is not.
+			if repeats != 0 || stopped < 2 {
+				t.Errorf("%d repeats, %d of the 2 holders whose lease was lost stopped", repeats, stopped)
 			}
 		})
 	}
