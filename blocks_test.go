@@ -144,3 +144,22 @@ func TestCheckKeyMidnightSkipped(t *testing.T) {
 		}
 	}
 }
+
+// A period the date part cannot print is no key of the template: a
+// two-digit year's window bounds the years.
+func TestCheckKeyWindow(t *testing.T) {
+	g, err := sn.New(`Y@<date, format=yy, window=2000>-@<seq, reset=year>`, sn.WithSequence("seq", sequence.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := g.Key(sn.Request{At: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)})
+	if err := g.CheckKey(key); err != nil {
+		t.Fatalf("the control, 2026: %v", err)
+	}
+	base := strings.TrimSuffix(key, "2026")
+	for _, y := range []string{"1926", "2100", "0000", "9999"} {
+		if err := g.CheckKey(base + y); err == nil {
+			t.Errorf("year %s, outside the window 2000-2099, passes", y)
+		}
+	}
+}

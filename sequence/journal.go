@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Journal is implemented by a [Gen] or [Allocator] whose store keeps, for
@@ -223,7 +224,22 @@ func CheckNote(key string, e Event, mark int64) error {
 		return fmt.Errorf("sequence: journal of %q: a reason of %d bytes and an actor of %d, at most %d each: %w",
 			key, len(e.Reason), len(e.Actor), MaxReason, ErrInvalidArgument)
 	}
+	if e.Kind != Enrolled && e.Kind != Forgotten && (!printable(e.Reason) || !printable(e.Actor)) {
+		// An auditor reads them in sn gaps, a record a line: a control
+		// character would draw lines or move the cursor there.
+		return fmt.Errorf("sequence: journal of %q: %s: a reason or an actor with a control or format character (%q, %q): %w", key, e.Kind, e.Reason, e.Actor, ErrInvalidArgument)
+	}
 	return nil
+}
+
+// printable reports whether s has no control or format character.
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ChainHash returns the hash of e, the record after one whose hash was

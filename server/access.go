@@ -26,7 +26,7 @@ const (
 	// Monitor reads the service's figures for the templates the token
 	// reaches: GET /v1/monitor and /metrics.
 	Monitor Action = "monitor"
-	// Admin changes the record: POST void and floor.
+	// Admin changes the record: POST void.
 	Admin Action = "admin"
 )
 

@@ -72,8 +72,8 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 	case req.N < 1 || req.N > src.max:
 		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "n", Message: fmt.Sprintf("n %d: want a block of 1 to %d numbers (the template's max_block)", req.N, src.max)}, http.StatusBadRequest)
 		return
-	case len(req.Client) > 200 || !utf8.ValidString(req.Client):
-		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "client", Message: "client: want at most 200 bytes of UTF-8 naming the client process"}, http.StatusBadRequest)
+	case len(req.Client) > 200 || !utf8.ValidString(req.Client) || !printable(req.Client):
+		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "client", Message: "client: want at most 200 bytes of printable UTF-8 naming the client process (no control characters: the journal keeps it)"}, http.StatusBadRequest)
 		return
 	}
 	now, err := time.Parse(time.RFC3339Nano, req.Now)

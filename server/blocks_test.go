@@ -53,6 +53,16 @@ obfuscation:
 	if st, e, out := block("orders", time.Now(), ""); st != 200 || out.Last-out.First != 9 {
 		t.Errorf("a block on time: %d %+v %+v", st, e, out)
 	}
+	// A client's name and a void's reason go to the journal: no control
+	// character, which would draw lines in sn gaps.
+	req := wire.BlockRequest{Key: "SN-@<seq>", N: 10, Template: info.Template, Engine: sn.Engine(), Now: time.Now().Format(time.RFC3339Nano), Client: "host\nsn serve, token admin\x1b[2K"}
+	var e wire.ErrorResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/blocks", req, &e); st != 400 || e.Error.Field != "client" {
+		t.Errorf("a client with a line break: %d %+v", st, e)
+	}
+	if st, _ := call(t, ts, "POST", "/v1/templates/orders/void", wire.VoidRequest{Number: "SN-00000001", Reason: "ok\r\x1b[2Kforged"}, &e); st != 400 || e.Error.Field != "reason" {
+		t.Errorf("a reason with a carriage return: %d %+v", st, e)
+	}
 	var secret wire.TemplateInfo
 	call(t, ts, "GET", "/v1/templates/secret", nil, &secret)
 	if secret.MaxBlock != 0 || !strings.Contains(secret.NoBlocks, "obfuscate=k") {

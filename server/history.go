@@ -175,10 +175,15 @@ func capacity(g *sn.Generator, now time.Time, keys map[string]int64, rate float6
 		c.PeriodEnd = &end
 	}
 	if rate > 0 {
-		left := time.Duration(float64(max-c.Last) / rate * float64(time.Second))
-		if out := now.Add(left); left < 400*24*time.Hour && (c.PeriodEnd == nil || out.Before(*c.PeriodEnd)) {
-			out = out.UTC().Truncate(time.Second)
-			c.RunsOut = &out
+		// In float seconds first: a wide width at a slow rate lasts
+		// longer than a Duration holds.
+		secs := float64(max-c.Last) / rate
+		if secs < (400 * 24 * time.Hour).Seconds() {
+			out := now.Add(time.Duration(secs * float64(time.Second)))
+			if c.PeriodEnd == nil || out.Before(*c.PeriodEnd) {
+				out = out.UTC().Truncate(time.Second)
+				c.RunsOut = &out
+			}
 		}
 	}
 	c.Warn = c.Ratio >= warnRatio || c.RunsOut != nil

@@ -194,6 +194,13 @@ templates:
 			t.Errorf("memo %.20q (%d bytes): %d %s %.100q (%d bytes); want 400 var_invalid, a short message", v, len(v), st, e.Error.Code, e.Error.Message, len(e.Error.Message))
 		}
 	}
+	// White space JSON does not know is not an empty body: 400.
+	for _, body := range []string{"\f", "\v", "\u0085", "\u00a0", " \u00a0\n"} {
+		var e wire.ErrorResponse
+		if st, _ := call(t, notes, "POST", "/v1/templates/notes/next", body, &e); st != 400 || e.Error.Code != wire.CodeBadRequest {
+			t.Errorf("body %q: %d %+v; want 400 bad_request", body, st, e)
+		}
+	}
 	var mon wire.Monitor
 	call(t, notes, "GET", "/v1/monitor", nil, &mon)
 	if b, _ := json.Marshal(mon); len(b) > 10_000 || mon.Templates[0].Issued != 0 {

@@ -123,7 +123,7 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 		s.forbid(w, gr, []Action{Monitor}, "the monitor")
 		return
 	}
-	h := s.health(r, gr)
+	h, _ := s.health(r, gr)
 	now := time.Now()
 	m := wire.Monitor{Time: now.UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []wire.MonitorTemplate{}}
 	for _, name := range s.visible(gr) {

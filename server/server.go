@@ -43,6 +43,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sngen/sn"
@@ -156,6 +157,11 @@ func New(set *config.Set, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: token %d is %d bytes long; want at least 16 (a random one: openssl rand -hex 32)", i, len(t))
 		}
 		tokens = append(tokens, Token{ID: strconv.Itoa(i + 1), Secret: t, Actions: Actions})
+	}
+	for _, t := range opts.Scoped {
+		if _, err := strconv.Atoi(t.ID); err == nil && len(opts.Tokens) > 0 {
+			return nil, fmt.Errorf("server: scoped token %q: an ID of digits is that of a token of Options.Tokens (1, 2...): name it otherwise, so that the journal tells them apart", t.ID)
+		}
 	}
 	tokens = append(tokens, opts.Scoped...)
 	if len(tokens) > 0 {
@@ -636,6 +642,19 @@ func (s *Server) numberRequest(w http.ResponseWriter, r *http.Request) (*sn.Gene
 	return g, req, true
 }
 
+// printable reports whether s, a text the journal keeps (a void's
+// reason, a block's client), has no control or format character: an
+// auditor reads it in sn gaps, line by line, and it must not draw lines
+// or move the cursor there.
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
 // idempotencyKey reports whether k is a key the API takes: 1 to 255
 // visible ASCII characters (a UUID, say), as quoted in logs and errors.
 func idempotencyKey(k string) bool {
@@ -661,8 +680,8 @@ func (s *Server) void(w http.ResponseWriter, r *http.Request) {
 	if _, code := s.decode(w, r, &req); code != "" {
 		return
 	}
-	if req.Reason == "" || len(req.Reason) > sequence.MaxReason {
-		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("reason: want why the number is void, 1 to %d bytes: an auditor reads it", sequence.MaxReason), Field: "reason"}, http.StatusBadRequest)
+	if req.Reason == "" || len(req.Reason) > sequence.MaxReason || !printable(req.Reason) {
+		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("reason: want why the number is void, 1 to %d bytes of printable text (no control characters): an auditor reads it", sequence.MaxReason), Field: "reason"}, http.StatusBadRequest)
 		return
 	}
 	if err := g.Void(sn.WithActor(r.Context(), actor(grantIn(w))), req.Number, req.Reason); err != nil {
@@ -719,7 +738,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if gr != nil && !gr.actions[Monitor] {
 		gr = nil
 	}
-	h := s.health(r, gr)
+	h, all := s.health(r, gr)
+	h.Ready = all // the balancer's question: every store
 	status := http.StatusOK
 	if s.drain.Load() {
 		h.Ready = false
@@ -735,22 +755,28 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 const pingTimeout = 5 * time.Second
 
 // health pings every store, and describes those of the templates gr
-// reaches (none for nil).
-func (s *Server) health(r *http.Request, gr *grant) wire.Health {
-	h := wire.Health{Ready: true, Stores: []wire.StoreHealth{}}
+// reaches (none for nil); all reports whether every store answered.
+func (s *Server) health(r *http.Request, gr *grant) (h wire.Health, all bool) {
+	h = wire.Health{Ready: true, Stores: []wire.StoreHealth{}}
+	all = true
 	ctx, cancel := context.WithTimeout(r.Context(), pingTimeout)
 	defer cancel()
 	for _, st := range s.set.Ping(ctx) {
-		if st.Err != nil {
-			h.Ready = false
-		}
-		if gr == nil {
-			continue
-		}
 		var names []string
-		for _, name := range st.Templates {
-			if tenant, _ := s.set.Tenant(name); gr.reaches(name, tenant) {
-				names = append(names, name)
+		if gr != nil {
+			for _, name := range st.Templates {
+				if tenant, _ := s.set.Tenant(name); gr.reaches(name, tenant) {
+					names = append(names, name)
+				}
+			}
+		}
+		// Ready is every store's for /readyz (gr nil), and a token's
+		// stores' for the token: one tenant does not learn that
+		// another's store is down.
+		if st.Err != nil {
+			all = false
+			if gr == nil || len(names) > 0 {
+				h.Ready = false
 			}
 		}
 		if len(names) == 0 {
@@ -762,7 +788,7 @@ func (s *Server) health(r *http.Request, gr *grant) wire.Health {
 		}
 		h.Stores = append(h.Stores, sh)
 	}
-	return h
+	return h, all
 }
 
 // decode reads the request's JSON body into v and returns the fields it
@@ -785,7 +811,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[stri
 	if err != nil {
 		return bad(wire.Error{Message: "the body: " + err.Error()})
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	if len(bytes.Trim(body, " \t\r\n")) == 0 { // JSON's white space, no other
 		return map[string]bool{}, ""
 	}
 	if nr, ok := v.(*wire.NextRequest); ok {

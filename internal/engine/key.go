@@ -408,7 +408,9 @@ func (pl *Plan) period(s *Part, c string) bool {
 	default:
 		return false
 	}
-	return err == nil && bucketString(bucket(t, d, s.Reset), s.Reset) == c
+	// A period the date part cannot print (outside a two-digit year's
+	// window, say) is no period any call draws from.
+	return err == nil && bucketString(bucket(t, d, s.Reset), s.Reset) == c && d.Fits(t) == nil
 }
 
 // splitKey splits a counter key into its components, unescaped, and
