@@ -214,3 +214,24 @@ func BenchmarkReset(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendBatch appends batches of 1,000 numbers drawn from a
+// Segment, as sn serve does for {"n": 1000}, and reports the time per
+// number.
+func BenchmarkAppendBatch(b *testing.B) {
+	seg, err := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer seg.Close()
+	g := sn.MustNew(`SN-@<seq, width=10>-@<checksum, algo=luhn>`, sn.WithSequence("seq", seg))
+	var bt sn.Batch
+	b.ReportAllocs()
+	for b.Loop() {
+		bt.Reset()
+		if err := g.Append(ctx, &bt, sn.Request{N: 1000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/number")
+}

@@ -133,7 +133,7 @@ type run struct {
 	ok     bool  // the fields below hold
 	digit  int   // the offset of the number's last digit of the sequence
 	check  int   // the offset of its Luhn digit, with a check
-	sum    int   // the Luhn sum of its digits, with a check
+	sum    int   // the Luhn sum of its digits modulo 10, with a check
 	n      int64 // its sequence value
 	length int   // its length
 }
@@ -154,8 +154,16 @@ func (pl *Plan) renderRun(dst []byte, n int64, r *run) ([]byte, error) {
 			at := prev + r.length
 			dst[at+r.digit] = d + 1
 			if f.check != nil {
-				r.sum += int(doubledDigit[d-'0'+1]) - int(doubledDigit[d-'0'])
-				dst[at+r.check] = byte('0' + (10-r.sum%10)%10)
+				// r.sum is kept modulo 10; the last digit's share
+				// changes by -8 to +2.
+				t := r.sum + int(doubledDigit[d-'0'+1]) - int(doubledDigit[d-'0'])
+				if t >= 10 {
+					t -= 10
+				} else if t < 0 {
+					t += 10
+				}
+				r.sum = t
+				dst[at+r.check] = luhnCheck[t]
 			}
 			r.n = n
 			return dst, nil
@@ -180,9 +188,12 @@ func (pl *Plan) renderRun(dst []byte, n int64, r *run) ([]byte, error) {
 		dst = append(dst, byte('0'+(10-sum%10)%10))
 	}
 	dst = append(dst, f.post...)
-	*r = run{ok: true, digit: e - 1 - start, check: check, sum: sum, n: n, length: len(dst) - start}
+	*r = run{ok: true, digit: e - 1 - start, check: check, sum: sum % 10, n: n, length: len(dst) - start}
 	return dst, nil
 }
+
+// luhnCheck[s] is the Luhn check digit of digits whose sum is s modulo 10.
+var luhnCheck = [10]byte{'0', '9', '8', '7', '6', '5', '4', '3', '2', '1'}
 
 // doubledDigit[d] is d's share of a Luhn sum where it is doubled.
 var doubledDigit = [10]uint8{0, 2, 4, 6, 8, 1, 3, 5, 7, 9}
