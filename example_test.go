@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sngen/sn"
@@ -405,4 +406,22 @@ func ExampleRequest_idempotencyKey() {
 	fmt.Println(first, retry, next)
 	// Output:
 	// [SO-00001 SO-00002] [SO-00001 SO-00002] SO-00003
+}
+
+// A service that hands out blocks of a template's counters checks each
+// key a client asks for: one the template makes, or an error naming the
+// component that is not.
+func ExampleGenerator_CheckKey() {
+	g, err := sn.New(`D@<date, format=yyyyMMdd>-@<seq, width=5, reset=day>`, sn.WithSequence("seq", sequence.NewMemory()))
+	if err != nil {
+		panic(err)
+	}
+	key, _ := g.Key(sn.Request{At: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)})
+	fmt.Println(key)
+	fmt.Println(g.CheckKey(key))
+	fmt.Println(g.CheckKey(strings.Replace(key, "2026-11-26", "2026-02-30", 1)))
+	// Output:
+	// D@<date>-@<seq, reset=day>|2026-11-26
+	// <nil>
+	// sn: sequence: invalid argument: counter key "D@<date>-@<seq, reset=day>|2026-02-30": "2026-02-30" is not a period of reset=day (want <yyyy-MM-dd>)
 }

@@ -95,6 +95,11 @@ type Target struct {
 	// current directory. See [WithDir].
 	Dir string
 
+	// Tenant is the template's tenant ([Template.Tenant]), "" for none:
+	// a backend that keeps one store per Build for every template (the
+	// memory backend) keeps one per tenant instead.
+	Tenant string
+
 	// Exact asks for a sequence that reserves in its store exactly the
 	// numbers each call asks for, instead of blocks of them. See
 	// [WithExact].

@@ -137,3 +137,32 @@ templates:
 		})
 	}
 }
+
+// On the memory backend each tenant has a Memory of its own: two tenants'
+// equal templates count apart, and are not refused as sharing a store.
+func TestTenantsMemory(t *testing.T) {
+	cfg := must(config.Decode([]byte(`
+tenants: {shop: {}, billing: {}}
+templates:
+  a: {template: "INV-@<seq>", tenant: shop}
+  b: {template: "INV-@<seq>", tenant: billing}
+  c: {template: "INV-@<seq>"}
+`), "yaml"))
+	set, err := cfg.Build(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	ids := map[string]bool{}
+	for _, name := range []string{"a", "b", "c"} {
+		g, _ := set.Get(name)
+		if n, err := g.Next(t.Context()); err != nil || n != "INV-1" {
+			t.Errorf("%s: %v %v; want INV-1", name, n, err)
+		}
+		id, _ := set.StoreID(name)
+		ids[id] = true
+	}
+	if len(ids) != 3 {
+		t.Errorf("store IDs %v: want one per tenant", ids)
+	}
+}

@@ -152,7 +152,9 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 			e.Template = name
 			errs = append(errs, e)
 		}
-		p, store, perrs := planSequence(env, name, "sequence", own, seq, len(ownBad) == 0 && len(storeBad) == 0 && !tenantBad[t.Tenant])
+		tenv := env
+		tenv.Tenant = t.Tenant
+		p, store, perrs := planSequence(tenv, name, "sequence", own, seq, len(ownBad) == 0 && len(storeBad) == 0 && !tenantBad[t.Tenant])
 		errs = append(errs, perrs...)
 		if b := backendOf(seq); !slices.Contains(backends, b) {
 			backends = append(backends, b)
