@@ -41,98 +41,116 @@ func TestLeaserDataLoss(t *testing.T) {
 	const ttl = 400 * time.Millisecond
 	for _, loss := range []string{"flushall", "keys deleted", "control"} {
 		t.Run(loss, func(t *testing.T) {
-			ctx := context.Background()
-			srv := redistest.Start(t, redistest.Persistent())
-			rdb := srv.Client(t)
-			var mu sync.Mutex
-			seen := map[int64]int{}
-			repeats, issued := 0, 0
-			issue := func(g *snowflake.Gen, who int, stop <-chan struct{}) error {
-				for {
-					select {
-					case <-stop:
-						return nil
-					default:
-					}
-					ids, err := g.NextN(ctx, "", nil, 64)
-					mu.Lock()
-					for _, id := range ids {
-						if w, ok := seen[id]; ok && w != who {
-							repeats++
-						}
-						seen[id] = who
-						issued++
-					}
-					mu.Unlock()
-					if err != nil {
-						return err
-					}
-				}
-			}
-			newGen := func(l snowflake.Leaser) *snowflake.Gen {
-				g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: ttl})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { g.Close() })
-				return g
-			}
-			var holders []*snowflake.Gen
-			for range 2 {
-				holders = append(holders, newGen(must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))))
-			}
-			stop := make(chan struct{})
-			errs := make(chan error, 3)
-			var wg sync.WaitGroup
-			for i, h := range holders {
-				wg.Go(func() { errs <- issue(h, i, stop) })
-			}
-			time.Sleep(2 * ttl) // both issue: past the wait of their new ids
-			switch loss {
-			case "flushall", "control":
-				if err := rdb.FlushAll(ctx).Err(); err != nil {
-					t.Fatal(err)
-				}
-			case "keys deleted":
-				keys, err := rdb.Keys(ctx, "*lease:*").Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				more, _ := rdb.Keys(ctx, "*bound:*").Result()
-				if err := rdb.Del(ctx, append(keys, more...)...).Err(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var l snowflake.Leaser = must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))
+			// The control sees a repeat only while the holders still
+			// issue, before their next renewal finds the loss: on a
+			// loaded machine the third process may come too late. It is
+			// given three tries; the faults, one.
+			tries := 1
 			if loss == "control" {
-				l = forgetful{l}
+				tries = 3
 			}
-			third := newGen(l)
-			wg.Go(func() { errs <- issue(third, 2, stop) })
-			time.Sleep(3 * ttl)
-			close(stop)
-			wg.Wait()
-			close(errs)
-			stopped := 0
-			for err := range errs {
-				switch {
-				case errors.Is(err, sequence.ErrLeaseLost):
-					stopped++
-				case err != nil:
-					t.Errorf("a holder: %v", err)
+			for try := 1; try <= tries; try++ {
+				if repeats := leaseLoss(t, loss, ttl); loss != "control" || repeats > 0 {
+					return
 				}
 			}
-			t.Logf("%s: %d ids, %d holders stopped on a lost lease, %d repeats", loss, issued, stopped, repeats)
-			switch {
-			case loss == "control" && repeats == 0:
-				t.Error("the control repeated nothing: the test cannot see two holders of one id")
-			case loss != "control" && repeats != 0:
-				t.Errorf("%d ids repeated after the loss", repeats)
-			case loss != "control" && stopped != 2:
-				t.Errorf("%d of the 2 holders stopped on a lost lease", stopped)
-			}
+			t.Error("the control repeated nothing in 3 tries: the test cannot see two holders of one id")
 		})
 	}
+}
+
+// leaseLoss runs one try of TestLeaserDataLoss and returns the repeats.
+func leaseLoss(t *testing.T, loss string, ttl time.Duration) int {
+	t.Helper()
+	ctx := context.Background()
+	srv := redistest.Start(t, redistest.Persistent())
+	rdb := srv.Client(t)
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	repeats, issued := 0, 0
+	issue := func(g *snowflake.Gen, who int, stop <-chan struct{}) error {
+		for {
+			select {
+			case <-stop:
+				return nil
+			default:
+			}
+			ids, err := g.NextN(ctx, "", nil, 64)
+			mu.Lock()
+			for _, id := range ids {
+				if w, ok := seen[id]; ok && w != who {
+					repeats++
+				}
+				seen[id] = who
+				issued++
+			}
+			mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	newGen := func(l snowflake.Leaser) *snowflake.Gen {
+		g, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return g
+	}
+	var holders []*snowflake.Gen
+	for range 2 {
+		holders = append(holders, newGen(must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))))
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 3)
+	var wg sync.WaitGroup
+	for i, h := range holders {
+		wg.Go(func() { errs <- issue(h, i, stop) })
+	}
+	time.Sleep(2 * ttl) // both issue: past the wait of their new ids
+	switch loss {
+	case "flushall", "control":
+		if err := rdb.FlushAll(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	case "keys deleted":
+		keys, err := rdb.Keys(ctx, "*lease:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		more, _ := rdb.Keys(ctx, "*bound:*").Result()
+		if err := rdb.Del(ctx, append(keys, more...)...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var l snowflake.Leaser = must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))
+	if loss == "control" {
+		l = forgetful{l}
+	}
+	third := newGen(l)
+	wg.Go(func() { errs <- issue(third, 2, stop) })
+	time.Sleep(3 * ttl)
+	close(stop)
+	wg.Wait()
+	close(errs)
+	stopped := 0
+	for err := range errs {
+		switch {
+		case errors.Is(err, sequence.ErrLeaseLost):
+			stopped++
+		case err != nil:
+			t.Errorf("a holder: %v", err)
+		}
+	}
+	t.Logf("%s: %d ids, %d holders stopped on a lost lease, %d repeats", loss, issued, stopped, repeats)
+	switch {
+	case loss != "control" && repeats != 0:
+		t.Errorf("%d ids repeated after the loss", repeats)
+	case loss != "control" && stopped < 2:
+		t.Errorf("%d of the 2 holders stopped on a lost lease", stopped)
+	}
+	return repeats
 }
 
 // A series records its layout with its first lease: 41/2/11 with worker 2
