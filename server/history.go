@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sngen/sn"
@@ -18,78 +19,89 @@ const (
 	historySlots = 720 // an hour of historyStep
 )
 
-// slot is what a template did in one historyStep.
+// slot is what a template did in one historyStep. Requests add to the
+// counts of the requests with atomic adds, taking no lock; the block
+// counters are written when the slot begins, under history.mu.
 type slot struct {
-	n          int64 // the slot: Unix time / historyStep; 0 for none yet
-	issued     int64 // numbers issued by next
-	handed     int64 // numbers handed out in blocks
-	client     int64 // requests that failed with a 4xx
-	server     int64 // requests that failed with a 5xx
-	fetches    int64 // block fetches of the template's stores
-	fetchTime  time.Duration
-	waits      int64 // calls that waited at a block's edge
-	lateBlocks int64
+	n         atomic.Int64 // the slot: Unix time / historyStep; 0 for none yet
+	issued    atomic.Int64 // numbers issued by next
+	handed    atomic.Int64 // numbers handed out in blocks
+	client    atomic.Int64 // requests that failed with a 4xx
+	server    atomic.Int64 // requests that failed with a 5xx
+	fetches   int64        // block fetches of the template's stores
+	fetchTime time.Duration
+	waits     int64 // calls that waited at a block's edge
 }
 
 // history is a template's last hour, a ring of slots.
 type history struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // rolls slots over, and reads them
 	slots [historySlots]slot
 	stats func() (sequence.SegmentStats, bool) // the template's stores' counters now
 	last  sequence.SegmentStats                // at the last sample
-	seen  int64                                // the slot of the last sample
+	seen  atomic.Int64                         // the slot of the last sample, written under mu
 }
 
-// slotOf returns the slot of now, emptied when it held an older one. It
-// takes the stores' counters once per slot: their change since the last
-// sample goes to it. Called with h.mu held.
+// slotOf returns the slot of now. The first call of a slot takes the lock
+// to empty it of an hour ago, and to add to it the change of the stores'
+// counters since the last sample; the others only load its number.
 func (h *history) slotOf(now time.Time) *slot {
 	n := now.UnixNano() / int64(historyStep)
 	s := &h.slots[n%historySlots]
-	if s.n != n {
-		*s = slot{n: n}
+	if s.n.Load() != n || h.stats != nil && h.seen.Load() != n {
+		h.mu.Lock()
+		h.roll(s, n)
+		h.mu.Unlock()
 	}
-	if h.seen != n && h.stats != nil {
-		h.seen = n
+	return s
+}
+
+// roll empties s for slot n when it holds an older one (its counts first,
+// then its number, so that an add that sees n adds to the new slot), and
+// samples the stores' counters once per slot. Called with h.mu held.
+func (h *history) roll(s *slot, n int64) {
+	if s.n.Load() != n {
+		s.issued.Store(0)
+		s.handed.Store(0)
+		s.client.Store(0)
+		s.server.Store(0)
+		s.fetches, s.fetchTime, s.waits = 0, 0, 0
+		s.n.Store(n)
+	}
+	if h.seen.Load() != n && h.stats != nil {
+		h.seen.Store(n)
 		if st, ok := h.stats(); ok {
 			s.fetches += st.Fetches - h.last.Fetches
 			s.fetchTime += st.FetchTime - h.last.FetchTime
 			s.waits += st.Waits - h.last.Waits
-			s.lateBlocks += st.Late - h.last.Late
 			h.last = st
 		}
 	}
-	return s
 }
 
 // issued records a request to issue that ended with code ("" for none),
 // having issued n numbers.
 func (h *history) issued(now time.Time, n int, code wire.Code) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	s := h.slotOf(now)
-	s.issued += int64(n)
+	s.issued.Add(int64(n))
 	switch {
 	case code == "":
 	case code.Status() >= 500:
-		s.server++
+		s.server.Add(1)
 	default:
-		s.client++
+		s.client.Add(1)
 	}
 }
 
 // handed records a block of n numbers handed out.
 func (h *history) handed(now time.Time, n int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.slotOf(now).handed += n
+	h.slotOf(now).handed.Add(n)
 }
 
 // read returns the last hour up to now, oldest first.
 func (h *history) read(now time.Time) *wire.History {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.slotOf(now)
 	end := now.UnixNano() / int64(historyStep)
 	out := &wire.History{
 		StepSeconds: historyStep.Seconds(), End: time.Unix(0, (end+1)*int64(historyStep)).UTC(),
@@ -100,10 +112,13 @@ func (h *history) read(now time.Time) *wire.History {
 	for i := range historySlots {
 		n := end - int64(historySlots-1-i)
 		s := &h.slots[((n%historySlots)+historySlots)%historySlots]
-		if s.n != n {
+		if i == historySlots-1 {
+			h.roll(s, n) // the slot of now, with the stores' latest counters
+		}
+		if s.n.Load() != n {
 			continue
 		}
-		out.Issued[i], out.Handed[i], out.ClientErrors[i], out.ServerErrors[i] = s.issued, s.handed, s.client, s.server
+		out.Issued[i], out.Handed[i], out.ClientErrors[i], out.ServerErrors[i] = s.issued.Load(), s.handed.Load(), s.client.Load(), s.server.Load()
 		out.Fetches[i], out.Waits[i] = s.fetches, s.waits
 		out.FetchMillis[i] = float64(s.fetchTime.Microseconds()) / 1000
 	}
@@ -130,8 +145,8 @@ func (h *history) rate(now time.Time, d time.Duration) float64 {
 	k := int64(d / historyStep)
 	var sum int64
 	for n := end - k + 1; n <= end; n++ {
-		if s := &h.slots[((n%historySlots)+historySlots)%historySlots]; s.n == n {
-			sum += s.issued + s.handed
+		if s := &h.slots[((n%historySlots)+historySlots)%historySlots]; s.n.Load() == n {
+			sum += s.issued.Load() + s.handed.Load()
 		}
 	}
 	// The slot of now is under way: count the time it has run.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/wire"
 )
 
 // A wide width at a slow rate lasts longer than a time.Duration holds:
@@ -41,5 +42,38 @@ func TestCapacityWideAndSlow(t *testing.T) {
 		if c.RunsOut != nil && !c.RunsOut.After(now) {
 			t.Errorf("%s: runs out at %v, before now", tc.text, c.RunsOut)
 		}
+	}
+}
+
+// Requests counted at once, from many goroutines and across slots, are
+// all in the history: the adds take no lock, the roll-over does.
+func TestHistoryConcurrent(t *testing.T) {
+	h := &history{stats: func() (sequence.SegmentStats, bool) { return sequence.SegmentStats{}, true }}
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 3000 {
+				at := start.Add(time.Duration(i) * 10 * time.Millisecond) // 30 s: six slots
+				code := ""
+				if (i+g)%10 == 0 {
+					code = "var_invalid"
+				}
+				h.issued(at, 2, wire.Code(code))
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	hist := h.read(start.Add(30 * time.Second))
+	var issued, client int64
+	for i := range hist.Issued {
+		issued += hist.Issued[i]
+		client += hist.ClientErrors[i]
+	}
+	if issued != 8*3000*2 || client != 8*300 {
+		t.Errorf("issued %d, client errors %d; want %d and %d", issued, client, 8*3000*2, 8*300)
 	}
 }
