@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,22 +63,7 @@ func TestMonitorPageInBrowser(t *testing.T) {
 	ctx := browser(t)
 	auth := []string{"Authorization", "Bearer " + testToken}
 
-	var mu sync.Mutex
-	var foreign, thrown []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			if !strings.HasPrefix(e.Request.URL, ts.URL+"/") {
-				foreign = append(foreign, e.Request.URL)
-			}
-		case *runtime.EventExceptionThrown:
-			thrown = append(thrown, fmt.Sprintf("%s %+v", e.ExceptionDetails.Text, e.ExceptionDetails.Exception))
-		}
-	}); err != nil {
-		t.Fatalf("starting the browser: %v", err)
-	}
+	page := watchPage(t, ctx, ts.URL)
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -94,8 +80,7 @@ func TestMonitorPageInBrowser(t *testing.T) {
 			cancel()
 			if err != nil {
 				html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("body")))
-				mu.Lock()
-				defer mu.Unlock()
+				_, thrown := page.seen()
 				t.Fatalf("%s: waiting for %s: %v\nscript errors: %q\npage: %.3000s", what, sel, err, thrown, html)
 			}
 		}
@@ -156,8 +141,50 @@ func TestMonitorPageInBrowser(t *testing.T) {
 	if strings.Contains(loc, testToken) {
 		t.Errorf("the token stays in the address: %s", loc)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	page.check(t)
+}
+
+// pageWatch records what a page asks of another origin than the server's
+// and the exceptions its script throws.
+type pageWatch struct {
+	mu      sync.Mutex
+	foreign []string
+	thrown  []string
+}
+
+// watchPage starts recording for the browser of ctx, whose server is at
+// origin.
+func watchPage(t *testing.T, ctx context.Context, origin string) *pageWatch {
+	t.Helper()
+	w := &pageWatch{}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			if !strings.HasPrefix(e.Request.URL, origin+"/") {
+				w.foreign = append(w.foreign, e.Request.URL)
+			}
+		case *runtime.EventExceptionThrown:
+			w.thrown = append(w.thrown, fmt.Sprintf("%s %+v", e.ExceptionDetails.Text, e.ExceptionDetails.Exception))
+		}
+	}); err != nil {
+		t.Fatalf("starting the browser: %v", err)
+	}
+	return w
+}
+
+// seen returns what was recorded so far.
+func (w *pageWatch) seen() (foreign, thrown []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.foreign), slices.Clone(w.thrown)
+}
+
+// check fails the test for a request to another origin or a script error.
+func (w *pageWatch) check(t *testing.T) {
+	t.Helper()
+	foreign, thrown := w.seen()
 	if len(thrown) > 0 {
 		t.Errorf("the page's script threw: %q", thrown)
 	}

@@ -2,16 +2,12 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sngen/sn/server"
@@ -66,22 +62,7 @@ templates:
 	}
 
 	ctx := browser(t)
-	var mu sync.Mutex
-	var foreign, thrown []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			if !strings.HasPrefix(e.Request.URL, ts.URL+"/") {
-				foreign = append(foreign, e.Request.URL)
-			}
-		case *runtime.EventExceptionThrown:
-			thrown = append(thrown, fmt.Sprintf("%s %+v", e.ExceptionDetails.Text, e.ExceptionDetails.Exception))
-		}
-	}); err != nil {
-		t.Fatalf("starting the browser: %v", err)
-	}
+	page := watchPage(t, ctx, ts.URL)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 1000), chromedp.Navigate(ts.URL+"/monitor#token="+testToken)); err != nil {
 		t.Fatalf("loading the page: %v", err)
 	}
@@ -96,9 +77,8 @@ templates:
 		err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(sel)))
 		cancel()
 		if err != nil {
-			mu.Lock()
+			_, thrown := page.seen()
 			t.Fatalf("waiting for %s: %v\nscript errors: %q", sel, err, thrown)
-			mu.Unlock()
 		}
 	}
 	// The line of numbers issued is drawn from points, and rises above the
@@ -144,12 +124,5 @@ templates:
 		t.Fatal(err)
 	}
 	t.Logf("screenshot of the monitor page: %s (%d bytes)", shot, len(png))
-	mu.Lock()
-	defer mu.Unlock()
-	if len(thrown) > 0 {
-		t.Errorf("the page's script threw: %q", thrown)
-	}
-	if len(foreign) > 0 {
-		t.Errorf("the page asked for what the server does not serve: %q", foreign)
-	}
+	page.check(t)
 }

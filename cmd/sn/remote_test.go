@@ -275,7 +275,7 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 }
 
 // freePort returns a loopback address no one listens on.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ serve:
 		return path
 	}
 	one, many := answer(1), answer(1000)
-	bare := freePortB(b)
+	bare := freePort(b)
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), bareEnv+"="+bare, "SN_BARE_ONE="+one, "SN_BARE_MANY="+many)
@@ -159,13 +159,4 @@ wrk.headers["Authorization"] = "Bearer %s"
 	}
 	w.Flush()
 	fmt.Printf("wrk -t1 -c32 -d3s, medians of %d rounds, contenders interleaved, on 127.0.0.1\n", rounds)
-}
-
-func freePortB(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
