@@ -216,7 +216,8 @@ func BenchmarkReset(b *testing.B) {
 }
 
 // BenchmarkAppendBatch appends batches of 1,000 numbers drawn from a
-// Segment, as sn serve does for {"n": 1000}, and reports the time per
+// Segment, as sn serve does for {"n": 1000}: into a Batch (Append) and
+// as JSON (AppendJSON, what sn serve calls). It reports the time per
 // number.
 func BenchmarkAppendBatch(b *testing.B) {
 	seg, err := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
@@ -225,13 +226,26 @@ func BenchmarkAppendBatch(b *testing.B) {
 	}
 	defer seg.Close()
 	g := sn.MustNew(`SN-@<seq, width=10>-@<checksum, algo=luhn>`, sn.WithSequence("seq", seg))
-	var bt sn.Batch
-	b.ReportAllocs()
-	for b.Loop() {
-		bt.Reset()
-		if err := g.Append(ctx, &bt, sn.Request{N: 1000}); err != nil {
-			b.Fatal(err)
+	b.Run("Append", func(b *testing.B) {
+		var bt sn.Batch
+		b.ReportAllocs()
+		for b.Loop() {
+			bt.Reset()
+			if err := g.Append(ctx, &bt, sn.Request{N: 1000}); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/number")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/number")
+	})
+	b.Run("AppendJSON", func(b *testing.B) {
+		var buf []byte
+		b.ReportAllocs()
+		for b.Loop() {
+			var err error
+			if buf, _, err = g.AppendJSON(ctx, buf[:0], sn.Request{N: 1000}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/number")
+	})
 }

@@ -108,6 +108,15 @@ func ExampleGenerator_Append() {
 	// Output: T001 T002 T003 T004 T005 T006
 }
 
+func ExampleGenerator_AppendJSON() {
+	g := sn.MustNew(`SN-@<seq, width=4>-@<checksum, algo=luhn>`, sn.WithSequence("seq", sequence.NewMemory()))
+	buf := []byte(`{"numbers":[`)
+	buf, n, err := g.AppendJSON(context.Background(), buf, sn.Request{N: 3})
+	buf = append(buf, "]}"...)
+	fmt.Println(string(buf), n, err)
+	// Output: {"numbers":["SN-0001-8","SN-0002-6","SN-0003-4"]} 3 <nil>
+}
+
 func ExampleGenerator_Validate() {
 	g := sn.MustNew(`RR@<seq, width=8>@<checksum, algo=s10>CN`, sn.WithSequence("seq", sequence.NewMemory()))
 	fmt.Println(g.Validate("RR473124829CN"))

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/sngen/sn/internal/batchjson"
 )
 
 // A Request says what one call that issues numbers asks for. The zero
@@ -79,17 +81,6 @@ func (b *Batch) Bytes(i int) []byte {
 		start = b.ends[i-1]
 	}
 	return b.buf[start:b.ends[i]:b.ends[i]]
-}
-
-// Flat returns b's numbers as they lie in its buffer, end to end: number
-// i is buf[ends[i-1]:ends[i]] (from 0 for the first), and buf holds
-// nothing else. Both are b's own: valid until b is reset, and not to be
-// changed. A writer of many numbers (sn serve's JSON) reads them whole.
-func (b *Batch) Flat() (buf []byte, ends []int) {
-	if len(b.ends) == 0 {
-		return nil, nil
-	}
-	return b.buf[:b.ends[len(b.ends)-1]], b.ends
 }
 
 // Strings returns b's numbers as strings, allocating two values however
@@ -222,6 +213,31 @@ func (g *Generator) Append(ctx context.Context, b *Batch, r Request) error {
 		return err
 	}
 	return g.call(ctx, b, r)
+}
+
+// AppendJSON is [Generator.Append] for a writer of JSON: it appends the
+// numbers r asks for to dst as JSON strings separated by commas, "A","B"
+// (the list without its brackets), and returns dst and how many numbers
+// it appended. The numbers are printed into the JSON as they are made,
+// with no copy and, for most templates, no test of their bytes: a number
+// holding a byte JSON escapes is escaped. With room in dst, it allocates
+// nothing. On error, the numbers issued so far stay appended.
+func (g *Generator) AppendJSON(ctx context.Context, dst []byte, r Request) ([]byte, int, error) {
+	if g.wrapped || r.IdempotencyKey != "" {
+		b := g.getBatch(min(max(r.N, 1), MaxN))
+		defer g.putBatch(b)
+		err := g.Append(ctx, b, r)
+		return batchjson.AppendList(dst, b.buf, b.ends), b.Len(), err
+	}
+	if g.clockOnly && !r.At.IsZero() {
+		return dst, 0, clockOnlyError()
+	}
+	n, err := r.count()
+	if err != nil {
+		return dst, 0, err
+	}
+	dst, got, err := g.plan.AppendNextJSON(ctx, dst, n, r.At, r.Vars)
+	return dst, got, callError(err)
 }
 
 // Preview returns the sample numbers r asks for without drawing from any

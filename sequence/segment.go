@@ -499,10 +499,14 @@ func (s *Segment) NextN(ctx context.Context, key string, dst []int64, n int) ([]
 		if b.cross(last) {
 			k.prefetch()
 		}
-		for i := start; i <= last; i++ {
-			dst = append(dst, b.first+i-1)
+		got := int(last - start + 1)
+		at := len(dst)
+		dst = slices.Grow(dst, got)[:at+got]
+		vals, first := dst[at:], b.first+start-1
+		for i := range vals {
+			vals[i] = first + int64(i)
 		}
-		want -= last - start + 1
+		want -= int64(got)
 	}
 	return dst, nil
 }

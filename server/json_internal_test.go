@@ -5,15 +5,16 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/sngen/sn/internal/batchjson"
 	"github.com/sngen/sn/wire"
 )
 
 // Numbers written by hand read back as encoding/json reads them, whatever
 // their characters.
-func TestReplyBatch(t *testing.T) {
+func TestReplyNumbers(t *testing.T) {
 	nums := []string{"SN-00000001-8", `a"b`, `back\slash`, "é/ü", "\x01\n", "<&>", ""}
 	rec := httptest.NewRecorder()
-	replyBatch(rec, strs(nums))
+	replyNumbers(rec, batchjson.Append(nil, strs(nums)))
 	var got wire.NextResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatalf("%v in %s", err, rec.Body)

@@ -545,26 +545,31 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		}
 		sr.IdempotencyKey = key[0]
 	}
+	out := answers.Get().(*[]byte)
+	defer putAnswer(out)
 	if preview {
 		nums, err := g.Preview(r.Context(), sr)
 		if err != nil {
 			failed(s.error(w, err))
 			return
 		}
-		replyBatch(w, strs(nums))
+		*out = batchjson.Append((*out)[:0], strs(nums))
+		replyNumbers(w, *out)
 		return
 	}
-	bt := batches.Get().(*sn.Batch)
-	defer putBatch(bt)
-	if err := g.Append(r.Context(), bt, sr); err != nil {
+	// The numbers are printed into the answer as they are issued.
+	buf, n, err := g.AppendJSON(r.Context(), append((*out)[:0], batchjson.Open...), sr)
+	*out = buf
+	if err != nil {
 		// Numbers issued before the error are gaps: the caller gets an
 		// error, and never learns them.
 		failed(s.error(w, err))
 		return
 	}
-	issued = bt.Len()
+	issued = n
 	s.counts[name].issued.Add(int64(issued))
-	replyBatch(w, bt)
+	*out = append(*out, batchjson.Close...)
+	replyNumbers(w, *out)
 }
 
 // unusedVars returns, sorted, the variables of vars that template name
@@ -580,19 +585,15 @@ func (s *Server) unusedVars(name string, vars map[string]string) []string {
 	return out
 }
 
-// batches are the Batches of next. A Batch of a call for many long
-// numbers, larger than 1 MiB, is not kept.
-var batches = sync.Pool{New: func() any { return new(sn.Batch) }}
+// answers are the buffers of the answers. One larger than 1 MiB, of a
+// call for many long numbers, is not kept.
+var answers = sync.Pool{New: func() any { return new([]byte) }}
 
-func putBatch(bt *sn.Batch) {
-	if batchjson.Size(bt) <= 1<<20 {
-		bt.Reset()
-		batches.Put(bt)
+func putAnswer(b *[]byte) {
+	if cap(*b) <= 1<<20 {
+		answers.Put(b)
 	}
 }
-
-// answers are the buffers of the answers, as batches are.
-var answers = sync.Pool{New: func() any { return new([]byte) }}
 
 // strs is a batch of strings: Preview's.
 type strs []string
@@ -608,24 +609,16 @@ var (
 	noStore = []string{"no-store"}
 )
 
-// replyBatch answers a NextResponse of the batch, written by hand
-// (package batchjson).
-func replyBatch(w http.ResponseWriter, bt batchjson.Batch) {
-	out := answers.Get().(*[]byte)
-	defer func() {
-		if cap(*out) <= 1<<20 {
-			answers.Put(out)
-		}
-	}()
-	*out = batchjson.Append(slices.Grow((*out)[:0], batchjson.Size(bt)), bt)
+// replyNumbers answers out, a NextResponse written by hand (package batchjson).
+func replyNumbers(w http.ResponseWriter, out []byte) {
 	h := w.Header()
 	h["Content-Type"] = jsonCT
 	h["Cache-Control"] = noStore
 	// With its length told, the answer goes out in one piece, not
 	// chunked, and the client reads it into one buffer.
-	h.Set("Content-Length", strconv.Itoa(len(*out)))
+	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
-	w.Write(*out)
+	w.Write(out)
 }
 
 // numberRequest reads the template and the body of validate and parse,
@@ -798,17 +791,16 @@ func (s *Server) health(r *http.Request, gr *grant) (h wire.Health, all bool) {
 // (encoding/json would match "N" to "n").
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) (map[string]bool, wire.Code) {
 	body, err := io.ReadAll(r.Body)
-	var big *http.MaxBytesError
-	if errors.As(err, &big) {
-		s.fail(w, wire.Error{Code: wire.CodeTooLarge, Message: fmt.Sprintf("the body is over %d bytes", big.Limit)}, http.StatusRequestEntityTooLarge)
-		return nil, wire.CodeTooLarge
-	}
 	bad := func(e wire.Error) (map[string]bool, wire.Code) {
 		e.Code = wire.CodeBadRequest
 		s.fail(w, e, http.StatusBadRequest)
 		return nil, wire.CodeBadRequest
 	}
 	if err != nil {
+		if big := (*http.MaxBytesError)(nil); errors.As(err, &big) {
+			s.fail(w, wire.Error{Code: wire.CodeTooLarge, Message: fmt.Sprintf("the body is over %d bytes", big.Limit)}, http.StatusRequestEntityTooLarge)
+			return nil, wire.CodeTooLarge
+		}
 		return bad(wire.Error{Message: "the body: " + err.Error()})
 	}
 	if len(bytes.Trim(body, " \t\r\n")) == 0 { // JSON's white space, no other

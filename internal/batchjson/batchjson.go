@@ -14,7 +14,12 @@ import (
 	"strings"
 )
 
-const head = `{"numbers":[`
+// Open and Close frame a list of numbers, "A","B" as AppendList and
+// sn.Generator.AppendJSON write it, as sn serve's answer.
+const (
+	Open  = `{"numbers":[`
+	Close = "]}\n"
+)
 
 // Batch is a batch of numbers, as sn.Batch holds them.
 type Batch interface {
@@ -22,61 +27,61 @@ type Batch interface {
 	Bytes(i int) []byte
 }
 
-// Flat is a Batch whose numbers lie end to end in one buffer: number i
-// is buf[ends[i-1]:ends[i]], and the buffer holds nothing else. Append
-// and Size read it whole.
-type Flat interface {
-	Flat() (buf []byte, ends []int)
-}
-
 // Append appends the JSON of the batch and a newline to dst.
 func Append(dst []byte, b Batch) []byte {
-	if f, ok := b.(Flat); ok {
-		buf, ends := f.Flat()
-		if clean(buf, true) {
-			// Every number is clean: one test of the whole buffer, then
-			// copies.
-			dst = slices.Grow(dst, len(head)+len(buf)+3*len(ends)+3)
-			dst = append(dst, head...)
-			start := 0
-			for i, end := range ends {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, '"')
-				dst = append(dst, buf[start:end]...)
-				dst = append(dst, '"')
-				start = end
-			}
-			return append(dst, "]}\n"...)
-		}
-	}
-	dst = append(dst, head...)
+	dst = append(dst, Open...)
 	for i := range b.Len() {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, b.Bytes(i))
+		dst = AppendString(dst, b.Bytes(i))
 	}
-	return append(dst, "]}\n"...)
+	return append(dst, Close...)
+}
+
+// AppendList appends the numbers that lie end to end in buf, number i
+// being buf[ends[i-1]:ends[i]], as JSON strings separated by commas. When
+// every number is clean, the usual case, one test of the whole buffer
+// does for all of them.
+func AppendList(dst, buf []byte, ends []int) []byte {
+	if len(ends) == 0 {
+		return dst
+	}
+	all := clean(buf[:ends[len(ends)-1]], true)
+	dst = slices.Grow(dst, ends[len(ends)-1]+3*len(ends))
+	start := 0
+	for i, end := range ends {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if all {
+			dst = append(dst, '"')
+			dst = append(dst, buf[start:end]...)
+			dst = append(dst, '"')
+		} else {
+			dst = AppendString(dst, buf[start:end])
+		}
+		start = end
+	}
+	return dst
 }
 
 // Size returns how many bytes Append adds for the batch when its numbers
 // need no escaping, the usual case.
 func Size(b Batch) int {
-	if f, ok := b.(Flat); ok {
-		buf, ends := f.Flat()
-		return len(head) + len("]}\n") + max(len(ends)-1, 0) + len(buf) + 2*len(ends)
-	}
-	n := len(head) + len("]}\n") + max(b.Len()-1, 0) // the commas
+	n := len(Open) + len(Close) + max(b.Len()-1, 0) // the commas
 	for i := range b.Len() {
 		n += len(b.Bytes(i)) + 2
 	}
 	return n
 }
 
-// appendString appends s as a JSON string.
-func appendString(dst, s []byte) []byte {
+// Clean reports whether s goes into a JSON string as it is: printable
+// ASCII without a quote or a backslash.
+func Clean(s []byte) bool { return clean(s, true) }
+
+// AppendString appends s as a JSON string.
+func AppendString(dst, s []byte) []byte {
 	if clean(s, true) {
 		dst = append(dst, '"')
 		dst = append(dst, s...)
@@ -90,17 +95,17 @@ func appendString(dst, s []byte) []byte {
 // pass and one string: the numbers are parts of it. It returns false for
 // anything else, which the caller reads with encoding/json.
 func Read(data []byte) ([]string, bool) {
-	if len(data) < len(head)+2 || string(data[:len(head)]) != head {
+	if len(data) < len(Open)+2 || string(data[:len(Open)]) != Open {
 		return nil, false
 	}
 	end := len(data)
 	for end > 0 && (data[end-1] == '\n' || data[end-1] == ' ' || data[end-1] == '\r') {
 		end--
 	}
-	if end < len(head)+2 || string(data[end-2:end]) != "]}" || !clean(data[len(head):end-2], false) {
+	if end < len(Open)+2 || string(data[end-2:end]) != "]}" || !clean(data[len(Open):end-2], false) {
 		return nil, false
 	}
-	body := string(data[len(head) : end-2]) // "A","B": no escape, no control byte, ASCII
+	body := string(data[len(Open) : end-2]) // "A","B": no escape, no control byte, ASCII
 	if body == "" {
 		return []string{}, true
 	}

@@ -145,40 +145,21 @@ func FuzzAppend(f *testing.F) {
 	})
 }
 
-// flat is a Batch whose numbers lie end to end, as sn.Batch's do.
-type flat struct {
-	buf  []byte
-	ends []int
-}
-
-func (f flat) Len() int { return len(f.ends) }
-func (f flat) Bytes(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = f.ends[i-1]
-	}
-	return f.buf[start:f.ends[i]]
-}
-func (f flat) Flat() ([]byte, []int) { return f.buf, f.ends }
-
-func flatOf(nums []string) flat {
-	var f flat
-	for _, n := range nums {
-		f.buf = append(f.buf, n...)
-		f.ends = append(f.ends, len(f.buf))
-	}
-	return f
-}
-
-// A batch read whole writes what one read number by number writes, the
-// numbers that need escaping included; Size is the length of the clean
-// one's JSON.
-func TestFlat(t *testing.T) {
+// A list read whole from a flat buffer (AppendList), framed, writes what
+// Append writes number by number, the numbers that need escaping
+// included; Size is the length of the clean one's JSON.
+func TestAppendList(t *testing.T) {
 	for _, nums := range [][]string{
 		{}, {"SN-00000001-8"}, {"SN-00000001-8", "SN-00000002-6", "A", ""},
-		{"a\"b", "c\\d", "e\x01", "ü", "SN-1"},
+		{"a\"b", "c\\d", "e\x01", "ü", "SN-1"}, {"SN-1", "ü"},
 	} {
-		got := string(Append(nil, flatOf(nums)))
+		var buf []byte
+		var ends []int
+		for _, n := range nums {
+			buf = append(buf, n...)
+			ends = append(ends, len(buf))
+		}
+		got := string(append(AppendList([]byte(Open), buf, ends), Close...))
 		want := string(Append(nil, strs(nums)))
 		if got != want {
 			t.Errorf("%q: flat %s, number by number %s", nums, got, want)
@@ -187,8 +168,8 @@ func TestFlat(t *testing.T) {
 		if err := json.Unmarshal([]byte(got), &back); err != nil || !cmp.Equal(back.Numbers, nums, cmpopts.EquateEmpty()) {
 			t.Errorf("%q: %s reads back as %q, %v", nums, got, back.Numbers, err)
 		}
-		if clean([]byte(strings.Join(nums, "")), true) && Size(flatOf(nums)) != len(got) {
-			t.Errorf("%q: Size %d, Append wrote %d bytes", nums, Size(flatOf(nums)), len(got))
+		if Clean([]byte(strings.Join(nums, ""))) && Size(strs(nums)) != len(got) {
+			t.Errorf("%q: Size %d, Append wrote %d bytes", nums, Size(strs(nums)), len(got))
 		}
 	}
 }

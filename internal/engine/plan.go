@@ -63,6 +63,7 @@ type Plan struct {
 	chain     lang.Chain
 	ops       []op        // the direct renderer's steps
 	simple    *simple     // the renderer of the simple form, or nil
+	quoted    *simple     // simple framed as a JSON string and a comma, or nil
 	pattern   string      // Regexp
 	enroll    *enrollment // nil when no store keeps a catalog
 }

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/sngen/sn/expression"
+	"github.com/sngen/sn/internal/batchjson"
 	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/host"
 	"github.com/sngen/sn/internal/lang"
@@ -417,12 +418,12 @@ func (pl *Plan) many(ctx context.Context, n int, at time.Time, vars map[string]s
 	// One buffer holds every number, and each string points into it: two
 	// allocations for the batch. Should a number outgrow the estimate, the
 	// buffer moves, and the strings made before keep the old one alive.
-	out := make([]string, 0, n)
-	_, _, err := pl.appendMany(ctx, make([]byte, 0, n*pl.bufSize), nil, &out, n, at, vars, m)
-	if len(out) == 0 {
+	s := sink{dst: make([]byte, 0, n*pl.bufSize), strs: true, out: make([]string, 0, n)}
+	err := pl.appendMany(ctx, &s, n, at, vars, m)
+	if len(s.out) == 0 {
 		return nil, err
 	}
-	return out, err
+	return s.out, err
 }
 
 // AppendNextN appends n numbers sharing one instant and one set of
@@ -432,7 +433,60 @@ func (pl *Plan) AppendNextN(ctx context.Context, dst []byte, ends []int, n int, 
 	if err := checkN(n); err != nil {
 		return dst, ends, err
 	}
-	return pl.appendMany(ctx, dst, ends, nil, n, at, vars, modeRender)
+	s := sink{dst: dst, ends: ends}
+	err := pl.appendMany(ctx, &s, n, at, vars, modeRender)
+	return s.dst, s.ends, err
+}
+
+// AppendNextJSON is AppendNextN for a writer of JSON: it appends the
+// numbers to dst as JSON strings separated by commas, "A","B", and
+// returns how many. Numbers of the simple form whose text JSON takes as
+// it is are rendered framed (see Plan.quoted); others are tested and, if
+// they must be, escaped one by one. On error, the numbers issued so far
+// are appended with it.
+func (pl *Plan) AppendNextJSON(ctx context.Context, dst []byte, n int, at time.Time, vars map[string]string) ([]byte, int, error) {
+	if err := checkN(n); err != nil {
+		return dst, 0, err
+	}
+	if n == 1 {
+		start := len(dst)
+		dst, err := pl.AppendNext(ctx, append(dst, '"'), at, vars)
+		if err != nil {
+			return dst[:start], 0, err
+		}
+		dst = quote(dst, start+1)
+		return dst[:len(dst)-1], 1, nil
+	}
+	s := sink{dst: dst, json: true}
+	err := pl.appendMany(ctx, &s, n, at, vars, modeRender)
+	if s.n > 0 {
+		s.dst = s.dst[:len(s.dst)-1] // the last comma
+	}
+	return s.dst, s.n, err
+}
+
+// quote ends the JSON string of the number dst[start:], whose opening
+// quote is at start-1, and adds a comma: when the number holds a byte
+// JSON escapes, it is written again, escaped.
+func quote(dst []byte, start int) []byte {
+	if batchjson.Clean(dst[start:]) {
+		return append(dst, '"', ',')
+	}
+	num := slices.Clone(dst[start:])
+	return append(batchjson.AppendString(dst[:start-1], num), ',')
+}
+
+// sink is where appendMany puts the numbers: in dst, one after another,
+// and the end of each in ends; or, with strs, also strings of them,
+// pointing into dst, in out; or, with json, in dst as JSON strings each
+// followed by a comma.
+type sink struct {
+	dst  []byte
+	ends []int
+	strs bool
+	out  []string
+	json bool
+	n    int // how many numbers appendMany put
 }
 
 // checkN refuses a batch of n outside 0 to MaxN.
@@ -443,17 +497,15 @@ func checkN(n int) error {
 	return nil
 }
 
-// appendMany draws n numbers and appends them to dst, and their ends to
-// ends or, when out is not nil, strings of them, pointing into dst, to
-// *out.
-func (pl *Plan) appendMany(ctx context.Context, dst []byte, ends []int, out *[]string, n int, at time.Time, vars map[string]string, m mode) ([]byte, []int, error) {
+// appendMany draws n numbers and puts them in s.
+func (pl *Plan) appendMany(ctx context.Context, s *sink, n int, at time.Time, vars map[string]string, m mode) error {
 	if err := ctx.Err(); err != nil {
-		return dst, ends, err
+		return err
 	}
 	given := !at.IsZero()
 	at, err := pl.prepare(at, vars, m == modePreview)
 	if err != nil || n == 0 {
-		return dst, ends, err
+		return err
 	}
 	var small [2][]int64
 	draws := small[:0]
@@ -494,37 +546,50 @@ func (pl *Plan) appendMany(ctx context.Context, dst []byte, ends []int, out *[]s
 	if len(draws) < len(pl.seqs) {
 		got = 0 // a sequence drew nothing: no number can be printed
 	}
-	dst = slices.Grow(dst, got*pl.bufSize)
-	if out == nil {
-		ends = slices.Grow(ends, got)
+	size := pl.bufSize
+	if s.json {
+		size += 3 // "",
+	}
+	dst := slices.Grow(s.dst, got*size)
+	if !s.strs && !s.json {
+		s.ends = slices.Grow(s.ends, got)
+	}
+	// The simple form renders a run of numbers each from the one before
+	// (sink.runs), framed for JSON when quoted is not nil.
+	form := pl.simple
+	if s.json {
+		form = pl.quoted
+	}
+	if form != nil && m == modeRender {
+		s.dst = dst
+		if err := s.runs(form, draws[0][:got]); err != nil {
+			return err
+		}
+		return drawErr
 	}
 	last := len(dst) // where the last whole number ends
 	c := call{ctx: ctx, at: at, vars: vars, mode: m}
 	vals := c.setVals(len(pl.seqs))
-	var r run
 	for j := 0; j < got; j++ {
-		if pl.simple != nil && m == modeRender {
-			dst, err = pl.renderRun(dst, draws[0][j], &r)
-		} else {
-			for k := range vals {
-				vals[k] = draws[k][j]
-			}
-			dst, err = pl.render(dst, &c)
+		for k := range vals {
+			vals[k] = draws[k][j]
 		}
+		if s.json {
+			dst = append(dst, '"')
+		}
+		dst, err = pl.render(dst, &c)
 		if err != nil {
-			return dst[:last], ends, err
+			s.dst = dst[:last]
+			return err
 		}
-		switch {
-		case out == nil:
-			ends = append(ends, len(dst))
-		case len(dst) == last:
-			*out = append(*out, "")
-		default:
-			*out = append(*out, unsafe.String(&dst[last], len(dst)-last))
+		if s.json {
+			dst = quote(dst, last+1)
 		}
+		s.add(dst, last)
 		last = len(dst)
 	}
-	return dst, ends, drawErr
+	s.dst = dst
+	return drawErr
 }
 
 // drawPool holds the slices a batch draws into, so that NextN allocates

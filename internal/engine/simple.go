@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/sngen/sn/checksum"
+	"github.com/sngen/sn/internal/batchjson"
 )
 
 // simple is the renderer of the commonest plans, compiled at New: literal
@@ -50,11 +52,22 @@ func (pl *Plan) compileSimple() {
 		return
 	}
 	pl.simple = f
+	if (f.check == nil || f.luhn) && batchjson.Clean([]byte(f.pre+f.mid+f.post)) {
+		// Digits and text that JSON takes as they are: the same form,
+		// framed as a JSON string and a comma, prints a JSON list.
+		q := *f
+		q.pre, q.post = `"`+f.pre, f.post+`",`
+		pl.quoted = &q
+	}
 }
 
 // renderSimple appends the number whose sequence value is n.
 func (pl *Plan) renderSimple(dst []byte, n int64) ([]byte, error) {
-	f := pl.simple
+	return pl.simple.render(dst, n)
+}
+
+// render appends the number whose sequence value is n.
+func (f *simple) render(dst []byte, n int64) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, f.pre...)
 	s := len(dst)
@@ -127,73 +140,190 @@ func appendIntLuhnSum(dst []byte, n int64, width int) ([]byte, int) {
 	return dst, sum
 }
 
-// run is what renderRun knows of the number it rendered last, to render
-// the next one, one above, by changing it in place.
-type run struct {
-	ok     bool  // the fields below hold
-	digit  int   // the offset of the number's last digit of the sequence
-	check  int   // the offset of its Luhn digit, with a check
-	sum    int   // the Luhn sum of its digits modulo 10, with a check
-	n      int64 // its sequence value
-	length int   // its length
+// runs appends to s the numbers of form f whose sequence values are
+// vals, one after another. Nine numbers in ten of a batch drawn from a
+// block are the one before with the last digit one up and, with a Luhn
+// check, the check digit worked out from the change. So runs renders a
+// number whole (simple.render's work) only at the start of a run of
+// values or after a jump, counts the digits up in place at a carry (…9 to
+// …0), and writes the numbers after either, up to the next carry, from
+// that one (decade.fill).
+func (s *sink) runs(f *simple, vals []int64) error {
+	dst := s.dst
+	var d decade // d.at < 0: no number to go on from
+	d.at = -1
+	incremental := f.check == nil || f.luhn
+	for j := 0; j < len(vals); j++ {
+		v := vals[j]
+		at := len(dst)
+		if d.at >= 0 && v == d.n+1 && d.last == 9 {
+			// A carry: the number before, counted up in place.
+			prev := at - d.length
+			dst = append(dst, dst[prev:at]...)
+			num := dst[at:]
+			i := d.digit
+			for i >= d.first && num[i] == '9' {
+				num[i] = '0'
+				i--
+			}
+			if i >= d.first {
+				num[i]++
+				if f.check != nil {
+					// The k nines, now zeros, each took 9 (doubled or
+					// not) from the sum; the digit counted up adds its
+					// own change.
+					k := d.digit - i
+					x := num[i] - '0'
+					change := 1
+					if k%2 == 0 {
+						change = int(doubledDigit[x]) - int(doubledDigit[x-1])
+					}
+					d.sum = (d.sum + 10 + k%10 + change) % 10
+					num[d.check] = luhnCheck[d.sum]
+				}
+				d.at, d.n, d.last = at, v, 0
+				s.add(dst, at)
+				dst = s.fill(dst, &d, vals[j+1:])
+				j += int(d.n - v)
+				continue
+			}
+			dst = dst[:at] // every digit was a 9: the number needs one more
+		}
+		d.at = -1
+		if !incremental {
+			var err error
+			if dst, err = f.render(dst, v); err != nil {
+				s.dst = dst
+				return err
+			}
+			s.add(dst, at)
+			continue
+		}
+		dst = append(dst, f.pre...)
+		d0 := len(dst)
+		var total int
+		dst, total = appendIntLuhnSum(dst, v, f.seq.Width)
+		e := len(dst)
+		if w := f.seq.Width; w > 0 && !f.seq.Grow && e-d0 > w {
+			s.dst = dst[:at]
+			return f.seq.fail(fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, v, w))
+		}
+		dst = append(dst, f.mid...)
+		d.check, d.sum = -1, total%10
+		if f.check != nil {
+			d.check = len(dst) - at
+			dst = append(dst, luhnCheck[d.sum])
+		}
+		dst = append(dst, f.post...)
+		d.at, d.first, d.digit, d.length, d.n, d.last = at, d0-at, e-1-at, len(dst)-at, v, dst[e-1]-'0'
+		s.add(dst, at)
+		dst = s.fill(dst, &d, vals[j+1:])
+		j += int(d.n - v)
+	}
+	s.dst = dst
+	return nil
 }
 
-// renderRun appends the number whose sequence value is n, where the
-// number before it in dst, at dst[len(dst)-r.length:], was rendered by
-// renderRun with r. When n is one above that one's value and the last
-// digit of its sequence is not 9, the number is that one with its last
-// digit one up and, with a Luhn check, its check digit worked out from
-// the change: a copy and two bytes, nine numbers in ten of a batch drawn
-// from a block. Otherwise it renders n whole.
-func (pl *Plan) renderRun(dst []byte, n int64, r *run) ([]byte, error) {
-	f := pl.simple
-	if r.ok && n == r.n+1 {
-		prev := len(dst) - r.length
-		if d := dst[prev+r.digit]; d != '9' {
-			dst = append(dst, dst[prev:prev+r.length]...)
-			at := prev + r.length
-			dst[at+r.digit] = d + 1
-			if f.check != nil {
-				// r.sum is kept modulo 10; the last digit's share
-				// changes by -8 to +2.
-				t := r.sum + int(doubledDigit[d-'0'+1]) - int(doubledDigit[d-'0'])
-				if t >= 10 {
-					t -= 10
-				} else if t < 0 {
-					t += 10
-				}
-				r.sum = t
-				dst[at+r.check] = luhnCheck[t]
+// decade is the number runs rendered last, and where its digits are.
+type decade struct {
+	at, length   int   // its offset in dst and its length
+	first, digit int   // offsets in it of the sequence's first and last digits
+	check        int   // the offset of its Luhn digit; -1: none
+	sum          int   // the Luhn sum of its digits modulo 10
+	n            int64 // its sequence value
+	last         byte  // its last digit, 0-9
+}
+
+// fill appends the numbers after d's, one above the other, while their
+// values, the first of vals on, go up by one and their last digit stays
+// below 10; it records them in s and in d. Each is d's with its last
+// digit and check changed: d's number is read once, and each written
+// whole with two bytes changed; nothing is written past the last. A
+// number of more than 32 bytes is copied from d's and changed in place.
+func (s *sink) fill(dst []byte, d *decade, vals []int64) []byte {
+	m := 0
+	for m < len(vals) && m < int(9-d.last) && vals[m] == d.n+int64(m)+1 {
+		m++
+	}
+	if m == 0 {
+		return dst
+	}
+	if cap(dst)-len(dst) < m*d.length {
+		dst = slices.Grow(dst, m*d.length)
+	}
+	at, end := len(dst), len(dst)+m*d.length
+	w := dst[:end]
+	if d.length > 32 {
+		for k := 1; k <= m; k++ {
+			copy(w[at:], w[d.at:d.at+d.length])
+			w[at+d.digit] = '0' + d.last + byte(k)
+			if d.check >= 0 {
+				w[at+d.check] = luhnCheck[(d.sum+10+int(doubledDigit[d.last+byte(k)])-int(doubledDigit[d.last]))%10]
 			}
-			r.n = n
-			return dst, nil
+			at += d.length
+		}
+	} else {
+		// Each number is written 32 bytes at a time, then its two bytes;
+		// past its end go bytes the numbers after it overwrite. The last
+		// one or two, which have no 32 bytes left before the end, are
+		// copied.
+		var base [32]byte
+		copy(base[:], w[d.at:d.at+d.length])
+		checks := &luhnChecks[(d.sum+10-int(doubledDigit[d.last]))%10]
+		for k := 1; k <= m; k++ {
+			last := d.last + byte(k)
+			if at+32 <= end {
+				*(*[32]byte)(w[at:]) = base
+			} else {
+				copy(w[at:], base[:d.length])
+			}
+			w[at+d.digit] = '0' + last
+			if d.check >= 0 {
+				w[at+d.check] = checks[last]
+			}
+			at += d.length
 		}
 	}
 	start := len(dst)
-	r.ok = false
-	if f.check != nil && !f.luhn {
-		return pl.renderSimple(dst, n)
+	dst = w
+	for k := range m {
+		s.add(dst[:start+(k+1)*d.length], start+k*d.length)
 	}
-	dst = append(dst, f.pre...)
-	s := len(dst)
-	dst, sum := appendIntLuhnSum(dst, n, f.seq.Width)
-	e := len(dst)
-	if w := f.seq.Width; w > 0 && !f.seq.Grow && e-s > w {
-		return dst[:start], f.seq.fail(fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, n, w))
+	// The last number written is the one to go on from.
+	if d.check >= 0 {
+		d.sum = (d.sum + 10 + int(doubledDigit[d.last+byte(m)]) - int(doubledDigit[d.last])) % 10
 	}
-	dst = append(dst, f.mid...)
-	check := 0
-	if f.check != nil {
-		check = len(dst) - start
-		dst = append(dst, byte('0'+(10-sum%10)%10))
+	d.at, d.n, d.last = at-d.length, d.n+int64(m), d.last+byte(m)
+	return dst
+}
+
+// add records the number dst[at:], just appended.
+func (s *sink) add(dst []byte, at int) {
+	switch {
+	case s.json:
+	case !s.strs:
+		s.ends = append(s.ends, len(dst))
+	case len(dst) == at:
+		s.out = append(s.out, "")
+	default:
+		s.out = append(s.out, unsafe.String(&dst[at], len(dst)-at))
 	}
-	dst = append(dst, f.post...)
-	*r = run{ok: true, digit: e - 1 - start, check: check, sum: sum % 10, n: n, length: len(dst) - start}
-	return dst, nil
+	s.n++
 }
 
 // luhnCheck[s] is the Luhn check digit of digits whose sum is s modulo 10.
 var luhnCheck = [10]byte{'0', '9', '8', '7', '6', '5', '4', '3', '2', '1'}
+
+// luhnChecks[s][d] is the Luhn check digit of digits whose sum without
+// the last, d, is s modulo 10.
+var luhnChecks = func() (t [10][10]byte) {
+	for s := range t {
+		for d := range t[s] {
+			t[s][d] = luhnCheck[(s+int(doubledDigit[d]))%10]
+		}
+	}
+	return t
+}()
 
 // doubledDigit[d] is d's share of a Luhn sum where it is doubled.
 var doubledDigit = [10]uint8{0, 2, 4, 6, 8, 1, 3, 5, 7, 9}

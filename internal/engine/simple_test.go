@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -82,10 +84,12 @@ func compileForTest(t *testing.T, src string) *Plan {
 	return pl
 }
 
-// A run of numbers rendered by renderRun, each changed in place from the
+// A run of numbers rendered by sink.runs, each changed in place from the
 // one before when it can be, prints what renderSimple prints number by
-// number: across carries (9 to 10, 99 to 100), widths, overflow, jumps
-// and every check algorithm, with text before the run in the buffer.
+// number: across carries (9 to 10, 99 to 100, 0999 to 1000), widths,
+// overflow, jumps and every check algorithm, with text before the run in
+// the buffer, into ends, strings and JSON; and, but for a number refused,
+// nothing is written past the numbers.
 func TestRenderRun(t *testing.T) {
 	templates := []string{
 		`@<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>`,
@@ -112,27 +116,140 @@ func TestRenderRun(t *testing.T) {
 			t.Fatalf("%s: not simple", src)
 		}
 		for _, nums := range runs {
-			got := []byte("before|")
-			var r run
-			var ends []int
+			// What renderSimple prints number by number, without those
+			// it refuses.
+			var want []string
 			for _, n := range nums {
-				var err error
-				if got, err = pl.renderRun(got, n, &r); err != nil {
-					r = run{} // as appendMany stops at an error; start again
+				if w, err := pl.renderSimple(nil, n); err == nil {
+					want = append(want, string(w))
 				}
-				ends = append(ends, len(got))
 			}
-			start := len("before|")
-			for k, n := range nums {
-				want, wantErr := pl.renderSimple(nil, n)
-				if wantErr != nil {
-					want = nil
+			var quoted []byte
+			for _, w := range want {
+				quoted = append(quoted, `"`+w+`",`...)
+			}
+			for _, mode := range []sink{{}, {strs: true}, {json: true}} {
+				s := mode
+				// Room past the numbers, marked: nothing may be written
+				// there.
+				room := make([]byte, 1<<17)
+				for i := range room {
+					room[i] = 0xAA
 				}
-				if g := got[start:ends[k]]; string(g) != string(want) {
-					t.Fatalf("%s: %d after %v: run %q, alone %q", src, n, nums[max(0, k-1)], g, want)
+				s.dst = append(room[:0], "before|"...)
+				form := pl.simple
+				if s.json {
+					if form = pl.quoted; form == nil {
+						continue // numbers of other checks are tested one by one
+					}
 				}
-				start = ends[k]
+				// As appendMany stops at an error, start again after it.
+				failed := false
+				for rest := nums; len(rest) > 0; {
+					before := s.n
+					err := s.runs(form, rest)
+					if err == nil {
+						break
+					}
+					done := s.n - before
+					if _, want := pl.renderSimple(nil, rest[done]); want == nil {
+						t.Fatalf("%s: %d: %v, alone no error", src, rest[done], err)
+					}
+					rest = rest[done+1:]
+					failed = true // the refused number was written, then dropped
+				}
+				if past := s.dst[len(s.dst):cap(s.dst)]; !failed && (&s.dst[0] != &room[0] || bytes.Count(past, []byte{0xAA}) != len(past)) {
+					t.Fatalf("%s: %v: a byte written past the numbers, or the buffer moved", src, nums)
+				}
+				var got []string
+				switch {
+				case s.json:
+					if string(s.dst) != "before|"+string(quoted) {
+						t.Fatalf("%s: %v as JSON: %s, want %s", src, nums, s.dst, quoted)
+					}
+					got = want[:s.n]
+				case s.strs:
+					got = s.out
+				default:
+					start := len("before|")
+					for _, end := range s.ends {
+						got = append(got, string(s.dst[start:end]))
+						start = end
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: %v (json %v, strs %v): run %q, alone %q", src, nums, s.json, s.strs, got, want)
+				}
 			}
 		}
 	}
+}
+
+// FuzzRuns checks sink.runs against renderSimple on runs of values from
+// anywhere, of any length, with jumps, in every width, as JSON and not:
+//
+//	go test ./internal/engine -run '^$' -fuzz FuzzRuns -fuzztime 60s
+func FuzzRuns(f *testing.F) {
+	f.Add(int64(1), uint16(100), uint8(8), true, uint8(0), false)
+	f.Add(int64(99_999_990), uint16(30), uint8(8), true, uint8(7), true)
+	f.Add(int64(math.MaxInt64-20), uint16(30), uint8(0), false, uint8(3), false)
+	plans := map[[2]int]*Plan{}
+	f.Fuzz(func(t *testing.T, start int64, count uint16, width uint8, luhn bool, jump uint8, json bool) {
+		if start < 1 {
+			return
+		}
+		key := [2]int{int(width % 20), 0}
+		src := fmt.Sprintf("X-@<seq, width=%d>", key[0])
+		if key[0] == 0 {
+			src = "X-@<seq>"
+		}
+		if luhn {
+			key[1] = 1
+			src += "-@<checksum, algo=luhn>"
+		}
+		pl := plans[key]
+		if pl == nil {
+			pl = compileForTest(t, src)
+			plans[key] = pl
+		}
+		var vals []int64
+		for v, i := start, 0; i < int(count%2000) && v > 0; i++ {
+			vals = append(vals, v)
+			v++
+			if jump > 0 && i%int(jump) == 0 {
+				v += int64(jump)
+			}
+		}
+		s := sink{json: json}
+		form := pl.simple
+		if json {
+			form = pl.quoted
+		}
+		err := s.runs(form, vals)
+		var want []byte
+		for i, v := range vals[:s.n] {
+			w, werr := pl.renderSimple(nil, v)
+			if werr != nil {
+				t.Fatalf("%s: %d: %v, but runs went on", src, v, werr)
+			}
+			if json {
+				want = append(append(append(want, '"'), w...), '"', ',')
+			} else {
+				want = append(want, w...)
+				if s.ends[i] != len(want) {
+					t.Fatalf("%s: end %d of %d, want %d", src, i, s.ends[i], len(want))
+				}
+			}
+		}
+		if string(s.dst) != string(want) {
+			t.Fatalf("%s: %v: %q, want %q", src, vals, s.dst, want)
+		}
+		if err != nil {
+			if _, werr := pl.renderSimple(nil, vals[s.n]); werr == nil {
+				t.Fatalf("%s: %d: %v, alone none", src, vals[s.n], err)
+			}
+		} else if s.n != len(vals) {
+			t.Fatalf("%s: %d of %d numbers, no error", src, s.n, len(vals))
+		}
+	})
 }
