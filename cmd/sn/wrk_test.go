@@ -125,7 +125,7 @@ wrk.headers["Authorization"] = "Bearer %s"
 	}
 	rates := make([][]float64, len(cs))
 	bytesPS := make([][]float64, len(cs))
-	rounds := 3
+	rounds := 5
 	for range rounds {
 		for i, c := range cs {
 			out, err := exec.Command("wrk", "-t1", "-c32", "-d3s", "-s", c.script, c.url+"/v1/templates/orders/next").CombinedOutput()

@@ -238,8 +238,7 @@ type decade struct {
 // values, the first of vals on, go up by one and their last digit stays
 // below 10; it records them in s and in d. Each is d's with its last
 // digit and check changed: d's number is read once, and each written
-// whole with two bytes changed; nothing is written past the last. A
-// number of more than 32 bytes is copied from d's and changed in place.
+// whole, then its two bytes; nothing is written past the last.
 func (s *sink) fill(dst []byte, d *decade, vals []int64) []byte {
 	m := 0
 	for m < len(vals) && m < int(9-d.last) && vals[m] == d.n+int64(m)+1 {
@@ -253,36 +252,38 @@ func (s *sink) fill(dst []byte, d *decade, vals []int64) []byte {
 	}
 	at, end := len(dst), len(dst)+m*d.length
 	w := dst[:end]
-	if d.length > 32 {
-		for k := 1; k <= m; k++ {
-			copy(w[at:], w[d.at:d.at+d.length])
-			w[at+d.digit] = '0' + d.last + byte(k)
-			if d.check >= 0 {
-				w[at+d.check] = luhnCheck[(d.sum+10+int(doubledDigit[d.last+byte(k)])-int(doubledDigit[d.last]))%10]
-			}
-			at += d.length
+	checks := &luhnChecks[(d.sum+10-int(doubledDigit[d.last]))%10]
+	// Each number is d's, written with two overlapping stores of 16 (or
+	// 8) bytes, the same two for every number, then its last digit and
+	// its check. A number of more than 32 bytes or fewer than 8 is
+	// copied.
+	l := d.length
+	switch {
+	case l >= 16 && l <= 32:
+		lo, hi := *(*[16]byte)(w[d.at:]), *(*[16]byte)(w[d.at+l-16:])
+		for ; at < end; at += l {
+			*(*[16]byte)(w[at:]) = lo
+			*(*[16]byte)(w[at+l-16:]) = hi
 		}
-	} else {
-		// Each number is written 32 bytes at a time, then its two bytes;
-		// past its end go bytes the numbers after it overwrite. The last
-		// one or two, which have no 32 bytes left before the end, are
-		// copied.
-		var base [32]byte
-		copy(base[:], w[d.at:d.at+d.length])
-		checks := &luhnChecks[(d.sum+10-int(doubledDigit[d.last]))%10]
-		for k := 1; k <= m; k++ {
-			last := d.last + byte(k)
-			if at+32 <= end {
-				*(*[32]byte)(w[at:]) = base
-			} else {
-				copy(w[at:], base[:d.length])
-			}
-			w[at+d.digit] = '0' + last
-			if d.check >= 0 {
-				w[at+d.check] = checks[last]
-			}
-			at += d.length
+	case l >= 8 && l < 16:
+		lo, hi := *(*[8]byte)(w[d.at:]), *(*[8]byte)(w[d.at+l-8:])
+		for ; at < end; at += l {
+			*(*[8]byte)(w[at:]) = lo
+			*(*[8]byte)(w[at+l-8:]) = hi
 		}
+	default:
+		for ; at < end; at += l {
+			copy(w[at:at+l], w[d.at:d.at+l])
+		}
+	}
+	at = len(dst)
+	for k := 1; k <= m; k++ {
+		last := d.last + byte(k)
+		w[at+d.digit] = '0' + last
+		if d.check >= 0 {
+			w[at+d.check] = checks[last]
+		}
+		at += l
 	}
 	start := len(dst)
 	dst = w
