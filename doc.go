@@ -29,7 +29,9 @@
 // posting date) in At instead of the clock, so that a back-dated invoice
 // gets the number series of its day, and a batch of up to [MaxN] in N.
 // The request is checked before any number is drawn. [Generator.Append]
-// issues into a reused [Batch] without allocating. A [Middleware] wraps
+// issues into a reused [Batch] without allocating, and
+// [Generator.AppendJSON] prints the numbers straight into JSON, as sn
+// serve answers. A [Middleware] wraps
 // every issuing call: [Retry], [Fallback], [Log] and the metrics
 // package's are ready-made.
 //
