@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/server"
 	"github.com/sngen/sn/wire"
@@ -290,4 +292,78 @@ func TestScopesLists(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A store that is down makes a token's monitor not ready only for a token
+// whose templates use it: the shop's monitor token stays ready, and is
+// told nothing of billing's store, while billing's token sees it down.
+// /readyz, the load balancer's question, is every store's, with a token
+// or without.
+func TestReadyPerToken(t *testing.T) {
+	srv := redistest.Start(t, redistest.Persistent())
+	cfg, err := config.Decode([]byte(`
+store: {backend: bolt, path: common.db}
+tenants:
+  shop:    {store: {path: shop.db}}
+  billing: {store: {backend: redis, url: "redis://`+srv.Addr()+`/0"}}
+templates:
+  order:   {template: "ORD-@<seq, width=6>", tenant: shop}
+  invoice: {template: "BILL-@<seq, width=6>", tenant: billing}
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	h, err := server.New(set, server.Options{Scoped: []server.Token{
+		{ID: "shop-mon", Secret: secret("shop-mon"), Tenant: "shop", Actions: []server.Action{server.Monitor}},
+		{ID: "billing-mon", Secret: secret("billing-mon"), Tenant: "billing", Actions: []server.Action{server.Monitor}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+
+	ready := func(token, path string) (int, wire.Health) {
+		t.Helper()
+		st, body := send(t, ts, token, "GET", path, "")
+		var hl wire.Health
+		if err := json.Unmarshal([]byte(body), &hl); err != nil {
+			t.Fatalf("%s: %s: %v", path, body, err)
+		}
+		return st, hl
+	}
+	check := func(redisUp bool) {
+		t.Helper()
+		for _, c := range []struct {
+			token, path string
+			want        bool
+		}{
+			{secret("shop-mon"), "/v1/monitor", true},
+			// /readyz is the load balancer's question, every store's,
+			// asked without a token too; a token is told its own
+			// stores there, and no other's.
+			{secret("shop-mon"), "/readyz", redisUp},
+			{secret("billing-mon"), "/v1/monitor", redisUp},
+			{secret("billing-mon"), "/readyz", redisUp},
+			{"", "/readyz", redisUp},
+		} {
+			st, hl := ready(c.token, c.path)
+			if hl.Ready != c.want || (c.path == "/readyz" && (st == 200) != c.want) {
+				t.Errorf("Redis up %v, %s with %q: %d, ready %v, want %v", redisUp, c.path, c.token, st, hl.Ready, c.want)
+			}
+			for _, s := range hl.Stores {
+				if c.token == secret("shop-mon") && (strings.Contains(s.Store, "redis") || slices.Contains(s.Templates, "invoice")) {
+					t.Errorf("shop's token is told of billing's store: %+v", s)
+				}
+			}
+		}
+	}
+	check(true)
+	srv.Kill(t)
+	check(false)
 }

@@ -66,16 +66,6 @@ func AppendList(dst, buf []byte, ends []int) []byte {
 	return dst
 }
 
-// Size returns how many bytes Append adds for the batch when its numbers
-// need no escaping, the usual case.
-func Size(b Batch) int {
-	n := len(Open) + len(Close) + max(b.Len()-1, 0) // the commas
-	for i := range b.Len() {
-		n += len(b.Bytes(i)) + 2
-	}
-	return n
-}
-
 // Clean reports whether s goes into a JSON string as it is: printable
 // ASCII without a quote or a backslash.
 func Clean(s []byte) bool { return clean(s, true) }
