@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,6 +16,11 @@ import (
 // text and an engine that renders as the server's (package remote does
 // both). A block taken by a process that dies unused is a gap in the
 // counter's journal, never a repeat: no one else is given its numbers.
+//
+// Blocks is also a [sequence.Journal] that notes only: a Segment over it
+// notes what became of its blocks through the server (POST .../notes),
+// so that the numbers a process leaves unused when it closes show in
+// the journal as released, not open. Events and Head are not served.
 type Blocks struct {
 	g        *Generator
 	template string
@@ -51,3 +57,31 @@ func (b *Blocks) Allocate(ctx context.Context, key string, n int64) (sequence.Ra
 	}
 	return sequence.Range{First: out.First, Last: out.Last}, nil
 }
+
+// Note adds e, a record of the client's own blocks — [sequence.Released],
+// [sequence.Lost] or [sequence.Closed] — to key's journal on the server:
+// sequence.Journal. The server takes a release only of numbers of a
+// block it handed to this client process lately. The record comes back
+// with Seq and By set.
+func (b *Blocks) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+	var out wire.BlockNoteResponse
+	req := wire.BlockNote{Key: key, Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, Reason: e.Reason, Client: sequence.ProcessName()}
+	if err := b.g.c.retryWith(ctx, b.g.path+"/notes", "", func() any { return req }, &out); err != nil {
+		return sequence.Event{}, err
+	}
+	e.Seq, e.By = out.Seq, out.By
+	return e, nil
+}
+
+// Events is not served: sequence.Journal. Read a counter's journal
+// where its store is (sn gaps).
+func (b *Blocks) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+	return nil, fmt.Errorf("client: the journal of %q is read where its store is (sn gaps), not through sn serve: %w", key, errors.ErrUnsupported)
+}
+
+// Head is not served: sequence.Journal.
+func (b *Blocks) Head(ctx context.Context, key string) (sequence.Head, error) {
+	return sequence.Head{}, fmt.Errorf("client: the journal of %q is read where its store is (sn gaps), not through sn serve: %w", key, errors.ErrUnsupported)
+}
+
+var _ sequence.Journal = (*Blocks)(nil)

@@ -1,11 +1,15 @@
 package remote_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sngen/sn"
 	_ "github.com/sngen/sn/backend"
@@ -190,5 +194,109 @@ func TestRemoteRefusals(t *testing.T) {
 	// The control: the same block with the right text, engine and key.
 	if r, err := orders.Blocks(info.Template, sn.Engine()).Allocate(t.Context(), key, 10); err != nil || r.Len() != 10 {
 		t.Errorf("a good block: %v %v", r, err)
+	}
+}
+
+// A remote Generator that closes notes in the counter's journal, through
+// the service, the numbers of its blocks it did not issue (released) and
+// that it holds none (closed): the journal explains every number, and
+// none is open. The control, a Generator that is dropped without Close as
+// a process that dies, leaves its block open. The service takes a
+// release only of a block it handed to the same token and client.
+func TestRemoteCloseNotes(t *testing.T) {
+	ts, set := serve(t, `
+store: {backend: bolt, path: sn.db, step: 50}
+templates:
+  orders:  {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"}
+`)
+	c := newClient(t, ts, token)
+	served, _ := set.Get("orders")
+	key, _ := served.Key(sn.Request{})
+	j, err := served.Journal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := func() *sequence.Report {
+		t.Helper()
+		events, head, err := sequence.ReadJournal(t.Context(), j, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sequence.Audit(key, events, head, time.Now())
+	}
+	states := func(rep *sequence.Report) map[sequence.State]int64 {
+		out := map[sequence.State]int64{}
+		for _, s := range rep.Spans {
+			out[s.State] += s.Range.Len()
+		}
+		return out
+	}
+	run := func(close bool) {
+		g, err := remote.New(t.Context(), c, "orders", remote.Options{Segment: sequence.SegmentOptions{Step: 20, MaxStep: 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Issue(t.Context(), sn.Request{N: 25}); err != nil {
+			t.Fatal(err)
+		}
+		if close {
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	run(true)
+	rep := audit()
+	st := states(rep)
+	if !rep.Explained() || st[sequence.Open] != 0 || st[sequence.Issued] != 25 || st[sequence.Unused] == 0 {
+		t.Errorf("after a clean close: explained %v, problems %q, states %v: want 25 issued, the rest unused, none open", rep.Explained(), rep.Problems, st)
+	}
+	for _, s := range rep.Spans {
+		if s.State == sequence.Unused && (!strings.Contains(s.Event.By, "token app, for ") || !strings.Contains(s.Event.Reason, "closed")) {
+			t.Errorf("unused %v noted by %q for %q: want the token and the client process, at close", s.Range, s.Event.By, s.Event.Reason)
+		}
+	}
+
+	// The control: no Close, as a process killed.
+	run(false)
+	if st := states(audit()); st[sequence.Open] == 0 {
+		t.Errorf("a Generator that never closed left no numbers open (%v): the test cannot tell a close from none", st)
+	}
+
+	// A release of numbers this client was not handed: refused, by kind
+	// and by range.
+	mark := rep.Head.Mark
+	post := func(tok string, note wire.BlockNote) (int, wire.Code) {
+		t.Helper()
+		body, _ := json.Marshal(note)
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", ts.URL+"/v1/templates/orders/notes", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var e wire.ErrorResponse
+		json.NewDecoder(resp.Body).Decode(&e)
+		return resp.StatusCode, e.Error.Code
+	}
+	for _, tc := range []struct {
+		note wire.BlockNote
+		want wire.Code
+	}{
+		{wire.BlockNote{Key: key, Kind: "released", First: 1, Last: 5, Client: "someone else"}, wire.CodeInvalid},
+		{wire.BlockNote{Key: key, Kind: "released", First: 1, Last: mark, Client: sequence.ProcessName()}, wire.CodeInvalid},
+		{wire.BlockNote{Key: key, Kind: "voided", First: 1, Last: 1, Client: sequence.ProcessName()}, wire.CodeBadRequest},
+		{wire.BlockNote{Key: key, Kind: "closed", First: 1, Last: 1, Client: "a\nline"}, wire.CodeBadRequest},
+		{wire.BlockNote{Key: "M-@<seq>-", Kind: "closed", First: 1, Last: 1}, wire.CodeInvalid},
+	} {
+		if st, code := post(token, tc.note); code != tc.want {
+			t.Errorf("note %+v: %d %s, want %s", tc.note, st, code, tc.want)
+		}
+	}
+	if st, code := post("reader-"+token, wire.BlockNote{Key: key, Kind: "closed", First: 1, Last: 1}); code != wire.CodeForbidden {
+		t.Errorf("a note with a token that may not issue: %d %s, want forbidden", st, code)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -72,8 +73,7 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 	case req.N < 1 || req.N > src.max:
 		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "n", Message: fmt.Sprintf("n %d: want a block of 1 to %d numbers (the template's max_block)", req.N, src.max)}, http.StatusBadRequest)
 		return
-	case len(req.Client) > 200 || !utf8.ValidString(req.Client) || !printable(req.Client):
-		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "client", Message: "client: want at most 200 bytes of printable UTF-8 naming the client process (no control characters: the journal keeps it)"}, http.StatusBadRequest)
+	case !s.clientOK(w, req.Client):
 		return
 	}
 	now, err := time.Parse(time.RFC3339Nano, req.Now)
@@ -89,10 +89,7 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, wire.Error{Code: wire.CodeInvalid, Field: "key", Message: err.Error()}, http.StatusBadRequest)
 		return
 	}
-	by := actor(grantIn(w))
-	if req.Client != "" {
-		by += ", for " + req.Client
-	}
+	by := blockActor(w, req.Client)
 	rg, err := src.alloc.Allocate(sequence.WithBy(r.Context(), by), req.Key, req.N)
 	if err != nil {
 		s.error(w, err)
@@ -103,5 +100,144 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.counts[name].hand(req.Key, rg)
+	s.handed.add(handedKey{name, req.Key, by}, rg)
 	reply(w, http.StatusOK, wire.BlockResponse{Key: req.Key, First: rg.First, Last: rg.Last})
+}
+
+// blockActor is who takes a block, and notes what became of it, in the
+// journal: the token, and the client process it names.
+func blockActor(w http.ResponseWriter, client string) string {
+	by := actor(grantIn(w))
+	if client != "" {
+		by += ", for " + client
+	}
+	return by
+}
+
+// clientOK reports whether client, a client process's name, may go in
+// the journal, or answers 400.
+func (s *Server) clientOK(w http.ResponseWriter, client string) bool {
+	if len(client) > 200 || !utf8.ValidString(client) || !printable(client) {
+		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "client", Message: "client: want at most 200 bytes of printable UTF-8 naming the client process (no control characters: the journal keeps it)"}, http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+// notes adds a client's record of its own blocks to a counter's journal:
+// POST /v1/templates/{name}/notes. A release must lie in a block this
+// server handed to the same token and client process: a release marks
+// numbers unused whoever reserved them, and one client must not mark
+// another's. Lost and closed concern the client's own blocks alone.
+func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
+	name, g, ok := s.generator(w, r, Issue)
+	if !ok {
+		return
+	}
+	var req wire.BlockNote
+	if _, code := s.decode(w, r, &req); code != "" {
+		return
+	}
+	src := s.sources[name]
+	j, journaled := src.alloc.(sequence.Journal)
+	switch {
+	case src.alloc == nil:
+		s.error(w, fmt.Errorf("template %s hands out no blocks: %s: %w", quote(name), src.why, errors.ErrUnsupported))
+		return
+	case !journaled:
+		s.error(w, fmt.Errorf("template %s: its store keeps no journal: %w", quote(name), errors.ErrUnsupported))
+		return
+	case !s.clientOK(w, req.Client):
+		return
+	case len(req.Reason) > 200 || !utf8.ValidString(req.Reason) || !printable(req.Reason):
+		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "reason", Message: "reason: want at most 200 bytes of printable UTF-8 (no control characters: the journal keeps it)"}, http.StatusBadRequest)
+		return
+	}
+	kind, err := sequence.ParseEventKind(req.Kind)
+	if err != nil || (kind != sequence.Released && kind != sequence.Lost && kind != sequence.Closed) {
+		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "kind", Message: fmt.Sprintf("kind %s: want released, lost or closed (a void is POST /v1/templates/%s/void)", quote(req.Kind), name)}, http.StatusBadRequest)
+		return
+	}
+	if err := g.CheckKey(req.Key); err != nil {
+		s.fail(w, wire.Error{Code: wire.CodeInvalid, Field: "key", Message: err.Error()}, http.StatusBadRequest)
+		return
+	}
+	by := blockActor(w, req.Client)
+	hk, rg := handedKey{name, req.Key, by}, sequence.Range{First: req.First, Last: req.Last}
+	if kind == sequence.Released && !s.handed.holds(hk, rg) {
+		s.fail(w, wire.Error{Code: wire.CodeInvalid, Field: "first", Message: fmt.Sprintf("released %v: not within a block this server handed to %s lately (it remembers the last blocks of each client since it started)", rg, quote(by))}, http.StatusBadRequest)
+		return
+	}
+	e, err := j.Note(sequence.WithBy(r.Context(), by), req.Key, sequence.Event{Kind: kind, Range: rg, Reason: req.Reason})
+	if err != nil {
+		s.error(w, err)
+		return
+	}
+	if kind == sequence.Closed {
+		s.handed.forget(hk, rg.Last)
+	}
+	reply(w, http.StatusOK, wire.BlockNoteResponse{Seq: e.Seq, By: e.By})
+}
+
+// handedKey is a counter key of a template, and who took blocks of it.
+type handedKey struct{ template, key, by string }
+
+// handedBlocks are the blocks handed lately to each client process: the
+// last few per key, for the most recent clients. A Segment holds two
+// blocks of a key at most, and notes only those.
+type handedBlocks struct {
+	mu    sync.Mutex
+	m     map[handedKey][]sequence.Range
+	order []handedKey // oldest first, to forget the oldest client first
+}
+
+const (
+	handedPerKey  = 4
+	handedClients = 1 << 14
+)
+
+func (h *handedBlocks) add(k handedKey, r sequence.Range) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[handedKey][]sequence.Range{}
+	}
+	rs, known := h.m[k]
+	if !known {
+		if len(h.order) >= handedClients {
+			delete(h.m, h.order[0])
+			h.order = h.order[1:]
+		}
+		h.order = append(h.order, k)
+	}
+	if len(rs) >= handedPerKey {
+		rs = rs[1:]
+	}
+	h.m[k] = append(rs, r)
+}
+
+// holds reports whether r lies within one block handed to k.
+func (h *handedBlocks) holds(k handedKey, r sequence.Range) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, b := range h.m[k] {
+		if r.First >= b.First && r.Last <= b.Last && r.First <= r.Last {
+			return true
+		}
+	}
+	return false
+}
+
+// forget drops the blocks of k up to last: k noted that it holds none of
+// them any more.
+func (h *handedBlocks) forget(k handedKey, last int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rs := h.m[k][:0]
+	for _, b := range h.m[k] {
+		if b.Last > last {
+			rs = append(rs, b)
+		}
+	}
+	h.m[k] = rs
 }

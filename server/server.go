@@ -11,6 +11,7 @@
 //	POST /v1/templates/{name}/parse    read a number back: its counter key, number and variables
 //	POST /v1/templates/{name}/void     record a number as void, with the reason, in its counter's journal
 //	POST /v1/templates/{name}/blocks   a block of a counter, whose numbers the client prints (package remote)
+//	POST /v1/templates/{name}/notes    the client's record of its blocks in the journal: released, lost, closed
 //	GET  /healthz                      the process answers
 //	GET  /readyz                       every store answers (503 otherwise)
 //	GET  /v1/monitor                   what the monitor page shows: stores, keys, blocks, counts
@@ -110,6 +111,7 @@ type Server struct {
 	posts   map[string]http.HandlerFunc // POST /v1/templates/{name}/OP, by OP
 	counts  map[string]*counts          // by template name, for the monitor
 	sources map[string]blockSource      // by template name, where its blocks come from
+	handed  handedBlocks                // the blocks handed lately, by client
 	vars    map[string]map[string]bool  // by template name, the variables it reads
 	drain   atomic.Bool                 // shutting down: /readyz answers 503
 }
@@ -196,6 +198,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/templates/{name}/parse", s.parse},
 		{"POST /v1/templates/{name}/void", s.void},
 		{"POST /v1/templates/{name}/blocks", s.blocks},
+		{"POST /v1/templates/{name}/notes", s.notes},
 		{"GET /healthz", s.healthz},
 		{"GET /readyz", s.readyz},
 		{"GET /v1/monitor", s.monitor},

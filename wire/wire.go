@@ -133,6 +133,30 @@ type BlockResponse struct {
 	Last  int64  `json:"last"`
 }
 
+// BlockNote is the body of POST /v1/templates/{name}/notes: a record a
+// client of remote blocks adds to a counter's journal about its own
+// blocks, as a Segment notes them in a store it reaches itself. Kind is
+// "released" (numbers of a block handed to the client that it will never
+// issue, such as the rest of its blocks when it closes), "lost" (numbers
+// reserved for the client in an answer that never reached it) or
+// "closed" (it holds none of the key's numbers up to Last any more;
+// First is 1). Client is the BlockRequest's: the record is the token's
+// and the client process's, as the blocks were.
+type BlockNote struct {
+	Key    string `json:"key"`
+	Kind   string `json:"kind"`
+	First  int64  `json:"first"`
+	Last   int64  `json:"last"`
+	Reason string `json:"reason,omitempty"`
+	Client string `json:"client,omitempty"`
+}
+
+// BlockNoteResponse is the record as the counter's journal keeps it.
+type BlockNoteResponse struct {
+	Seq int64  `json:"seq"`
+	By  string `json:"by"`
+}
+
 // Part is one part of a template: sn.PartInfo.
 type Part struct {
 	Source  string `json:"source"`
