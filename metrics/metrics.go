@@ -40,6 +40,7 @@ type Metrics struct {
 	calls  *prometheus.HistogramVec
 	byName sync.Map // template name -> *observer
 	capacityFields
+	tokenFields
 
 	mu     sync.Mutex
 	stores []watched // in the order watched
@@ -85,7 +86,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(1e-6, 4, 11), // 1µs to 1s
 		}, []string{"template"}),
 	}
-	for _, c := range []prometheus.Collector{m.issued, m.errs, m.calls, (*stores)(m), (*capacities)(m)} {
+	m.tokenFields = newTokenFields()
+	for _, c := range []prometheus.Collector{m.issued, m.errs, m.calls, m.tokenReads, m.tokensStale, (*stores)(m), (*capacities)(m)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}

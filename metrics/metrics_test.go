@@ -374,3 +374,35 @@ func TestObserve(t *testing.T) {
 		}
 	}
 }
+
+// The tokens' metrics appear once tokens are read again: none for a
+// program that never does; stale while the last reading failed.
+func TestTokensRead(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := must(metrics.New(reg))
+	if n := testutil.CollectAndCount(reg, "sn_tokens_stale", "sn_tokens_reads_total"); n != 0 {
+		t.Errorf("%d token series before any reading, want none", n)
+	}
+	m.TokensRead(true)
+	m.TokensRead(false)
+	want := `
+# HELP sn_tokens_reads_total Readings of the bearer tokens after the start (SIGHUP, or a changed config or tokens file), by result: ok or failed.
+# TYPE sn_tokens_reads_total counter
+sn_tokens_reads_total{result="failed"} 1
+sn_tokens_reads_total{result="ok"} 1
+# HELP sn_tokens_stale 1 when the last reading of the bearer tokens failed, so that the tokens in force are older than the files (a token meant to be revoked may still be accepted): alert on 1. 0 once a reading succeeds.
+# TYPE sn_tokens_stale gauge
+sn_tokens_stale 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "sn_tokens_stale", "sn_tokens_reads_total"); err != nil {
+		t.Error(err)
+	}
+	m.TokensRead(true)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP sn_tokens_stale 1 when the last reading of the bearer tokens failed, so that the tokens in force are older than the files (a token meant to be revoked may still be accepted): alert on 1. 0 once a reading succeeds.
+# TYPE sn_tokens_stale gauge
+sn_tokens_stale 0
+`), "sn_tokens_stale"); err != nil {
+		t.Error(err)
+	}
+}

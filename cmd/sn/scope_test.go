@@ -11,14 +11,29 @@ import (
 	"time"
 )
 
-// sendAs sends a POST with a bearer token and returns the status.
+// sendAs sends a POST with a bearer token and returns the status and the
+// body.
 func sendAs(t *testing.T, url, token, path, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), "POST", url+path, strings.NewReader(body))
+	return requestAs(t, "POST", url, token, path, body)
+}
+
+// getAs sends a GET with a bearer token and returns the status and the
+// body.
+func getAs(t *testing.T, url, token, path string) (int, string) {
+	t.Helper()
+	return requestAs(t, "GET", url, token, path, "")
+}
+
+func requestAs(t *testing.T, method, url, token, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -68,14 +83,16 @@ serve:
   tokens:
     - {id: storefront, tenant: shop, templates: [order], actions: [issue]}
     - {id: billing, tenant: billing, actions: [issue, read, admin]}
+    - {id: ops, tenant: "*", actions: [monitor]}
 `)
 	const (
+		ops   = "ops-0123456789abcdef0123"
 		shop1 = "shop-one-0123456789abcdef"
 		shop2 = "shop-two-0123456789abcdef"
 		shop3 = "shop-three-0123456789abcd"
 		bill  = "billing-0123456789abcdef"
 	)
-	write(tokens, "# the shop's storefront\nstorefront="+shop1+"\nbilling="+bill+"\n")
+	write(tokens, "# the shop's storefront\nstorefront="+shop1+"\nbilling="+bill+"\nops="+ops+"\n")
 	s := startServe(t, nil, "--config", cfgPath)
 
 	next := func(token, name string) int {
@@ -94,7 +111,7 @@ serve:
 	}
 
 	// SIGHUP: the new secret at once, the old one for the grace period.
-	write(tokens, "storefront="+shop2+"\nbilling="+bill+"\n")
+	write(tokens, "storefront="+shop2+"\nbilling="+bill+"\nops="+ops+"\n")
 	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +127,7 @@ serve:
 	}
 
 	// A changed file, without a signal.
-	write(tokens, "storefront="+shop3+"\nbilling="+bill+"\n")
+	write(tokens, "storefront="+shop3+"\nbilling="+bill+"\nops="+ops+"\n")
 	if !within(20*time.Second, func() bool { return next(shop3, "order") == 200 }) {
 		t.Fatalf("a changed tokens file was not read: %s", s.logged())
 	}
@@ -128,6 +145,24 @@ serve:
 	}
 	if got := next(shop3, "order"); got != 200 {
 		t.Errorf("after a bad file, the tokens before it: %d, want 200", got)
+	}
+	// ...and in the metrics, for an alert: stale until a reading succeeds.
+	stale := func() string {
+		t.Helper()
+		_, body := getAs(t, s.url, ops, "/metrics")
+		for line := range strings.Lines(body) {
+			if strings.HasPrefix(line, "sn_tokens_stale ") {
+				return strings.TrimSpace(line)
+			}
+		}
+		return "no sn_tokens_stale in:\n" + body
+	}
+	if got := stale(); got != "sn_tokens_stale 1" {
+		t.Errorf("after a bad file: %s, want sn_tokens_stale 1", got)
+	}
+	write(tokens, "storefront="+shop3+"\nbilling="+bill+"\nops="+ops+"\n# fixed\n")
+	if !within(20*time.Second, func() bool { return stale() == "sn_tokens_stale 0" }) {
+		t.Errorf("after the file was fixed: %s, want sn_tokens_stale 0", stale())
 	}
 	if strings.Contains(s.logged(), shop1[8:]) || strings.Contains(s.logged(), bill[8:]) {
 		t.Errorf("a secret was logged: %s", s.logged())

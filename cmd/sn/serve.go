@@ -163,7 +163,7 @@ func cmdServe(e *env, args []string) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if len(tokens) > 0 {
-		go rotate(ctx, logger, h, f.config, sv)
+		go rotate(ctx, logger, m, h, f.config, sv)
 	}
 	var runErr error
 	select {
@@ -201,8 +201,9 @@ var rotatePoll = 5 * time.Second
 // rotate reads the tokens again on SIGHUP, or when the config file or the
 // tokens file changes (a mounted secret replaced), and gives them to h:
 // a token taken out is accepted for the grace period still. A file that
-// does not read leaves the tokens as they were, and says why.
-func rotate(ctx context.Context, logger *slog.Logger, h *server.Server, path string, sv server.Settings) {
+// does not read leaves the tokens as they were, and says why, in the log
+// and in sn_tokens_stale.
+func rotate(ctx context.Context, logger *slog.Logger, m *metrics.Metrics, h *server.Server, path string, sv server.Settings) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -247,6 +248,7 @@ func rotate(ctx context.Context, logger *slog.Logger, h *server.Server, path str
 		if err == nil {
 			err = h.Rotate(tokens, sv.Grace())
 		}
+		m.TokensRead(err == nil)
 		if err != nil {
 			logger.Error("sn serve: the tokens were not read again; the old ones stay", "why", why, "err", err)
 			continue
