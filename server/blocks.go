@@ -50,17 +50,9 @@ func sourceOf(g *sn.Generator, seq sequence.Gen) blockSource {
 // blocks hands out a block of one counter of the template: POST
 // /v1/templates/{name}/blocks.
 func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
-	name, g, ok := s.generator(w, r, Issue)
-	if !ok {
-		return
-	}
 	var req wire.BlockRequest
-	if _, code := s.decode(w, r, &req); code != "" {
-		return
-	}
-	src := s.sources[name]
-	if src.alloc == nil {
-		s.error(w, fmt.Errorf("template %s hands out no blocks: %s: %w", quote(name), src.why, errors.ErrUnsupported))
+	name, g, src, ok := s.blockRequest(w, r, &req)
+	if !ok {
 		return
 	}
 	switch {
@@ -104,6 +96,25 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, wire.BlockResponse{Key: req.Key, First: rg.First, Last: rg.Last})
 }
 
+// blockRequest reads the body of a block route into req, for a token
+// that may issue from the template, and returns the template's name,
+// Generator and blocks; or answers the error.
+func (s *Server) blockRequest(w http.ResponseWriter, r *http.Request, req any) (string, *sn.Generator, blockSource, bool) {
+	name, g, ok := s.generator(w, r, Issue)
+	if !ok {
+		return "", nil, blockSource{}, false
+	}
+	if _, code := s.decode(w, r, req); code != "" {
+		return "", nil, blockSource{}, false
+	}
+	src := s.sources[name]
+	if src.alloc == nil {
+		s.error(w, fmt.Errorf("template %s hands out no blocks: %s: %w", quote(name), src.why, errors.ErrUnsupported))
+		return "", nil, blockSource{}, false
+	}
+	return name, g, src, true
+}
+
 // blockActor is who takes a block, and notes what became of it, in the
 // journal: the token, and the client process it names.
 func blockActor(w http.ResponseWriter, client string) string {
@@ -130,20 +141,13 @@ func (s *Server) clientOK(w http.ResponseWriter, client string) bool {
 // numbers unused whoever reserved them, and one client must not mark
 // another's. Lost and closed concern the client's own blocks alone.
 func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
-	name, g, ok := s.generator(w, r, Issue)
+	var req wire.BlockNote
+	name, g, src, ok := s.blockRequest(w, r, &req)
 	if !ok {
 		return
 	}
-	var req wire.BlockNote
-	if _, code := s.decode(w, r, &req); code != "" {
-		return
-	}
-	src := s.sources[name]
 	j, journaled := src.alloc.(sequence.Journal)
 	switch {
-	case src.alloc == nil:
-		s.error(w, fmt.Errorf("template %s hands out no blocks: %s: %w", quote(name), src.why, errors.ErrUnsupported))
-		return
 	case !journaled:
 		s.error(w, fmt.Errorf("template %s: its store keeps no journal: %w", quote(name), errors.ErrUnsupported))
 		return

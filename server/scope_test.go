@@ -301,7 +301,7 @@ func TestScopesLists(t *testing.T) {
 // or without.
 func TestReadyPerToken(t *testing.T) {
 	srv := redistest.Start(t, redistest.Persistent())
-	cfg, err := config.Decode([]byte(`
+	ts, _ := startConfig(t, `
 store: {backend: bolt, path: common.db}
 tenants:
   shop:    {store: {path: shop.db}}
@@ -309,24 +309,10 @@ tenants:
 templates:
   order:   {template: "ORD-@<seq, width=6>", tenant: shop}
   invoice: {template: "BILL-@<seq, width=6>", tenant: billing}
-`), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
-	h, err := server.New(set, server.Options{Scoped: []server.Token{
+`, server.Options{Scoped: []server.Token{
 		{ID: "shop-mon", Secret: secret("shop-mon"), Tenant: "shop", Actions: []server.Action{server.Monitor}},
 		{ID: "billing-mon", Secret: secret("billing-mon"), Tenant: "billing", Actions: []server.Action{server.Monitor}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
 
 	ready := func(token, path string) (int, wire.Health) {
 		t.Helper()
