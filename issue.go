@@ -221,7 +221,10 @@ func (g *Generator) Append(ctx context.Context, b *Batch, r Request) error {
 // it appended. The numbers are printed into the JSON as they are made,
 // with no copy and, for most templates, no test of their bytes: a number
 // holding a byte JSON escapes is escaped. With room in dst, it allocates
-// nothing. On error, the numbers issued so far stay appended.
+// nothing. On error, the numbers issued so far stay appended. Like a
+// failed append, it may leave bytes in dst's capacity past the length it
+// returns (a comma it dropped, a number refused): only dst[:len] is the
+// answer.
 func (g *Generator) AppendJSON(ctx context.Context, dst []byte, r Request) ([]byte, int, error) {
 	if g.wrapped || r.IdempotencyKey != "" {
 		b := g.getBatch(min(max(r.N, 1), MaxN))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/sngen/sn/sequence"
@@ -26,6 +27,9 @@ type Blocks struct {
 	template string
 	engine   string
 	now      func() time.Time
+
+	mu       sync.Mutex
+	receipts map[string]string // by key: the server's receipt of the blocks, for notes
 }
 
 // Blocks returns an Allocator of the template's counters for a client
@@ -55,17 +59,27 @@ func (b *Blocks) Allocate(ctx context.Context, key string, n int64) (sequence.Ra
 	if out.Key != key || out.Last-out.First+1 != n || out.First < 1 {
 		return sequence.Range{}, fmt.Errorf("client: a block of %d of %q: the server answered [%d, %d] of %q", n, key, out.First, out.Last, out.Key)
 	}
+	b.mu.Lock()
+	if b.receipts == nil {
+		b.receipts = map[string]string{}
+	}
+	b.receipts[key] = out.Receipt
+	b.mu.Unlock()
 	return sequence.Range{First: out.First, Last: out.Last}, nil
 }
 
 // Note adds e, a record of the client's own blocks — [sequence.Released],
 // [sequence.Lost] or [sequence.Closed] — to key's journal on the server:
-// sequence.Journal. The server takes a release only of numbers of a
-// block it handed to this client process lately. The record comes back
-// with Seq and By set.
+// sequence.Journal. It sends the receipt the server gave with the key's
+// blocks, so that only this Blocks notes in its process's name; the
+// server takes a release only of numbers of blocks it handed to it
+// lately. The record comes back with Seq and By set.
 func (b *Blocks) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+	b.mu.Lock()
+	receipt := b.receipts[key]
+	b.mu.Unlock()
 	var out wire.BlockNoteResponse
-	req := wire.BlockNote{Key: key, Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, Reason: e.Reason, Client: sequence.ProcessName()}
+	req := wire.BlockNote{Key: key, Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, Reason: e.Reason, Client: sequence.ProcessName(), Receipt: receipt}
 	if err := b.g.c.retryWith(ctx, b.g.path+"/notes", "", func() any { return req }, &out); err != nil {
 		return sequence.Event{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -200,9 +201,15 @@ func TestRemoteRefusals(t *testing.T) {
 // A remote Generator that closes notes in the counter's journal, through
 // the service, the numbers of its blocks it did not issue (released) and
 // that it holds none (closed): the journal explains every number, and
-// none is open. The control, a Generator that is dropped without Close as
-// a process that dies, leaves its block open. The service takes a
-// release only of a block it handed to the same token and client.
+// none is open — whether it used up its first block or closes holding
+// the rest of one and the whole next, fetched ahead. The control, a
+// Generator that is dropped without Close as a process that dies, leaves
+// its block open. Nobody else notes in a client's name: a note needs the
+// receipt the service gave with the client's blocks, so another process
+// of the same token that names the client (its name is in the journal
+// for anyone to read) cannot make its issued numbers unused (lost,
+// released) or its open ones issued (closed); and a release must lie in
+// the client's blocks.
 func TestRemoteCloseNotes(t *testing.T) {
 	ts, set := serve(t, `
 store: {backend: bolt, path: sn.db, step: 50}
@@ -216,28 +223,37 @@ templates:
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit := func() *sequence.Report {
+	// states audits the counter: how many numbers are in each state.
+	states := func() (map[sequence.State]int64, *sequence.Report) {
 		t.Helper()
 		events, head, err := sequence.ReadJournal(t.Context(), j, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return sequence.Audit(key, events, head, time.Now())
-	}
-	states := func(rep *sequence.Report) map[sequence.State]int64 {
+		rep := sequence.Audit(key, events, head, time.Now())
 		out := map[sequence.State]int64{}
 		for _, s := range rep.Spans {
 			out[s.State] += s.Range.Len()
 		}
-		return out
+		return out, rep
 	}
-	run := func(close bool) {
+	// run issues n numbers from a new remote Generator, waits until it
+	// has fetched at least blocks blocks, and closes it unless told not
+	// to.
+	run := func(n int, blocks int64, close bool) {
+		t.Helper()
 		g, err := remote.New(t.Context(), c, "orders", remote.Options{Segment: sequence.SegmentOptions{Step: 20, MaxStep: 20}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.Issue(t.Context(), sn.Request{N: 25}); err != nil {
+		if _, err := g.Issue(t.Context(), sn.Request{N: n}); err != nil {
 			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); g.Stats().Fetches < blocks && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		if got := g.Stats().Fetches; got < blocks {
+			t.Fatalf("%d numbers: %d blocks fetched, want %d", n, got, blocks)
 		}
 		if close {
 			if err := g.Close(); err != nil {
@@ -246,27 +262,20 @@ templates:
 		}
 	}
 
-	run(true)
-	rep := audit()
-	st := states(rep)
-	if !rep.Explained() || st[sequence.Open] != 0 || st[sequence.Issued] != 25 || st[sequence.Unused] == 0 {
-		t.Errorf("after a clean close: explained %v, problems %q, states %v: want 25 issued, the rest unused, none open", rep.Explained(), rep.Problems, st)
+	run(25, 2, true) // its first block used up
+	run(5, 2, true)  // the rest of its block and the next, fetched ahead
+	st, rep := states()
+	if !rep.Explained() || st[sequence.Open] != 0 || st[sequence.Issued] != 30 || st[sequence.Unused] != rep.Head.Mark-30 {
+		t.Errorf("after two clean closes: explained %v, problems %q, states %v of %d: want 30 issued, the rest unused, none open", rep.Explained(), rep.Problems, st, rep.Head.Mark)
 	}
+	var victim string
 	for _, s := range rep.Spans {
 		if s.State == sequence.Unused && (!strings.Contains(s.Event.By, "token app, for ") || !strings.Contains(s.Event.Reason, "closed")) {
 			t.Errorf("unused %v noted by %q for %q: want the token and the client process, at close", s.Range, s.Event.By, s.Event.Reason)
 		}
+		victim = strings.TrimPrefix(s.Event.By, "sn serve, token app, for ")
 	}
 
-	// The control: no Close, as a process killed.
-	run(false)
-	if st := states(audit()); st[sequence.Open] == 0 {
-		t.Errorf("a Generator that never closed left no numbers open (%v): the test cannot tell a close from none", st)
-	}
-
-	// A release of numbers this client was not handed: refused, by kind
-	// and by range.
-	mark := rep.Head.Mark
 	post := func(tok string, note wire.BlockNote) (int, wire.Code) {
 		t.Helper()
 		body, _ := json.Marshal(note)
@@ -282,13 +291,18 @@ templates:
 		json.NewDecoder(resp.Body).Decode(&e)
 		return resp.StatusCode, e.Error.Code
 	}
+	// Notes in the clients' name, without their receipt, and notes that
+	// are not a client's to make: refused, and the audit unchanged.
+	mark := rep.Head.Mark
 	for _, tc := range []struct {
 		note wire.BlockNote
 		want wire.Code
 	}{
-		{wire.BlockNote{Key: key, Kind: "released", First: 1, Last: 5, Client: "someone else"}, wire.CodeInvalid},
-		{wire.BlockNote{Key: key, Kind: "released", First: 1, Last: mark, Client: sequence.ProcessName()}, wire.CodeInvalid},
-		{wire.BlockNote{Key: key, Kind: "voided", First: 1, Last: 1, Client: sequence.ProcessName()}, wire.CodeBadRequest},
+		{wire.BlockNote{Key: key, Kind: "lost", First: 1, Last: mark, Client: victim}, wire.CodeInvalid},
+		{wire.BlockNote{Key: key, Kind: "released", First: 1, Last: 5, Client: victim, Receipt: "guessed"}, wire.CodeInvalid},
+		{wire.BlockNote{Key: key, Kind: "closed", First: 1, Last: mark, Client: victim}, wire.CodeInvalid},
+		{wire.BlockNote{Key: key, Kind: "lost", First: 1, Last: mark, Client: "someone else"}, wire.CodeInvalid},
+		{wire.BlockNote{Key: key, Kind: "voided", First: 1, Last: 1, Client: victim}, wire.CodeBadRequest},
 		{wire.BlockNote{Key: key, Kind: "closed", First: 1, Last: 1, Client: "a\nline"}, wire.CodeBadRequest},
 		{wire.BlockNote{Key: "M-@<seq>-", Kind: "closed", First: 1, Last: 1}, wire.CodeInvalid},
 	} {
@@ -298,5 +312,27 @@ templates:
 	}
 	if st, code := post("reader-"+token, wire.BlockNote{Key: key, Kind: "closed", First: 1, Last: 1}); code != wire.CodeForbidden {
 		t.Errorf("a note with a token that may not issue: %d %s, want forbidden", st, code)
+	}
+	if after, _ := states(); !maps.Equal(after, st) {
+		t.Errorf("the refused notes changed the audit: %v, was %v", after, st)
+	}
+
+	// A client's own release must lie in its blocks, receipt or not.
+	blocks := c.Generator("orders").Blocks(served.String(), sn.Engine())
+	got, err := blocks.Allocate(t.Context(), key, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blocks.Note(t.Context(), key, sequence.Event{Kind: sequence.Released, Range: sequence.Range{First: 1, Last: got.Last}}); err == nil {
+		t.Errorf("a release of [1, %d], beyond the client's block %v: taken", got.Last, got)
+	}
+	if _, err := blocks.Note(t.Context(), key, sequence.Event{Kind: sequence.Released, Range: got, Reason: "test"}); err != nil {
+		t.Errorf("a release of the client's own block %v: %v", got, err)
+	}
+
+	// The control: no Close, as a process killed.
+	run(5, 2, false)
+	if st, _ := states(); st[sequence.Open] == 0 {
+		t.Errorf("a Generator that never closed left no numbers open (%v): the test cannot tell a close from none", st)
 	}
 }

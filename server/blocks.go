@@ -1,9 +1,13 @@
 package server
 
 import (
+	"cmp"
+	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -92,8 +96,8 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.counts[name].hand(req.Key, rg)
-	s.handed.add(handedKey{name, req.Key, by}, rg)
-	reply(w, http.StatusOK, wire.BlockResponse{Key: req.Key, First: rg.First, Last: rg.Last})
+	receipt := s.handed.add(actor(grantIn(w)), handedKey{name, req.Key, by}, rg)
+	reply(w, http.StatusOK, wire.BlockResponse{Key: req.Key, First: rg.First, Last: rg.Last, Receipt: receipt})
 }
 
 // blockRequest reads the body of a block route into req, for a token
@@ -136,10 +140,13 @@ func (s *Server) clientOK(w http.ResponseWriter, client string) bool {
 }
 
 // notes adds a client's record of its own blocks to a counter's journal:
-// POST /v1/templates/{name}/notes. A release must lie in a block this
-// server handed to the same token and client process: a release marks
-// numbers unused whoever reserved them, and one client must not mark
-// another's. Lost and closed concern the client's own blocks alone.
+// POST /v1/templates/{name}/notes. The note must come with the receipt
+// this server gave the same token and client process with its blocks of
+// the key: the client's name is its own word, and another process of
+// the same token must not note in its name (a lost or closed record
+// changes what the audit says of that client's numbers). A release must
+// also lie in blocks handed to it: a release marks numbers unused
+// whoever reserved them.
 func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 	var req wire.BlockNote
 	name, g, src, ok := s.blockRequest(w, r, &req)
@@ -168,8 +175,14 @@ func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 	}
 	by := blockActor(w, req.Client)
 	hk, rg := handedKey{name, req.Key, by}, sequence.Range{First: req.First, Last: req.Last}
-	if kind == sequence.Released && !s.handed.holds(hk, rg) {
-		s.fail(w, wire.Error{Code: wire.CodeInvalid, Field: "first", Message: fmt.Sprintf("released %v: not within a block this server handed to %s lately (it remembers the last blocks of each client since it started)", rg, quote(by))}, http.StatusBadRequest)
+	owner := actor(grantIn(w))
+	known, covered := s.handed.check(owner, hk, req.Receipt, rg)
+	switch {
+	case !known:
+		s.fail(w, wire.Error{Code: wire.CodeInvalid, Field: "receipt", Message: fmt.Sprintf("receipt: not the one this server gave %s with its blocks of key %s since it started: a client notes only its own blocks, with their receipt", quote(by), quote(req.Key))}, http.StatusBadRequest)
+		return
+	case kind == sequence.Released && !covered:
+		s.fail(w, wire.Error{Code: wire.CodeInvalid, Field: "first", Message: fmt.Sprintf("released %v: not within the blocks this server handed to %s lately", rg, quote(by))}, http.StatusBadRequest)
 		return
 	}
 	e, err := j.Note(sequence.WithBy(r.Context(), by), req.Key, sequence.Event{Kind: kind, Range: rg, Reason: req.Reason})
@@ -178,7 +191,7 @@ func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if kind == sequence.Closed {
-		s.handed.forget(hk, rg.Last)
+		s.handed.forget(owner, hk, rg.Last)
 	}
 	reply(w, http.StatusOK, wire.BlockNoteResponse{Seq: e.Seq, By: e.By})
 }
@@ -186,62 +199,111 @@ func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 // handedKey is a counter key of a template, and who took blocks of it.
 type handedKey struct{ template, key, by string }
 
+// handed is what the server remembers of one client's blocks of a key:
+// the last few, and their receipt.
+type handed struct {
+	blocks  []sequence.Range // oldest first
+	receipt string
+}
+
 // handedBlocks are the blocks handed lately to each client process: the
-// last few per key, for the most recent clients. A Segment holds two
-// blocks of a key at most, and notes only those.
+// last few per key, for the most recent clients of each token. A Segment
+// holds two blocks of a key at most, and notes only those. Each token
+// has a table of its own, so that no token's clients push another's out.
 type handedBlocks struct {
-	mu    sync.Mutex
-	m     map[handedKey][]sequence.Range
+	mu     sync.Mutex
+	tables map[string]*handedTable // by the token's actor
+}
+
+// handedTable is one token's.
+type handedTable struct {
+	m     map[handedKey]*handed
 	order []handedKey // oldest first, to forget the oldest client first
 }
 
 const (
-	handedPerKey  = 4
-	handedClients = 1 << 14
+	handedPerKey   = 4
+	handedPerToken = 1 << 12
 )
 
-func (h *handedBlocks) add(k handedKey, r sequence.Range) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil {
-		h.m = map[handedKey][]sequence.Range{}
+// entry returns k's entry in owner's table, or nil.
+func (h *handedBlocks) entry(owner string, k handedKey) *handed {
+	if t := h.tables[owner]; t != nil {
+		return t.m[k]
 	}
-	rs, known := h.m[k]
-	if !known {
-		if len(h.order) >= handedClients {
-			delete(h.m, h.order[0])
-			h.order = h.order[1:]
-		}
-		h.order = append(h.order, k)
-	}
-	if len(rs) >= handedPerKey {
-		rs = rs[1:]
-	}
-	h.m[k] = append(rs, r)
+	return nil
 }
 
-// holds reports whether r lies within one block handed to k.
-func (h *handedBlocks) holds(k handedKey, r sequence.Range) bool {
+// add records r, handed to k of token owner, and returns k's receipt.
+func (h *handedBlocks) add(owner string, k handedKey, r sequence.Range) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, b := range h.m[k] {
-		if r.First >= b.First && r.Last <= b.Last && r.First <= r.Last {
-			return true
+	if h.tables == nil {
+		h.tables = map[string]*handedTable{}
+	}
+	t := h.tables[owner]
+	if t == nil {
+		t = &handedTable{m: map[handedKey]*handed{}}
+		h.tables[owner] = t
+	}
+	e := t.m[k]
+	if e == nil {
+		if len(t.order) >= handedPerToken {
+			delete(t.m, t.order[0])
+			t.order = t.order[1:]
+		}
+		t.order = append(t.order, k)
+		e = &handed{receipt: rand.Text()}
+		t.m[k] = e
+	}
+	if len(e.blocks) >= handedPerKey {
+		e.blocks = e.blocks[1:]
+	}
+	e.blocks = append(e.blocks, r)
+	return e.receipt
+}
+
+// check reports whether receipt is k's, and whether r lies within the
+// blocks handed to k: in one, or across adjacent ones (a Segment releases
+// the rest of its block and the whole next one as one range).
+func (h *handedBlocks) check(owner string, k handedKey, receipt string, r sequence.Range) (known, covered bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.entry(owner, k)
+	if e == nil || subtle.ConstantTimeCompare([]byte(e.receipt), []byte(receipt)) != 1 {
+		return false, false
+	}
+	if r.First < 1 || r.First > r.Last {
+		return true, false
+	}
+	bs := slices.Clone(e.blocks)
+	slices.SortFunc(bs, func(a, b sequence.Range) int { return cmp.Compare(a.First, b.First) })
+	next := r.First // the first number of r not yet found in a block
+	for _, b := range bs {
+		if b.First <= next && b.Last >= next {
+			next = b.Last + 1
+			if next > r.Last {
+				return true, true
+			}
 		}
 	}
-	return false
+	return true, false
 }
 
 // forget drops the blocks of k up to last: k noted that it holds none of
-// them any more.
-func (h *handedBlocks) forget(k handedKey, last int64) {
+// them any more. Its receipt stays, for notes sent again.
+func (h *handedBlocks) forget(owner string, k handedKey, last int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	rs := h.m[k][:0]
-	for _, b := range h.m[k] {
+	e := h.entry(owner, k)
+	if e == nil {
+		return
+	}
+	bs := e.blocks[:0]
+	for _, b := range e.blocks {
 		if b.Last > last {
-			rs = append(rs, b)
+			bs = append(bs, b)
 		}
 	}
-	h.m[k] = rs
+	e.blocks = bs
 }

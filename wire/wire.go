@@ -131,6 +131,11 @@ type BlockResponse struct {
 	Key   string `json:"key"`
 	First int64  `json:"first"`
 	Last  int64  `json:"last"`
+	// Receipt is a secret of the client process's blocks of the key: the
+	// same for each block the server hands it, and asked for with its
+	// notes (BlockNote), so that no other process, with the same token
+	// or not, notes in its name.
+	Receipt string `json:"receipt"`
 }
 
 // BlockNote is the body of POST /v1/templates/{name}/notes: a record a
@@ -141,7 +146,7 @@ type BlockResponse struct {
 // reserved for the client in an answer that never reached it) or
 // "closed" (it holds none of the key's numbers up to Last any more;
 // First is 1). Client is the BlockRequest's: the record is the token's
-// and the client process's, as the blocks were.
+// and the client process's, as the blocks were; Receipt proves it.
 type BlockNote struct {
 	Key    string `json:"key"`
 	Kind   string `json:"kind"`
@@ -149,6 +154,8 @@ type BlockNote struct {
 	Last   int64  `json:"last"`
 	Reason string `json:"reason,omitempty"`
 	Client string `json:"client,omitempty"`
+	// Receipt is the BlockResponse's, of the client's blocks of the key.
+	Receipt string `json:"receipt"`
 }
 
 // BlockNoteResponse is the record as the counter's journal keeps it.
