@@ -147,7 +147,7 @@ func appendIntLuhnSum(dst []byte, n int64, width int) ([]byte, int) {
 // number whole (simple.render's work) only at the start of a run of
 // values or after a jump, counts the digits up in place at a carry (…9 to
 // …0), and writes the numbers after either, up to the next carry, from
-// that one (decade.fill).
+// that one (sink.fill).
 func (s *sink) runs(f *simple, vals []int64) error {
 	dst := s.dst
 	var d decade // d.at < 0: no number to go on from
