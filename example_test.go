@@ -393,6 +393,34 @@ func ExampleGenerator_Void() {
 	// [3, 3] open
 }
 
+// A printed batch of forms was destroyed: its numbers are void, two
+// journal records for the two runs.
+func ExampleGenerator_VoidNumbers() {
+	ctx := context.Background()
+	store := sequence.NewMemoryAllocator()
+	seg, _ := sequence.NewSegment(store, sequence.SegmentOptions{})
+	defer seg.Close()
+	g := sn.MustNew("F-@<seq, width=4>", sn.WithSequence("seq", seg))
+	g.Issue(ctx, sn.Request{N: 8})
+
+	fmt.Println(g.VoidNumbers(ctx, []string{"F-0001", "X-1"}, "one bad number voids none"))
+	err := g.VoidNumbers(ctx, []string{"F-0006", "F-0002", "F-0003", "F-0005", "F-0004", "F-0008"}, "forms destroyed in the print room")
+	fmt.Println(err)
+
+	key, _ := g.Key(sn.Request{})
+	events, head, _ := sequence.ReadJournal(ctx, store, key)
+	for _, s := range sequence.Audit(key, events, head, time.Now()).Within(1, 8) {
+		fmt.Println(s.Range, s.State)
+	}
+	// Output:
+	// sn: invalid number "X-1": text at offset 0: want "F-" at byte 0, found "X-1"
+	// <nil>
+	// [1, 1] open
+	// [2, 6] void
+	// [7, 7] open
+	// [8, 8] void
+}
+
 // A legal profile is checked when the template compiles: India's GST
 // rule allows 16 characters of letters, digits, "-" and "/".
 func ExampleWithProfile() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
@@ -37,33 +38,61 @@ func ActorOf(ctx context.Context) string {
 // store's counters one to one (snowflake, Balanced), gives an error
 // wrapping errors.ErrUnsupported, and nothing is recorded.
 func (g *Generator) Void(ctx context.Context, number, reason string) error {
+	err := g.VoidNumbers(ctx, []string{number}, reason)
+	if err != nil && !errors.Is(err, ErrInvalidNumber) { // that one names the number
+		err = fmt.Errorf("sn: Void(%q): %w", number, err)
+	}
+	return err
+}
+
+// VoidNumbers is [Generator.Void] for many numbers, with one reason: a
+// run of consecutive numbers of one counter is one journal record. Every
+// number is read back before any is recorded: one that does not fit the
+// template voids none. sn serve voids with it the numbers a request drew
+// before it failed partway, which the caller never learns.
+func (g *Generator) VoidNumbers(ctx context.Context, numbers []string, reason string) error {
 	if reason == "" {
-		return fmt.Errorf("sn: Void(%q): %w: give the reason the number is void", number, sequence.ErrInvalidArgument)
+		return fmt.Errorf("%w: give the reason the numbers are void", sequence.ErrInvalidArgument)
 	}
-	p, err := g.Parse(number)
-	if err != nil {
-		return err
-	}
-	type note struct {
+	type counter struct {
 		j   sequence.Journal
 		key string
-		n   int64
 	}
-	var notes []note
-	for _, d := range p.Draws {
-		part := g.seqPart(d.Offset)
-		if part == nil {
-			return fmt.Errorf("sn: Void(%q): no sequence part at offset %d", number, d.Offset)
-		}
-		j, err := journalOf(part.Gen())
+	drawn := map[counter][]int64{}
+	var order []counter
+	for _, number := range numbers {
+		p, err := g.Parse(number)
 		if err != nil {
-			return fmt.Errorf("sn: Void(%q): %s at offset %d: %w", number, part.Name, part.Offset, err)
+			return err
 		}
-		notes = append(notes, note{j, d.Key, d.Seq})
+		for _, d := range p.Draws {
+			part := g.seqPart(d.Offset)
+			if part == nil {
+				return fmt.Errorf("%q: no sequence part at offset %d", number, d.Offset)
+			}
+			j, err := journalOf(part.Gen())
+			if err != nil {
+				return fmt.Errorf("%q: %s at offset %d: %w", number, part.Name, part.Offset, err)
+			}
+			c := counter{j, d.Key}
+			if _, seen := drawn[c]; !seen {
+				order = append(order, c)
+			}
+			drawn[c] = append(drawn[c], d.Seq)
+		}
 	}
-	for _, n := range notes {
-		if _, err := n.j.Note(ctx, n.key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: n.n, Last: n.n}, Reason: reason, Actor: ActorOf(ctx)}); err != nil {
-			return fmt.Errorf("sn: Void(%q): counter %q: %w", number, n.key, err)
+	for _, c := range order {
+		vals := drawn[c]
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		for i := 0; i < len(vals); {
+			r := sequence.Range{First: vals[i], Last: vals[i]}
+			for i++; i < len(vals) && vals[i] == r.Last+1; i++ {
+				r.Last = vals[i]
+			}
+			if _, err := c.j.Note(ctx, c.key, sequence.Event{Kind: sequence.Voided, Range: r, Reason: reason, Actor: ActorOf(ctx)}); err != nil {
+				return fmt.Errorf("counter %q, %v: %w", c.key, r, err)
+			}
 		}
 	}
 	return nil

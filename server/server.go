@@ -564,15 +564,44 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	buf, n, err := g.AppendJSON(r.Context(), append((*out)[:0], batchjson.Open...), sr)
 	*out = buf
 	if err != nil {
-		// Numbers issued before the error are gaps: the caller gets an
-		// error, and never learns them.
-		failed(s.error(w, err))
+		code := s.error(w, err)
+		failed(code)
+		if n > 0 && sr.IdempotencyKey == "" {
+			// Numbers issued before the error: the caller gets an
+			// error, and never learns them. (With an Idempotency-Key,
+			// the Generator keeps them for the request's retry.)
+			s.voidUndelivered(w, r, g, (*out)[len(batchjson.Open):], code)
+		}
 		return
 	}
 	issued = n
 	s.counts[name].issued.Add(int64(issued))
 	*out = append(*out, batchjson.Close...)
 	replyNumbers(w, *out)
+}
+
+// voidUndelivered records as void the numbers of list, a JSON list a
+// request drew before it failed with code, so that the journal says why
+// they were never used: the caller got an error, not them. It outlives
+// the request, for a request cut off by its client is one such. A store
+// that keeps no journal has nothing to explain.
+func (s *Server) voidUndelivered(w http.ResponseWriter, r *http.Request, g *sn.Generator, list []byte, code wire.Code) {
+	data := slices.Concat([]byte(batchjson.Open), list, []byte(batchjson.Close))
+	nums, ok := batchjson.Read(data)
+	if !ok {
+		var resp wire.NextResponse
+		if err := json.Unmarshal(data, &resp); err != nil {
+			s.opts.Logger.Error("server: the numbers of a failed request were not voided", "template", g.Name(), "err", err)
+			return
+		}
+		nums = resp.Numbers
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), pingTimeout)
+	defer cancel()
+	reason := fmt.Sprintf("drawn for a request that failed partway (%s): never delivered", code)
+	if err := g.VoidNumbers(sn.WithActor(ctx, actor(grantIn(w))), nums, reason); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		s.opts.Logger.Warn("server: the numbers of a failed request were not voided: they are gaps the journal does not explain", "template", g.Name(), "numbers", len(nums), "err", err)
+	}
 }
 
 // unusedVars returns, sorted, the variables of vars that template name

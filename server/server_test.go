@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -257,5 +259,50 @@ func TestCodes(t *testing.T) {
 		if code != tc.code || status != tc.status {
 			t.Errorf("%v: %s %d; want %s %d", tc.err, code, status, tc.code, tc.status)
 		}
+	}
+}
+
+// The numbers a request drew before it failed partway — a batch that
+// outgrows the width — are never delivered: the journal records them
+// void, with the request's error and its token, where it would say
+// issued. A batch that succeeds is issued (the control).
+func TestFailedBatchVoided(t *testing.T) {
+	ts, set := startConfig(t, `
+store: {backend: bolt, path: sn.db}
+templates:
+  small: {template: "S@<seq, width=1>"}
+`, server.Options{Scoped: []server.Token{{ID: "app", Secret: testToken, Actions: server.Actions}}})
+	auth := []string{"Authorization", "Bearer " + testToken}
+	if st, _ := call(t, ts, "POST", "/v1/templates/small/next", wire.NextRequest{N: 3}, nil, auth...); st != 200 {
+		t.Fatalf("a batch of 3: %d", st)
+	}
+	var e wire.ErrorResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/small/next", wire.NextRequest{N: 12}, &e, auth...); st != http.StatusConflict || e.Error.Code != wire.CodeOverflow {
+		t.Fatalf("a batch past the width: %d %+v", st, e)
+	}
+	g, _ := set.Get("small")
+	key, _ := g.Key(sn.Request{})
+	j, err := g.Journal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, head, err := sequence.ReadJournal(t.Context(), j, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The states of S1 to S9, every number the template prints. (The
+	// batch also drew values past the width, which print no number.)
+	var got []string
+	for _, sp := range sequence.Audit(key, events, head, time.Now()).Spans {
+		for v := sp.Range.First; v <= min(sp.Range.Last, 9); v++ {
+			got = append(got, fmt.Sprintf("S%d %s", v, sp.State))
+		}
+		if sp.State == sequence.Void && (!strings.Contains(sp.Event.Reason, "failed partway (overflow)") || sp.Event.Actor != "sn serve, token app") {
+			t.Errorf("void %v: reason %q, actor %q", sp.Range, sp.Event.Reason, sp.Event.Actor)
+		}
+	}
+	want := []string{"S1 issued", "S2 issued", "S3 issued", "S4 void", "S5 void", "S6 void", "S7 void", "S8 void", "S9 void"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the journal says %q, want %q", got, want)
 	}
 }
