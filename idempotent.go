@@ -104,11 +104,7 @@ func (g *Generator) voidLost(ctx context.Context, nums []string, reason string) 
 	}
 	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	for _, n := range nums {
-		if err := g.Void(vctx, n, reason); err != nil {
-			return
-		}
-	}
+	g.VoidNumbers(vctx, nums, reason) // a record per run of numbers
 }
 
 // requestDigest is what makes two requests one: the count, the instant

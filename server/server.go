@@ -569,7 +569,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		if n > 0 && sr.IdempotencyKey == "" {
 			// Numbers issued before the error: the caller gets an
 			// error, and never learns them. (With an Idempotency-Key,
-			// the Generator keeps them for the request's retry.)
+			// the Generator voids them itself.)
 			s.voidUndelivered(w, r, g, (*out)[len(batchjson.Open):], code)
 		}
 		return
