@@ -63,17 +63,19 @@ func (pl *Plan) compileSimple() {
 
 // renderSimple appends the number whose sequence value is n.
 func (pl *Plan) renderSimple(dst []byte, n int64) ([]byte, error) {
-	return pl.simple.render(dst, n)
+	return pl.simple.render(dst, n, nil)
 }
 
-// render appends the number whose sequence value is n.
-func (f *simple) render(dst []byte, n int64) ([]byte, error) {
+// render appends the number whose sequence value is n. With d, it says
+// there where the number's digits and Luhn digit are, for sink.runs to
+// go on from it.
+func (f *simple) render(dst []byte, n int64, d *decade) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, f.pre...)
 	s := len(dst)
-	var check byte
+	sum := 0
 	if f.luhn {
-		dst, check = appendIntLuhn(dst, n, f.seq.Width)
+		dst, sum = appendIntLuhnSum(dst, n, f.seq.Width)
 	} else {
 		dst = appendInt(dst, n, f.seq.Width)
 	}
@@ -82,9 +84,11 @@ func (f *simple) render(dst []byte, n int64) ([]byte, error) {
 		return dst[:start], f.seq.fail(fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, n, w))
 	}
 	dst = append(dst, f.mid...)
+	check := -1
 	if f.check != nil {
+		check = len(dst) - start
 		if f.luhn {
-			dst = append(dst, check)
+			dst = append(dst, luhnCheck[sum%10])
 		} else {
 			var err error
 			if dst, err = f.check.appendCheck(dst, dst[s:e]); err != nil {
@@ -92,7 +96,11 @@ func (f *simple) render(dst []byte, n int64) ([]byte, error) {
 			}
 		}
 	}
-	return append(dst, f.post...), nil
+	dst = append(dst, f.post...)
+	if d != nil {
+		*d = decade{at: start, length: len(dst) - start, first: s - start, digit: e - 1 - start, check: check, sum: sum % 10, n: n, last: dst[e-1] - '0'}
+	}
+	return dst, nil
 }
 
 // appendIntLuhn is appendInt that also returns the Luhn check digit of the
@@ -189,36 +197,24 @@ func (s *sink) runs(f *simple, vals []int64) error {
 			}
 			dst = dst[:at] // every digit was a 9: the number needs one more
 		}
+		// Rendered whole; with a Luhn check or none, the ones after it
+		// are written from it.
 		d.at = -1
-		if !incremental {
-			var err error
-			if dst, err = f.render(dst, v); err != nil {
-				s.dst = dst
-				return err
-			}
-			s.add(dst, at)
-			continue
+		var err error
+		if incremental {
+			dst, err = f.render(dst, v, &d)
+		} else {
+			dst, err = f.render(dst, v, nil)
 		}
-		dst = append(dst, f.pre...)
-		d0 := len(dst)
-		var total int
-		dst, total = appendIntLuhnSum(dst, v, f.seq.Width)
-		e := len(dst)
-		if w := f.seq.Width; w > 0 && !f.seq.Grow && e-d0 > w {
-			s.dst = dst[:at]
-			return f.seq.fail(fmt.Errorf("%w: %d has more than %d digits (use overflow=grow to allow it)", ErrOverflow, v, w))
+		if err != nil {
+			s.dst = dst
+			return err
 		}
-		dst = append(dst, f.mid...)
-		d.check, d.sum = -1, total%10
-		if f.check != nil {
-			d.check = len(dst) - at
-			dst = append(dst, luhnCheck[d.sum])
-		}
-		dst = append(dst, f.post...)
-		d.at, d.first, d.digit, d.length, d.n, d.last = at, d0-at, e-1-at, len(dst)-at, v, dst[e-1]-'0'
 		s.add(dst, at)
-		dst = s.fill(dst, &d, vals[j+1:])
-		j += int(d.n - v)
+		if incremental {
+			dst = s.fill(dst, &d, vals[j+1:])
+			j += int(d.n - v)
+		}
 	}
 	s.dst = dst
 	return nil
