@@ -69,7 +69,7 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 	case req.N < 1 || req.N > src.max:
 		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "n", Message: fmt.Sprintf("n %d: want a block of 1 to %d numbers (the template's max_block)", req.N, src.max)}, http.StatusBadRequest)
 		return
-	case !s.clientOK(w, req.Client):
+	case !s.journalText(w, "client", req.Client, " naming the client process"):
 		return
 	}
 	now, err := time.Parse(time.RFC3339Nano, req.Now)
@@ -129,11 +129,12 @@ func blockActor(w http.ResponseWriter, client string) string {
 	return by
 }
 
-// clientOK reports whether client, a client process's name, may go in
-// the journal, or answers 400.
-func (s *Server) clientOK(w http.ResponseWriter, client string) bool {
-	if len(client) > 200 || !utf8.ValidString(client) || !printable(client) {
-		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "client", Message: "client: want at most 200 bytes of printable UTF-8 naming the client process (no control characters: the journal keeps it)"}, http.StatusBadRequest)
+// journalText reports whether text, the field of a block route that the
+// journal keeps (the client process's name, a note's reason), is at most
+// 200 bytes of printable UTF-8, or answers 400 saying what it is for.
+func (s *Server) journalText(w http.ResponseWriter, field, text, what string) bool {
+	if len(text) > 200 || !utf8.ValidString(text) || !printable(text) {
+		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: field, Message: fmt.Sprintf("%s: want at most 200 bytes of printable UTF-8%s (no control characters: the journal keeps it)", field, what)}, http.StatusBadRequest)
 		return false
 	}
 	return true
@@ -158,10 +159,7 @@ func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 	case !journaled:
 		s.error(w, fmt.Errorf("template %s: its store keeps no journal: %w", quote(name), errors.ErrUnsupported))
 		return
-	case !s.clientOK(w, req.Client):
-		return
-	case len(req.Reason) > 200 || !utf8.ValidString(req.Reason) || !printable(req.Reason):
-		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "reason", Message: "reason: want at most 200 bytes of printable UTF-8 (no control characters: the journal keeps it)"}, http.StatusBadRequest)
+	case !s.journalText(w, "client", req.Client, " naming the client process"), !s.journalText(w, "reason", req.Reason, ""):
 		return
 	}
 	kind, err := sequence.ParseEventKind(req.Kind)
