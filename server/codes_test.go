@@ -105,8 +105,10 @@ templates:
 	}
 	failNext.Store(nil)
 	var e wire.ErrorResponse
-	if st, _ := call(t, ts, "POST", "/v1/templates/buggy/next", nil, &e); st != 500 || e.Error.Code != wire.CodeInternal {
-		t.Errorf("a panicking expression: %d %+v; want 500 internal", st, e)
+	for _, n := range []int{0, 5} { // one number, and a batch (printed into JSON)
+		if st, _ := call(t, ts, "POST", "/v1/templates/buggy/next", wire.NextRequest{N: n}, &e); st != 500 || e.Error.Code != wire.CodeInternal {
+			t.Errorf("a panicking expression, n %d: %d %+v; want 500 internal", n, st, e)
+		}
 	}
 	var ok wire.NextResponse
 	if st, _ := call(t, ts, "POST", "/v1/templates/orders/next", nil, &ok); st != 200 || len(ok.Numbers) != 1 {
