@@ -232,8 +232,7 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rw := &recorder{ResponseWriter: w, status: http.StatusOK, start: time.Now()}
 	if r.Body != nil && r.Body != http.NoBody {
 		// An answer given before the body is read closes the
 		// connection: net/http would otherwise read what is left of the
@@ -249,7 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.fail(rw, wire.Error{Code: wire.CodeInternal, Message: fmt.Sprintf("server: internal error: %v", v)}, http.StatusInternalServerError)
 			}
 		}
-		s.log(r, rw, time.Since(start))
+		s.log(r, rw, time.Since(rw.start))
 	}()
 	rw.Header()["X-Content-Type-Options"] = nosniff
 	if s.access.tokenless() && !loopbackHost(r.Host) {
@@ -434,6 +433,14 @@ func (s *Server) visible(gr *grant) []string {
 }
 
 // grantIn returns the grant of the request w answers.
+// requestStart returns when ServeHTTP began the request w answers.
+func requestStart(w http.ResponseWriter) time.Time {
+	if rw, ok := w.(*recorder); ok {
+		return rw.start
+	}
+	return time.Now()
+}
+
 func grantIn(w http.ResponseWriter) *grant {
 	if rw, ok := w.(*recorder); ok && rw.grant != nil {
 		return rw.grant
@@ -486,10 +493,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	}
 	issued, ended := 0, wire.Code("")
 	if !preview {
-		var start time.Time
-		if s.opts.OnIssue != nil { // the clock is read for it alone
-			start = time.Now()
-		}
+		start := requestStart(w)
 		defer func() {
 			now := time.Now()
 			s.counts[name].hist.issued(now, issued, ended)
@@ -1046,6 +1050,7 @@ type recorder struct {
 	tracked trackedBody  // what body points to: one allocation for both
 	grant   *grant       // what the request's token may do, once authorized
 	name    string       // the template's name, when ServeHTTP routed the request itself
+	start   time.Time    // when ServeHTTP began: one reading of the clock for the log and OnIssue
 }
 
 func (r *recorder) WriteHeader(status int) {
