@@ -11,7 +11,7 @@ import (
 // A Build refuses a PostgreSQL ledger whose primary replicates to a standby
 // that is not synchronous, unless replication accepts it.
 func TestLedgerReplication(t *testing.T) {
-	primary := pgtest.Start(t)
+	primary := pgtest.StartPrimary(t)
 	standby := pgtest.StartStandby(t, primary)
 	ledger := pgtest.MultiHostDSN("postgres", primary, standby)
 	build := func(replication string) error {

@@ -28,16 +28,25 @@ import (
 type Server struct {
 	*testserver.Process
 	ping *sql.DB // pings the server while it starts
+	// binlog says the server writes a binary log that replicas read
+	// (StartPrimary, StartReplica); a server without is provably alone.
+	binlog bool
 }
 
 // newServer copies the template into a directory of the new server's own
 // and starts it on a free port.
 func (e *env) newServer(shared bool) (*Server, error) {
+	return e.newServerOf(shared, 0)
+}
+
+// newServerOf is newServer, for a server that writes a binary log with
+// server id id, when id is not 0.
+func (e *env) newServerOf(shared bool, id int) (*Server, error) {
 	var s *Server
 	err := e.owner.StartCopy("mysqltest", e.root, e.template, func(dir string, port int) (err error) {
-		s = &Server{Process: &testserver.Process{
+		s = &Server{binlog: id != 0, Process: &testserver.Process{
 			Pkg: "mysqltest", Name: "MariaDB", Install: "mariadb-server",
-			Bin: e.mariadbd, Args: argv(dir, port), WorkDir: dir, Port: port,
+			Bin: e.mariadbd, Args: argv(dir, port, id), WorkDir: dir, Port: port,
 			Log: "mariadbd.log", Owner: e.owner,
 			StartTimeout: 30 * time.Second,
 			StopSignal:   syscall.SIGTERM, StopTimeout: 30 * time.Second,
@@ -63,10 +72,16 @@ func (e *env) newServer(shared bool) (*Server, error) {
 	return s, nil
 }
 
-func argv(dir string, port int) []string {
-	return []string{
-		// Read no my.cnf: only these settings count.
-		"--no-defaults",
+func argv(dir string, port int, id int) []string {
+	// A server of Start or Shared writes no binary log, and so is
+	// provably alone; StartPrimary's and StartReplica's do, with a server
+	// id of their own, and GTIDs.
+	binlog := []string{"--skip-log-bin"}
+	if id != 0 {
+		binlog = []string{"--log-bin=binlog", "--server-id=" + strconv.Itoa(id), "--binlog-format=ROW", "--log-slave-updates=ON", "--sync-binlog=1"}
+	}
+	// Read no my.cnf: only these settings count (the first argument).
+	return append(append([]string{"--no-defaults"}, binlog...),
 		"--datadir=" + filepath.Join(dir, "data"),
 		"--tmpdir=" + dir,
 		"--socket=" + filepath.Join(dir, "mysqld.sock"),
@@ -78,12 +93,11 @@ func argv(dir string, port int) []string {
 		// flushed, so SIGKILL loses nothing committed.
 		"--innodb-flush-log-at-trx-commit=1",
 		"--innodb-doublewrite=1",
-		"--skip-log-bin",
 		logFileSize,
 		"--innodb-buffer-pool-size=32M",
 		"--max-connections=200",
 		"--character-set-server=utf8mb4",
-	}
+	)
 }
 
 // quietLogger drops the driver's messages about connections that failed

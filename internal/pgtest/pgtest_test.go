@@ -316,7 +316,7 @@ func TestSharedServerRefusesKill(t *testing.T) {
 // the one that does.
 func TestStandby(t *testing.T) {
 	ctx := t.Context()
-	primary := pgtest.Start(t)
+	primary := pgtest.StartPrimary(t)
 	standby := pgtest.StartStandby(t, primary)
 	pdb := primary.DB(t, primary.DSN())
 	mustExec(t, pdb, `CREATE TABLE t (n int)`)

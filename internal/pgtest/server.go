@@ -30,14 +30,23 @@ type Server struct {
 	*testserver.Process
 	ping *sql.DB // pings the "postgres" database while the server starts
 	name string  // a standby's application_name
+	// replicas says the server may have standbys (wal_level replica); a
+	// server without is provably alone (no WAL sender, no archive).
+	replicas bool
 }
 
 // newServer copies the template into a directory of the new server's own
 // and starts it on a free port.
 func (e *env) newServer(shared bool) (*Server, error) {
+	return e.newServerOf(shared, false)
+}
+
+// newServerOf is newServer, for a server that may have standbys when
+// replicas is set.
+func (e *env) newServerOf(shared, replicas bool) (*Server, error) {
 	var s *Server
 	err := e.owner.StartCopy("pgtest", e.root, e.template, func(dir string, port int) (err error) {
-		s, err = e.startIn(dir, port, shared)
+		s, err = e.startIn(dir, port, shared, replicas)
 		return err
 	})
 	if err != nil {
@@ -47,10 +56,10 @@ func (e *env) newServer(shared bool) (*Server, error) {
 }
 
 // startIn starts a server on port with its data in dir/data.
-func (e *env) startIn(dir string, port int, shared bool) (*Server, error) {
-	s := &Server{Process: &testserver.Process{
+func (e *env) startIn(dir string, port int, shared, replicas bool) (*Server, error) {
+	s := &Server{replicas: replicas, Process: &testserver.Process{
 		Pkg: "pgtest", Name: "PostgreSQL", Install: "postgresql",
-		Bin: e.postgres, Args: argv(dir, port), WorkDir: dir, Port: port,
+		Bin: e.postgres, Args: argv(dir, port, replicas), WorkDir: dir, Port: port,
 		Log: "postgres.log", Owner: e.owner,
 		StartTimeout: 30 * time.Second,
 		StopSignal:   syscall.SIGINT, StopTimeout: 10 * time.Second,
@@ -72,8 +81,16 @@ func (e *env) startIn(dir string, port int, shared bool) (*Server, error) {
 	return s, nil
 }
 
-func argv(dir string, port int) []string {
-	return []string{
+func argv(dir string, port int, replicas bool) []string {
+	// A server started by Start or Shared is provably alone: no WAL
+	// leaves it (wal_level minimal, no WAL sender, no archive), as a
+	// ledger's server that never fails over should be. StartPrimary's
+	// may have standbys.
+	wal := []string{"-c", "wal_level=minimal", "-c", "max_wal_senders=0", "-c", "archive_mode=off"}
+	if replicas {
+		wal = []string{"-c", "wal_level=replica", "-c", "max_wal_senders=10", "-c", "archive_mode=off"}
+	}
+	return append(wal,
 		"-D", filepath.Join(dir, "data"),
 		"-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1",
@@ -94,7 +111,7 @@ func argv(dir string, port int) []string {
 		"-c", "min_wal_size=32MB",
 		"-c", "logging_collector=off",
 		"-c", "log_destination=stderr",
-	}
+	)
 }
 
 // pingOnce reports whether the server answers.

@@ -16,8 +16,23 @@ import (
 	"github.com/sngen/sn/internal/testserver"
 )
 
+// StartPrimary starts a server of the test's own, as [Start] does, that
+// may have standbys ([StartStandby]): its wal_level is replica, and it has
+// WAL senders. A server from [Start] or [Shared] has none, and so is
+// provably alone.
+func StartPrimary(tb testing.TB) *Server {
+	tb.Helper()
+	e := harness.Env(tb)
+	s, err := e.newServerOf(false, true)
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	tb.Cleanup(s.stop)
+	return s
+}
+
 // StartStandby starts a streaming standby of primary, a server of the
-// test's own ([Start]): a base backup of it (pg_basebackup) with
+// test's own ([StartPrimary]): a base backup of it (pg_basebackup) with
 // standby.signal and the primary's address, started on a port of its own,
 // and waits until it streams from the primary. The standby is read-only
 // until [Server.Promote]. It is stopped when the test ends.
@@ -27,8 +42,21 @@ import (
 // its [Server.Name].
 func StartStandby(tb testing.TB, primary *Server) *Server {
 	tb.Helper()
-	if primary.Shared {
-		tb.Fatalf("pgtest: StartStandby of the shared server: use pgtest.Start for a primary of the test's own")
+	return startStandby(tb, primary, false)
+}
+
+// StartStandbySlot is [StartStandby] with a physical replication slot of
+// the standby's own on the primary, named after it: while the standby is
+// away, the primary keeps its WAL and shows the slot inactive.
+func StartStandbySlot(tb testing.TB, primary *Server) *Server {
+	tb.Helper()
+	return startStandby(tb, primary, true)
+}
+
+func startStandby(tb testing.TB, primary *Server, slot bool) *Server {
+	tb.Helper()
+	if primary.Shared || !primary.replicas {
+		tb.Fatalf("pgtest: StartStandby of %s, which sends no WAL: start the primary with pgtest.StartPrimary", primary)
 	}
 	e := harness.Env(tb)
 	dir, err := os.MkdirTemp(e.root, "standby-")
@@ -40,9 +68,12 @@ func StartStandby(tb testing.TB, primary *Server) *Server {
 	}
 	name := "standby" + strings.TrimPrefix(filepath.Base(dir), "standby-")
 	conn := fmt.Sprintf("host=127.0.0.1 port=%d user=%s password=%s application_name=%s", primary.Port, superuser, password, name)
-	cmd := exec.Command(filepath.Join(filepath.Dir(e.initdb), "pg_basebackup"),
-		"--dbname", conn, "--pgdata", filepath.Join(dir, "data"),
-		"--write-recovery-conf", "--wal-method", "stream", "--checkpoint", "fast", "--no-sync")
+	args := []string{"--dbname", conn, "--pgdata", filepath.Join(dir, "data"),
+		"--write-recovery-conf", "--wal-method", "stream", "--checkpoint", "fast", "--no-sync"}
+	if slot {
+		args = append(args, "--create-slot", "--slot", name)
+	}
+	cmd := exec.Command(filepath.Join(filepath.Dir(e.initdb), "pg_basebackup"), args...)
 	cmd.SysProcAttr = e.owner.SysProcAttr()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
@@ -50,7 +81,7 @@ func StartStandby(tb testing.TB, primary *Server) *Server {
 	}
 	var s *Server
 	err = testserver.OnFreePort("pgtest", func(port int) (err error) {
-		s, err = e.startIn(dir, port, false)
+		s, err = e.startIn(dir, port, false, true)
 		return err
 	})
 	if err != nil {

@@ -40,7 +40,7 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 	added := false
 	err = s.retry(ctx, "enroll in the catalog", func() error {
 		refused, added = nil, false
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		tx, after, err := s.begin(ctx)
 		if err != nil {
 			return err
 		}
@@ -65,7 +65,7 @@ func (s *Store) Enroll(ctx context.Context, e sequence.Entry, check func([]seque
 		if got, found, err = s.entry(ctx, tx, e.ID); err != nil {
 			return err
 		}
-		return tx.Commit()
+		return s.commit(ctx, tx, after)
 	})
 	if refused != nil {
 		return sequence.Entry{}, refused
@@ -117,8 +117,8 @@ func (s *Store) Forget(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	var n int64
-	err := s.retry(ctx, "forget a catalog entry", func() error {
-		res, err := s.db.ExecContext(ctx, s.q.deleteEntry, id)
+	err := s.write(ctx, "forget a catalog entry", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q.deleteEntry, id)
 		if err != nil {
 			return err
 		}

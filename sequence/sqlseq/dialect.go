@@ -36,7 +36,7 @@ type queries struct {
 	// floor raises key's mark to at least floor (which is above 0) and
 	// returns the mark; found is false when no row changed (another key's
 	// row).
-	floor func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (last int64, found bool, err error)
+	floor func(ctx context.Context, db execer, id [32]byte, key string, floor int64) (last int64, found bool, err error)
 
 	// The expiry of keys (see expire.go): a second table of deadlines,
 	// by the database's clock, in microseconds from its own now.
@@ -60,7 +60,7 @@ type queries struct {
 	// unless another token holds it and its deadline has not passed; it
 	// reads the row back, and returns the bound and whether the row is
 	// token's.
-	takeWorker func(ctx context.Context, db *sql.DB, name []byte, worker int64, token string, ttl int64) (bound int64, ok bool, err error)
+	takeWorker func(ctx context.Context, db execer, name []byte, worker int64, token string, ttl int64) (bound int64, ok bool, err error)
 	// renewWorker, of ttl $1 microseconds, bound $2, name $3, worker $4,
 	// token $5, extends the deadline and raises the bound of a row that
 	// token holds and whose deadline has not passed.
@@ -191,7 +191,7 @@ RETURNING last`)
 			}
 			return last, err == nil, err
 		},
-		floor: func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (int64, bool, error) {
+		floor: func(ctx context.Context, db execer, id [32]byte, key string, floor int64) (int64, bool, error) {
 			var last int64
 			err := db.QueryRowContext(ctx, floorSQL, id[:], []byte(key), floor).Scan(&last)
 			if err == sql.ErrNoRows {
@@ -319,7 +319,7 @@ VALUES ($1, $2, $3, now() + $4 * interval '1 microsecond', 0)
 ON CONFLICT (name, worker) DO UPDATE SET token = EXCLUDED.token, deadline = EXCLUDED.deadline
 WHERE w.deadline <= now() OR w.token = EXCLUDED.token
 RETURNING token, bound`)
-	q.takeWorker = func(ctx context.Context, db *sql.DB, name []byte, worker int64, token string, ttl int64) (int64, bool, error) {
+	q.takeWorker = func(ctx context.Context, db execer, name []byte, worker int64, token string, ttl int64) (int64, bool, error) {
 		var got string
 		var bound int64
 		err := db.QueryRowContext(ctx, takeSQL, name, worker, token, ttl).Scan(&got, &bound)
@@ -398,7 +398,7 @@ WHERE name = ? AND worker = ? AND (deadline <= UTC_TIMESTAMP(6) OR token = ?)`)
 			last, err := res.LastInsertId()
 			return last, err == nil && last > 0, err
 		},
-		floor: func(ctx context.Context, db *sql.DB, id [32]byte, key string, floor int64) (int64, bool, error) {
+		floor: func(ctx context.Context, db execer, id [32]byte, key string, floor int64) (int64, bool, error) {
 			res, err := db.ExecContext(ctx, floorSQL, id[:], []byte(key), floor, []byte(key), floor)
 			if err != nil {
 				return 0, false, err
@@ -430,7 +430,7 @@ ON DUPLICATE KEY UPDATE deadline = VALUES(deadline)`),
 	PRIMARY KEY (name, worker)
 ) ENGINE=InnoDB`),
 		heldWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = ? AND worker < ? AND deadline > UTC_TIMESTAMP(6)`),
-		takeWorker: func(ctx context.Context, db *sql.DB, name []byte, worker int64, token string, ttl int64) (int64, bool, error) {
+		takeWorker: func(ctx context.Context, db execer, name []byte, worker int64, token string, ttl int64) (int64, bool, error) {
 			res, err := db.ExecContext(ctx, insertWorkerSQL, name, worker, token, ttl)
 			if err != nil {
 				return 0, false, err

@@ -50,6 +50,9 @@ var mysqlError = regexp.MustCompile(`^Error (\d+)(?: \(([0-9A-Z]{5})\))?:`)
 // if tried again: the database was serializing or broke a deadlock, or the
 // connection was lost.
 func transient(err error) bool {
+	if errors.Is(err, errNoSyncStandby) {
+		return true
+	}
 	switch state := sqlState(err); {
 	case state == "40001", state == "40P01": // serialization failure, deadlock
 		return true

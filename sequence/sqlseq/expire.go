@@ -62,11 +62,11 @@ func (s *Store) Record(ctx context.Context, name, value string) (string, error) 
 		return "", fmt.Errorf("sqlseq: record %.40q: a name of %d bytes (1 to 255) and a value of %d (at most 4096): %w", name, len(name), len(value), sequence.ErrInvalidArgument)
 	}
 	var got []byte
-	err := s.retry(ctx, "record", func() error {
-		if _, err := s.db.ExecContext(ctx, s.q.addRecord, []byte(name), []byte(value)); err != nil {
+	err := s.write(ctx, "record", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.q.addRecord, []byte(name), []byte(value)); err != nil {
 			return err
 		}
-		return s.db.QueryRowContext(ctx, s.q.readRecord, []byte(name)).Scan(&got)
+		return tx.QueryRowContext(ctx, s.q.readRecord, []byte(name)).Scan(&got)
 	})
 	if err != nil {
 		return "", err
@@ -85,7 +85,7 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 	}
 	id := hash(key)
 	return s.retry(ctx, "expire", func() error {
-		tx, err := s.db.BeginTx(ctx, nil)
+		tx, after, err := s.begin(ctx)
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 		} else if _, err := tx.ExecContext(ctx, s.q.setExpiry, id[:], now, ttl.Microseconds()); err != nil {
 			return err
 		}
-		return tx.Commit()
+		return s.commit(ctx, tx, after)
 	})
 }
 

@@ -37,6 +37,14 @@ import (
 // transactions short, and use a [sequence.Segment] over a [Store] for
 // everything that may have gaps.
 //
+// Each draw checks the ledger's replication in the caller's transaction,
+// as the Store's own transactions do ([Store.CheckReplication]), and on
+// PostgreSQL raises its synchronous_commit, so that a committed invoice
+// number is on a synchronous standby. On MariaDB the Store cannot read,
+// after the caller commits, whether the primary still waited for a
+// replica (rpl_semi_sync_master_timeout): set the timeout above any
+// outage a failover may follow.
+//
 // A key drawn by Gapless must be drawn by nothing else: a block reserved
 // for it with [Store.Allocate] would be a gap. Gapless implements
 // [sequence.Batcher] (n consecutive numbers in one statement) and
@@ -109,6 +117,11 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 		if err := g.ensure(ctx, id, key); err != nil {
 			return 0, err
 		}
+	}
+	// The caller's transaction commits the number: it waits for a
+	// synchronous standby as the Store's own do.
+	if _, err := s.guard(ctx, tx); err != nil {
+		return 0, classify("gapless draw: the ledger's replication", s.table, err, ctx)
 	}
 	last, found, err := s.q.draw(ctx, tx, id, key, n)
 	if err != nil {

@@ -32,7 +32,7 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 		return nil, err
 	}
 	err = s.retry(ctx, what, func() error {
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		tx, after, err := s.begin(ctx)
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 		if err != nil {
 			return err
 		}
-		return tx.Commit()
+		return s.commit(ctx, tx, after)
 	})
 	return out, err
 }
@@ -261,7 +261,7 @@ func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.
 	id := hash(key)
 	var p sequence.Event
 	err := s.retry(ctx, "prune", func() error {
-		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		tx, after, err := s.begin(ctx)
 		if err != nil {
 			return err
 		}
@@ -295,7 +295,7 @@ func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.
 			p.At.UnixMicro(), p.By, "", p.Reason, int64(0), p.Hash[:]); err != nil {
 			return err
 		}
-		return tx.Commit()
+		return s.commit(ctx, tx, after)
 	})
 	return p, err
 }

@@ -3,6 +3,7 @@ package sqlseq
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"math/big"
@@ -145,9 +146,9 @@ func (l *Leaser) Lease(ctx context.Context, layout snowflake.Layout, ttl time.Du
 		}
 		var bound int64
 		var ok bool
-		err := l.s.retry(ctx, "lease a worker id", func() error {
+		err := l.s.write(ctx, "lease a worker id", func(tx *sql.Tx) error {
 			var err error
-			bound, ok, err = l.s.q.takeWorker(ctx, l.s.db, name, id, token, ttl.Microseconds())
+			bound, ok, err = l.s.q.takeWorker(ctx, tx, name, id, token, ttl.Microseconds())
 			return err
 		})
 		if err != nil {
@@ -209,8 +210,8 @@ func (r *sqlLease) Renew(ctx context.Context, bound time.Time) error {
 	}
 	q := &r.l.s.q
 	var n int64
-	err := r.l.s.retry(ctx, "renew a worker lease", func() error {
-		res, err := r.l.s.db.ExecContext(ctx, q.renewWorker, r.ttl.Microseconds(), ns, r.name, r.id, r.token)
+	err := r.l.s.write(ctx, "renew a worker lease", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q.renewWorker, r.ttl.Microseconds(), ns, r.name, r.id, r.token)
 		if err != nil {
 			return err
 		}
@@ -220,7 +221,7 @@ func (r *sqlLease) Renew(ctx context.Context, bound time.Time) error {
 		// MySQL counts the rows changed, not those found: a row found
 		// and left as it was (the same deadline to the microsecond) is
 		// still this holder's.
-		return r.l.s.db.QueryRowContext(ctx, q.holdsWorker, r.name, r.id, r.token).Scan(&n)
+		return tx.QueryRowContext(ctx, q.holdsWorker, r.name, r.id, r.token).Scan(&n)
 	})
 	if err != nil {
 		return err
@@ -242,8 +243,8 @@ func (r *sqlLease) Release(ctx context.Context, bound time.Time) error {
 		ns = max(ns, bound.UnixNano())
 	}
 	var n int64
-	err := r.l.s.retry(ctx, "release a worker lease", func() error {
-		res, err := r.l.s.db.ExecContext(ctx, r.l.s.q.releaseWorker, ns, r.name, r.id, r.token)
+	err := r.l.s.write(ctx, "release a worker lease", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, r.l.s.q.releaseWorker, ns, r.name, r.id, r.token)
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,12 @@ func (s *Store) Claim(ctx context.Context, id, digest, token string, lease time.
 		now := time.Now()
 		// A new key: one statement, which another's insert of the same
 		// key makes do nothing.
-		res, err := s.db.ExecContext(ctx, s.q.addMemo, h[:], digest, token, now.Add(lease).UnixMicro())
+		tx, after, err := s.begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		res, err := tx.ExecContext(ctx, s.q.addMemo, h[:], digest, token, now.Add(lease).UnixMicro())
 		if err != nil {
 			return err
 		}
@@ -38,8 +43,9 @@ func (s *Store) Claim(ctx context.Context, id, digest, token string, lease time.
 			return err
 		} else if n == 1 {
 			c = sequence.Claim{Mine: true, Digest: digest, Until: sequence.FromMicros(now.Add(lease).UnixMicro())}
-			return nil
+			return s.commit(ctx, tx, after)
 		}
+		tx.Rollback()
 		return s.memoTx(ctx, h, func(tx *sql.Tx, m *sequence.Memo) (*sequence.Memo, error) {
 			var next *sequence.Memo
 			c, next = m.Claim(now, digest, token, lease)
@@ -73,7 +79,7 @@ func (s *Store) Settle(ctx context.Context, id, token, answer string, keep time.
 // memoTx locks the claim of h, gives it to fn, and writes what fn
 // returns, if anything, in one transaction.
 func (s *Store) memoTx(ctx context.Context, h [32]byte, fn func(tx *sql.Tx, m *sequence.Memo) (*sequence.Memo, error)) error {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	tx, after, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -106,5 +112,5 @@ func (s *Store) memoTx(ctx context.Context, h [32]byte, fn func(tx *sql.Tx, m *s
 	if err != nil {
 		return err
 	}
-	return tx.Commit()
+	return s.commit(ctx, tx, after)
 }

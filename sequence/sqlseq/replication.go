@@ -2,6 +2,7 @@ package sqlseq
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,13 +15,19 @@ import (
 type Replication string
 
 const (
-	// RequireSync, the default, accepts a server without standbys, and a
-	// primary whose every standby is synchronous: a commit returns only
-	// once a standby has it, so a failover to any of them loses no range
-	// the ledger handed out.
+	// RequireSync, the default, accepts a server that provably has no
+	// standby (PostgreSQL: max_wal_senders = 0 and archive_mode off;
+	// MySQL and MariaDB: no binary log), and a primary whose every
+	// standby is synchronous (PostgreSQL's synchronous_standby_names,
+	// MariaDB's semi-synchronous replication): a commit returns only once
+	// a standby has it, so a failover to any of them loses no range the
+	// ledger handed out. It is checked in every transaction that writes,
+	// not once: see [Store.CheckReplication].
 	RequireSync Replication = ""
 	// SingleServer declares that the ledger's server never fails over
-	// to a standby: the Store does not look at its replication.
+	// to a standby: the Store does not look at its replication. Declare
+	// it for a server that keeps WAL or a binary log for backups, which
+	// the Store cannot tell from one whose standby is away.
 	SingleServer Replication = "single-server"
 	// AcceptAsyncLoss accepts, by name, that a failover to a standby that
 	// lagged loses the ranges the primary handed out last, and that they
@@ -33,47 +40,116 @@ const (
 // the new primary hands out numbers again (see [Store.CheckReplication]).
 var ErrAsyncReplication = errors.New("sqlseq: a failover of the ledger's server can lose its last commits")
 
-// CheckReplication reads how the ledger's server replicates, and returns
-// an error wrapping [ErrAsyncReplication] when a failover can lose the
-// ranges it handed out last, unless Options.Replication accepts it: a
-// primary with a standby that is not synchronous (an asynchronous one, a
-// "potential" one, or a physical replication slot of one that is not
-// connected), or whose commits do not wait for standbys
-// (synchronous_commit off or local). A server that is itself a standby is
-// refused, whatever Options.Replication says: it cannot be written to. The
-// backends call it when they open a ledger, so that the hazard is an error
-// at start-up, not repeated numbers after the next failover.
+// errNoSyncStandby means the primary requires a synchronous standby and
+// none is connected: a commit would wait for one. It is transient (a
+// standby that restarts comes back), and classified as
+// sequence.ErrUnavailable.
+var errNoSyncStandby = errors.New("no synchronous standby is connected")
+
+// CheckReplication reads how the ledger's server replicates, as every
+// transaction of the Store that writes does before it commits, and
+// returns what such a transaction would: nil, or an error wrapping
+// [ErrAsyncReplication] when a failover could lose what it commits, or
+// [sequence.ErrUnavailable] when the server waits for a synchronous
+// standby and none is connected. The backends call it when they open a
+// ledger, so that the hazard is an error at start-up; the Store checks
+// again in each transaction, so that a standby that comes back
+// asynchronous, or a setting changed and reloaded, stops the next range
+// rather than repeating numbers after the next failover.
 //
-// PostgreSQL only: MySQL and MariaDB are not checked (see the package
-// doc for their semi-synchronous replication).
+// With Options.Replication at [RequireSync], PostgreSQL is accepted
+//
+//   - alone, provably: max_wal_senders = 0 and archive_mode = off, so that
+//     no standby can have its WAL (a server with wal_level = minimal is
+//     one). A server that could have standbys and shows none connected
+//     cannot be told from one whose asynchronous standby is away
+//     (restarting, cut off, made by pg_basebackup without a slot): it is
+//     refused, unless [SingleServer] declares it alone;
+//   - or replicated synchronously: synchronous_standby_names is set, a
+//     standby it names is connected and synchronous (sync_state sync or
+//     quorum), and no other physical standby is connected (an
+//     asynchronous or "potential" one lags), nor a physical slot of one
+//     that is not (it lags too). The transaction raises its own
+//     synchronous_commit to on (or keeps remote_apply), so that a role's
+//     or database's off or local cannot make its commit return before a
+//     standby has it. The ledger's user needs pg_monitor to read the
+//     standbys' state. Walsenders of logical slots are not standbys.
+//
+// MariaDB is accepted alone, provably (log_bin OFF), or with
+// semi-synchronous replication: rpl_semi_sync_master_enabled ON,
+// rpl_semi_sync_master_wait_point AFTER_SYNC, its status ON, a
+// semi-synchronous replica connected and no other (Slaves_connected at
+// most Rpl_semi_sync_master_clients). After each commit the Store reads
+// the status again: a primary that gave up waiting
+// (rpl_semi_sync_master_timeout) turns it OFF and commits anyway, and the
+// range is then refused (a gap), not handed out. MySQL (not MariaDB) with
+// a binary log is refused unless Options.Replication says otherwise: its
+// semi-synchronous replication is not checked.
+//
+// A server that is itself a standby, or read-only, is refused whatever
+// Options.Replication says: it cannot be written to.
 func (s *Store) CheckReplication(ctx context.Context) error {
-	if s.dialect != Postgres {
-		return nil
-	}
-	var (
-		recovery                 bool
-		commit, names            string
-		standbys, notSync, slots int
-		hidden                   int
-	)
 	err := s.retry(ctx, "check the ledger's replication", func() error {
-		return s.db.QueryRowContext(ctx, `SELECT pg_is_in_recovery(),
-  current_setting('synchronous_commit'), current_setting('synchronous_standby_names'),
-  (SELECT count(*) FROM pg_stat_replication),
-  (SELECT count(*) FROM pg_stat_replication WHERE sync_state IS DISTINCT FROM 'sync'),
-  (SELECT count(*) FROM pg_stat_replication WHERE sync_state IS NULL),
-  (SELECT count(*) FROM pg_replication_slots WHERE slot_type = 'physical' AND NOT active)`).
-			Scan(&recovery, &commit, &names, &standbys, &notSync, &hidden, &slots)
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		_, err = s.guardRaw(ctx, tx, true)
+		return err
 	})
-	if err != nil {
+	return err
+}
+
+// guard checks, in tx, that what tx commits cannot be lost by a failover
+// (see [Store.CheckReplication]), and raises tx's synchronous_commit on
+// PostgreSQL. It reports whether the commit must be checked after it
+// returns ([Store.commit]).
+func (s *Store) guard(ctx context.Context, tx execer) (after bool, err error) {
+	return s.guardRaw(ctx, tx, false)
+}
+
+func (s *Store) guardRaw(ctx context.Context, tx execer, always bool) (after bool, err error) {
+	if s.replication != RequireSync && !always {
+		return false, nil
+	}
+	if s.dialect == Postgres {
+		return false, s.guardPostgres(ctx, tx)
+	}
+	return s.guardMySQL(ctx, tx)
+}
+
+// pgGuard raises the transaction's synchronous_commit and reads, in the
+// same round trip, what decides whether its commit can be lost.
+const pgGuard = `SELECT set_config('synchronous_commit',
+    CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true),
+  pg_is_in_recovery(),
+  current_setting('max_wal_senders')::int = 0 AND current_setting('archive_mode') = 'off',
+  current_setting('synchronous_standby_names'),
+  count(*),
+  count(*) FILTER (WHERE sync_state IN ('sync', 'quorum')),
+  count(*) FILTER (WHERE sync_state IS NULL),
+  count(*) FILTER (WHERE sync_state NOT IN ('sync', 'quorum') AND state IS DISTINCT FROM 'backup'),
+  (SELECT count(*) FROM pg_replication_slots WHERE slot_type = 'physical' AND NOT active)
+FROM (SELECT sync_state, state FROM pg_stat_replication
+  WHERE pid NOT IN (SELECT active_pid FROM pg_replication_slots WHERE slot_type = 'logical' AND active_pid IS NOT NULL)) r`
+
+func (s *Store) guardPostgres(ctx context.Context, tx execer) error {
+	var (
+		commit, names                          string
+		recovery, alone                        bool
+		standbys, sync, hidden, notSync, slots int
+	)
+	if err := tx.QueryRowContext(ctx, pgGuard).Scan(&commit, &recovery, &alone, &names, &standbys, &sync, &hidden, &notSync, &slots); err != nil {
 		return err
 	}
 	if recovery {
 		return fmt.Errorf("sqlseq: the ledger's server is a standby (pg_is_in_recovery): it cannot be written to; name the primary, or every server with target_session_attrs=read-write: %w", sequence.ErrInvalidArgument)
 	}
-	if s.replication != RequireSync || standbys+slots == 0 {
+	if s.replication != RequireSync || alone && standbys == 0 {
 		return nil
 	}
+	names = strings.TrimSpace(names)
 	var why []string
 	switch {
 	case hidden > 0:
@@ -84,17 +160,166 @@ func (s *Store) CheckReplication(ctx context.Context) error {
 	if slots > 0 {
 		why = append(why, fmt.Sprintf("%d physical replication slots of standbys that are not connected, and so lag", slots))
 	}
-	if strings.TrimSpace(names) == "" {
-		why = append(why, "synchronous_standby_names is empty")
+	if names == "" {
+		if standbys == 0 && len(why) == 0 {
+			why = append(why, "synchronous_standby_names is empty and the server could have standbys "+
+				"(max_wal_senders > 0 or archive_mode on): one that is away now cannot be told from none")
+		} else {
+			why = append(why, "synchronous_standby_names is empty")
+		}
 	}
-	if commit == "off" || commit == "local" {
-		why = append(why, "synchronous_commit is "+commit)
+	if len(why) > 0 {
+		return fmt.Errorf("%w (table %s): %s. A failover to such a standby hands out numbers again. "+
+			"Make every standby synchronous (synchronous_standby_names naming them), "+
+			"or set Options.Replication (replication: in config) to %q if this server never fails over, or to %q to accept the risk",
+			ErrAsyncReplication, s.table, strings.Join(why, "; "), SingleServer, AcceptAsyncLoss)
 	}
-	if len(why) == 0 {
+	if sync == 0 {
+		return fmt.Errorf("%w: synchronous_standby_names is %q and none of them is connected: a commit would wait for one", errNoSyncStandby, names)
+	}
+	return nil
+}
+
+// mariaDB tells MariaDB from MySQL, once per Store.
+func (s *Store) mariaDB(ctx context.Context, tx execer) (bool, error) {
+	if v := s.flavor.Load(); v != 0 {
+		return v == 1, nil
+	}
+	var version string
+	if err := tx.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&version); err != nil {
+		return false, err
+	}
+	maria := strings.Contains(strings.ToLower(version), "mariadb")
+	if maria {
+		s.flavor.Store(1)
+	} else {
+		s.flavor.Store(2)
+	}
+	return maria, nil
+}
+
+// mariaGuard reads what decides whether a commit of MariaDB's can be lost
+// by a failover.
+const mariaGuard = `SELECT
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'LOG_BIN' THEN VARIABLE_VALUE END), 'OFF'),
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'READ_ONLY' THEN VARIABLE_VALUE END), 'OFF'),
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_ENABLED' THEN VARIABLE_VALUE END), 'OFF'),
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_WAIT_POINT' THEN VARIABLE_VALUE END), ''),
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_STATUS' THEN VARIABLE_VALUE END), 'OFF'),
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_CLIENTS' THEN VARIABLE_VALUE END), '0'),
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'SLAVES_CONNECTED' THEN VARIABLE_VALUE END), '0')
+FROM (SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES
+    WHERE VARIABLE_NAME IN ('LOG_BIN', 'READ_ONLY', 'RPL_SEMI_SYNC_MASTER_ENABLED', 'RPL_SEMI_SYNC_MASTER_WAIT_POINT')
+  UNION ALL SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+    WHERE VARIABLE_NAME IN ('RPL_SEMI_SYNC_MASTER_STATUS', 'RPL_SEMI_SYNC_MASTER_CLIENTS', 'SLAVES_CONNECTED')) v`
+
+// mariaStatus reads whether MariaDB's primary waits for a replica now.
+const mariaStatus = `SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_STATUS'`
+
+func (s *Store) guardMySQL(ctx context.Context, tx execer) (after bool, err error) {
+	maria, err := s.mariaDB(ctx, tx)
+	if err != nil {
+		return false, err
+	}
+	if !maria {
+		var binlog, readOnly bool
+		if err := tx.QueryRowContext(ctx, `SELECT @@global.log_bin, @@global.read_only`).Scan(&binlog, &readOnly); err != nil {
+			return false, err
+		}
+		if readOnly {
+			return false, fmt.Errorf("sqlseq: the ledger's server is read-only (read_only = ON), as a replica is: it cannot be written to; name the primary: %w", sequence.ErrInvalidArgument)
+		}
+		if s.replication != RequireSync || !binlog {
+			return false, nil
+		}
+		return false, fmt.Errorf("%w (table %s): the server writes a binary log (log_bin = ON), which replicas read, and sn checks semi-synchronous replication on MariaDB only. "+
+			"Set Options.Replication (replication: in config) to %q if this server never fails over, or to %q to accept the risk",
+			ErrAsyncReplication, s.table, SingleServer, AcceptAsyncLoss)
+	}
+	var (
+		binlog, readOnly, enabled, point, status string
+		clients, slaves                          int
+	)
+	// (@@global.log_bin reads 0 in an aggregate query on MariaDB 10.11:
+	// every setting comes from information_schema.)
+	if err := tx.QueryRowContext(ctx, mariaGuard).Scan(&binlog, &readOnly, &enabled, &point, &status, &clients, &slaves); err != nil {
+		return false, err
+	}
+	if readOnly == "ON" {
+		return false, fmt.Errorf("sqlseq: the ledger's server is read-only (read_only = ON), as a replica is: it cannot be written to; name the primary: %w", sequence.ErrInvalidArgument)
+	}
+	if s.replication != RequireSync || binlog != "ON" {
+		return false, nil
+	}
+	var why []string
+	if enabled != "ON" {
+		why = append(why, "rpl_semi_sync_master_enabled is "+enabled)
+	} else if point != "AFTER_SYNC" {
+		why = append(why, "rpl_semi_sync_master_wait_point is "+point)
+	}
+	if slaves > clients && len(why) == 0 {
+		why = append(why, fmt.Sprintf("%d replicas are connected and %d of them are semi-synchronous (Slaves_connected, Rpl_semi_sync_master_clients)", slaves, clients))
+	}
+	if len(why) > 0 {
+		return false, fmt.Errorf("%w (table %s): the server writes a binary log, which replicas read, and %s. A failover to a replica that lagged hands out numbers again. "+
+			"Make replication semi-synchronous (rpl_semi_sync_master_enabled = ON, rpl_semi_sync_master_wait_point = AFTER_SYNC, rpl_semi_sync_slave_enabled = ON on every replica), "+
+			"or set Options.Replication (replication: in config) to %q if this server never fails over, or to %q to accept the risk",
+			ErrAsyncReplication, s.table, strings.Join(why, "; "), SingleServer, AcceptAsyncLoss)
+	}
+	if status != "ON" || clients == 0 {
+		return false, fmt.Errorf("%w: semi-synchronous replication is on and Rpl_semi_sync_master_status is %s with %d replicas: a commit would not reach one", errNoSyncStandby, status, clients)
+	}
+	return true, nil
+}
+
+// begin starts a transaction that writes, and checks in it that its
+// commit cannot be lost by a failover (guard); [Store.commit] commits it.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, bool, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return nil, false, err
+	}
+	after, err := s.guard(ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return nil, false, err
+	}
+	return tx, after, nil
+}
+
+// commit commits tx, begun by begin, and, when after is set (MariaDB with
+// semi-synchronous replication), reads whether the primary still waited
+// for a replica: one that gave up waiting committed tx anyway, and what tx
+// reserved must then not be used.
+func (s *Store) commit(ctx context.Context, tx *sql.Tx, after bool) error {
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if !after {
 		return nil
 	}
-	return fmt.Errorf("%w (table %s): %s. A failover to such a standby hands out numbers again. "+
-		"Make every standby synchronous (synchronous_standby_names naming them, synchronous_commit on or remote_apply), "+
-		"or set Options.Replication (replication: in config) to %q if this server never fails over, or to %q to accept the risk",
-		ErrAsyncReplication, s.table, strings.Join(why, "; "), SingleServer, AcceptAsyncLoss)
+	var status string
+	if err := s.db.QueryRowContext(ctx, mariaStatus).Scan(&status); err != nil {
+		return fmt.Errorf("sqlseq: committed, but whether a replica has it is not known: %w", err)
+	}
+	if status != "ON" {
+		return fmt.Errorf("%w (table %s): the primary stopped waiting for a semi-synchronous replica (Rpl_semi_sync_master_status %s, after rpl_semi_sync_master_timeout), "+
+			"and committed what a failover can lose: it is not used", errNoSyncStandby, s.table, status)
+	}
+	return nil
+}
+
+// write runs fn in a transaction that writes (begin, commit), retried.
+func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	return s.retry(ctx, what, func() error {
+		tx, after, err := s.begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return s.commit(ctx, tx, after)
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/sqlseq"
@@ -21,7 +22,7 @@ import (
 // a failover has.
 func pair(t *testing.T, sync bool, o sqlseq.Options) (primary, standby *pgtest.Server, store *sqlseq.Store) {
 	t.Helper()
-	primary = pgtest.Start(t)
+	primary = pgtest.StartPrimary(t)
 	standby = pgtest.StartStandby(t, primary)
 	if sync {
 		db := primary.DB(t, primary.DSN())
@@ -89,8 +90,9 @@ func TestCheckReplication(t *testing.T) {
 // failover issues ranges from several goroutines, cuts the standby off,
 // issues more, kills the primary and promotes the standby, and issues
 // again through the same DSN. It returns every range reserved and how many
-// calls failed while the standby was cut off.
-func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store) (ranges []sequence.Range, failed int) {
+// calls failed while the standby was cut off. After the failover it
+// issues through then, or store when then is nil.
+func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store, then ...*sqlseq.Store) (ranges []sequence.Range, failed int) {
 	t.Helper()
 	var mu sync.Mutex
 	run := func(rounds int, timeout time.Duration) {
@@ -120,8 +122,22 @@ func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store
 	failed -= before
 	primary.Kill(t)
 	standby.Promote(t)
+	// The promoted standby has no standby of its own: it waits for none
+	// (a base backup taken after the primary named its synchronous
+	// standbys has them in its postgresql.auto.conf).
+	for _, q := range []string{`ALTER SYSTEM RESET synchronous_standby_names`, `SELECT pg_reload_conf()`} {
+		if _, err := standby.DB(t, standby.DSN()).Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(then) > 0 {
+		store = then[0]
+	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if _, err := store.Allocate(t.Context(), "probe", 1); err == nil {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		_, err := store.Allocate(ctx, "probe", 1)
+		cancel()
+		if err == nil {
 			break
 		} else if time.Now().After(deadline) {
 			t.Fatalf("no Allocate on the promoted standby: %v", err)
@@ -170,7 +186,7 @@ func TestFailoverSyncNoRepeat(t *testing.T) {
 	if err := store.CheckReplication(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	ranges, failed := failover(t, primary, standby, store)
+	ranges, failed := failover(t, primary, standby, store, single(t, primary, standby))
 	n := overlaps(ranges)
 	t.Logf("synchronous: %d ranges, %d failed while the standby was cut off, %d overlapping after the failover", len(ranges), failed, n)
 	if n != 0 {
@@ -179,4 +195,367 @@ func TestFailoverSyncNoRepeat(t *testing.T) {
 	if failed == 0 {
 		t.Error("no Allocate failed while the synchronous standby was cut off: the primary did not wait for it")
 	}
+}
+
+// single opens a Store over the DSN naming both servers that declares
+// the server alone: after a failover the promoted standby has no standby
+// of its own, which only a declaration can tell.
+func single(t *testing.T, primary, standby *pgtest.Server) *sqlseq.Store {
+	t.Helper()
+	db, err := sql.Open("pgx", pgtest.MultiHostDSN("postgres", primary, standby))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return must(sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{Replication: sqlseq.SingleServer}))
+}
+
+// setSync sets the primary's synchronous_standby_names and reloads it,
+// and waits until pg_stat_replication shows want synchronous standbys.
+func setSync(t *testing.T, primary *pgtest.Server, names string, want int) {
+	t.Helper()
+	db := primary.DB(t, primary.DSN())
+	for _, q := range []string{`ALTER SYSTEM SET synchronous_standby_names = '` + names + `'`, `SELECT pg_reload_conf()`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'`).Scan(&n); err == nil && n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the primary never had %d synchronous standbys", want)
+		}
+	}
+}
+
+// The library path, as docs/stores.md writes it (New, Migrate,
+// NewSegment, default options), on a primary with an asynchronous
+// standby: the Segment's first number is refused by the ledger itself, not
+// only by the backends that call CheckReplication. So are a gapless draw,
+// a worker-id lease, an enrollment and an idempotency claim, each a write
+// that a failover could lose.
+func TestLibraryPathRefusesAsync(t *testing.T) {
+	ctx := t.Context()
+	primary, standby, store := pair(t, false, sqlseq.Options{})
+	seg, err := sequence.NewSegment(store, sequence.SegmentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	if n, err := seg.Next(ctx, "orders"); !errors.Is(err, sqlseq.ErrAsyncReplication) {
+		t.Errorf("Segment.Next over a primary with an asynchronous standby: %d, %v", n, err)
+	}
+	db := primary.DB(t, pgtest.MultiHostDSN("postgres", primary, standby))
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.Gapless().Next(sqlseq.WithTx(ctx, tx), "invoices"); !errors.Is(err, sqlseq.ErrAsyncReplication) {
+		t.Errorf("a gapless draw: %d, %v", n, err)
+	}
+	tx.Rollback()
+	if _, err := must(sqlseq.NewLeaser(store, sqlseq.LeaserOptions{})).Lease(ctx, tiny, time.Minute); !errors.Is(err, sqlseq.ErrAsyncReplication) {
+		t.Errorf("a worker-id lease: %v", err)
+	}
+	if _, err := store.Enroll(ctx, sequence.Entry{ID: "x", Name: "x", Spec: "x", By: "t"}, func([]sequence.Entry) error { return nil }); !errors.Is(err, sqlseq.ErrAsyncReplication) {
+		t.Errorf("an enrollment: %v", err)
+	}
+	if _, err := store.Claim(ctx, "key", "digest", "token", time.Minute); !errors.Is(err, sqlseq.ErrAsyncReplication) {
+		t.Errorf("an idempotency claim: %v", err)
+	}
+	// The refusal says what to change.
+	_, err = seg.Next(ctx, "orders")
+	for _, want := range []string{"1 of 1 standbys are not synchronous", "synchronous_standby_names", `"single-server"`, `"accept-async-failover-loss"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+	// The control: declared, the same Segment issues.
+	acc := must(sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{Replication: sqlseq.AcceptAsyncLoss}))
+	if n, err := must(sequence.NewSegment(acc, sequence.SegmentOptions{})).Next(ctx, "orders"); err != nil || n != 1 {
+		t.Errorf("with the risk accepted: %d, %v", n, err)
+	}
+}
+
+// A server that could have standbys and shows none connected cannot be
+// told from one whose standby is away: it is refused unless declared
+// alone, and a server provably alone (no WAL sender) is accepted. With
+// synchronous_standby_names set and its standby away, a commit would wait:
+// the write is refused at once, as unavailable, and goes through once the
+// standby is back.
+func TestStandbyAway(t *testing.T) {
+	ctx := t.Context()
+	primary := pgtest.StartPrimary(t)
+	standby := pgtest.StartStandby(t, primary)
+	standby.Stop(t)
+	db := primary.DB(t, primary.DSN())
+	store := must(sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{}))
+	if err := must(sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{Replication: sqlseq.SingleServer})).Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{store.CheckReplication(ctx), func() error { _, err := store.Allocate(ctx, "k", 10); return err }()} {
+		if !errors.Is(err, sqlseq.ErrAsyncReplication) || !strings.Contains(err.Error(), "cannot be told from none") {
+			t.Errorf("a primary whose standby is away: %v", err)
+		}
+	}
+	lone := newStore(t, postgresBackend(), postgresBackend().open(t), sqlseq.Options{})
+	if _, err := lone.Allocate(ctx, "k", 10); err != nil {
+		t.Errorf("a server provably alone (max_wal_senders = 0): %v", err)
+	}
+	setSync(t, primary, "*", 0)
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := store.Allocate(short, "k", 10); !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "none of them is connected") {
+		t.Errorf("synchronous_standby_names set, its standby away: %v", err)
+	}
+	standby.Restart(t)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r, err := store.Allocate(ctx, "k", 10)
+		if err == nil {
+			if r.First != 1 {
+				t.Errorf("the first range once the standby is back: %v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby is back and Allocate still fails: %v", err)
+		}
+	}
+}
+
+// The settings change while the ledger runs: synchronous at start, then
+// synchronous_standby_names is emptied and reloaded, the standby is cut
+// off, the primary killed and the standby promoted. The Store notices the
+// change at its next range and hands out none the standby lacks: no range
+// twice. The control, which accepted the risk, repeats.
+func TestFailoverSettingsChanged(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(map[bool]string{false: "checked", true: "control"}[control], func(t *testing.T) {
+			o := sqlseq.Options{}
+			if control {
+				o.Replication = sqlseq.AcceptAsyncLoss
+			}
+			primary, standby, store := pair(t, true, o)
+			first, err := store.Allocate(t.Context(), "orders", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			setSync(t, primary, "", 0)
+			var refused error
+			if _, err := store.Allocate(t.Context(), "orders", 100); err != nil {
+				refused = err
+			}
+			ranges, failed := failover(t, primary, standby, store, single(t, primary, standby))
+			ranges = append(ranges, first)
+			n := overlaps(ranges)
+			t.Logf("%d ranges, %d failed while the standby was cut off, %d overlapping after the failover; refused: %v", len(ranges), failed, n, refused)
+			if control {
+				if n == 0 {
+					t.Fatal("no range was handed out twice: the test cannot see the hazard")
+				}
+				return
+			}
+			if !errors.Is(refused, sqlseq.ErrAsyncReplication) || !strings.Contains(refused.Error(), "synchronous_standby_names is empty") {
+				t.Errorf("the range after the change: %v", refused)
+			}
+			if n != 0 {
+				t.Errorf("%d ranges handed out twice", n)
+			}
+		})
+	}
+}
+
+// A second standby, with a replication slot, beside a synchronous one:
+// away, it is seen by its slot, and connected again, asynchronous, by its
+// state; each time the next range is refused, and a failover to it
+// repeats nothing. The control, which accepted the risk, repeats. (A
+// standby without a slot that is away cannot be seen: the failover must
+// then promote a synchronous standby, as docs/stores.md says.)
+func TestFailoverStandbyBackAsync(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(map[bool]string{false: "checked", true: "control"}[control], func(t *testing.T) {
+			o := sqlseq.Options{}
+			if control {
+				o.Replication = sqlseq.AcceptAsyncLoss
+			}
+			primary, syncStandby, store := pair(t, true, o)
+			setSync(t, primary, syncStandby.Name(), 1)
+			first, err := store.Allocate(t.Context(), "orders", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			late := pgtest.StartStandbySlot(t, primary)
+			late.Stop(t)
+			_, away := store.Allocate(t.Context(), "orders", 100)
+			late.Restart(t)
+			db := primary.DB(t, primary.DSN())
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				var n int
+				if err := db.QueryRow(`SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'async'`).Scan(&n); err == nil && n == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the second standby never came back")
+				}
+			}
+			_, back := store.Allocate(t.Context(), "orders", 100)
+			ranges, failed := failover(t, primary, late, store, single(t, primary, late))
+			ranges = append(ranges, first)
+			n := overlaps(ranges)
+			t.Logf("%d ranges, %d failed while the standby was cut off, %d overlapping after the failover; refused while away: %v; when back: %v", len(ranges), failed, n, away, back)
+			if control {
+				if n == 0 {
+					t.Fatal("no range was handed out twice: the test cannot see the hazard")
+				}
+				return
+			}
+			if !errors.Is(away, sqlseq.ErrAsyncReplication) || !strings.Contains(away.Error(), "1 physical replication slots of standbys that are not connected") {
+				t.Errorf("the range while the second standby was away: %v", away)
+			}
+			if !errors.Is(back, sqlseq.ErrAsyncReplication) || !strings.Contains(back.Error(), "1 of 2 standbys are not synchronous") {
+				t.Errorf("the range after the standby came back asynchronous: %v", back)
+			}
+			if n != 0 {
+				t.Errorf("%d ranges handed out twice", n)
+			}
+		})
+	}
+}
+
+// mariaPair starts a MariaDB primary writing a binary log and a replica,
+// semi-synchronous when semi is set (AFTER_SYNC, with timeout), and returns
+// them with a migrated ledger Store with options o on the primary.
+func mariaPair(t *testing.T, semi bool, timeout time.Duration, o sqlseq.Options) (primary, replica *mysqltest.Server, store *sqlseq.Store) {
+	t.Helper()
+	primary = mysqltest.StartPrimary(t)
+	replica = mysqltest.StartReplica(t, primary, semi)
+	if semi {
+		primary.SemiSync(t, true, timeout)
+		db := primary.DB(t, primary.DSN())
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			var name, v string
+			if err := db.QueryRow(`SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'`).Scan(&name, &v); err == nil && v == "1" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the replica never became semi-synchronous")
+			}
+		}
+	}
+	store = must(sqlseq.New(primary.DB(t, primary.DSN()), sqlseq.MySQL, o))
+	if err := must(sqlseq.New(primary.DB(t, primary.DSN()), sqlseq.MySQL, sqlseq.Options{Replication: sqlseq.SingleServer})).Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return primary, replica, store
+}
+
+// mariaFailover issues ranges from several goroutines on the primary, cuts
+// the replica off, issues more, kills the primary and promotes the
+// replica, and issues again there through a Store that declares it alone.
+// It returns every range reserved and how many calls failed while the
+// replica was cut off.
+func mariaFailover(t *testing.T, primary, replica *mysqltest.Server, store *sqlseq.Store) (ranges []sequence.Range, failed int) {
+	t.Helper()
+	var mu sync.Mutex
+	run := func(store *sqlseq.Store, rounds int, timeout time.Duration) {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range rounds {
+					ctx, cancel := context.WithTimeout(context.Background(), timeout)
+					r, err := store.Allocate(ctx, "orders", 100)
+					cancel()
+					mu.Lock()
+					if err != nil {
+						failed++
+					} else {
+						ranges = append(ranges, r)
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+	}
+	run(store, 20, 10*time.Second)
+	replica.CatchUp(t, primary)
+	replica.Disconnect(t)
+	before := failed
+	run(store, 5, 2*time.Second)
+	failed -= before
+	primary.Kill(t)
+	replica.Promote(t)
+	promoted := must(sqlseq.New(replica.DB(t, replica.DSN()), sqlseq.MySQL, sqlseq.Options{Replication: sqlseq.SingleServer}))
+	n := len(ranges)
+	run(promoted, 20, 10*time.Second)
+	if len(ranges) != n+80 {
+		t.Fatalf("after the failover %d of 80 Allocates worked", len(ranges)-n)
+	}
+	return ranges, failed
+}
+
+// MariaDB: a primary with a binary log and an asynchronous replica is
+// refused; with semi-synchronous replication (AFTER_SYNC) and a replica
+// cut off, the primary waits, gives up after its timeout and commits
+// anyway, and the Store, reading the status after the commit, uses
+// nothing so committed: the failover repeats nothing. The control, which
+// accepted the risk, repeats. A server without a binary log is alone,
+// provably; a replica (read-only) is refused.
+func TestMariaDBReplication(t *testing.T) {
+	ctx := t.Context()
+	lone := newStore(t, mysqlBackend(), mysqlBackend().open(t), sqlseq.Options{})
+	if err := lone.CheckReplication(ctx); err != nil {
+		t.Errorf("a server without a binary log: %v", err)
+	}
+	t.Run("async", func(t *testing.T) {
+		primary, replica, store := mariaPair(t, false, 0, sqlseq.Options{})
+		_, err := store.Allocate(ctx, "orders", 10)
+		if !errors.Is(err, sqlseq.ErrAsyncReplication) || !strings.Contains(err.Error(), "rpl_semi_sync_master_enabled is OFF") {
+			t.Errorf("a primary with an asynchronous replica: %v", err)
+		}
+		onReplica := must(sqlseq.New(replica.DB(t, replica.DSN()), sqlseq.MySQL, sqlseq.Options{Replication: sqlseq.SingleServer}))
+		if err := onReplica.CheckReplication(ctx); err == nil || !strings.Contains(err.Error(), "read-only") {
+			t.Errorf("a replica as the ledger: %v", err)
+		}
+		// A semi-synchronous primary with a second, asynchronous replica.
+		primary.SemiSync(t, true, time.Minute)
+		other := mysqltest.StartReplica(t, primary, true)
+		other.CatchUp(t, primary)
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			_, err = store.Allocate(ctx, "orders", 10)
+			if err != nil && strings.Contains(err.Error(), "2 replicas are connected and 1 of them are semi-synchronous") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a semi-synchronous replica beside an asynchronous one: %v", err)
+			}
+		}
+	})
+	t.Run("control", func(t *testing.T) {
+		primary, replica, store := mariaPair(t, false, 0, sqlseq.Options{Replication: sqlseq.AcceptAsyncLoss})
+		ranges, failed := mariaFailover(t, primary, replica, store)
+		n := overlaps(ranges)
+		t.Logf("asynchronous, risk accepted: %d ranges, %d failed while the replica was cut off, %d overlapping after the failover", len(ranges), failed, n)
+		if n == 0 {
+			t.Fatal("no range was handed out twice: the test cannot see the hazard")
+		}
+	})
+	t.Run("semisync", func(t *testing.T) {
+		primary, replica, store := mariaPair(t, true, 300*time.Millisecond, sqlseq.Options{})
+		if err := store.CheckReplication(ctx); err != nil {
+			t.Fatalf("a semi-synchronous primary: %v", err)
+		}
+		ranges, failed := mariaFailover(t, primary, replica, store)
+		n := overlaps(ranges)
+		t.Logf("semi-synchronous: %d ranges, %d failed while the replica was cut off, %d overlapping after the failover", len(ranges), failed, n)
+		if n != 0 {
+			t.Errorf("%d ranges handed out twice", n)
+		}
+		if failed == 0 {
+			t.Error("no Allocate failed while the replica was cut off: the primary did not wait for it, or the Store did not see it give up")
+		}
+	})
 }

@@ -128,6 +128,8 @@ type Store struct {
 	rows        sync.Map               // [32]byte -> struct{}: keys whose row Gapless saw (MySQL)
 	// catalogOK says the catalog's table and lock record exist.
 	catalogOK atomic.Bool
+	// flavor is 1 for MariaDB, 2 for MySQL, 0 until read.
+	flavor atomic.Int32
 }
 
 // tableName is a table name and its schema: 63 bytes is the longest name
@@ -256,8 +258,8 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	}
 	fid := hash(floorKey(key))
 	// The floor's own row first: a Return that follows sees it.
-	err := s.retry(ctx, "floor", func() error {
-		if _, ok, err := s.q.floor(ctx, s.db, fid, floorKey(key), floor); err != nil || !ok {
+	err := s.write(ctx, "floor", func(tx *sql.Tx) error {
+		if _, ok, err := s.q.floor(ctx, tx, fid, floorKey(key), floor); err != nil || !ok {
 			if err == nil {
 				err = fmt.Errorf("%w: table %s: the floor row of key %q belongs to another key", ErrCorrupt, s.table, key)
 			}
@@ -353,7 +355,10 @@ func (s *Store) StoreID(ctx context.Context) (string, error) {
 			return err
 		}
 		fresh := fmt.Sprintf("%s %016x%016x", s.table, rand.Uint64(), rand.Uint64())
-		if _, err := s.db.ExecContext(ctx, s.q.insert, idRow[:], []byte(fresh)); err != nil {
+		if err := s.write(ctx, "write the ledger's identity", func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, s.q.insert, idRow[:], []byte(fresh))
+			return err
+		}); err != nil {
 			return err
 		}
 		return s.db.QueryRowContext(ctx, s.q.read, idRow[:]).Scan(&k, &last)
