@@ -82,11 +82,11 @@ func argv(dir string, port int, id int) []string {
 	}
 	// Read no my.cnf: only these settings count (the first argument).
 	return append(append([]string{"--no-defaults"}, binlog...),
-		"--datadir=" + filepath.Join(dir, "data"),
-		"--tmpdir=" + dir,
-		"--socket=" + filepath.Join(dir, "mysqld.sock"),
-		"--pid-file=" + filepath.Join(dir, "mariadbd.pid"),
-		"--port=" + strconv.Itoa(port),
+		"--datadir="+filepath.Join(dir, "data"),
+		"--tmpdir="+dir,
+		"--socket="+filepath.Join(dir, "mysqld.sock"),
+		"--pid-file="+filepath.Join(dir, "mariadbd.pid"),
+		"--port="+strconv.Itoa(port),
 		"--bind-address=127.0.0.1",
 		"--skip-name-resolve",
 		// Durability: COMMIT returns once the redo log is written and

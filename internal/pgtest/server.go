@@ -94,7 +94,7 @@ func argv(dir string, port int, replicas bool) []string {
 		"-D", filepath.Join(dir, "data"),
 		"-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "unix_socket_directories=" + dir,
+		"-c", "unix_socket_directories="+dir,
 		// Durability: COMMIT returns once the WAL is written and
 		// flushed, so SIGKILL loses nothing committed. These are the
 		// defaults, spelled out.
