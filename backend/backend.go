@@ -70,12 +70,15 @@
 // its query the DSN's parameters. The table (table, default "sn_ledger")
 // is created when a Build first opens the ledger, within fetch_timeout.
 //
-// A PostgreSQL ledger's replication is read then too: a primary with a
-// standby that is not synchronous is refused, for a failover to a standby
-// that lagged hands out again the numbers the primary handed out last
-// (sqlseq.Store.CheckReplication). Make the standbys synchronous, or set
-// replication: single-server (the server never fails over) or
-// replication: accept-async-failover-loss. Name every server of a
+// A SQL ledger's replication is read then, and again in every transaction
+// that writes (sqlseq.Store.CheckReplication): a server that could have a
+// standby that is not synchronous (PostgreSQL), or a replica that is not
+// semi-synchronous (MariaDB), is refused, for a failover to a standby that
+// lagged hands out again the numbers the primary handed out last. A
+// server provably alone (no WAL sender, no binary log) is accepted. Make
+// the standbys synchronous, or set replication: single-server (the server
+// never fails over) or replication: accept-async-failover-loss. Name every
+// server of a
 // replicated ledger, with target_session_attrs=read-write, so that a
 // failover is followed:
 //
@@ -223,10 +226,11 @@ type seq struct {
 	// ("billing.sn_ledger"): letters, digits and "_". Default: sn_ledger.
 	Table string `yaml:"table"`
 
-	// Replication says which failovers of a PostgreSQL ledger's server are
-	// accepted: by default a primary with a standby that is not
-	// synchronous is refused when the ledger is opened, for a failover to
-	// it hands out numbers again (sqlseq.Store.CheckReplication).
+	// Replication says which failovers of a SQL ledger's server are
+	// accepted: by default a server that could have a standby that is not
+	// synchronous is refused when the ledger is opened and at every write,
+	// for a failover to it hands out numbers again
+	// (sqlseq.Store.CheckReplication).
 	// "single-server" declares that the server never fails over;
 	// "accept-async-failover-loss" accepts that risk by name.
 	Replication string `yaml:"replication"`

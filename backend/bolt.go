@@ -12,7 +12,8 @@ import (
 // embedded bbolt file (boltseq), served through a sequence.Segment.
 type boltDriver struct{}
 
-// Check requires a path; the store is the file's absolute path.
+// Check requires a path; the store is the file, whatever the path's
+// spelling (storeFile).
 func (boltDriver) Check(t *config.Target) (config.StoreInfo, error) {
 	st := config.StoreInfo{Durable: true, Fields: append([]string{"path"}, segmentFields...)}
 	s, err := decode(t)
@@ -22,7 +23,7 @@ func (boltDriver) Check(t *config.Target) (config.StoreInfo, error) {
 	if s.Path == "" {
 		return st, missing("path", "bolt", "a file")
 	}
-	abs, err := t.Abs(s.Path)
+	abs, err := storeFile(t, s.Path)
 	if err != nil {
 		return st, &config.Error{Field: "path", Err: err}
 	}
@@ -40,7 +41,7 @@ func (boltDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 }
 
 // boltKey is the config.Share key, and the store ID, of the bolt file at
-// the absolute path abs.
+// abs, as storeFile gives it.
 func boltKey(abs string) string { return "bolt " + abs }
 
 // openBolt opens the bolt file at t's path once per Build; bolt and
@@ -50,7 +51,7 @@ func openBolt(ctx context.Context, t *config.Target) (*boltseq.Store, error) {
 		return nil, err
 	}
 	s, _ := decode(t) // Check accepted it
-	abs, err := t.Abs(s.Path)
+	abs, err := storeFile(t, s.Path)
 	if err != nil {
 		return nil, err
 	}

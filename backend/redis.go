@@ -103,7 +103,7 @@ func (strictDriver) Check(t *config.Target) (config.StoreInfo, error) {
 	default:
 		if err := checkLedger(s, "redis-strict", false); err != nil {
 			errs = append(errs, err)
-		} else if abs, err := t.Abs(s.Path); err != nil {
+		} else if abs, err := storeFile(t, s.Path); err != nil {
 			errs = append(errs, &config.Error{Field: "path", Err: err})
 		} else {
 			behind = abs

@@ -33,6 +33,9 @@ func issueConcurrently(t *testing.T, set *config.Set, names []string, goroutines
 			break
 		}
 		if try == 300 {
+			for _, st := range set.Ping(t.Context()) {
+				t.Log(st.Err)
+			}
 			t.Fatal("the Set's stores did not become ready within 30 s")
 		}
 		time.Sleep(100 * time.Millisecond)

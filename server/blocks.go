@@ -77,8 +77,13 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "now", Message: fmt.Sprintf("now %s: want the client's clock as an RFC 3339 instant", quote(req.Now))}, http.StatusBadRequest)
 		return
 	}
-	if skew := time.Since(now); skew > wire.MaxClockSkew || skew < -wire.MaxClockSkew {
-		s.fail(w, wire.Error{Code: wire.CodeClockSkew, Field: "now", Message: fmt.Sprintf("now: the client's clock says %s, %v from the server's; a client more than %v off would print other dates and periods: set its clock (NTP)", now.UTC().Format(time.RFC3339Nano), skew.Round(time.Millisecond), wire.MaxClockSkew)}, http.StatusConflict)
+	if ahead := time.Until(now); ahead > wire.MaxClockSkew || ahead < -wire.MaxClockSkew {
+		// ahead is the client's clock less the server's.
+		off := fmt.Sprintf("%v ahead of", ahead.Round(100*time.Millisecond))
+		if ahead < 0 {
+			off = fmt.Sprintf("%v behind", (-ahead).Round(100*time.Millisecond))
+		}
+		s.fail(w, wire.Error{Code: wire.CodeClockSkew, Field: "now", Message: fmt.Sprintf("now: the client's clock says %s, %s the server's; a client more than %v off would print other dates and periods: set its clock (NTP)", now.UTC().Format(time.RFC3339Nano), off, wire.MaxClockSkew)}, http.StatusConflict)
 		return
 	}
 	if err := g.CheckKey(req.Key); err != nil {

@@ -40,10 +40,12 @@ obfuscation:
 		}
 		return st, e, out
 	}
-	for _, skew := range []time.Duration{time.Hour, -3 * time.Second, 3 * time.Second} {
+	// The message gives the client's offset with its sign: a client an
+	// hour ahead is "1h0m0s ahead of" the server's.
+	for skew, want := range map[time.Duration]string{time.Hour: "1h0m0s ahead of the server's", -3 * time.Second: "behind the server's", 3 * time.Second: "ahead of the server's"} {
 		st, e, _ := block("orders", time.Now().Add(skew), "")
-		if st != 409 || e.Error.Code != wire.CodeClockSkew || !strings.Contains(e.Error.Message, "set its clock") {
-			t.Errorf("a clock %v off: %d %+v", skew, st, e)
+		if st != 409 || e.Error.Code != wire.CodeClockSkew || !strings.Contains(e.Error.Message, "set its clock") || !strings.Contains(e.Error.Message, want) {
+			t.Errorf("a clock %v off: %d %+v; want %q", skew, st, e, want)
 		}
 	}
 	if st, e, _ := block("orders", time.Time{}, "yesterday"); st != 400 || e.Error.Field != "now" {

@@ -450,8 +450,10 @@ func grantIn(w http.ResponseWriter) *grant {
 
 func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 	gr := grantIn(w)
-	if !gr.actions[Read] && !gr.actions[Issue] {
-		s.forbid(w, gr, []Action{Read, Issue}, "the templates")
+	// Listing is read's alone: a token that issues reaches the templates
+	// it names (GET the template), and learns no other's name.
+	if !gr.actions[Read] {
+		s.forbid(w, gr, []Action{Read}, "the templates")
 		return
 	}
 	out := wire.TemplatesResponse{Templates: []wire.TemplateInfo{}}

@@ -29,6 +29,21 @@ func BenchmarkLedger(b *testing.B) {
 					}
 				})
 			})
+			// One block, its replication checked in the transaction, and
+			// the same with the server declared alone: the check's cost.
+			declared := newStore(b, be, db, sqlseq.Options{Replication: sqlseq.SingleServer})
+			for _, c := range []struct {
+				name  string
+				store *sqlseq.Store
+			}{{"block-checked", store}, {"block-declared-single", declared}} {
+				b.Run(c.name, func(b *testing.B) {
+					for b.Loop() {
+						if _, err := c.store.Allocate(ctx, "bench-block", 1000); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 			b.Run("statement-per-number", func(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {

@@ -39,8 +39,10 @@
 // Each [Store.Allocate] is one transaction: it locks the key's row and its
 // journal's head in one statement, raises the mark, and appends the
 // block's record to the journal (on PostgreSQL the last three in one
-// statement): four round trips on PostgreSQL, six on MySQL, per block.
-// Concurrent callers for one key queue on its row lock for the length of
+// statement): four round trips on PostgreSQL, six on MySQL, per block,
+// and one more that checks the server's replication (see
+// [Store.CheckReplication]; none when Options.Replication is [SingleServer]
+// or [AcceptAsyncLoss]; two on MariaDB that writes a binary log). Concurrent callers for one key queue on its row lock for the length of
 // the transaction. Once Allocate returns a range, the database has
 // committed it and its record; one that returned an error may have
 // committed (a connection lost after the commit), which costs a gap,
