@@ -301,3 +301,23 @@ func (g *Gapless) Continuous() bool { return true }
 func (g *Gapless) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
 	return g.s.Prune(ctx, key, through)
 }
+
+// Enroll enrolls e in the catalog of the Store's ledger (see
+// [Store.Enroll]): a [sequence.Catalog], so that a gapless template is
+// proven against every template drawn from the ledger, and they against
+// it, as a Segment's is. An edit that would print a number of the
+// template before it (dropping its reset=year) is refused, not committed
+// twice.
+func (g *Gapless) Enroll(ctx context.Context, e sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
+	return g.s.Enroll(ctx, e, check)
+}
+
+// Entries returns the entries of the catalog of the Store's ledger.
+func (g *Gapless) Entries(ctx context.Context) ([]sequence.Entry, error) {
+	return g.s.Entries(ctx)
+}
+
+// Forget removes an entry from the catalog of the Store's ledger.
+func (g *Gapless) Forget(ctx context.Context, id string) (bool, error) {
+	return g.s.Forget(ctx, id)
+}

@@ -359,3 +359,54 @@ func TestGaplessConformance(t *testing.T) {
 		})
 	}
 }
+
+// The gapless path passes the catalog as a Segment's does: an invoice
+// template whose edit drops reset=year would commit a number the first
+// version committed (INV-ZETA-2025-000001 both times); the edited
+// template is refused at Enroll, naming the first, on both databases, and
+// draws nothing. The control, the first version again in another
+// spelling, continues its counter.
+func TestGaplessCatalog(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			db := b.open(t)
+			store := newStore(t, b, db, sqlseq.Options{})
+			clock := func() time.Time { return time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC) }
+			first := sn.MustNew(`INV-ZETA-@<date, format=yyyy>-@<seq, width=6, reset=year>`, sn.WithSequence("seq", store.Gapless()), sn.WithClock(clock))
+			if err := first.Enroll(ctx); err != nil {
+				t.Fatal(err)
+			}
+			draw := func(g *sn.Generator) (string, error) {
+				tx, err := db.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := g.Next(sqlseq.WithTx(ctx, tx))
+				if err != nil {
+					tx.Rollback()
+					return "", err
+				}
+				return n, tx.Commit()
+			}
+			if n, err := draw(first); err != nil || n != "INV-ZETA-2025-000001" {
+				t.Fatalf("the first invoice: %q, %v", n, err)
+			}
+			edited := sn.MustNew(`INV-ZETA-@<date, format=yyyy>-@<seq, width=6>`, sn.WithSequence("seq", store.Gapless()), sn.WithClock(clock))
+			if err := edited.Enroll(ctx); !errors.Is(err, sn.ErrAmbiguous) {
+				t.Errorf("Enroll of the edit that drops reset=year: %v", err)
+			}
+			if n, err := draw(edited); err == nil {
+				t.Errorf("the edited template drew %q", n)
+			}
+			again := sn.MustNew(`INV-ZETA-@<date,format=yyyy>-@<seq,width=6,reset=year>`, sn.WithSequence("seq", store.Gapless()), sn.WithClock(clock))
+			if n, err := draw(again); err != nil || n != "INV-ZETA-2025-000002" {
+				t.Errorf("the first template in another spelling: %q, %v", n, err)
+			}
+			es, err := store.Gapless().Entries(ctx)
+			if err != nil || len(es) != 1 {
+				t.Errorf("the catalog: %d entries, %v; want the invoice template's", len(es), err)
+			}
+		})
+	}
+}
