@@ -198,20 +198,21 @@ func (s *Store) mariaDB(ctx context.Context, tx execer) (bool, error) {
 	return maria, nil
 }
 
-// mariaGuard reads what decides whether a commit of MariaDB's can be lost
-// by a failover.
-const mariaGuard = `SELECT
-  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'LOG_BIN' THEN VARIABLE_VALUE END), 'OFF'),
-  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'READ_ONLY' THEN VARIABLE_VALUE END), 'OFF'),
-  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_ENABLED' THEN VARIABLE_VALUE END), 'OFF'),
-  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_WAIT_POINT' THEN VARIABLE_VALUE END), ''),
+// mariaSettings reads MariaDB's settings that decide whether a commit can
+// be lost by a failover: cheap, for a server without a binary log needs
+// nothing more.
+const mariaSettings = `SELECT @@global.log_bin, @@global.read_only,
+  @@global.rpl_semi_sync_master_enabled, @@global.rpl_semi_sync_master_wait_point`
+
+// mariaReplicas reads, for a server that writes a binary log, whether its
+// primary waits for a semi-synchronous replica now, and how many replicas
+// of each kind are connected.
+const mariaReplicas = `SELECT
   COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_STATUS' THEN VARIABLE_VALUE END), 'OFF'),
   COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_CLIENTS' THEN VARIABLE_VALUE END), '0'),
   COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'SLAVES_CONNECTED' THEN VARIABLE_VALUE END), '0')
-FROM (SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES
-    WHERE VARIABLE_NAME IN ('LOG_BIN', 'READ_ONLY', 'RPL_SEMI_SYNC_MASTER_ENABLED', 'RPL_SEMI_SYNC_MASTER_WAIT_POINT')
-  UNION ALL SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
-    WHERE VARIABLE_NAME IN ('RPL_SEMI_SYNC_MASTER_STATUS', 'RPL_SEMI_SYNC_MASTER_CLIENTS', 'SLAVES_CONNECTED')) v`
+FROM information_schema.GLOBAL_STATUS
+WHERE VARIABLE_NAME IN ('RPL_SEMI_SYNC_MASTER_STATUS', 'RPL_SEMI_SYNC_MASTER_CLIENTS', 'SLAVES_CONNECTED')`
 
 // mariaStatus reads whether MariaDB's primary waits for a replica now.
 const mariaStatus = `SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_STATUS'`
@@ -237,23 +238,27 @@ func (s *Store) guardMySQL(ctx context.Context, tx execer) (after bool, err erro
 			ErrAsyncReplication, s.table, SingleServer, AcceptAsyncLoss)
 	}
 	var (
-		binlog, readOnly, enabled, point, status string
-		clients, slaves                          int
+		binlog, readOnly, enabled bool
+		point, status             string
+		clients, slaves           int
 	)
-	// (@@global.log_bin reads 0 in an aggregate query on MariaDB 10.11:
-	// every setting comes from information_schema.)
-	if err := tx.QueryRowContext(ctx, mariaGuard).Scan(&binlog, &readOnly, &enabled, &point, &status, &clients, &slaves); err != nil {
+	if err := tx.QueryRowContext(ctx, mariaSettings).Scan(&binlog, &readOnly, &enabled, &point); err != nil {
 		return false, err
 	}
-	if readOnly == "ON" {
+	if readOnly {
 		return false, fmt.Errorf("sqlseq: the ledger's server is read-only (read_only = ON), as a replica is: it cannot be written to; name the primary: %w", sequence.ErrInvalidArgument)
 	}
-	if s.replication != RequireSync || binlog != "ON" {
+	if s.replication != RequireSync || !binlog {
 		return false, nil
 	}
+	// (Read apart: @@global.log_bin reads 0 in an aggregate query on
+	// MariaDB 10.11.)
+	if err := tx.QueryRowContext(ctx, mariaReplicas).Scan(&status, &clients, &slaves); err != nil {
+		return false, err
+	}
 	var why []string
-	if enabled != "ON" {
-		why = append(why, "rpl_semi_sync_master_enabled is "+enabled)
+	if !enabled {
+		why = append(why, "rpl_semi_sync_master_enabled is OFF")
 	} else if point != "AFTER_SYNC" {
 		why = append(why, "rpl_semi_sync_master_wait_point is "+point)
 	}
