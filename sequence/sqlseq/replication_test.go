@@ -326,6 +326,37 @@ func TestStandbyAway(t *testing.T) {
 	}
 }
 
+// refusal is a range the checked Store must have refused, with what its
+// error must say.
+type refusal struct {
+	what string
+	err  error
+	want string
+}
+
+// judge judges a failover: the control, which accepted the risk, must
+// repeat (else the test cannot see the hazard); the checked Store must
+// repeat nothing, and have refused each range with ErrAsyncReplication.
+func judge(t *testing.T, control bool, ranges []sequence.Range, failed int, refused ...refusal) {
+	t.Helper()
+	n := overlaps(ranges)
+	t.Logf("%d ranges, %d failed while the standby was cut off, %d overlapping after the failover", len(ranges), failed, n)
+	if control {
+		if n == 0 {
+			t.Fatal("no range was handed out twice: the test cannot see the hazard")
+		}
+		return
+	}
+	for _, r := range refused {
+		if !errors.Is(r.err, sqlseq.ErrAsyncReplication) || !strings.Contains(r.err.Error(), r.want) {
+			t.Errorf("%s: %v; want ErrAsyncReplication saying %q", r.what, r.err, r.want)
+		}
+	}
+	if n != 0 {
+		t.Errorf("%d ranges handed out twice", n)
+	}
+}
+
 // The settings change while the ledger runs: synchronous at start, then
 // synchronous_standby_names is emptied and reloaded, the standby is cut
 // off, the primary killed and the standby promoted. The Store notices the
@@ -349,21 +380,7 @@ func TestFailoverSettingsChanged(t *testing.T) {
 				refused = err
 			}
 			ranges, failed := failover(t, primary, standby, store, single(t, primary, standby))
-			ranges = append(ranges, first)
-			n := overlaps(ranges)
-			t.Logf("%d ranges, %d failed while the standby was cut off, %d overlapping after the failover; refused: %v", len(ranges), failed, n, refused)
-			if control {
-				if n == 0 {
-					t.Fatal("no range was handed out twice: the test cannot see the hazard")
-				}
-				return
-			}
-			if !errors.Is(refused, sqlseq.ErrAsyncReplication) || !strings.Contains(refused.Error(), "synchronous_standby_names is empty") {
-				t.Errorf("the range after the change: %v", refused)
-			}
-			if n != 0 {
-				t.Errorf("%d ranges handed out twice", n)
-			}
+			judge(t, control, append(ranges, first), failed, refusal{"the range after the change", refused, "synchronous_standby_names is empty"})
 		})
 	}
 }
@@ -403,24 +420,9 @@ func TestFailoverStandbyBackAsync(t *testing.T) {
 			}
 			_, back := store.Allocate(t.Context(), "orders", 100)
 			ranges, failed := failover(t, primary, late, store, single(t, primary, late))
-			ranges = append(ranges, first)
-			n := overlaps(ranges)
-			t.Logf("%d ranges, %d failed while the standby was cut off, %d overlapping after the failover; refused while away: %v; when back: %v", len(ranges), failed, n, away, back)
-			if control {
-				if n == 0 {
-					t.Fatal("no range was handed out twice: the test cannot see the hazard")
-				}
-				return
-			}
-			if !errors.Is(away, sqlseq.ErrAsyncReplication) || !strings.Contains(away.Error(), "1 physical replication slots of standbys that are not connected") {
-				t.Errorf("the range while the second standby was away: %v", away)
-			}
-			if !errors.Is(back, sqlseq.ErrAsyncReplication) || !strings.Contains(back.Error(), "1 of 2 standbys are not synchronous") {
-				t.Errorf("the range after the standby came back asynchronous: %v", back)
-			}
-			if n != 0 {
-				t.Errorf("%d ranges handed out twice", n)
-			}
+			judge(t, control, append(ranges, first), failed,
+				refusal{"the range while the second standby was away", away, "1 physical replication slots of standbys that are not connected"},
+				refusal{"the range after the standby came back asynchronous", back, "1 of 2 standbys are not synchronous"})
 		})
 	}
 }
