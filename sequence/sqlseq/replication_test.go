@@ -92,34 +92,15 @@ func TestCheckReplication(t *testing.T) {
 // again through the same DSN. It returns every range reserved and how many
 // calls failed while the standby was cut off. After the failover it
 // issues through then, or store when then is nil.
-func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store, then ...*sqlseq.Store) (ranges []sequence.Range, failed int) {
+func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store, then ...*sqlseq.Store) ([]sequence.Range, int) {
 	t.Helper()
-	var mu sync.Mutex
-	run := func(rounds int, timeout time.Duration) {
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Go(func() {
-				for range rounds {
-					ctx, cancel := context.WithTimeout(context.Background(), timeout)
-					r, err := store.Allocate(ctx, "orders", 100)
-					cancel()
-					mu.Lock()
-					if err != nil {
-						failed++
-					} else {
-						ranges = append(ranges, r)
-					}
-					mu.Unlock()
-				}
-			})
-		}
-		wg.Wait()
-	}
+	var d draws
+	run := func(rounds int, timeout time.Duration) { d.run(store, rounds, timeout) }
 	run(20, 10*time.Second)
 	standby.Disconnect(t)
-	before := failed
+	before := d.failed
 	run(5, time.Second) // acknowledged only if the primary does not wait for the standby
-	failed -= before
+	failed := d.failed - before
 	primary.Kill(t)
 	standby.Promote(t)
 	// The promoted standby has no standby of its own: it waits for none
@@ -143,12 +124,43 @@ func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store
 			t.Fatalf("no Allocate on the promoted standby: %v", err)
 		}
 	}
-	n := len(ranges)
+	n := len(d.ranges)
 	run(20, 10*time.Second)
-	if len(ranges) != n+80 {
-		t.Fatalf("after the failover %d of 80 Allocates worked", len(ranges)-n)
+	if len(d.ranges) != n+80 {
+		t.Fatalf("after the failover %d of 80 Allocates worked", len(d.ranges)-n)
 	}
-	return ranges, failed
+	return d.ranges, failed
+}
+
+// draws collects the ranges that 4 goroutines reserve, and counts the
+// calls that failed.
+type draws struct {
+	mu     sync.Mutex
+	ranges []sequence.Range
+	failed int
+}
+
+// run has 4 goroutines each reserve rounds ranges of 100 numbers of
+// "orders" from store, each call within timeout.
+func (d *draws) run(store *sqlseq.Store, rounds int, timeout time.Duration) {
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range rounds {
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				r, err := store.Allocate(ctx, "orders", 100)
+				cancel()
+				d.mu.Lock()
+				if err != nil {
+					d.failed++
+				} else {
+					d.ranges = append(d.ranges, r)
+				}
+				d.mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // overlaps counts the pairs of ranges that share a number.
@@ -459,44 +471,25 @@ func mariaPair(t *testing.T, semi bool, timeout time.Duration, o sqlseq.Options)
 // replica, and issues again there through a Store that declares it alone.
 // It returns every range reserved and how many calls failed while the
 // replica was cut off.
-func mariaFailover(t *testing.T, primary, replica *mysqltest.Server, store *sqlseq.Store) (ranges []sequence.Range, failed int) {
+func mariaFailover(t *testing.T, primary, replica *mysqltest.Server, store *sqlseq.Store) ([]sequence.Range, int) {
 	t.Helper()
-	var mu sync.Mutex
-	run := func(store *sqlseq.Store, rounds int, timeout time.Duration) {
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Go(func() {
-				for range rounds {
-					ctx, cancel := context.WithTimeout(context.Background(), timeout)
-					r, err := store.Allocate(ctx, "orders", 100)
-					cancel()
-					mu.Lock()
-					if err != nil {
-						failed++
-					} else {
-						ranges = append(ranges, r)
-					}
-					mu.Unlock()
-				}
-			})
-		}
-		wg.Wait()
-	}
+	var d draws
+	run := func(store *sqlseq.Store, rounds int, timeout time.Duration) { d.run(store, rounds, timeout) }
 	run(store, 20, 10*time.Second)
 	replica.CatchUp(t, primary)
 	replica.Disconnect(t)
-	before := failed
+	before := d.failed
 	run(store, 5, 2*time.Second)
-	failed -= before
+	failed := d.failed - before
 	primary.Kill(t)
 	replica.Promote(t)
 	promoted := must(sqlseq.New(replica.DB(t, replica.DSN()), sqlseq.MySQL, sqlseq.Options{Replication: sqlseq.SingleServer}))
-	n := len(ranges)
+	n := len(d.ranges)
 	run(promoted, 20, 10*time.Second)
-	if len(ranges) != n+80 {
-		t.Fatalf("after the failover %d of 80 Allocates worked", len(ranges)-n)
+	if len(d.ranges) != n+80 {
+		t.Fatalf("after the failover %d of 80 Allocates worked", len(d.ranges)-n)
 	}
-	return ranges, failed
+	return d.ranges, failed
 }
 
 // MariaDB: a primary with a binary log and an asynchronous replica is
