@@ -38,7 +38,14 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 	}
 	rp := g.replayer()
 	key := r.IdempotencyKey
-	id := g.plan.String() + "\x00" + key
+	// The key belongs to the series, not to the template's spelling: a
+	// retry after an edit the catalog continues as the same series (a
+	// widening) gets the first answer.
+	id := g.plan.Series() + "\x00" + key
+	// legacy is the key as releases before keyed it, by the template's
+	// canonical text: a call answers under both, so that a retry that
+	// crosses an upgrade, either way, finds its numbers.
+	legacy := g.plan.String() + "\x00" + key
 	digest := requestDigest(r)
 	var tb [16]byte
 	_, _ = rand.Read(tb[:])
@@ -52,17 +59,22 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 		return nil, fmt.Errorf("sn: idempotency key %q: %w", r.IdempotencyKey, err)
 	}
 	if !c.Mine {
-		switch {
-		case c.Digest != digest:
-			return nil, fmt.Errorf("%w: key %q was first used at most %v ago for another count, instant or variables", ErrIdempotencyConflict, r.IdempotencyKey, IdempotencyWindow)
-		case c.Answer == "":
-			return nil, fmt.Errorf("%w: key %q, until %s at the latest", ErrInProgress, r.IdempotencyKey, c.Until.UTC().Format(time.RFC3339))
+		return replayed(r.IdempotencyKey, c, digest)
+	}
+	if legacy != id {
+		old, err := rp.Claim(ctx, legacy, digest, token, IdempotencyLease)
+		if err != nil {
+			return nil, fmt.Errorf("sn: idempotency key %q: %w", r.IdempotencyKey, err)
 		}
-		var nums []string
-		if err := json.Unmarshal([]byte(c.Answer), &nums); err != nil {
-			return nil, fmt.Errorf("sn: idempotency key %q: the answer recorded is not a list of numbers: %v", r.IdempotencyKey, err)
+		if !old.Mine {
+			nums, err := replayed(r.IdempotencyKey, old, digest)
+			if err == nil {
+				// Answered before the upgrade: the same answer under
+				// the series' key.
+				_ = rp.Settle(ctx, id, token, old.Answer, IdempotencyWindow)
+			}
+			return nums, err
 		}
-		return nums, nil
 	}
 	r.IdempotencyKey = ""
 	nums, err := g.Issue(ctx, r)
@@ -73,6 +85,10 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 		return nil, err
 	}
 	answer, _ := json.Marshal(nums)
+	if legacy != id {
+		// Best effort: the answer that counts is the series' own.
+		_ = rp.Settle(ctx, legacy, token, string(answer), IdempotencyWindow)
+	}
 	if err := rp.Settle(ctx, id, token, string(answer), IdempotencyWindow); err != nil {
 		// The Settle may have been recorded all the same (its answer was
 		// lost): then a retry gets these numbers, and they stand.
@@ -91,6 +107,22 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 		// The store does not answer: whether a retry gets these numbers
 		// is not known, so they are not voided.
 		return nil, fmt.Errorf("sn: idempotency key %q: the numbers could not be recorded: %w", key, err)
+	}
+	return nums, nil
+}
+
+// replayed answers a call whose key another call claimed: with the
+// numbers it recorded, or the error that says why not.
+func replayed(key string, c sequence.Claim, digest string) ([]string, error) {
+	switch {
+	case c.Digest != digest:
+		return nil, fmt.Errorf("%w: key %q was first used at most %v ago for another count, instant or variables", ErrIdempotencyConflict, key, IdempotencyWindow)
+	case c.Answer == "":
+		return nil, fmt.Errorf("%w: key %q, until %s at the latest", ErrInProgress, key, c.Until.UTC().Format(time.RFC3339))
+	}
+	var nums []string
+	if err := json.Unmarshal([]byte(c.Answer), &nums); err != nil {
+		return nil, fmt.Errorf("sn: idempotency key %q: the answer recorded is not a list of numbers: %v", key, err)
 	}
 	return nums, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
@@ -82,5 +83,67 @@ func TestIdempotencyKey(t *testing.T) {
 	b2, err2 := mem.Issue(ctx, sn.Request{IdempotencyKey: "x"})
 	if err1 != nil || err2 != nil || !slices.Equal(a, b2) {
 		t.Errorf("a key over sequence.Memory: %v %v, %v %v, want one answer", a, err1, b2, err2)
+	}
+}
+
+// An idempotency key belongs to the series, not the spelling: after a
+// widening the catalog continues as the same series (width=6 to width=8),
+// a retry with the same key gets the first answer, printed as it was; a
+// new key gets new numbers (the control). A claim answered by a release
+// before this one, under the template's canonical text, is found too; and
+// the answer is recorded under the text as well, for a process of that
+// release that retries.
+func TestIdempotencySeries(t *testing.T) {
+	ctx := context.Background()
+	alloc := sequence.NewMemoryAllocator()
+	narrow := sn.MustNew("SN-@<seq, width=6>", sn.WithSequence("seq", must(sequence.NewSegment(alloc, sequence.SegmentOptions{}))))
+	wide := sn.MustNew("SN-@<seq, width=8>", sn.WithSequence("seq", must(sequence.NewSegment(alloc, sequence.SegmentOptions{}))))
+	first, err := narrow.Issue(ctx, sn.Request{N: 2, IdempotencyKey: "order-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry, err := wide.Issue(ctx, sn.Request{N: 2, IdempotencyKey: "order-1"})
+	if err != nil || !slices.Equal(retry, first) {
+		t.Errorf("the retry after the widening: %v, %v; want %v", retry, err, first)
+	}
+	other, err := wide.Issue(ctx, sn.Request{N: 2, IdempotencyKey: "order-2"})
+	if err != nil || slices.Equal(other, first) || len(other[0]) != len("SN-00000001") {
+		t.Errorf("a new key after the widening: %v, %v", other, err)
+	}
+	// The answer is under the canonical text too: a claim there is
+	// answered.
+	c, err := alloc.Claim(ctx, narrow.String()+"\x00order-1", "", "probe", time.Minute)
+	if err != nil || c.Mine || c.Answer == "" {
+		t.Errorf("the claim under the template's text: %+v, %v; want the answer recorded", c, err)
+	}
+}
+
+// A claim answered by the release before this one, keyed by the
+// template's canonical text, is found by a retry under this one: the
+// upgrade in the middle of a retry issues nothing twice. The control, a
+// key nobody claimed, issues.
+func TestIdempotencyLegacyClaim(t *testing.T) {
+	ctx := context.Background()
+	alloc := sequence.NewMemoryAllocator()
+	g := sn.MustNew("SN-@<seq, width=6>", sn.WithSequence("seq", must(sequence.NewSegment(alloc, sequence.SegmentOptions{}))))
+	req := sn.Request{N: 1, IdempotencyKey: "order-9"}
+	legacy := g.String() + "\x00order-9"
+	if c, err := alloc.Claim(ctx, legacy, sn.RequestDigest(req), "old", time.Minute); err != nil || !c.Mine {
+		t.Fatal(c, err)
+	}
+	if err := alloc.Settle(ctx, legacy, "old", `["SN-000777"]`, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Issue(ctx, req)
+	if err != nil || !slices.Equal(got, []string{"SN-000777"}) {
+		t.Errorf("a retry of a call the release before answered: %v, %v", got, err)
+	}
+	again, err := g.Issue(ctx, req)
+	if err != nil || !slices.Equal(again, []string{"SN-000777"}) {
+		t.Errorf("a second retry, answered under the series' key: %v, %v", again, err)
+	}
+	fresh, err := g.Issue(ctx, sn.Request{N: 1, IdempotencyKey: "order-10"})
+	if err != nil || len(fresh) != 1 || fresh[0] == "SN-000777" {
+		t.Errorf("a key nobody claimed: %v, %v", fresh, err)
 	}
 }

@@ -32,7 +32,8 @@ type Request struct {
 	Vars Vars
 
 	// IdempotencyKey, when not empty, makes the call safe to repeat: a
-	// call of the same series with the same key, within
+	// call of the same series (however the template is spelt: a widening
+	// the catalog continues is the same series) with the same key, within
 	// [IdempotencyWindow], from any process sharing the store, returns
 	// the numbers the first call was given instead of new ones. A caller
 	// that did not hear back (a timeout, a cut connection) asks again

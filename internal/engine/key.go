@@ -30,8 +30,9 @@ import (
 // sequences whose key never varies.
 func (c *compiler) keys() error {
 	pl := c.pl
+	pl.series = meaning(pl.parts)
 	if pl.base == "" && pl.owner < 0 {
-		pl.base = meaning(pl.parts)
+		pl.base = pl.series
 	}
 	if pl.owner >= 0 {
 		pl.parts[pl.owner].marked = true
@@ -53,7 +54,7 @@ func (c *compiler) keys() error {
 		if r, ok := s.gen.(sequence.Releaser); ok && s.Reset != builtin.Never && pl.owner < 0 && s.KeyVar == "" {
 			s.releaser, s.period = r, new(atomic.Int64)
 		}
-		s.guard = newGuard(s, s.gen, meaning(pl.parts), c.cfg.Retention)
+		s.guard = newGuard(s, s.gen, pl.series, c.cfg.Retention)
 		pl.limit(s)
 		if perCall {
 			continue

@@ -55,6 +55,7 @@ type Plan struct {
 	dates     []int // indexes of the date parts
 	owner     int   // index of the part printing ownerKey, or -1
 	base      string
+	series    string // what the template means (see meaning): its series, however spelt
 	clock     func() time.Time
 	needTime  bool // a part prints the instant or a key depends on it
 	direct    bool // every part is built in and may be evaluated in template position
@@ -151,6 +152,13 @@ func (pl *Plan) Parts() []Part { return pl.parts }
 
 // Source returns the template as given to Compile.
 func (pl *Plan) Source() string { return pl.src }
+
+// Series returns what the template means, not how it is spelt: its
+// canonical text without what does not change which series a number
+// belongs to (a sequence's width, a date's format; see meaning). Two
+// templates the catalog continues as one series (a widening) have one
+// Series.
+func (pl *Plan) Series() string { return pl.series }
 
 // String returns the canonical template text.
 func (pl *Plan) String() string { return pl.canonical }
