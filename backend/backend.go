@@ -481,10 +481,10 @@ func (e exact) Settle(ctx context.Context, id, token, answer string, keep time.D
 
 // Prune prunes key's journal in the Allocator's store (see
 // sequence.Pruner).
-func (e exact) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
-	p, ok := e.a.(sequence.Pruner)
+func (e exact) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+	pr, ok := e.a.(sequence.Pruner)
 	if !ok {
 		return sequence.Event{}, fmt.Errorf("%T cannot prune journals: %w", e.a, errors.ErrUnsupported)
 	}
-	return p.Prune(ctx, key, through)
+	return pr.Prune(ctx, key, p)
 }

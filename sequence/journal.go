@@ -2,6 +2,7 @@ package sequence
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -418,16 +419,32 @@ func (e *ChainError) Error() string {
 // where the store's writers cannot reach it (print it, mail it to the
 // auditor, sign it) and give it back as an anchor: VerifyChain then also
 // checks that the journal still passes through it.
+//
+// A journal pruned ([Pruner]) starts with a Pruned record signed by a
+// key outside the store: VerifyChain cannot check it, and says so;
+// [VerifySealed] checks it with the public key.
 func VerifyChain(key string, events []Event, head Head, anchors ...Head) error {
+	return VerifySealed(key, events, head, nil, anchors...)
+}
+
+// VerifySealed is [VerifyChain] for a journal that may have been pruned:
+// the Pruned record it starts with must be signed by one of keys (see
+// [PruneRecord]), and an anchor taken before the prune, at one of the
+// records it replaced, verifies against the hashes the record keeps.
+func VerifySealed(key string, events []Event, head Head, keys []ed25519.PublicKey, anchors ...Head) error {
 	var prev [32]byte
 	var want int64 = 1
+	var keptFrom int64 // the record the hashes kept by a prune start at
+	var kept []byte
 	for i, e := range events {
-		if i == 0 && e.Kind == Pruned && strings.Contains(e.Reason, sealMark) {
-			// The summary of the records pruned: sealed, and the chain
+		if _, sealed := parseSeal(e); i == 0 && e.Kind == Pruned && sealed {
+			// The summary of the records pruned: signed, and the chain
 			// goes on from the hash it keeps.
-			if !checkSeal(key, e) {
-				return &ChainError{key, e.Seq, "is a pruned record whose seal does not hold: it was altered, or made by hand"}
+			first, hashes, problem := checkPruned(key, e, keys)
+			if problem != "" {
+				return &ChainError{key, e.Seq, problem}
 			}
+			keptFrom, kept = first, hashes
 			prev, want = e.Hash, e.Seq+1
 			continue
 		}
@@ -459,6 +476,14 @@ func VerifyChain(key string, events []Event, head Head, anchors ...Head) error {
 		var i int64 = -1
 		if len(events) > 0 {
 			i = a.Seq - events[0].Seq
+		}
+		if kept != nil && a.Seq >= keptFrom && a.Seq < events[0].Seq {
+			// Before the prune: the hash the signed record kept.
+			k := (a.Seq - keptFrom) * keptHash
+			if [keptHash]byte(kept[k:k+keptHash]) != [keptHash]byte(a.Hash[:keptHash]) {
+				return &ChainError{key, a.Seq, fmt.Sprintf("is not the record anchored (hash %s): the prune signed another hash for it: the journal was rewritten before it was pruned", HashString(a.Hash)[:16])}
+			}
+			continue
 		}
 		if i < 0 || i >= int64(len(events)) {
 			return &ChainError{key, a.Seq, "is an anchor the journal no longer holds"}
@@ -573,22 +598,30 @@ func (j *journals) headOf(ctx context.Context, key string) (Head, error) {
 
 // Pruner is implemented by a store that can prune its journals, for a
 // closed period whose retention is over: Prune replaces the records of
-// key up to and including record through with one [Pruned] record, which
-// keeps the hash of record through, so that the chain, and anchors after
-// it, still verify, and sums up what the records said. It returns that
-// record. sn never prunes on its own.
+// key up to and including record p.Seq with p, a [Pruned] record made by
+// [PruneRecord] from those records and signed with a key the store does
+// not hold, so that the chain, and anchors taken before, still verify.
+// It checks, in the transaction that writes, that record p.Seq is still
+// the one sealed ([CheckPrune]), and returns p as stored. sn never
+// prunes on its own.
 type Pruner interface {
-	Prune(ctx context.Context, key string, through int64) (Event, error)
+	Prune(ctx context.Context, key string, p Event) (Event, error)
 }
 
 // PruneRecord returns the Pruned record that replaces events, the
 // records of key from its first (or from an earlier Pruned record) to
 // the one to prune through, read at now: a summary of what they said of
-// each number. Records that do not explain every number ([Audit]) are
-// not pruned: an error wrapping [ErrInvalidArgument].
-func PruneRecord(key string, events []Event, now time.Time) (Event, error) {
+// each number, signed with sk ([seal.go]'s format), and keeping the
+// hashes of the records it replaces. Records that do not explain every
+// number ([Audit]) are not pruned: an error wrapping
+// [ErrInvalidArgument]. Verify events ([VerifySealed]) before: the
+// record vouches for them.
+func PruneRecord(key string, events []Event, now time.Time, sk ed25519.PrivateKey) (Event, error) {
 	if len(events) == 0 {
 		return Event{}, fmt.Errorf("sequence: prune the journal of %q: no records: %w", key, ErrInvalidArgument)
+	}
+	if len(sk) != ed25519.PrivateKeySize {
+		return Event{}, fmt.Errorf("sequence: prune the journal of %q: a prune is signed with an Ed25519 private key kept outside the store (sn keygen), got %d bytes: %w", key, len(sk), ErrInvalidArgument)
 	}
 	last := events[len(events)-1]
 	rep := Audit(key, events, Head{}, now)
@@ -608,68 +641,45 @@ func PruneRecord(key string, events []Event, now time.Time) (Event, error) {
 			parts = append(parts, fmt.Sprintf("%d %s", count[st], st))
 		}
 	}
-	reason := fmt.Sprintf("records %d to %d pruned at %s: %s", events[0].Seq, last.Seq, now.UTC().Format(time.RFC3339), strings.Join(parts, ", "))
-	if len(reason) > MaxReason-len(sealMark)-64 {
-		reason = reason[:MaxReason-len(sealMark)-64]
+	first, hashes := keptHashes(events)
+	s := pruneSeal{
+		summary: fmt.Sprintf("records %d to %d pruned at %s: %s", first, last.Seq, now.UTC().Format(time.RFC3339), strings.Join(parts, ", ")),
+		keyID:   KeyID(sk.Public().(ed25519.PublicKey)),
+		first:   first, last: last.Seq, hashes: hashes,
 	}
-	p := Event{Seq: last.Seq, Kind: Pruned, Range: Range{1, top}, At: FromMicros(now.UnixMicro()), By: ProcessName(), Reason: reason, Hash: last.Hash}
-	p.Reason += sealMark + HashString(pruneSeal(key, p))
+	p := Event{Seq: last.Seq, Kind: Pruned, Range: Range{1, top}, At: FromMicros(now.UnixMicro()), By: ProcessName(), Hash: last.Hash}
+	s.sig = ed25519.Sign(sk, s.message(key, p))
+	p.Reason = s.reason()
 	return p, nil
 }
 
-// sealMark ends a Pruned record's reason, before the seal: the hash of
-// the record's own fields after the hash it keeps, so that a Pruned
-// record is not made by hand from a hash alone.
-const sealMark = "; seal "
-
-// pruneSeal is the seal of Pruned record p (whose Reason has no seal).
-func pruneSeal(key string, p Event) [32]byte {
-	return ChainHash(p.Hash, key, Event{Seq: p.Seq, Kind: p.Kind, Range: p.Range, At: p.At, By: p.By, Reason: p.Reason})
-}
-
-// checkSeal reports whether Pruned record p carries its seal.
-func checkSeal(key string, p Event) bool {
-	i := strings.LastIndex(p.Reason, sealMark)
-	if i < 0 {
-		return false
-	}
-	seal := p.Reason[i+len(sealMark):]
-	p.Reason = p.Reason[:i]
-	return seal == HashString(pruneSeal(key, p))
-}
-
-// prune replaces key's records through seq with their Pruned record.
-func (j *journals) prune(ctx context.Context, key string, through int64) (Event, error) {
+// prune replaces key's records through p.Seq with p.
+func (j *journals) prune(ctx context.Context, key string, p Event) (Event, error) {
 	if err := ctx.Err(); err != nil {
 		return Event{}, err
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	mj := j.m[key]
-	if mj == nil || through < 1 || through > mj.head.Seq {
-		return Event{}, fmt.Errorf("sequence: prune the journal of %q through record %d: it has records to %d: %w", key, through, func() int64 {
-			if mj == nil {
-				return 0
-			}
-			return mj.head.Seq
-		}(), ErrInvalidArgument)
+	var mj memJournal
+	if j.m[key] != nil {
+		mj = *j.m[key]
 	}
+	var at Event
 	i := 0
-	for i < len(mj.events) && mj.events[i].Seq <= through {
+	for i < len(mj.events) && mj.events[i].Seq <= p.Seq {
+		at = mj.events[i]
 		i++
 	}
-	p, err := PruneRecord(key, mj.events[:i], time.Now())
-	if err != nil {
+	if err := CheckPrune(key, p, at, mj.head); err != nil {
 		return Event{}, err
 	}
-	mj.events = append([]Event{p}, mj.events[i:]...)
+	j.m[key].events = append([]Event{p}, mj.events[i:]...)
 	return p, nil
 }
 
-// Prune replaces key's records through record through with a summary
-// (see [Pruner]).
-func (a *MemoryAllocator) Prune(ctx context.Context, key string, through int64) (Event, error) {
-	return a.jour.prune(ctx, key, through)
+// Prune replaces key's records through p.Seq with p (see [Pruner]).
+func (a *MemoryAllocator) Prune(ctx context.Context, key string, p Event) (Event, error) {
+	return a.jour.prune(ctx, key, p)
 }
 
 // NoteCatalog notes in c's journal, when it keeps one, that the entry e

@@ -2,6 +2,7 @@ package sequence_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"slices"
 	"strings"
@@ -285,8 +286,14 @@ func TestMemoryAllocatorReplayer(t *testing.T) {
 	sequencetest.RunReplayer(t, sequence.NewMemoryAllocator())
 }
 
-// TestPruneForged: a pruned record made by hand from a kept hash, or
-// altered, does not verify; one pruned through the first record does.
+// TestPruneForged: whoever can write the store can make a pruned record
+// from the hashes it holds (with sn's own PruneRecord, and a key of
+// their own), and lay it over the first records of an open period to
+// erase a void: the journal then says nothing of the void (the control:
+// the forgery has its effect), and it does not verify against the
+// auditor's key, nor does an altered, an unsigned or a legacy-sealed
+// record. A real prune verifies, and so do anchors taken before it, at
+// records it replaced.
 func TestPruneForged(t *testing.T) {
 	ctx := context.Background()
 	a := sequence.NewMemoryAllocator()
@@ -295,27 +302,94 @@ func TestPruneForged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	events, head, _ := sequence.ReadJournal(ctx, a, "k")
-	forged := append([]sequence.Event{{Seq: 2, Kind: sequence.Pruned, Range: sequence.Range{First: 1, Last: 20}, At: time.Now(), By: "x", Reason: "nothing to see", Hash: events[1].Hash}}, events[2:]...)
-	if err := sequence.VerifyChain("k", forged, head); err == nil {
-		t.Error("a pruned record made by hand verifies")
+	if _, err := a.Note(ctx, "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 3, Last: 3}, Reason: "cancelled"}); err != nil {
+		t.Fatal(err)
 	}
-	p, err := sequence.PruneRecord("k", events[:2], time.Now())
+	for range 2 {
+		if _, err := a.Allocate(ctx, "k", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, head, _ := sequence.ReadJournal(ctx, a, "k")
+	latest := sequence.Head{Seq: head.Seq, Hash: head.Hash}
+	early := sequence.Head{Seq: 2, Hash: events[1].Hash}
+	pub, sk, _ := ed25519.GenerateKey(nil)
+	_, intruder, _ := ed25519.GenerateKey(nil)
+	trusted := []ed25519.PublicKey{pub}
+
+	// The intruder's prune through the void (record 5), without it.
+	withoutVoid := append(append([]sequence.Event(nil), events[:4]...), sequence.Event{Seq: 5, Kind: sequence.Released, Range: sequence.Range{First: 3, Last: 3}, Hash: events[4].Hash})
+	forged, err := sequence.PruneRecord("k", withoutVoid, time.Now(), intruder)
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := append([]sequence.Event{p}, events[2:]...)
-	if err := sequence.VerifyChain("k", good, head); err != nil {
+	forgedJournal := append([]sequence.Event{forged}, events[5:]...)
+	if rep := sequence.Audit("k", forgedJournal, head, time.Now()); countState(rep, sequence.Void) != 0 {
+		t.Fatalf("control: the forged journal still shows the void: %v", rep.Spans)
+	}
+	if err := sequence.VerifySealed("k", forgedJournal, head, trusted, latest); err == nil || !strings.Contains(err.Error(), "not one of the keys trusted") {
+		t.Errorf("a prune forged with another key verifies against the auditor's key and latest anchor: %v", err)
+	}
+	if err := sequence.VerifyChain("k", forgedJournal, head, latest); err == nil {
+		t.Error("a signed prune verifies without a key")
+	}
+	// The same forged record, re-labelled with the trusted key's ID.
+	relabelled := forged
+	relabelled.Reason = strings.Replace(forged.Reason, sequence.KeyID(intruder.Public().(ed25519.PublicKey)), sequence.KeyID(pub), 1)
+	if err := sequence.VerifySealed("k", append([]sequence.Event{relabelled}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "does not hold") {
+		t.Errorf("a forged prune under the trusted key's name: %v", err)
+	}
+	// A prune sealed the way an earlier release did (a bare hash):
+	// anyone can make it.
+	legacy := sequence.Event{Seq: 5, Kind: sequence.Pruned, Range: sequence.Range{First: 1, Last: 40}, At: time.Now(), By: "x", Reason: "nothing to see; seal 00", Hash: events[4].Hash}
+	if err := sequence.VerifySealed("k", append([]sequence.Event{legacy}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "without a signature") {
+		t.Errorf("a prune sealed by a bare hash: %v", err)
+	}
+
+	// The real prune verifies, with anchors before and after.
+	p, err := sequence.PruneRecord("k", events[:5], time.Now(), sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := append([]sequence.Event{p}, events[5:]...)
+	if err := sequence.VerifySealed("k", good, head, trusted, early, latest); err != nil {
 		t.Errorf("a pruned record as PruneRecord makes it: %v", err)
 	}
-	p.Range.Last = 5
-	if err := sequence.VerifyChain("k", append([]sequence.Event{p}, events[2:]...), head); err == nil {
+	if got := sequence.SealedBy(p); got != sequence.KeyID(pub) {
+		t.Errorf("SealedBy = %q, want %q", got, sequence.KeyID(pub))
+	}
+	if sum := sequence.PruneSummary(p); strings.Contains(sum, "signed") || !strings.Contains(sum, "1 void") {
+		t.Errorf("PruneSummary = %q", sum)
+	}
+	// An anchor the prune signed another hash for.
+	wrong := early
+	wrong.Hash[0] ^= 1
+	if err := sequence.VerifySealed("k", good, head, trusted, wrong); err == nil {
+		t.Error("an anchor before the prune that is not the journal's verifies")
+	}
+	altered := p
+	altered.Range.Last = 5
+	if err := sequence.VerifySealed("k", append([]sequence.Event{altered}, events[5:]...), head, trusted); err == nil {
 		t.Error("a pruned record altered verifies")
 	}
-	one, _ := sequence.PruneRecord("k", events[:1], time.Now())
-	if err := sequence.VerifyChain("k", append([]sequence.Event{one}, events[1:]...), head); err != nil {
+	one, _ := sequence.PruneRecord("k", events[:1], time.Now(), sk)
+	if err := sequence.VerifySealed("k", append([]sequence.Event{one}, events[1:]...), head, trusted, early); err != nil {
 		t.Errorf("pruned through the first record: %v", err)
 	}
+	if _, err := sequence.PruneRecord("k", events[:1], time.Now(), nil); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("PruneRecord without a key: %v", err)
+	}
+}
+
+// countState counts the numbers rep finds in state st.
+func countState(rep *sequence.Report, st sequence.State) int64 {
+	var n int64
+	for _, sp := range rep.Spans {
+		if sp.State == st {
+			n += sp.Range.Len()
+		}
+	}
+	return n
 }
 
 // TestAuditRestarted: a counter that went back is a problem: its numbers

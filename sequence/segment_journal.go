@@ -185,10 +185,10 @@ func (s *Segment) Head(ctx context.Context, key string) (Head, error) {
 }
 
 // Prune prunes key's journal in the Allocator's store (see [Pruner]).
-func (s *Segment) Prune(ctx context.Context, key string, through int64) (Event, error) {
-	p, ok := s.alloc.(Pruner)
+func (s *Segment) Prune(ctx context.Context, key string, p Event) (Event, error) {
+	pr, ok := s.alloc.(Pruner)
 	if !ok {
 		return Event{}, fmt.Errorf("sequence: Segment.Prune: %T cannot prune journals: %w", s.alloc, errors.ErrUnsupported)
 	}
-	return p.Prune(ctx, key, through)
+	return pr.Prune(ctx, key, p)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -112,6 +113,7 @@ func cmdGaps(e *env, args []string) error {
 	from := f.fs.Int64("from", 1, "")
 	to := f.fs.Int64("to", 0, "")
 	all := f.fs.Bool("all", false, "")
+	keys := f.sealKeys()
 	pos, err := f.parse(args)
 	if err != nil {
 		return helpOr(e, f.cmd, err)
@@ -121,7 +123,7 @@ func cmdGaps(e *env, args []string) error {
 		return err
 	}
 	defer jt.close()
-	verr := sequence.VerifyChain(jt.key, events, head)
+	verr := sequence.VerifySealed(jt.key, events, head, *keys)
 	rep := sequence.Audit(jt.key, events, head, time.Now())
 	last := *to
 	if last == 0 {
@@ -191,6 +193,7 @@ func cmdVerify(e *env, args []string) error {
 		anchors = append(anchors, a)
 		return nil
 	})
+	keys := f.sealKeys()
 	pos, err := f.parse(args)
 	if err != nil {
 		return helpOr(e, f.cmd, err)
@@ -200,11 +203,15 @@ func cmdVerify(e *env, args []string) error {
 		return err
 	}
 	defer jt.close()
-	if err := sequence.VerifyChain(jt.key, events, head, anchors...); err != nil {
+	if err := sequence.VerifySealed(jt.key, events, head, *keys, anchors...); err != nil {
 		fmt.Fprintf(e.stderr, "sn verify: %v\n", err)
 		return errUnexplained
 	}
-	fmt.Fprintf(e.out, "ok: counter %q: %d journal records verify; anchor: %d:%s\n", jt.key, len(events), head.Seq, sequence.HashString(head.Hash))
+	sealed := ""
+	if len(events) > 0 && sequence.SealedBy(events[0]) != "" {
+		sealed = fmt.Sprintf(" (pruned through record %d, signed by key %s)", events[0].Seq, sequence.SealedBy(events[0]))
+	}
+	fmt.Fprintf(e.out, "ok: counter %q: %d journal records verify%s; anchor: %d:%s\n", jt.key, len(events), sealed, head.Seq, sequence.HashString(head.Hash))
 	return nil
 }
 
@@ -250,10 +257,20 @@ func cmdPrune(e *env, args []string) error {
 	f.call()
 	key := f.fs.String("key", "", "")
 	yes := f.fs.Bool("yes", false, "")
+	keys := f.sealKeys()
+	sealKey := f.fs.String("seal-key", "", "")
 	pos, err := f.parse(args)
 	if err != nil {
 		return helpOr(e, f.cmd, err)
 	}
+	if *sealKey == "" {
+		return usagef(f.cmd, "give the private key that signs the prune with --seal-key (sn keygen makes one): an auditor checks the prune with its public key, and nobody without it can make one")
+	}
+	sk, err := readPrivateKey(*sealKey)
+	if err != nil {
+		return err
+	}
+	*keys = append(*keys, sk.Public().(ed25519.PublicKey))
 	jt, events, head, err := f.readCounter(e, pos, *key)
 	if err != nil {
 		return err
@@ -263,7 +280,7 @@ func cmdPrune(e *env, args []string) error {
 	if !ok {
 		return fmt.Errorf("the store cannot prune journals: %w", errors.ErrUnsupported)
 	}
-	if err := sequence.VerifyChain(jt.key, events, head); err != nil {
+	if err := sequence.VerifySealed(jt.key, events, head, *keys); err != nil {
 		fmt.Fprintf(e.stderr, "sn prune: the journal does not verify, and is kept as it is for the auditor: %v\n", err)
 		return errUnexplained
 	}
@@ -275,19 +292,19 @@ func cmdPrune(e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "sn prune: the journal of counter %q does not explain every number (sn gaps says which): commit or void what is pending first; it is kept as it is\n", jt.key)
 		return errUnexplained
 	}
-	sum, err := sequence.PruneRecord(jt.key, events, time.Now())
+	sum, err := sequence.PruneRecord(jt.key, events, time.Now(), sk)
 	if err != nil {
 		return err
 	}
 	if !*yes {
-		fmt.Fprintf(e.out, "would replace %d records of counter %q with one: %s\nthe anchor stays %d:%s; run again with --yes to prune\n",
-			len(events), jt.key, sum.Reason, head.Seq, sequence.HashString(head.Hash))
+		fmt.Fprintf(e.out, "would replace %d records of counter %q with one, signed by key %s: %s\nthe anchor stays %d:%s; run again with --yes to prune\n",
+			len(events), jt.key, sequence.SealedBy(sum), sequence.PruneSummary(sum), head.Seq, sequence.HashString(head.Hash))
 		return nil
 	}
-	done, err := p.Prune(e.ctx, jt.key, head.Seq)
+	done, err := p.Prune(e.ctx, jt.key, sum)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.out, "pruned counter %q: %s; anchor %d:%s\n", jt.key, done.Reason, head.Seq, sequence.HashString(head.Hash))
+	fmt.Fprintf(e.out, "pruned counter %q, signed by key %s: %s; anchor %d:%s\n", jt.key, sequence.SealedBy(done), sequence.PruneSummary(done), head.Seq, sequence.HashString(head.Hash))
 	return nil
 }

@@ -101,3 +101,56 @@ func TestVerifyStaleSnapshot(t *testing.T) {
 		t.Errorf("verify of an old copy against a later anchor: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// TestPruneSigned: sn prune needs the private key, and signs; a pruned
+// journal verifies with its public key (an anchor taken before the prune
+// too), and sn verify and sn gaps without it, or with another key, fail
+// naming the key it needs. keygen never overwrites a key. The control is
+// the same journal verifying before the prune without any key.
+func TestPruneSigned(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "sn.db")
+	tmpl := "INV-@<seq, width=6>"
+	seal, other := filepath.Join(dir, "seal"), filepath.Join(dir, "other")
+	out := strings.Join(ok(t, "keygen", "--out", seal), "\n")
+	if !strings.Contains(out, seal+".key signs prunes") {
+		t.Errorf("keygen: %s", out)
+	}
+	ok(t, "keygen", "--out", other)
+	if r := runSN(t, "", nil, "keygen", "--out", seal); r.code == 0 || !strings.Contains(r.stderr, "never overwrites") {
+		t.Errorf("keygen over a key: exit %d, %s", r.code, r.stderr)
+	}
+	if fi, err := os.Stat(seal + ".key"); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the private key's mode: %v %v", fi.Mode(), err)
+	}
+	ok(t, "next", "-t", tmpl, "--store", db, "-n", "5")
+	out = strings.Join(ok(t, "verify", "-t", tmpl, "--store", db), "\n")
+	before := out[strings.LastIndex(out, "anchor: ")+len("anchor: "):]
+	ok(t, "next", "-t", tmpl, "--store", db, "-n", "3")
+
+	if r := runSN(t, "", nil, "prune", "-t", tmpl, "--store", db, "--yes"); r.code != 2 || !strings.Contains(r.stderr, "--seal-key") {
+		t.Errorf("prune without a key: exit %d, %s", r.code, r.stderr)
+	}
+	if r := runSN(t, "", nil, "prune", "-t", tmpl, "--store", db, "--seal-key", seal+".pub", "--yes"); r.code == 0 || !strings.Contains(r.stderr, "PRIVATE KEY") {
+		t.Errorf("prune with the public key: exit %d, %s", r.code, r.stderr)
+	}
+	out = strings.Join(ok(t, "prune", "-t", tmpl, "--store", db, "--seal-key", seal+".key", "--yes"), "\n")
+	if !strings.Contains(out, "signed by key") || !strings.Contains(out, "8 issued") {
+		t.Errorf("prune: %s", out)
+	}
+	for _, cmd := range []string{"verify", "gaps"} {
+		r := runSN(t, "", nil, cmd, "-t", tmpl, "--store", db)
+		if r.code != 1 || !strings.Contains(r.stderr, "give its public key") {
+			t.Errorf("%s of a pruned journal without the key: exit %d, %s", cmd, r.code, r.stderr)
+		}
+		r = runSN(t, "", nil, cmd, "-t", tmpl, "--store", db, "--public-key", other+".pub")
+		if r.code != 1 || !strings.Contains(r.stderr, "not one of the keys trusted") {
+			t.Errorf("%s with another key: exit %d, %s", cmd, r.code, r.stderr)
+		}
+		ok(t, cmd, "-t", tmpl, "--store", db, "--public-key", seal+".pub")
+	}
+	out = strings.Join(ok(t, "verify", "-t", tmpl, "--store", db, "--public-key", seal+".pub", "--anchor", before), "\n")
+	if !strings.Contains(out, "signed by key") {
+		t.Errorf("verify of a pruned journal: %s", out)
+	}
+}

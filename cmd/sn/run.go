@@ -72,6 +72,7 @@ var commands = map[string]func(*env, []string) error{
 	"verify":   cmdVerify,
 	"void":     cmdVoid,
 	"prune":    cmdPrune,
+	"keygen":   cmdKeygen,
 	"version":  cmdVersion,
 }
 

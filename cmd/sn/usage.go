@@ -22,6 +22,11 @@ var flagHelp = map[string]string{
 	"to":     `--to N                   (see --from)`,
 	"all":    `--all                    print the issued runs too`,
 	"anchor": `--anchor RECORD:HASH     a record and hash sn verify printed before; repeatable`,
+	"public-key": `--public-key FILE        the public key (PEM, from sn keygen) whose signature
+                           a pruned journal's first record must carry; repeatable`,
+	"seal-key": `--seal-key FILE          the private key (PEM, from sn keygen) that signs the
+                           prune; keep it where the store's writers cannot read it`,
+	"out":    `--out PREFIX             write PREFIX.key and PREFIX.pub (default sn-seal)`,
 	"reason": `--reason TEXT            why the numbers are void: an auditor reads it`,
 	"yes":    `--yes                    do it (without, print what would be done)`,
 	"actor":  `--actor NAME             who voids them (default: none; the process is recorded)`,
@@ -171,7 +176,7 @@ template print that entry's numbers again: it says so, and needs --yes.`,
 	"gaps": {
 		synopsis: "sn gaps (-t TEMPLATE | --config FILE NAME) [NUMBER | --key KEY | --at TIME --var NAME=VALUE...] [--from N] [--to N] [--all] [STORE]",
 		summary:  "say where every number of a counter went: issued, void, unused, skipped or lost in a crash",
-		flags:    []string{"t", "config", "key", "at", "var", "from", "to", "all", "store", "ledger", "redis", "strict", "single-host", "wait"},
+		flags:    []string{"t", "config", "key", "at", "var", "from", "to", "all", "public-key", "store", "ledger", "redis", "strict", "single-host", "wait"},
 		more: `Reads the journal of one counter, the one a NUMBER of the series was drawn
 from, --key names, or --at and --var choose (a period, a customer), and
 prints every run of numbers that was not issued, with its cause: voided
@@ -187,15 +192,18 @@ a gapless hold has lapsed, or the journal was tampered with.`,
 		},
 	},
 	"verify": {
-		synopsis: "sn verify (-t TEMPLATE | --config FILE NAME) [NUMBER | --key KEY | --at TIME --var NAME=VALUE...] [--anchor RECORD:HASH]... [STORE]",
+		synopsis: "sn verify (-t TEMPLATE | --config FILE NAME) [NUMBER | --key KEY | --at TIME --var NAME=VALUE...] [--anchor RECORD:HASH]... [--public-key FILE]... [STORE]",
 		summary:  "check a counter's journal: no record altered, deleted or inserted",
-		flags:    []string{"t", "config", "key", "at", "var", "anchor", "store", "ledger", "redis", "strict", "single-host", "wait"},
+		flags:    []string{"t", "config", "key", "at", "var", "anchor", "public-key", "store", "ledger", "redis", "strict", "single-host", "wait"},
 		more: `Each record of a journal carries the hash of the one before; the store
 keeps the last beside the counter. verify recomputes the chain and names the
 first record that was altered, deleted or inserted, and prints the anchor
 (the last record and its hash). Keep anchors where the store's writers
 cannot reach them, and give them back with --anchor: a chain recomputed
-whole by someone who knows the algorithm no longer passes through them.`,
+whole by someone who knows the algorithm no longer passes through them.
+A pruned journal starts with a record signed by the key that pruned it:
+give its public key with --public-key, or verify fails saying which key.
+Anchors taken before the prune still verify.`,
 		examples: []string{
 			`sn verify --config sn.yaml invoices --at 2026-11`,
 			`sn verify -t 'INV-@<seq, width=6>' INV-008206 --anchor 412:5dbccf048de10d149fd1bf0175bdd31b729f68b09ac5f6b653f3525765044be8`,
@@ -214,18 +222,30 @@ unused.`,
 		},
 	},
 	"prune": {
-		synopsis: "sn prune (-t TEMPLATE | --config FILE NAME) [NUMBER | --key KEY | --at TIME --var NAME=VALUE...] [--yes] [STORE]",
-		summary:  "replace a closed period's journal with one record that sums it up",
-		flags:    []string{"t", "config", "key", "at", "var", "yes", "store", "ledger", "redis", "strict", "single-host", "wait"},
+		synopsis: "sn prune (-t TEMPLATE | --config FILE NAME) [NUMBER | --key KEY | --at TIME --var NAME=VALUE...] --seal-key FILE [--public-key FILE]... [--yes] [STORE]",
+		summary:  "replace a closed period's journal with one signed record that sums it up",
+		flags:    []string{"t", "config", "key", "at", "var", "seal-key", "public-key", "yes", "store", "ledger", "redis", "strict", "single-host", "wait"},
 		more: `For a counter whose period is closed and whose retention is over (the years
 the law keeps invoices: 10 in Germany, 6 in France, 8 in India): the records
 of its journal are replaced with one that says how many numbers were issued,
-void, unused, skipped or open, and keeps the hash of the last, so that the
-anchors taken before still verify. Without --yes it prints what it would do.
+void, unused, skipped or open, and keeps the hashes of those it replaces, so
+that the anchors taken before still verify. The record is signed with the
+--seal-key (sn keygen): whoever can write the store cannot make one, and
+sn verify --public-key checks it. Without --yes it prints what it would do.
 A journal that does not verify is kept as it is. sn never prunes on its own.`,
 		examples: []string{
-			`sn prune --config sn.yaml invoices --at 2015 --yes`,
+			`sn prune --config sn.yaml invoices --at 2015 --seal-key /run/secrets/sn-seal.key --yes`,
 		},
+	},
+	"keygen": {
+		synopsis: "sn keygen [--out PREFIX]",
+		summary:  "make the Ed25519 key pair that signs prunes and checks them",
+		flags:    []string{"out"},
+		more: `Writes PREFIX.key, the private key sn prune signs with (readable by its
+owner only: keep it away from the store and its writers), and PREFIX.pub,
+the public key sn verify and sn gaps check a pruned journal with (give it
+to the auditor). It never overwrites a file.`,
+		examples: []string{`sn keygen --out /run/secrets/sn-seal`},
 	},
 	"version": {
 		synopsis: "sn version",
@@ -252,7 +272,7 @@ lets requests in flight finish (up to 30s), then closes the stores.`,
 	},
 }
 
-var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "prune", "serve", "version"}
+var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "prune", "keygen", "serve", "version"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -155,38 +154,36 @@ func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
 	return h, err
 }
 
-// Prune replaces the records of key's journal through record through
-// with one Pruned record that sums them up and keeps the hash of the last
-// (a [sequence.Pruner]), in one durable transaction.
-func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
-	var p sequence.Event
+// Prune replaces the records of key's journal through record p.Seq with
+// p, the signed Pruned record that sums them up (a [sequence.Pruner]),
+// in one durable transaction.
+func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
 	err := s.update(ctx, "prune", key, func(b *bolt.Bucket, k []byte) error {
 		tx := b.Tx()
 		head, err := headOf(tx, k)
 		if err != nil {
 			return err
 		}
-		if through < 1 || through > head.Seq {
-			return fmt.Errorf("boltseq: prune the journal of %s through record %d: it has records to %d: %w", quoteKey(key), through, head.Seq, sequence.ErrInvalidArgument)
-		}
-		jb := tx.Bucket(journalBucket).Bucket(k)
-		var events []sequence.Event
+		var at sequence.Event
 		var keys [][]byte
-		c := jb.Cursor()
-		for sk, v := c.First(); sk != nil; sk, v = c.Next() {
-			e, err := s.decode(key, sk, v)
-			if err != nil {
-				return err
+		if jb := tx.Bucket(journalBucket).Bucket(k); jb != nil {
+			c := jb.Cursor()
+			for sk, v := c.First(); sk != nil; sk, v = c.Next() {
+				e, err := s.decode(key, sk, v)
+				if err != nil {
+					return err
+				}
+				if e.Seq > p.Seq {
+					break
+				}
+				at = e
+				keys = append(keys, append([]byte(nil), sk...))
 			}
-			if e.Seq > through {
-				break
-			}
-			events = append(events, e)
-			keys = append(keys, append([]byte(nil), sk...))
 		}
-		if p, err = sequence.PruneRecord(key, events, time.Now()); err != nil {
+		if err := sequence.CheckPrune(key, p, at, head); err != nil {
 			return err
 		}
+		jb := tx.Bucket(journalBucket).Bucket(k)
 		for _, sk := range keys {
 			if err := jb.Delete(sk); err != nil {
 				return err

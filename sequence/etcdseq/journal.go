@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -199,15 +198,13 @@ func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
 	return h, err
 }
 
-// Prune replaces the records of key's journal through record through
-// with one Pruned record that sums them up and keeps the hash of the last
-// (a [sequence.Pruner]), in one transaction that the head did not move
-// under.
-func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
+// Prune replaces the records of key's journal through record p.Seq with
+// p, the signed Pruned record that sums them up (a [sequence.Pruner]), in
+// one transaction that the head and that record did not move under.
+func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
 	if err := checkKey("Prune", key); err != nil {
 		return sequence.Event{}, err
 	}
-	var p sequence.Event
 	hk := s.headKey(key)
 	err := s.retry(ctx, "Prune", key, func(ctx context.Context) (bool, error) {
 		r, err := s.cli.Get(ctx, hk)
@@ -222,33 +219,29 @@ func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.
 			}
 			hrev = r.Kvs[0].ModRevision
 		}
-		if through < 1 || through > head.Seq {
-			return false, fmt.Errorf("etcdseq: prune the journal of %q through record %d: it has records to %d: %w", key, through, head.Seq, sequence.ErrInvalidArgument)
-		}
-		var events []sequence.Event
-		for after := int64(0); ; {
-			page, err := s.Events(ctx, key, after, 1000)
+		var at sequence.Event
+		var arev int64
+		if p.Seq >= 1 {
+			rk := s.journalKey(key, p.Seq)
+			r, err := s.cli.Get(ctx, rk)
 			if err != nil {
 				return false, err
 			}
-			for _, e := range page {
-				if e.Seq <= through {
-					events = append(events, e)
+			if len(r.Kvs) > 0 {
+				if at, err = sequence.UnmarshalEvent(p.Seq, r.Kvs[0].Value); err != nil {
+					return false, fmt.Errorf("etcdseq: journal record %q: %v: %w", rk, err, ErrCorrupt)
 				}
+				arev = r.Kvs[0].ModRevision
 			}
-			if len(page) < 1000 || page[len(page)-1].Seq >= through {
-				break
-			}
-			after = page[len(page)-1].Seq
 		}
-		if p, err = sequence.PruneRecord(key, events, time.Now()); err != nil {
+		if err := sequence.CheckPrune(key, p, at, head); err != nil {
 			return false, err
 		}
 		v := sequence.MarshalEvent(p)
 		t, err := s.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(hk), "=", hrev)).
-			Then(clientv3.OpDelete(s.journalKey(key, 0), clientv3.WithRange(s.journalKey(key, through))),
-				clientv3.OpPut(s.journalKey(key, through), string(v))).
+			If(clientv3.Compare(clientv3.ModRevision(hk), "=", hrev), clientv3.Compare(clientv3.ModRevision(s.journalKey(key, p.Seq)), "=", arev)).
+			Then(clientv3.OpDelete(s.journalKey(key, 0), clientv3.WithRange(s.journalKey(key, p.Seq))),
+				clientv3.OpPut(s.journalKey(key, p.Seq), string(v))).
 			Commit()
 		if err != nil {
 			return false, err

@@ -59,12 +59,12 @@ func (c *Counter) Head(ctx context.Context, key string) (sequence.Head, error) {
 }
 
 // Prune prunes key's journal in the ledger (see [sequence.Pruner]).
-func (c *Counter) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
-	p, err := durableAs[sequence.Pruner](c, "journal")
+func (c *Counter) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+	pr, err := durableAs[sequence.Pruner](c, "journal")
 	if err != nil {
 		return sequence.Event{}, err
 	}
-	return p.Prune(ctx, key, through)
+	return pr.Prune(ctx, key, p)
 }
 
 // Claim claims an idempotency key in the ledger (see
@@ -103,8 +103,8 @@ func (a *Allocator) Head(ctx context.Context, key string) (sequence.Head, error)
 }
 
 // Prune prunes key's journal in the ledger (see [sequence.Pruner]).
-func (a *Allocator) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
-	return a.core.Prune(ctx, key, through)
+func (a *Allocator) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+	return a.core.Prune(ctx, key, p)
 }
 
 // Claim claims an idempotency key in the ledger (see

@@ -2,6 +2,7 @@ package sequencetest
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"strings"
@@ -82,6 +83,11 @@ func journalCatalog(t *testing.T, a JournalAllocator, c sequence.Catalog, ks key
 func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspace) {
 	ctx := context.Background()
 	key := ks.key("prune")
+	pub, sk, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []ed25519.PublicKey{pub}
 	var last sequence.Range
 	for range 5 {
 		r, err := a.Allocate(ctx, key, 10)
@@ -94,20 +100,49 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 		t.Fatal(err)
 	}
 	before, head := readChain(t, a, key)
+	early := sequence.Head{Seq: 2, Hash: before[1].Hash} // pruned below
 	anchor := sequence.Head{Seq: 5, Hash: before[4].Hash}
-	if _, err := p.Prune(ctx, key, head.Seq+1); !errors.Is(err, sequence.ErrInvalidArgument) {
-		t.Errorf("Prune past the head: %v, want ErrInvalidArgument", err)
+	seal := func(events []sequence.Event) sequence.Event {
+		t.Helper()
+		pr, err := sequence.PruneRecord(key, events, time.Now(), sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pr
 	}
-	pr, err := p.Prune(ctx, key, 3)
+	three := seal(before[:3])
+	// A record the store refuses: past the head, unsigned, or not the
+	// record it ends at.
+	past := three
+	past.Seq = head.Seq + 1
+	unsigned := three
+	unsigned.Reason = "records 1 to 3 pruned: nothing to see"
+	other := seal(before[:2])
+	other.Seq = 3
+	for name, bad := range map[string]sequence.Event{"past the head": past, "unsigned": unsigned, "another record's hash": other} {
+		if _, err := p.Prune(ctx, key, bad); !errors.Is(err, sequence.ErrInvalidArgument) {
+			t.Errorf("Prune %s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
+	if events, _ := readChain(t, a, key); len(events) != len(before) {
+		t.Fatalf("a refused Prune changed the journal: %d records, were %d", len(events), len(before))
+	}
+	pr, err := p.Prune(ctx, key, three)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pr.Kind != sequence.Pruned || pr.Seq != 3 || pr.Range != (sequence.Range{First: 1, Last: 30}) || pr.Hash != before[2].Hash {
 		t.Errorf("the pruned record: %v", pr)
 	}
-	events, head := readChain(t, a, key)
-	if err := sequence.VerifyChain(key, events, head, anchor); err != nil {
-		t.Errorf("after Prune, with an anchor after it: %v", err)
+	events, head, err := sequence.ReadJournal(ctx, a, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sequence.VerifyChain(key, events, head); err == nil {
+		t.Errorf("a pruned journal verifies without the public key of its seal")
+	}
+	if err := sequence.VerifySealed(key, events, head, keys, early, anchor); err != nil {
+		t.Errorf("after Prune, with anchors before and after it: %v", err)
 	}
 	if len(events) != len(before)-2 || events[0].Kind != sequence.Pruned {
 		t.Errorf("%d records after pruning 3 of %d: %v", len(events), len(before), events)
@@ -116,14 +151,21 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 	if !rep.Explained() {
 		t.Errorf("after Prune: %v", rep.Problems)
 	}
-	// Again, through the head; then the journal goes on.
-	if _, err := p.Prune(ctx, key, head.Seq); err != nil {
+	// Again, through the head; then the journal goes on, and both
+	// anchors still verify.
+	if _, err := p.Prune(ctx, key, seal(events)); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := a.Allocate(ctx, key, 3); err != nil || r.First != last.Last+1 {
 		t.Fatalf("Allocate after Prune: %v %v", r, err)
 	}
-	events, head = readChain(t, a, key)
+	events, head, err = sequence.ReadJournal(ctx, a, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sequence.VerifySealed(key, events, head, keys, early, anchor); err != nil {
+		t.Errorf("after a second Prune: %v", err)
+	}
 	if len(events) != 2 || !sequence.Audit(key, events, head, time.Now()).Explained() {
 		t.Errorf("after pruning everything and one block: %v", events)
 	}

@@ -2,6 +2,7 @@ package sqlseq_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -66,53 +67,121 @@ func TestAdvCounterRolledBack(t *testing.T) {
 	}
 }
 
-// TestAdvForgedPrune: records deleted from the start of a journal and
-// replaced by a hand-made Pruned record (its Range, Reason, At and By are
-// not in any hash) verify; a lapsed hold the records showed is gone.
+// TestAdvForgedPrune: an intruder who can write the journal's table,
+// and has sn's PruneRecord and a key of their own, deletes the first
+// records of an open period (a void among them) and writes a pruned
+// record in their place. The forged journal no longer shows the void
+// (the control: the forgery works if it is believed), and it does not
+// verify against the auditor's key and latest anchor, nor does a record
+// sealed the way an earlier release did. A real prune through the
+// Store verifies, and an anchor taken before it, at a record it
+// replaced, still does.
 func TestAdvForgedPrune(t *testing.T) {
 	ctx := context.Background()
+	pub, sk, _ := ed25519.GenerateKey(nil)
+	_, intruder, _ := ed25519.GenerateKey(nil)
+	trusted := []ed25519.PublicKey{pub}
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			s := newStore(t, b, db, sqlseq.Options{})
-			g := s.Gapless()
-			if _, err := g.Hold(ctx, "inv", time.Millisecond); err != nil { // 1: lapses, never committed
+			for range 3 {
+				if _, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Note(ctx, "inv", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 12, Last: 12}, Reason: "cancelled"}); err != nil {
 				t.Fatal(err)
 			}
-			for range 3 {
-				h, err := g.Hold(ctx, "inv", time.Hour)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := g.Commit(ctx, "inv", h.N); err != nil {
-					t.Fatal(err)
-				}
+			if _, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10); err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(5 * time.Millisecond)
-			rep, verr, events := advAudit(t, s, "inv")
-			if verr != nil || rep.Explained() {
-				t.Fatalf("control: verify %v, explained %v (want a lapsed hold)", verr, rep.Explained())
+			events, head, err := sequence.ReadJournal(ctx, s, "inv")
+			if err != nil {
+				t.Fatal(err)
 			}
-			// The forger: delete records 1..2 and put a Pruned record with
-			// the hash of record 2 in their place.
+			latest := head
+			early := sequence.Head{Seq: 2, Hash: events[1].Hash}
 			id := sha256.Sum256([]byte("inv"))
-			two := events[1]
 			exec := func(stmt string, args ...any) {
 				t.Helper()
 				if _, err := db.ExecContext(ctx, advQ(b, stmt), args...); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
 				}
 			}
-			exec(`DELETE FROM sn_ledger_journal WHERE id = ? AND seq <= 2`, id[:])
-			exec(`INSERT INTO sn_ledger_journal (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, 2, 'pruned', 1, 2, ?, 'sn prune', '', 'records 1 to 2 pruned: 2 issued', 0, ?)`,
-				id[:], time.Now().UnixMicro(), two.Hash[:])
-			rep, verr, _ = advAudit(t, s, "inv")
-			t.Logf("after the forgery: verify %v, explained %v, spans %v", verr, rep.Explained(), rep.Spans)
-			if verr == nil && rep.Explained() {
-				t.Errorf("records deleted and a Pruned record forged: the journal verifies and explains everything (the lapsed hold 1 is gone)")
+			forge := func(p sequence.Event) {
+				t.Helper()
+				exec(`DELETE FROM sn_ledger_journal WHERE id = ? AND seq <= ?`, id[:], p.Seq)
+				exec(`INSERT INTO sn_ledger_journal (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, 'pruned', ?, ?, ?, ?, '', ?, 0, ?)`,
+					id[:], p.Seq, p.Range.First, p.Range.Last, p.At.UnixMicro(), p.By, p.Reason, p.Hash[:])
+			}
+			// Records 1 to 4 (the void is 4), summed up without the void.
+			withoutVoid := append(append([]sequence.Event(nil), events[:3]...), sequence.Event{Seq: 4, Kind: sequence.Drawn, Range: sequence.Range{First: 31, Last: 31}, Hash: events[3].Hash})
+			forged, err := sequence.PruneRecord("inv", withoutVoid, time.Now(), intruder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			forge(forged)
+			after, head, err := sequence.ReadJournal(ctx, s, "inv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep := sequence.Audit("inv", after, head, time.Now()); countVoid(rep) != 0 {
+				t.Fatalf("control: the forged journal still shows the void: %v", rep.Spans)
+			}
+			if err := sequence.VerifySealed("inv", after, head, trusted, latest); err == nil {
+				t.Errorf("a prune forged over an open period (the void erased) verifies against the auditor's key and latest anchor")
+			} else {
+				t.Logf("forged with another key: %v", err)
+			}
+			legacy := forged
+			legacy.Reason = "records 1 to 4 pruned: 31 issued; seal " + strings.Repeat("0", 64)
+			forge(legacy)
+			after, head, _ = sequence.ReadJournal(ctx, s, "inv")
+			if err := sequence.VerifySealed("inv", after, head, trusted, latest); err == nil {
+				t.Errorf("a prune sealed by a bare hash verifies")
+			}
+
+			// Restore the records, then prune for real.
+			exec(`DELETE FROM sn_ledger_journal WHERE id = ? AND seq <= 4`, id[:])
+			for _, e := range events[:4] {
+				exec(`INSERT INTO sn_ledger_journal (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+					id[:], e.Seq, e.Kind.String(), e.Range.First, e.Range.Last, e.At.UnixMicro(), e.By, e.Actor, e.Reason, int64(0), e.Hash[:])
+			}
+			events, head, _ = sequence.ReadJournal(ctx, s, "inv")
+			if err := sequence.VerifySealed("inv", events, head, trusted, latest, early); err != nil {
+				t.Fatalf("restored: %v", err)
+			}
+			p, err := sequence.PruneRecord("inv", events[:4], time.Now(), sk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Prune(ctx, "inv", p); err != nil {
+				t.Fatal(err)
+			}
+			events, head, _ = sequence.ReadJournal(ctx, s, "inv")
+			if err := sequence.VerifySealed("inv", events, head, trusted, latest, early); err != nil {
+				t.Errorf("after a real prune, with anchors taken before: %v", err)
+			}
+			if rep := sequence.Audit("inv", events, head, time.Now()); !rep.Explained() {
+				t.Errorf("after a real prune: %v", rep.Problems)
+			}
+			if !strings.Contains(sequence.PruneSummary(events[0]), "1 void") {
+				t.Errorf("the prune's summary does not count the void: %q", sequence.PruneSummary(events[0]))
 			}
 		})
 	}
+}
+
+// countVoid counts the void numbers rep finds.
+func countVoid(rep *sequence.Report) int64 {
+	var n int64
+	for _, sp := range rep.Spans {
+		if sp.State == sequence.Void {
+			n += sp.Range.Len()
+		}
+	}
+	return n
 }
 
 // TestAdvPruneLaundersLapsed: sn prune (Prune through the head) of a
@@ -131,12 +200,58 @@ func TestAdvPruneLaundersLapsed(t *testing.T) {
 	if verr != nil || rep.Explained() {
 		t.Fatalf("control: %v %v", verr, rep.Explained())
 	}
-	head, _ := s.Head(ctx, "inv")
-	if _, err := s.Prune(ctx, "inv", head.Seq); !errors.Is(err, sequence.ErrInvalidArgument) {
-		t.Errorf("Prune of a journal with a lapsed hold: %v, want it refused", err)
+	events, _, _ := sequence.ReadJournal(ctx, s, "inv")
+	_, sk, _ := ed25519.GenerateKey(nil)
+	if _, err := sequence.PruneRecord("inv", events, time.Now(), sk); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("PruneRecord of a journal with a lapsed hold: %v, want it refused", err)
 	}
 	rep, verr, _ = advAudit(t, s, "inv")
 	if verr != nil || rep.Explained() {
 		t.Errorf("after the refused Prune: verify %v, explained %v; want the lapsed hold still there", verr, rep.Explained())
+	}
+}
+
+// TestMigrateWidensJournal: a MySQL journal table an earlier release made
+// (reason VARCHAR(1024)) cannot hold a signed prune's record; Migrate
+// widens it, once, and the prune then writes. The control is the prune
+// refused on the narrow table.
+func TestMigrateWidensJournal(t *testing.T) {
+	ctx := context.Background()
+	b := mysqlBackend()
+	db := b.open(t)
+	s := newStore(t, b, db, sqlseq.Options{})
+	for range 80 {
+		if _, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "ALTER TABLE sn_ledger_journal MODIFY reason VARCHAR(1024) NOT NULL"); err != nil {
+		t.Fatal(err)
+	}
+	_, sk, _ := ed25519.GenerateKey(nil)
+	events, _, _ := sequence.ReadJournal(ctx, s, "inv")
+	p, err := sequence.PruneRecord("inv", events, time.Now(), sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Reason) <= 1024 {
+		t.Fatalf("the prune's record has %d bytes: the test needs more than the narrow column holds", len(p.Reason))
+	}
+	if _, err := s.Prune(ctx, "inv", p); err == nil {
+		t.Fatal("control: a signed prune of 80 records fits the narrow column")
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var typ string
+	if err := db.QueryRowContext(ctx, "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'sn_ledger_journal' AND COLUMN_NAME = 'reason'").Scan(&typ); err != nil || typ != "mediumtext" {
+		t.Fatalf("after Migrate: reason is %q (%v), want mediumtext", typ, err)
+	}
+	if _, err := s.Prune(ctx, "inv", p); err != nil {
+		t.Fatalf("after Migrate: %v", err)
+	}
+	events, head, _ := sequence.ReadJournal(ctx, s, "inv")
+	if err := sequence.VerifySealed("inv", events, head, []ed25519.PublicKey{sk.Public().(ed25519.PublicKey)}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -142,6 +142,12 @@ type queries struct {
 	// done, inserts one; setMemo, of the same but id last, updates one;
 	// sweepMemos, of now, deletes up to 100 past their time.
 	createMemos, addMemo, lockMemo, putMemo, setMemo, sweepMemos string
+
+	// narrowJournal, when set, reads the journal's reason column (SHOW
+	// COLUMNS), to tell the narrow one an earlier release made, and widenJournal widens
+	// it, for a signed prune's record (which keeps 16 bytes of the hash
+	// of each record it replaces).
+	narrowJournal, widenJournal string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -484,7 +490,7 @@ AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 
 	at_us BIGINT NOT NULL,
 	by_name VARCHAR(1024) NOT NULL,
 	actor VARCHAR(1024) NOT NULL,
-	reason VARCHAR(1024) NOT NULL,
+	reason MEDIUMTEXT NOT NULL,
 	deadline_us BIGINT NOT NULL,
 	hash BINARY(32) NOT NULL,
 	PRIMARY KEY (id, seq)
@@ -513,9 +519,11 @@ AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 
 	deadline_us BIGINT NOT NULL,
 	PRIMARY KEY (id, n)
 ) ENGINE=InnoDB`),
-		addHold:     r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES (?, ?, ?)`),
-		deleteHold:  r.Replace(`DELETE FROM {holds} WHERE id = ? AND n = ?`),
-		deleteHolds: r.Replace(`DELETE FROM {holds} WHERE id = ? AND n BETWEEN ? AND ?`),
+		addHold:       r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES (?, ?, ?)`),
+		deleteHold:    r.Replace(`DELETE FROM {holds} WHERE id = ? AND n = ?`),
+		deleteHolds:   r.Replace(`DELETE FROM {holds} WHERE id = ? AND n BETWEEN ? AND ?`),
+		narrowJournal: r.Replace(`SHOW COLUMNS FROM {journal} LIKE 'reason'`),
+		widenJournal:  r.Replace(`ALTER TABLE {journal} MODIFY reason MEDIUMTEXT NOT NULL`),
 		createMemos: r.Replace(`CREATE TABLE IF NOT EXISTS {idem} (
 	id BINARY(32) NOT NULL PRIMARY KEY,
 	digest VARCHAR(128) NOT NULL,

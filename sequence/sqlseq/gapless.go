@@ -298,8 +298,8 @@ func (g *Gapless) Continuous() bool { return true }
 
 // Prune prunes key's journal in the Store's ledger (see
 // [sequence.Pruner]).
-func (g *Gapless) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
-	return g.s.Prune(ctx, key, through)
+func (g *Gapless) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+	return g.s.Prune(ctx, key, p)
 }
 
 // Enroll enrolls e in the catalog of the Store's ledger (see

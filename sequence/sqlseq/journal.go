@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -207,33 +206,41 @@ func (s *Store) Events(ctx context.Context, key string, after int64, limit int) 
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	id := hash(key)
 	var out []sequence.Event
 	err := s.retry(ctx, "read the journal", func() error {
-		out = out[:0]
-		rows, err := s.db.QueryContext(ctx, s.q.readEvents, id[:], after, limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e sequence.Event
-			var kind string
-			var at, deadline int64
-			var h []byte
-			if err := rows.Scan(&e.Seq, &kind, &e.Range.First, &e.Range.Last, &at, &e.By, &e.Actor, &e.Reason, &deadline, &h); err != nil {
-				return err
-			}
-			if e.Kind, err = sequence.ParseEventKind(kind); err != nil {
-				return fmt.Errorf("%w: table %s_journal, record %d of key %q: %v", ErrCorrupt, s.table, e.Seq, key, err)
-			}
-			e.At, e.Deadline = sequence.FromMicros(at), sequence.FromMicros(deadline)
-			copy(e.Hash[:], h)
-			out = append(out, e)
-		}
-		return rows.Err()
+		var err error
+		out, err = s.readEvents(ctx, s.db, key, after, limit)
+		return err
 	})
 	return out, err
+}
+
+// readEvents reads up to limit records of key's journal after record
+// after, through q (the pool or a transaction).
+func (s *Store) readEvents(ctx context.Context, q querier, key string, after int64, limit int) ([]sequence.Event, error) {
+	id := hash(key)
+	rows, err := q.QueryContext(ctx, s.q.readEvents, id[:], after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []sequence.Event
+	for rows.Next() {
+		var e sequence.Event
+		var kind string
+		var at, deadline int64
+		var h []byte
+		if err := rows.Scan(&e.Seq, &kind, &e.Range.First, &e.Range.Last, &at, &e.By, &e.Actor, &e.Reason, &deadline, &h); err != nil {
+			return nil, err
+		}
+		if e.Kind, err = sequence.ParseEventKind(kind); err != nil {
+			return nil, fmt.Errorf("%w: table %s_journal, record %d of key %q: %v", ErrCorrupt, s.table, e.Seq, key, err)
+		}
+		e.At, e.Deadline = sequence.FromMicros(at), sequence.FromMicros(deadline)
+		copy(e.Hash[:], h)
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }
 
 // Head returns where key's journal ends: a [sequence.Journal].
@@ -251,15 +258,14 @@ func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
 	return h, err
 }
 
-// Prune replaces the records of key's journal through record through
-// with one Pruned record that sums them up and keeps the hash of the last
-// (a [sequence.Pruner]), in one transaction that locks key's row.
-func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.Event, error) {
+// Prune replaces the records of key's journal through record p.Seq with
+// p, the signed Pruned record that sums them up (a [sequence.Pruner]), in
+// one transaction that locks key's row and head.
+func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
 	if err := checkKey(key); err != nil {
 		return sequence.Event{}, err
 	}
 	id := hash(key)
-	var p sequence.Event
 	err := s.retry(ctx, "prune", func() error {
 		tx, after, err := s.begin(ctx)
 		if err != nil {
@@ -275,20 +281,20 @@ func (s *Store) Prune(ctx context.Context, key string, through int64) (sequence.
 		if err != nil {
 			return err
 		}
-		if through < 1 || through > head.Seq {
-			return fmt.Errorf("sqlseq: prune the journal of %q through record %d: it has records to %d: %w", key, through, head.Seq, sequence.ErrInvalidArgument)
+		var at sequence.Event
+		if p.Seq >= 1 {
+			events, err := s.readEvents(ctx, tx, key, p.Seq-1, 1)
+			if err != nil {
+				return err
+			}
+			if len(events) == 1 {
+				at = events[0]
+			}
 		}
-		events, err := s.Events(ctx, key, 0, int(through)+1)
-		if err != nil {
+		if err := sequence.CheckPrune(key, p, at, head); err != nil {
 			return err
 		}
-		for len(events) > 0 && events[len(events)-1].Seq > through {
-			events = events[:len(events)-1]
-		}
-		if p, err = sequence.PruneRecord(key, events, time.Now()); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.q.pruneEvents, id[:], through); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q.pruneEvents, id[:], p.Seq); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, s.q.addEvent, id[:], p.Seq, p.Kind.String(), p.Range.First, p.Range.Last,

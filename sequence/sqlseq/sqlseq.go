@@ -65,6 +65,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +205,17 @@ func (s *Store) Migrate(ctx context.Context) error {
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createHead); err != nil {
 				return err
+			}
+			if s.q.narrowJournal != "" {
+				var field, typ, null, key, def, extra sql.NullString
+				if err := s.db.QueryRowContext(ctx, s.q.narrowJournal).Scan(&field, &typ, &null, &key, &def, &extra); err != nil {
+					return err
+				}
+				if strings.HasPrefix(strings.ToLower(typ.String), "varchar") {
+					if _, err := s.db.ExecContext(ctx, s.q.widenJournal); err != nil {
+						return err
+					}
+				}
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createHolds); err != nil {
 				return err
