@@ -185,6 +185,13 @@ func (a *MemoryAllocator) Note(ctx context.Context, key string, e Event) (Event,
 		return Event{}, err
 	}
 	e.By = ByOf(ctx)
+	if e.Kind == Voided && a.floors[key] < e.Range.Last {
+		// A void holds: no Return gives the number back.
+		if a.floors == nil {
+			a.floors = map[string]int64{}
+		}
+		a.floors[key] = e.Range.Last
+	}
 	return a.jour.append(key, e, h.Mark, h.Mark), nil
 }
 

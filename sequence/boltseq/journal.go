@@ -92,6 +92,12 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 		if err := sequence.CheckNote(key, e, head.Mark); err != nil {
 			return err
 		}
+		if e.Kind == sequence.Voided {
+			// A void holds: no Return gives the number back.
+			if err := raiseFloor(b.Tx(), k, e.Range.Last); err != nil {
+				return err
+			}
+		}
 		out, err = appendEvent(ctx, b.Tx(), k, key, e, head.Mark, head.Mark)
 		return err
 	})

@@ -137,6 +137,10 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 		if err := sequence.CheckNote(key, e, max(m.high, head.Mark)); err != nil {
 			return m, nil, err
 		}
+		if e.Kind == sequence.Voided && m.floor < min(e.Range.Last, m.high) {
+			// A void holds: no Return gives the number back.
+			m.floor = min(e.Range.Last, m.high)
+		}
 		return m, []sequence.Event{e}, nil
 	})
 	if err != nil {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -31,14 +34,54 @@ func durableAs[T any](c *Counter, what string) (T, error) {
 }
 
 // Note appends a record to key's journal in the ledger (see
-// [sequence.Journal]).
+// [sequence.Journal]). A void holds: a number still in the range Redis
+// serves, which no process has taken yet, is refused (it would be issued
+// afterwards, void), and once Redis has handed a voided number out, no
+// Return gives it back to Redis; the ledger, in the same way, takes no
+// Return of it.
 func (c *Counter) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
 	j, err := durableAs[sequence.Journal](c, "journal")
 	if err != nil {
 		return sequence.Event{}, err
 	}
+	if e.Kind == sequence.Voided && e.Range.Last >= 1 {
+		rkey := c.Key(key)
+		res, err := c.replicas.script(ctx, c.rdb, voidScript, rkey, strconv.FormatInt(e.Range.Last, 10)).Slice()
+		if err != nil {
+			return sequence.Event{}, classify("void", rkey, err)
+		}
+		if len(res) == 3 && res[0] == int64(0) {
+			return sequence.Event{}, fmt.Errorf("redisseq: void %v of key %q: numbers %v-%v are in the range Redis serves (%s), and no process has taken them yet: a number not issued cannot be voided: %w",
+				e.Range, key, res[1], res[2], rkey, sequence.ErrInvalidArgument)
+		}
+	}
 	return j.Note(ctx, key, e)
 }
+
+// voidScript makes the number ARGV[1] of the range KEYS[1] stay used: when
+// the range (of this server's boot) has not handed it out yet (cur <
+// ARGV[1] <= max), it changes nothing and returns {0, cur+1, max};
+// otherwise it raises the range's floor to ARGV[1], below which no Return
+// (returnRangeScript) gives numbers back, and returns {1}.
+var voidScript = redis.NewScript(luaInt + ledgerCheck + `
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'boot', 'floor')
+local n = ARGV[1]
+for i = 1, 2 do
+	if v[i] and not canon(v[i]) then
+		return redis.error_reply('CORRUPT field ' .. ({'cur', 'max'})[i] .. ' is ' .. string.format('%q', string.sub(v[i], 1, 40)))
+	end
+end
+if v[1] and v[2] and v[3] == boot() and cmp(v[1], n) < 0 and cmp(n, v[2]) <= 0 then
+	redis.call('HSET', KEYS[1], 'tmp', v[1])
+	local first = redis.call('HINCRBY', KEYS[1], 'tmp', 1)
+	redis.call('HDEL', KEYS[1], 'tmp')
+	return {0, first, v[2]}
+end
+if not v[4] or not canon(v[4]) or cmp(n, v[4]) > 0 then
+	redis.call('HSET', KEYS[1], 'floor', n)
+end
+return {1}
+`)
 
 // Events reads key's journal in the ledger.
 func (c *Counter) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {

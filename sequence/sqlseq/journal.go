@@ -191,6 +191,14 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 			if _, err := tx.ExecContext(ctx, s.q.deleteHolds, id[:], e.Range.First, e.Range.Last); err != nil {
 				return 0, nil, err
 			}
+			// A void holds: no Return gives the number back. The key's
+			// row is locked, so a Return waits for this and sees it.
+			if _, ok, err := s.q.floor(ctx, tx, hash(floorKey(key)), floorKey(key), e.Range.Last); err != nil || !ok {
+				if err == nil {
+					err = fmt.Errorf("%w: table %s: the floor row of key %q belongs to another key", ErrCorrupt, s.table, key)
+				}
+				return 0, nil, err
+			}
 		}
 		return last, []sequence.Event{e}, nil
 	})
