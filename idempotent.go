@@ -182,6 +182,18 @@ func (g *Generator) replayer() sequence.Replayer {
 	return &g.memos
 }
 
+// SharedIdempotency reports whether g keeps the idempotency keys of its
+// calls ([Request.IdempotencyKey]) in its store, where every process
+// sharing the store finds them (true), or in the Generator, for this
+// process only (false): a template without a sequence part, or whose
+// generator keeps no store (snowflake IDs, a generator of your own).
+// sn serve refuses keyed requests for a template without it: a retry
+// that reached another replica would be given new numbers.
+func (g *Generator) SharedIdempotency() bool {
+	_, local := g.replayer().(*localMemos)
+	return !local
+}
+
 // localMemos keeps idempotency keys in the Generator, for a store that
 // cannot: they hold in this process only.
 type localMemos struct {

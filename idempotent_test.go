@@ -147,3 +147,16 @@ func TestIdempotencyLegacyClaim(t *testing.T) {
 		t.Errorf("a key nobody claimed: %v, %v", fresh, err)
 	}
 }
+
+// TestSharedIdempotency: a Generator over a store that keeps claims says
+// so; one over a generator of its own keeps them in the process.
+func TestSharedIdempotency(t *testing.T) {
+	over := sn.MustNew("A@<seq>", sn.WithSequence("seq", must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))))
+	if !over.SharedIdempotency() {
+		t.Error("a Segment over a MemoryAllocator: SharedIdempotency false")
+	}
+	own := sn.MustNew("A@<seq>", sn.WithSequence("seq", &weirdGen{}))
+	if own.SharedIdempotency() {
+		t.Error("a generator of one's own: SharedIdempotency true")
+	}
+}

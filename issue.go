@@ -42,7 +42,10 @@ type Request struct {
 	// call is under way, others get [ErrInProgress]. At most 255 bytes.
 	// The keys are kept in the store, for every process that shares it,
 	// when it remembers them (a [sequence.Replayer]: bbolt, the SQL
-	// ledger, etcd); otherwise in the Generator, for this process only.
+	// ledger, etcd, Redis with or without a ledger, timed by the store's
+	// clock); otherwise in the Generator, for this process only
+	// ([Generator.SharedIdempotency] says which; sn serve refuses keyed
+	// requests then).
 	// Give At for
 	// a template that prints the date or resets its counter, so that a
 	// retry past midnight is the same request.

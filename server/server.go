@@ -552,6 +552,11 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 			rejected(wire.CodeBadRequest)
 			return
 		}
+		if !g.SharedIdempotency() {
+			s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: template %s keeps no idempotency keys in its store (its generator has none to share), so a retry that reached another replica would be given new numbers: send the request without the key", quote(name)), Field: "Idempotency-Key"}, http.StatusBadRequest)
+			rejected(wire.CodeBadRequest)
+			return
+		}
 		sr.IdempotencyKey = key[0]
 	}
 	out := answers.Get().(*[]byte)

@@ -150,13 +150,20 @@ func (a *Allocator) Prune(ctx context.Context, key string, p sequence.Event) (se
 	return a.core.Prune(ctx, key, p)
 }
 
-// Claim claims an idempotency key in the ledger (see
-// [sequence.Replayer]).
+// Claim claims an idempotency key (see [sequence.Replayer]): in the
+// ledger, or without one in Redis, timed by the server's clock.
 func (a *Allocator) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+	if a.only != nil {
+		return a.claimOnly(ctx, id, digest, token, lease)
+	}
 	return a.core.Claim(ctx, id, digest, token, lease)
 }
 
-// Settle records the answer of a claim in the ledger.
+// Settle records the answer of a claim: in the ledger, or without one in
+// Redis.
 func (a *Allocator) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	if a.only != nil {
+		return a.settleOnly(ctx, id, token, answer, keep)
+	}
 	return a.core.Settle(ctx, id, token, answer, keep)
 }
