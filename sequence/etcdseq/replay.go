@@ -55,8 +55,14 @@ func (s *Store) Claim(ctx context.Context, id, digest, token string, lease time.
 		if err != nil {
 			return false, err
 		}
+		// Timed by the Store's clock, which the processes sharing it
+		// agree on (see Now).
+		now, err := s.Now(ctx)
+		if err != nil {
+			return false, err
+		}
 		var next *sequence.Memo
-		c, next = m.Claim(time.Now(), digest, token, lease)
+		c, next = m.Claim(now, digest, token, lease)
 		if next == nil {
 			return false, nil
 		}
@@ -75,7 +81,11 @@ func (s *Store) Settle(ctx context.Context, id, token, answer string, keep time.
 		if err != nil {
 			return false, err
 		}
-		next, err := m.Settle(time.Now(), token, answer, keep)
+		now, err := s.Now(ctx)
+		if err != nil {
+			return false, err
+		}
+		next, err := m.Settle(now, token, answer, keep)
 		if err != nil {
 			return false, fmt.Errorf("etcdseq: settle an idempotency key: %w", err)
 		}

@@ -27,14 +27,18 @@ func (s *Store) Claim(ctx context.Context, id, digest, token string, lease time.
 	h := sha256.Sum256([]byte(id))
 	var c sequence.Claim
 	err := s.retry(ctx, "claim", func() error {
-		now := time.Now()
 		// A new key: one statement, which another's insert of the same
-		// key makes do nothing.
+		// key makes do nothing. Claims are timed by the database's clock,
+		// which every process sharing it agrees on.
 		tx, after, err := s.begin(ctx)
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
+		now, err := s.clock(ctx, tx)
+		if err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, s.q.addMemo, h[:], digest, token, now.Add(lease).UnixMicro())
 		if err != nil {
 			return err
@@ -47,13 +51,19 @@ func (s *Store) Claim(ctx context.Context, id, digest, token string, lease time.
 		}
 		tx.Rollback()
 		return s.memoTx(ctx, h, func(tx *sql.Tx, m *sequence.Memo) (*sequence.Memo, error) {
+			now, err := s.clock(ctx, tx)
+			if err != nil {
+				return nil, err
+			}
 			var next *sequence.Memo
 			c, next = m.Claim(now, digest, token, lease)
 			return next, nil
 		})
 	})
 	if err == nil && rand.IntN(64) == 0 {
-		_, _ = s.db.ExecContext(ctx, s.q.sweepMemos, time.Now().UnixMicro())
+		if now, err := s.clock(ctx, s.db); err == nil {
+			_, _ = s.db.ExecContext(ctx, s.q.sweepMemos, now.UnixMicro())
+		}
 	}
 	return c, err
 }
@@ -67,13 +77,28 @@ func (s *Store) Settle(ctx context.Context, id, token, answer string, keep time.
 	h := sha256.Sum256([]byte(id))
 	return s.retry(ctx, "settle", func() error {
 		return s.memoTx(ctx, h, func(tx *sql.Tx, m *sequence.Memo) (*sequence.Memo, error) {
-			next, err := m.Settle(time.Now(), token, answer, keep)
+			now, err := s.clock(ctx, tx)
+			if err != nil {
+				return nil, err
+			}
+			next, err := m.Settle(now, token, answer, keep)
 			if err != nil {
 				return nil, fmt.Errorf("sqlseq: settle an idempotency key: %w", err)
 			}
 			return next, nil
 		})
 	})
+}
+
+// clock reads the database's clock through q.
+func (s *Store) clock(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}) (time.Time, error) {
+	var us int64
+	if err := q.QueryRowContext(ctx, s.q.nowMicros).Scan(&us); err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMicro(us), nil
 }
 
 // memoTx locks the claim of h, gives it to fn, and writes what fn
