@@ -77,8 +77,17 @@ func (s Span) Cause() string {
 		if e.Kind == Committed {
 			return fmt.Sprintf("committed by %s at %s (record %d)", e.By, at, e.Seq)
 		}
+		if e.Kind == Handed {
+			return fmt.Sprintf("issued from the block handed to %s (record %d, at %s)", e.Actor, e.Seq, at)
+		}
 		return fmt.Sprintf("issued from the block reserved by %s at %s (record %d)", e.By, at, e.Seq)
 	case Open:
+		switch e.Kind {
+		case Cached:
+			return fmt.Sprintf("held by %s since %s (record %d): not handed to a process yet, or handed to one whose record the cache lost with its data", e.By, at, e.Seq)
+		case Handed:
+			return fmt.Sprintf("in the block handed to %s (record %d, at %s), which has not closed the key since: issued, or never printed if the process ended without closing", e.Actor, e.Seq, at)
+		}
 		return fmt.Sprintf("in the block reserved by %s at %s (record %d), which has not closed the key since: issued, or never printed if the process ended without closing", e.By, at, e.Seq)
 	case Unused:
 		if e.Kind == Lost {
@@ -209,6 +218,16 @@ type auditor struct {
 	spans  []span
 	mark   int64
 	blocks map[string][]Range // per process, its blocks not settled, in order
+	caches map[string]bool    // the writers of Cached records
+}
+
+// holder returns the process that holds the numbers of record e: the one
+// a Handed record names, or its writer.
+func holder(e Event) string {
+	if e.Kind == Handed {
+		return e.Actor
+	}
+	return e.By
 }
 
 // replay applies events[i], and returns what is wrong with it, or "".
@@ -231,7 +250,7 @@ func (a *auditor) replay(i int, now time.Time) string {
 			a.paint(Range{1, r.Last}, PrunedState, i)
 		}
 		return msg
-	case Reserved, Floored, Drawn, Held:
+	case Reserved, Floored, Drawn, Held, Cached:
 		if r.Len() == 0 || r.First < 1 {
 			return fmt.Sprintf("%s an empty range %v", e.Kind, r)
 		}
@@ -251,6 +270,15 @@ func (a *auditor) replay(i int, now time.Time) string {
 				bs = bs[1:]
 			}
 			a.blocks[e.By] = bs
+		case Cached:
+			// The cache's until it hands them out: open, and never taken
+			// to be issued (a cache that lost its data, and the records
+			// of what it handed out, cannot say more).
+			a.paint(r, Open, i)
+			if a.caches == nil {
+				a.caches = map[string]bool{}
+			}
+			a.caches[e.By] = true
 		case Floored:
 			a.paint(r, Skipped, i)
 		case Drawn:
@@ -278,6 +306,19 @@ func (a *auditor) replay(i int, now time.Time) string {
 			}
 		}
 		a.blocks[e.By] = bs
+	case Handed:
+		if r.Len() == 0 || r.First < 1 || r.Last > a.mark {
+			return fmt.Sprintf("handed %v, numbers not reserved (the mark is %d)", r, a.mark)
+		}
+		a.paint(r, Open, i)
+		if h := e.Actor; !a.caches[h] {
+			bs := append(a.blocks[h], r)
+			for len(bs) > 2 {
+				a.settle(h, bs[0])
+				bs = bs[1:]
+			}
+			a.blocks[h] = bs
+		}
 	case Released, Voided, Committed:
 		if r.Len() == 0 || r.First < 1 || r.Last > a.mark {
 			return fmt.Sprintf("%s %v, numbers not reserved (the mark is %d)", e.Kind, r, a.mark)
@@ -298,7 +339,7 @@ func (a *auditor) replay(i int, now time.Time) string {
 			if sp.ev < 0 || (sp.state != Open && sp.state != Issued) {
 				continue
 			}
-			if rec := a.events[sp.ev]; rec.Kind != Reserved || rec.By != e.By {
+			if rec := a.events[sp.ev]; rec.Kind != Reserved && rec.Kind != Handed || holder(rec) != e.By {
 				continue
 			}
 			part := Range{max(sp.r.First, r.First), min(sp.r.Last, r.Last)}
@@ -329,7 +370,7 @@ func (a *auditor) replay(i int, now time.Time) string {
 func (a *auditor) settle(by string, b Range) {
 	for i := a.find(b.First); i < len(a.spans) && a.spans[i].r.First <= b.Last; i++ {
 		s := a.spans[i]
-		if s.state != Open || a.events[s.ev].By != by {
+		if s.state != Open || holder(a.events[s.ev]) != by {
 			continue
 		}
 		if s.r.First >= b.First && s.r.Last <= b.Last {

@@ -125,12 +125,24 @@ const (
 	// Hash is the hash of the last record removed, so that the chain goes
 	// on from it.
 	Pruned
+	// Cached: Allocate reserved Range for By, a cache (Redis in front of
+	// the ledger) that hands blocks of it to the processes it serves: its
+	// numbers are the cache's, open, until a [Handed] record names the
+	// process that took them. Allocate writes it under [WithCache].
+	Cached
+	// Handed: the cache handed Range, of a range it holds, to the process
+	// Actor names (the cache itself, for numbers a process gave back to
+	// it); By is the process that recorded it. Actor holds the numbers
+	// as if it had reserved them: until it notes Closed above them, or
+	// takes two more blocks.
+	Handed
 )
 
 var kindNames = [...]string{
 	Reserved: "reserved", Returned: "returned", Released: "released", Closed: "closed",
 	Voided: "voided", Floored: "floored", Drawn: "drawn", Held: "held", Committed: "committed",
 	Pruned: "pruned", Restarted: "restarted", Lost: "lost", Enrolled: "enrolled", Forgotten: "forgotten",
+	Cached: "cached", Handed: "handed",
 }
 
 // String returns the kind's name: "reserved", "returned" and so on.
@@ -199,7 +211,10 @@ const MaxReason = 1024
 // actor.
 func CheckNote(key string, e Event, mark int64) error {
 	switch e.Kind {
-	case Released, Voided, Lost:
+	case Released, Voided, Lost, Handed:
+		if e.Kind == Handed && e.Actor == "" {
+			return fmt.Errorf("sequence: journal of %q: handed %v without the process it was handed to (Actor): %w", key, e.Range, ErrInvalidArgument)
+		}
 		if e.Range.First < 1 || e.Range.Len() == 0 {
 			return fmt.Errorf("sequence: journal of %q: %s %v: an empty range: %w", key, e.Kind, e.Range, ErrInvalidArgument)
 		}
@@ -216,7 +231,7 @@ func CheckNote(key string, e Event, mark int64) error {
 			return fmt.Errorf("sequence: journal of %q: closed %v, want [1, N] with N at most the mark %d: %w", key, e.Range, mark, ErrInvalidArgument)
 		}
 	default:
-		return fmt.Errorf("sequence: journal of %q: a caller notes released, closed, voided, lost, enrolled or forgotten, not %s: %w", key, e.Kind, ErrInvalidArgument)
+		return fmt.Errorf("sequence: journal of %q: a caller notes released, closed, voided, lost, handed, enrolled or forgotten, not %s: %w", key, e.Kind, ErrInvalidArgument)
 	}
 	if e.Kind == Voided && e.Reason == "" {
 		return fmt.Errorf("sequence: journal of %q: void %v without a reason: %w", key, e.Range, ErrInvalidArgument)
@@ -365,11 +380,23 @@ func WithDrawn(ctx context.Context, drawn bool) context.Context {
 	return context.WithValue(ctx, drawnKey{}, drawn)
 }
 
+type cacheKey struct{}
+
+// WithCache returns a context under which Allocate records its block as
+// [Cached]: reserved for a cache that hands it out to other processes in
+// blocks, and records to whom ([Handed]).
+func WithCache(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cacheKey{}, true)
+}
+
 // AllocateKind returns the kind of the record Allocate writes under ctx:
-// Drawn under [WithDrawn], Reserved otherwise.
+// Drawn under [WithDrawn], Cached under [WithCache], Reserved otherwise.
 func AllocateKind(ctx context.Context) EventKind {
 	if d, _ := ctx.Value(drawnKey{}).(bool); d {
 		return Drawn
+	}
+	if c, _ := ctx.Value(cacheKey{}).(bool); c {
+		return Cached
 	}
 	return Reserved
 }
