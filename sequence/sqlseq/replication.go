@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -45,6 +46,12 @@ var ErrAsyncReplication = errors.New("sqlseq: a failover of the ledger's server 
 // standby that restarts comes back), and classified as
 // sequence.ErrUnavailable.
 var errNoSyncStandby = errors.New("no synchronous standby is connected")
+
+// errUnreplicated means a commit returned without a standby, or a
+// replica, having it: what it reserved is a gap, and not tried again at
+// once, so that the caller knows its reservation's fate is in doubt (a
+// Segment then records the range as lost).
+var errUnreplicated = fmt.Errorf("%w: committed without a synchronous standby", sequence.ErrUnavailable)
 
 // CheckReplication reads how the ledger's server replicates, as every
 // transaction of the Store that writes does before it commits, and
@@ -101,20 +108,30 @@ func (s *Store) CheckReplication(ctx context.Context) error {
 	return err
 }
 
+// after is what [Store.commit] checks once a commit returned: that a
+// standby, or a replica, has it. A commit that waited for one can be let
+// go without it (PostgreSQL: synchronous_standby_names emptied, the
+// backend cancelled, with a WARNING only; MariaDB: KILL QUERY, or the
+// semi-synchronous timeout), and what it reserved must then not be used.
+type after struct {
+	pg    bool  // PostgreSQL with synchronous standbys
+	maria bool  // MariaDB with semi-synchronous replication
+	noTx  int64 // MariaDB: Rpl_semi_sync_master_no_tx before the commit
+}
+
 // guard checks, in tx, that what tx commits cannot be lost by a failover
 // (see [Store.CheckReplication]), and raises tx's synchronous_commit on
-// PostgreSQL. It reports whether the commit must be checked after it
-// returns ([Store.commit]).
-func (s *Store) guard(ctx context.Context, tx execer) (after bool, err error) {
+// PostgreSQL. It returns what to check after the commit ([Store.commit]).
+func (s *Store) guard(ctx context.Context, tx execer) (after, error) {
 	return s.guardRaw(ctx, tx, false)
 }
 
-func (s *Store) guardRaw(ctx context.Context, tx execer, always bool) (after bool, err error) {
+func (s *Store) guardRaw(ctx context.Context, tx execer, always bool) (after, error) {
 	if s.replication != RequireSync && !always {
-		return false, nil
+		return after{}, nil
 	}
 	if s.dialect == Postgres {
-		return false, s.guardPostgres(ctx, tx)
+		return s.guardPostgres(ctx, tx)
 	}
 	return s.guardMySQL(ctx, tx)
 }
@@ -134,20 +151,20 @@ const pgGuard = `SELECT set_config('synchronous_commit',
 FROM (SELECT sync_state, state FROM pg_stat_replication
   WHERE pid NOT IN (SELECT active_pid FROM pg_replication_slots WHERE slot_type = 'logical' AND active_pid IS NOT NULL)) r`
 
-func (s *Store) guardPostgres(ctx context.Context, tx execer) error {
+func (s *Store) guardPostgres(ctx context.Context, tx execer) (after, error) {
 	var (
 		commit, names                          string
 		recovery, alone                        bool
 		standbys, sync, hidden, notSync, slots int
 	)
 	if err := tx.QueryRowContext(ctx, pgGuard).Scan(&commit, &recovery, &alone, &names, &standbys, &sync, &hidden, &notSync, &slots); err != nil {
-		return err
+		return after{}, err
 	}
 	if recovery {
-		return fmt.Errorf("sqlseq: the ledger's server is a standby (pg_is_in_recovery): it cannot be written to; name the primary, or every server with target_session_attrs=read-write: %w", sequence.ErrInvalidArgument)
+		return after{}, fmt.Errorf("sqlseq: the ledger's server is a standby (pg_is_in_recovery): it cannot be written to; name the primary, or every server with target_session_attrs=read-write: %w", sequence.ErrInvalidArgument)
 	}
 	if s.replication != RequireSync || alone && standbys == 0 {
-		return nil
+		return after{}, nil
 	}
 	names = strings.TrimSpace(names)
 	var why []string
@@ -169,13 +186,57 @@ func (s *Store) guardPostgres(ctx context.Context, tx execer) error {
 		}
 	}
 	if len(why) > 0 {
-		return fmt.Errorf("%w (table %s): %s. A failover to such a standby hands out numbers again. "+
+		return after{}, fmt.Errorf("%w (table %s): %s. A failover to such a standby hands out numbers again. "+
 			"Make every standby synchronous (synchronous_standby_names naming them), "+
 			"or set Options.Replication (replication: in config) to %q if this server never fails over, or to %q to accept the risk",
 			ErrAsyncReplication, s.table, strings.Join(why, "; "), SingleServer, AcceptAsyncLoss)
 	}
 	if sync == 0 {
-		return fmt.Errorf("%w: synchronous_standby_names is %q and none of them is connected: a commit would wait for one", errNoSyncStandby, names)
+		return after{}, fmt.Errorf("%w: synchronous_standby_names is %q and none of them is connected: a commit would wait for one", errNoSyncStandby, names)
+	}
+	return after{pg: true}, nil
+}
+
+// pgReplicated reads, after a commit, the server's WAL flushed so far
+// (which holds the commit) and whether a synchronous standby has flushed
+// it too.
+const pgReplicated = `SELECT pg_current_wal_flush_lsn()::text,
+  EXISTS (SELECT 1 FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum') AND flush_lsn >= pg_current_wal_flush_lsn())`
+
+// pgCaughtUp reads whether a synchronous standby has flushed the WAL up to
+// $1.
+const pgCaughtUp = `SELECT EXISTS (SELECT 1 FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum') AND flush_lsn >= $1::pg_lsn)`
+
+// replicatedWait bounds how long commit waits, after a commit returned,
+// for a synchronous standby to report the WAL that holds it: it did
+// before the commit returned, unless the wait was let go.
+const replicatedWait = 2 * time.Second
+
+// checkPostgres checks, after a commit returned, that a synchronous
+// standby has it: PostgreSQL lets a commit go without one, with a
+// WARNING only, when synchronous_standby_names is emptied or the backend
+// cancelled while it waits.
+func (s *Store) checkPostgres(ctx context.Context) error {
+	var lsn string
+	var ok bool
+	if err := s.db.QueryRowContext(ctx, pgReplicated).Scan(&lsn, &ok); err != nil {
+		return fmt.Errorf("sqlseq: committed, but whether a standby has it is not known: %w", err)
+	}
+	wait := time.Millisecond
+	for deadline := time.Now().Add(replicatedWait); !ok; wait = min(2*wait, 100*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (table %s): the commit returned, and no synchronous standby reports the WAL that holds it (%s) after %v: "+
+				"the wait for it was let go (synchronous_standby_names emptied, the backend cancelled): what it reserved is not used",
+				errUnreplicated, s.table, lsn, replicatedWait)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sqlseq: committed, but whether a standby has it is not known: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+		if err := s.db.QueryRowContext(ctx, pgCaughtUp, lsn).Scan(&ok); err != nil {
+			return fmt.Errorf("sqlseq: committed, but whether a standby has it is not known: %w", err)
+		}
 	}
 	return nil
 }
@@ -210,30 +271,36 @@ const mariaSettings = `SELECT @@global.log_bin, @@global.read_only,
 const mariaReplicas = `SELECT
   COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_STATUS' THEN VARIABLE_VALUE END), 'OFF'),
   COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_CLIENTS' THEN VARIABLE_VALUE END), '0'),
-  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'SLAVES_CONNECTED' THEN VARIABLE_VALUE END), '0')
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'SLAVES_CONNECTED' THEN VARIABLE_VALUE END), '0'),
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_NO_TX' THEN VARIABLE_VALUE END), '0')
 FROM information_schema.GLOBAL_STATUS
-WHERE VARIABLE_NAME IN ('RPL_SEMI_SYNC_MASTER_STATUS', 'RPL_SEMI_SYNC_MASTER_CLIENTS', 'SLAVES_CONNECTED')`
+WHERE VARIABLE_NAME IN ('RPL_SEMI_SYNC_MASTER_STATUS', 'RPL_SEMI_SYNC_MASTER_CLIENTS', 'SLAVES_CONNECTED', 'RPL_SEMI_SYNC_MASTER_NO_TX')`
 
-// mariaStatus reads whether MariaDB's primary waits for a replica now.
-const mariaStatus = `SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_STATUS'`
+// mariaStatus reads, after a commit, whether MariaDB's primary waits for
+// a replica now, and how many commits no replica acknowledged so far.
+const mariaStatus = `SELECT
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_STATUS' THEN VARIABLE_VALUE END), 'OFF'),
+  COALESCE(MAX(CASE WHEN VARIABLE_NAME = 'RPL_SEMI_SYNC_MASTER_NO_TX' THEN VARIABLE_VALUE END), '0')
+FROM information_schema.GLOBAL_STATUS
+WHERE VARIABLE_NAME IN ('RPL_SEMI_SYNC_MASTER_STATUS', 'RPL_SEMI_SYNC_MASTER_NO_TX')`
 
-func (s *Store) guardMySQL(ctx context.Context, tx execer) (after bool, err error) {
+func (s *Store) guardMySQL(ctx context.Context, tx execer) (after, error) {
 	maria, err := s.mariaDB(ctx, tx)
 	if err != nil {
-		return false, err
+		return after{}, err
 	}
 	if !maria {
 		var binlog, readOnly bool
 		if err := tx.QueryRowContext(ctx, `SELECT @@global.log_bin, @@global.read_only`).Scan(&binlog, &readOnly); err != nil {
-			return false, err
+			return after{}, err
 		}
 		if readOnly {
-			return false, fmt.Errorf("sqlseq: the ledger's server is read-only (read_only = ON), as a replica is: it cannot be written to; name the primary: %w", sequence.ErrInvalidArgument)
+			return after{}, fmt.Errorf("sqlseq: the ledger's server is read-only (read_only = ON), as a replica is: it cannot be written to; name the primary: %w", sequence.ErrInvalidArgument)
 		}
 		if s.replication != RequireSync || !binlog {
-			return false, nil
+			return after{}, nil
 		}
-		return false, fmt.Errorf("%w (table %s): the server writes a binary log (log_bin = ON), which replicas read, and sn checks semi-synchronous replication on MariaDB only. "+
+		return after{}, fmt.Errorf("%w (table %s): the server writes a binary log (log_bin = ON), which replicas read, and sn checks semi-synchronous replication on MariaDB only. "+
 			"Set Options.Replication (replication: in config) to %q if this server never fails over, or to %q to accept the risk",
 			ErrAsyncReplication, s.table, SingleServer, AcceptAsyncLoss)
 	}
@@ -241,20 +308,21 @@ func (s *Store) guardMySQL(ctx context.Context, tx execer) (after bool, err erro
 		binlog, readOnly, enabled bool
 		point, status             string
 		clients, slaves           int
+		noTx                      int64
 	)
 	if err := tx.QueryRowContext(ctx, mariaSettings).Scan(&binlog, &readOnly, &enabled, &point); err != nil {
-		return false, err
+		return after{}, err
 	}
 	if readOnly {
-		return false, fmt.Errorf("sqlseq: the ledger's server is read-only (read_only = ON), as a replica is: it cannot be written to; name the primary: %w", sequence.ErrInvalidArgument)
+		return after{}, fmt.Errorf("sqlseq: the ledger's server is read-only (read_only = ON), as a replica is: it cannot be written to; name the primary: %w", sequence.ErrInvalidArgument)
 	}
 	if s.replication != RequireSync || !binlog {
-		return false, nil
+		return after{}, nil
 	}
 	// (Read apart: @@global.log_bin reads 0 in an aggregate query on
 	// MariaDB 10.11.)
-	if err := tx.QueryRowContext(ctx, mariaReplicas).Scan(&status, &clients, &slaves); err != nil {
-		return false, err
+	if err := tx.QueryRowContext(ctx, mariaReplicas).Scan(&status, &clients, &slaves, &noTx); err != nil {
+		return after{}, err
 	}
 	var why []string
 	if !enabled {
@@ -266,50 +334,58 @@ func (s *Store) guardMySQL(ctx context.Context, tx execer) (after bool, err erro
 		why = append(why, fmt.Sprintf("%d replicas are connected and %d of them are semi-synchronous (Slaves_connected, Rpl_semi_sync_master_clients)", slaves, clients))
 	}
 	if len(why) > 0 {
-		return false, fmt.Errorf("%w (table %s): the server writes a binary log, which replicas read, and %s. A failover to a replica that lagged hands out numbers again. "+
+		return after{}, fmt.Errorf("%w (table %s): the server writes a binary log, which replicas read, and %s. A failover to a replica that lagged hands out numbers again. "+
 			"Make replication semi-synchronous (rpl_semi_sync_master_enabled = ON, rpl_semi_sync_master_wait_point = AFTER_SYNC, rpl_semi_sync_slave_enabled = ON on every replica), "+
 			"or set Options.Replication (replication: in config) to %q if this server never fails over, or to %q to accept the risk",
 			ErrAsyncReplication, s.table, strings.Join(why, "; "), SingleServer, AcceptAsyncLoss)
 	}
 	if status != "ON" || clients == 0 {
-		return false, fmt.Errorf("%w: semi-synchronous replication is on and Rpl_semi_sync_master_status is %s with %d replicas: a commit would not reach one", errNoSyncStandby, status, clients)
+		return after{}, fmt.Errorf("%w: semi-synchronous replication is on and Rpl_semi_sync_master_status is %s with %d replicas: a commit would not reach one", errNoSyncStandby, status, clients)
 	}
-	return true, nil
+	return after{maria: true, noTx: noTx}, nil
 }
 
 // begin starts a transaction that writes, and checks in it that its
 // commit cannot be lost by a failover (guard); [Store.commit] commits it.
-func (s *Store) begin(ctx context.Context) (*sql.Tx, bool, error) {
+func (s *Store) begin(ctx context.Context) (*sql.Tx, after, error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
-		return nil, false, err
+		return nil, after{}, err
 	}
-	after, err := s.guard(ctx, tx)
+	a, err := s.guard(ctx, tx)
 	if err != nil {
 		tx.Rollback()
-		return nil, false, err
+		return nil, after{}, err
 	}
-	return tx, after, nil
+	return tx, a, nil
 }
 
-// commit commits tx, begun by begin, and, when after is set (MariaDB with
-// semi-synchronous replication), reads whether the primary still waited
-// for a replica: one that gave up waiting committed tx anyway, and what tx
-// reserved must then not be used.
-func (s *Store) commit(ctx context.Context, tx *sql.Tx, after bool) error {
+// commit commits tx, begun by begin, and then checks what the guard asked
+// for (a): that a synchronous standby, or a semi-synchronous replica,
+// has the commit. A commit let go without one committed what a failover
+// can lose, and what it reserved must not be used: commit returns an
+// error wrapping errUnreplicated (the range is a gap).
+func (s *Store) commit(ctx context.Context, tx *sql.Tx, a after) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	if !after {
-		return nil
-	}
-	var status string
-	if err := s.db.QueryRowContext(ctx, mariaStatus).Scan(&status); err != nil {
-		return fmt.Errorf("sqlseq: committed, but whether a replica has it is not known: %w", err)
-	}
-	if status != "ON" {
-		return fmt.Errorf("%w (table %s): the primary stopped waiting for a semi-synchronous replica (Rpl_semi_sync_master_status %s, after rpl_semi_sync_master_timeout), "+
-			"and committed what a failover can lose: it is not used", errNoSyncStandby, s.table, status)
+	switch {
+	case a.pg:
+		return s.checkPostgres(ctx)
+	case a.maria:
+		var status string
+		var noTx int64
+		if err := s.db.QueryRowContext(ctx, mariaStatus).Scan(&status, &noTx); err != nil {
+			return fmt.Errorf("sqlseq: committed, but whether a replica has it is not known: %w", err)
+		}
+		if status != "ON" {
+			return fmt.Errorf("%w (table %s): the primary stopped waiting for a semi-synchronous replica (Rpl_semi_sync_master_status %s, after rpl_semi_sync_master_timeout), "+
+				"and committed what a failover can lose: it is not used", errUnreplicated, s.table, status)
+		}
+		if noTx > a.noTx {
+			return fmt.Errorf("%w (table %s): %d commits went without a replica's acknowledgement since this one began (Rpl_semi_sync_master_no_tx; a wait killed, KILL QUERY): "+
+				"this one may be among them, and what it reserved is not used", errUnreplicated, s.table, noTx-a.noTx)
+		}
 	}
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,6 +103,17 @@ func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store
 	before := d.failed
 	run(5, time.Second) // acknowledged only if the primary does not wait for the standby
 	failed := d.failed - before
+	if len(then) > 0 {
+		store = then[0]
+	}
+	promote(t, &d, primary, standby, store)
+	return d.ranges, failed
+}
+
+// promote kills the primary, promotes the standby, and has d reserve 80
+// more ranges from it through store.
+func promote(t *testing.T, d *draws, primary, standby *pgtest.Server, store *sqlseq.Store) {
+	t.Helper()
 	primary.Kill(t)
 	standby.Promote(t)
 	// The promoted standby has no standby of its own: it waits for none
@@ -110,9 +123,6 @@ func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store
 		if _, err := standby.DB(t, standby.DSN()).Exec(q); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if len(then) > 0 {
-		store = then[0]
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -125,11 +135,10 @@ func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store
 		}
 	}
 	n := len(d.ranges)
-	run(20, 10*time.Second)
+	d.run(store, 20, 10*time.Second)
 	if len(d.ranges) != n+80 {
 		t.Fatalf("after the failover %d of 80 Allocates worked", len(d.ranges)-n)
 	}
-	return d.ranges, failed
 }
 
 // draws collects the ranges that 4 goroutines reserve, and counts the
@@ -553,4 +562,179 @@ func TestMariaDBReplication(t *testing.T) {
 			t.Error("no Allocate failed while the replica was cut off: the primary did not wait for it, or the Store did not see it give up")
 		}
 	})
+}
+
+// freezeReceiver stops the standby's walreceiver (SIGSTOP), as a network
+// that stalls would: the connection stays up, and the primary still lists
+// the standby as synchronous, so the guard passes and commits wait. It
+// returns a function that cuts the frozen receiver off for good (an empty
+// primary_conninfo, then SIGKILL): what it had not received is lost.
+func freezeReceiver(t *testing.T, standby *pgtest.Server) (cut func()) {
+	t.Helper()
+	db := standby.DB(t, standby.DSN())
+	var pid int
+	if err := db.QueryRow(`SELECT pid FROM pg_stat_wal_receiver`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		for _, q := range []string{`ALTER SYSTEM SET primary_conninfo = ''`, `SELECT pg_reload_conf()`} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		// A child killed makes the postmaster restart the others: wait
+		// until the standby answers again.
+		time.Sleep(200 * time.Millisecond)
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			fresh, err := sql.Open("pgx", standby.DSN())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in bool
+			err = fresh.QueryRow(`SELECT pg_is_in_recovery()`).Scan(&in)
+			fresh.Close()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the standby did not come back after its receiver was killed")
+			}
+		}
+	}
+}
+
+// waitSyncRep waits until n backends of primary wait for a synchronous
+// standby (wait_event SyncRep).
+func waitSyncRep(t *testing.T, primary *pgtest.Server, n int) {
+	t.Helper()
+	db := primary.DB(t, primary.DSN())
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var got int
+		if err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`).Scan(&got); err == nil && got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			rows, _ := db.Query(`SELECT coalesce(wait_event_type, ''), coalesce(wait_event, ''), state || ' ' || pid || ' blocked by ' || pg_blocking_pids(pid)::text, left(query, 60) FROM pg_stat_activity`)
+			for rows != nil && rows.Next() {
+				var a, b, c, q string
+				rows.Scan(&a, &b, &c, &q)
+				t.Logf("%s %s %s %s", a, b, c, q)
+			}
+			t.Fatalf("fewer than %d commits wait for the standby", n)
+		}
+	}
+}
+
+// A commit that waits for a synchronous standby is let go without it: the
+// standby stalls (its receiver frozen, still listed as synchronous), and
+// the operator empties synchronous_standby_names and reloads, or cancels
+// the waiting backends (pg_cancel_backend); PostgreSQL then returns the
+// commit as a success, with a WARNING only. The Store checks after each
+// commit that a synchronous standby reports its WAL, and hands out none
+// of those ranges: after the failover, no range twice. The control,
+// which accepted the risk, repeats.
+func TestFailoverWaitLetGo(t *testing.T) {
+	for _, mode := range []string{"names", "cancel"} {
+		for _, control := range []bool{false, true} {
+			t.Run(mode+"/"+map[bool]string{false: "checked", true: "control"}[control], func(t *testing.T) {
+				o := sqlseq.Options{}
+				if control {
+					o.Replication = sqlseq.AcceptAsyncLoss
+				}
+				primary, standby, store := pair(t, true, o)
+				var d draws
+				d.run(store, 10, 10*time.Second)
+				cut := freezeReceiver(t, standby)
+				done := make(chan struct{})
+				go func() { d.run(store, 3, 20*time.Second); close(done) }()
+				waitSyncRep(t, primary, 1)
+				pdb := primary.DB(t, primary.DSN())
+				switch mode {
+				case "names":
+					for _, q := range []string{`ALTER SYSTEM SET synchronous_standby_names = ''`, `SELECT pg_reload_conf()`} {
+						if _, err := pdb.Exec(q); err != nil {
+							t.Fatal(err)
+						}
+					}
+					<-done
+				case "cancel":
+					for stop := false; !stop; {
+						select {
+						case <-done:
+							stop = true
+						case <-time.After(50 * time.Millisecond):
+							pdb.Exec(`SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`)
+						}
+					}
+				}
+				cut()
+				during := len(d.ranges)
+				promote(t, &d, primary, standby, single(t, primary, standby))
+				t.Logf("%d ranges before the failover (%d failed), %d after", during, d.failed, len(d.ranges)-during)
+				judge(t, control, d.ranges, d.failed)
+			})
+		}
+	}
+}
+
+// MariaDB: the semi-synchronous replica stalls (paused: still connected,
+// still counted as a semi-synchronous client), commits wait for its
+// acknowledgement, and the operator kills the waiting statements (KILL
+// QUERY): MariaDB returns those commits as successes, and its status
+// stays ON. The Store reads, after each commit, how many commits went
+// without an acknowledgement (Rpl_semi_sync_master_no_tx), and hands out
+// none of those ranges: after the failover, no range twice. The control,
+// which accepted the risk, repeats.
+func TestMariaDBWaitKilled(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(map[bool]string{false: "checked", true: "control"}[control], func(t *testing.T) {
+			o := sqlseq.Options{}
+			if control {
+				o.Replication = sqlseq.AcceptAsyncLoss
+			}
+			primary, replica, store := mariaPair(t, true, time.Minute, o)
+			var d draws
+			d.run(store, 5, 10*time.Second)
+			replica.CatchUp(t, primary)
+			replica.Pause(t)
+			done := make(chan struct{})
+			go func() { d.run(store, 2, 30*time.Second); close(done) }()
+			db := primary.DB(t, primary.DSN())
+			for stop := false; !stop; {
+				select {
+				case <-done:
+					stop = true
+				case <-time.After(300 * time.Millisecond):
+					rows, err := db.Query(`SELECT ID FROM information_schema.PROCESSLIST WHERE STATE LIKE '%semi-sync%'`)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var ids []int64
+					for rows.Next() {
+						var id int64
+						if rows.Scan(&id) == nil {
+							ids = append(ids, id)
+						}
+					}
+					rows.Close()
+					for _, id := range ids {
+						db.Exec(fmt.Sprintf("KILL QUERY %d", id))
+					}
+				}
+			}
+			during := len(d.ranges)
+			primary.Kill(t)
+			replica.Kill(t)
+			replica.Restart(t)
+			replica.Promote(t)
+			promoted := must(sqlseq.New(replica.DB(t, replica.DSN()), sqlseq.MySQL, sqlseq.Options{Replication: sqlseq.SingleServer}))
+			d.run(promoted, 10, 10*time.Second)
+			t.Logf("%d ranges before the failover (%d failed), %d after", during, d.failed, len(d.ranges)-during)
+			judge(t, control, d.ranges, d.failed)
+		})
+	}
 }
