@@ -30,8 +30,17 @@ import (
 // directory to tell which templates share a store; [Config.Build] checks
 // again with the directory given to [WithDir].
 func (c *Config) Validate(opts ...sn.Option) error {
+	return c.ValidateIn("", opts...)
+}
+
+// ValidateIn is [Config.Validate] with relative paths resolved against
+// dir, as [Config.Build] with [WithDir](dir) resolves them: a program
+// that builds with the config file's directory validates with it too, so
+// that two templates whose paths reach one file are caught wherever the
+// program runs.
+func (c *Config) ValidateIn(dir string, opts ...sn.Option) error {
 	keys, _ := c.obfuscation()
-	_, errs := c.check(Target{}, append(slices.Clip(opts), keys...))
+	_, errs := c.check(Target{Dir: dir}, append(slices.Clip(opts), keys...))
 	return errors.Join(errs...)
 }
 
@@ -342,11 +351,31 @@ func apart(ts []checked) []*Error {
 				}
 				return "template " + t.name + " of tenant " + t.tenant
 			}
-			errs = append(errs, &Error{Template: t.name, Field: "tenant", Err: fmt.Errorf("its store %s is that of %s: tenants share no store, so that one's numbers tell nothing of another's; give tenant %s a store of its own in tenants.%s.store (a table, key prefix, path or etcd prefix)", id, whose(f), cmp.Or(t.tenant, f.tenant), cmp.Or(t.tenant, f.tenant))})
+			errs = append(errs, &Error{Template: t.name, Field: "tenant", Err: fmt.Errorf("its store %s%s is that of %s%s: tenants share no store, so that one's numbers tell nothing of another's; give tenant %s a store of its own in tenants.%s.store (a table, key prefix, path or etcd prefix)", id, spelled(t), whose(f), spelled(f), cmp.Or(t.tenant, f.tenant), cmp.Or(t.tenant, f.tenant))})
 			break
 		}
 	}
 	return errs
+}
+
+// spelled says how t's config spells where its store is (its path,
+// endpoints, table or prefix: never a DSN or URL, which may hold a
+// password), for an error that tells two spellings of one store apart:
+// " (path \"r5.db\")", or "" for a balanced sequence.
+func spelled(t checked) string {
+	if t.plan.members != nil {
+		return ""
+	}
+	var parts []string
+	for _, k := range []string{"path", "endpoints", "table", "prefix"} {
+		if v, ok := t.plan.target.Sequence.Options[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s %q", k, fmt.Sprint(v)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // checkTenants proves, tenant by tenant, that no two templates print

@@ -311,6 +311,11 @@ func (a *auditor) replay(i int, now time.Time) string {
 			return fmt.Sprintf("handed %v, numbers not reserved (the mark is %d)", r, a.mark)
 		}
 		a.paint(r, Open, i)
+		// Whoever held them before (a process that gave them back to
+		// the cache, the cache) holds them no more.
+		for h, bs := range a.blocks {
+			a.blocks[h] = cut(bs, r)
+		}
 		if h := e.Actor; !a.caches[h] {
 			bs := append(a.blocks[h], r)
 			for len(bs) > 2 {
@@ -364,6 +369,24 @@ func (a *auditor) replay(i int, now time.Time) string {
 		return fmt.Sprintf("a record of unknown kind %s", e.Kind)
 	}
 	return ""
+}
+
+// cut returns bs without the numbers of r.
+func cut(bs []Range, r Range) []Range {
+	var out []Range
+	for _, b := range bs {
+		if b.Last < r.First || b.First > r.Last {
+			out = append(out, b)
+			continue
+		}
+		if b.First < r.First {
+			out = append(out, Range{b.First, r.First - 1})
+		}
+		if b.Last > r.Last {
+			out = append(out, Range{r.Last + 1, b.Last})
+		}
+	}
+	return out
 }
 
 // settle makes the numbers of b still Open by by Issued.

@@ -197,7 +197,7 @@ func (f *flags) target(pos []string, store config.Sequence) (*target, []string, 
 		} else if f.storeFlags() {
 			return nil, nil, usagef(f.cmd, "%s sets its store (store.backend: %s): --store, --ledger, --redis, --strict and --single-host do not apply", f.config, cfg.Store.Backend)
 		}
-		if err := cfg.Validate(); err != nil {
+		if err := cfg.ValidateIn(filepath.Dir(f.config)); err != nil {
 			return nil, nil, &inputError{err}
 		}
 		names := strings.Join(cfg.Names(), ", ")

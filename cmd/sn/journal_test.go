@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,5 +155,48 @@ func TestPruneSigned(t *testing.T) {
 	out = strings.Join(ok(t, "verify", "-t", tmpl, "--store", db, "--public-key", seal+".pub", "--anchor", before), "\n")
 	if !strings.Contains(out, "signed by key") {
 		t.Errorf("verify of a pruned journal: %s", out)
+	}
+}
+
+// TestTenantsRelativePath: two tenants whose bolt paths reach one file,
+// one relative to the config's directory and one absolute, are refused
+// when sn runs from another directory (it opens relative paths against
+// the config's directory, and checks them there too), naming both
+// templates. The control: the same config with two files issues.
+func TestTenantsRelativePath(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := t.TempDir()
+	write := func(name, second string) string {
+		return writeConfig(t, dir, name, fmt.Sprintf(`tenants:
+  shop: {store: {path: r5.db}}
+  billing: {store: {path: %q}}
+templates:
+  order: {template: "INV-@<seq, width=6>", tenant: shop}
+  invoice: {template: "INV-@<seq, width=6>", tenant: billing}
+`, second))
+	}
+	run := func(cfg, name string) result {
+		cmd := snCommand(t, nil, "next", "--config", cfg, name)
+		cmd.Dir = elsewhere
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return result{code: code, stdout: out.String(), stderr: errOut.String()}
+	}
+	shared := write("shared.yaml", filepath.Join(dir, "r5.db"))
+	for _, name := range []string{"order", "invoice"} {
+		if r := run(shared, name); r.code == 0 || !strings.Contains(r.stderr, "order") || !strings.Contains(r.stderr, "invoice") {
+			t.Errorf("sn next %s from another directory, two tenants on one file: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
+	}
+	apart := write("apart.yaml", filepath.Join(dir, "other.db"))
+	for _, name := range []string{"order", "invoice"} {
+		if r := run(apart, name); r.code != 0 || strings.TrimSpace(r.stdout) != "INV-000001" {
+			t.Errorf("control: sn next %s with a file each: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
 	}
 }

@@ -57,7 +57,7 @@ func cmdServe(e *env, args []string) error {
 		return &inputError{err}
 	}
 	dir := filepath.Dir(f.config)
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateIn(dir); err != nil {
 		return &inputError{err}
 	}
 	sv, err := server.SettingsOf(cfg)

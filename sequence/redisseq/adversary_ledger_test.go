@@ -56,8 +56,8 @@ func TestAdversaryExactTakePastRangeEnd(t *testing.T) {
 	admin := srv.Client(t)
 	rdbA.AddHook(advHook{after: func(ctx context.Context, cmd redis.Cmder) {
 		args := cmd.Args()
-		// the install script: evalsha <sha> 1 <key> <cur> <max>
-		if len(args) == 6 && args[0] == "evalsha" && admin.Exists(ctx, "sn:{k}:range").Val() == 1 && fired.CompareAndSwap(false, true) {
+		// the install script: evalsha <sha> 1 <key> <cur> <max> <ledger>
+		if len(args) == 7 && args[0] == "evalsha" && args[2] == 1 && admin.Exists(ctx, "sn:{k}:range").Val() == 1 && fired.CompareAndSwap(false, true) {
 			t0 := time.Now()
 			t.Logf("range before B: %v", admin.HGetAll(ctx, "sn:{k}:range").Val())
 			r, err := b.Allocate(ctx, "k", 10) // process B, between A's install and A's take

@@ -407,7 +407,14 @@ func (k *counterKey) take(ctx context.Context, want int64) (take, last int64, er
 	if err != nil {
 		return 0, 0, err
 	}
-	res, err := k.c.replicas.script(ctx, k.c.rdb, script, k.rangeKey, want, id).Result()
+	var res any
+	if k.exact && k.key != "" {
+		// The block is recorded, in the same script, in the key's list
+		// of grants, with the process it goes to (see grants.go).
+		res, err = k.c.replicas.scriptKeys(ctx, k.c.rdb, script, []string{k.rangeKey, k.c.grantsKey(k.key)}, want, id, sequence.ByOf(ctx)).Result()
+	} else {
+		res, err = k.c.replicas.script(ctx, k.c.rdb, script, k.rangeKey, want, id).Result()
+	}
 	if err != nil {
 		if oerr := k.c.otherLedger(k.rangeKey, id, err); oerr != nil {
 			return 0, 0, oerr
@@ -506,6 +513,11 @@ func (k *counterKey) refill(ctx context.Context, want int64, attempt *int) (take
 	if err := k.install(ctx, want); err != nil {
 		return 0, 0, err
 	}
+	if k.exact {
+		// Record in the ledger, meanwhile, to whom the range before was
+		// handed.
+		go k.c.flushLater(k.key)
+	}
 	return k.take(ctx, want)
 }
 
@@ -596,8 +608,14 @@ func (k *counterKey) allocate(ctx context.Context, n int64) (r sequence.Range, e
 		}
 	}()
 	// The ledger's journal names the cache as the range's holder, which
-	// holds the range for the processes it serves, not drawn at once.
-	return k.c.durable.Allocate(sequence.WithDrawn(sequence.WithBy(ctx, "redis cache "+k.c.prefix), false), k.key, n)
+	// holds the range for the processes it serves, not drawn at once; an
+	// Allocator's range is Cached, and the processes that take its blocks
+	// are recorded later (Handed, see grants.go).
+	ctx = sequence.WithDrawn(sequence.WithBy(ctx, k.c.cacheName()), false)
+	if k.exact {
+		ctx = sequence.WithCache(ctx)
+	}
+	return k.c.durable.Allocate(ctx, k.key, n)
 }
 
 // durableError wraps an error of the durable allocator. It keeps the
@@ -748,7 +766,8 @@ return {take, redis.call('HGET', KEYS[1], 'cur')}
 // or none: it returns 0 when the range is missing or has fewer left, and
 // then marks a range with some left as spent (the rest is a gap), so that
 // a refill may install the next. Otherwise it returns {ARGV[1], last} as
-// strings. Every comparison and sum is done by Redis in int64, so it is
+// strings, and appends "count last holder" (ARGV[3]) to the list of
+// grants KEYS[2]. Every comparison and sum is done by Redis in int64, so it is
 // exact up to math.MaxInt64: Lua's doubles are not above 2^53.
 var takeExactScript = redis.NewScript(luaInt + ledgerCheck + `
 local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot')
@@ -776,7 +795,11 @@ if rest < 0 then
 	return 0
 end
 redis.call('HINCRBY', KEYS[1], 'cur', ARGV[1])
-return {ARGV[1], redis.call('HGET', KEYS[1], 'cur')}
+local last = redis.call('HGET', KEYS[1], 'cur')
+if KEYS[2] then
+	redis.call('RPUSH', KEYS[2], ARGV[1] .. ' ' .. last .. ' ' .. ARGV[3])
+end
+return {ARGV[1], last}
 `)
 
 // installScript installs the range cur=ARGV[1], max=ARGV[2] in KEYS[1],

@@ -190,7 +190,8 @@ func expireKeys(ctx context.Context, rdb redis.UniversalClient, op string, ttl t
 // returnRangeScript lowers cur of the range KEYS[1] from ARGV[2] to ARGV[1]
 // when it is ARGV[2] still and the range is of the ledger ARGV[3] (or "")
 // and of this server's boot, and no floor above ARGV[1] was raised, and
-// returns 1; otherwise 0.
+// returns 1, appending ARGV[4] (the numbers back with the cache) to the
+// list of grants KEYS[2]; otherwise 0.
 var returnRangeScript = redis.NewScript(luaInt + ledgerCheck + `
 local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot', 'floor')
 if not ledger_ok(v, ARGV[3]) or v[1] ~= ARGV[2] or not v[2] or v[4] ~= boot() then
@@ -200,6 +201,9 @@ if v[5] and canon(v[5]) and cmp(v[5], ARGV[1]) > 0 then
 	return 0
 end
 redis.call('HSET', KEYS[1], 'cur', ARGV[1])
+if KEYS[2] then
+	redis.call('RPUSH', KEYS[2], ARGV[4])
+end
 return 1
 `)
 
@@ -237,7 +241,12 @@ func (a *Allocator) Return(ctx context.Context, key string, r sequence.Range) (b
 		if lerr != nil {
 			return false, lerr
 		}
-		n, err = a.replicas.script(ctx, a.rdb, returnRangeScript, rk, first, last, ledger).Int64()
+		keys := []string{rk, a.core.grantsKey(key)}
+		if key == "" {
+			keys = keys[:1] // "{}" is no hash tag: the list is not in the range's slot
+		}
+		n, err = a.replicas.scriptKeys(ctx, a.rdb, returnRangeScript, keys, first, last, ledger,
+			strconv.FormatInt(r.Len(), 10)+" "+last+" "+a.core.cacheName()).Int64()
 		return n == 1, classify("Return", rk, err)
 	}
 	e, ok := a.only.epochs.Load(rkey)

@@ -44,6 +44,11 @@ func (c *Counter) Note(ctx context.Context, key string, e sequence.Event) (seque
 	if err != nil {
 		return sequence.Event{}, err
 	}
+	// What the cache handed out first, so that a process's record (its
+	// Closed) follows the blocks it was handed.
+	if err := c.flush(ctx, key); err != nil {
+		return sequence.Event{}, err
+	}
 	if e.Kind == sequence.Voided && e.Range.Last >= 1 {
 		rkey := c.Key(key)
 		res, err := c.replicas.script(ctx, c.rdb, voidScript, rkey, strconv.FormatInt(e.Range.Last, 10)).Slice()
@@ -83,11 +88,18 @@ end
 return {1}
 `)
 
-// Events reads key's journal in the ledger.
+// Events reads key's journal in the ledger. Read from its start (after
+// 0), it first records there to whom the cache handed blocks since the
+// last refill, so that the journal read is complete.
 func (c *Counter) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
 	j, err := durableAs[sequence.Journal](c, "journal")
 	if err != nil {
 		return nil, err
+	}
+	if after == 0 {
+		if err := c.flush(ctx, key); err != nil {
+			return nil, err
+		}
 	}
 	return j.Events(ctx, key, after, limit)
 }

@@ -124,6 +124,8 @@ func runLedgerChild(js string) int {
 	}
 	var g sequence.Gen
 	switch s.Mode {
+	case "stream":
+		return runStreamChild(s, rdb, ledger)
 	case "segment":
 		seg := must(sequence.NewSegment(must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Chunk: 500})), sequence.SegmentOptions{Step: 50, MinStep: 50, MaxStep: 50}))
 		defer seg.Close()
