@@ -479,6 +479,16 @@ func (e exact) Settle(ctx context.Context, id, token, answer string, keep time.D
 	return r.Settle(ctx, id, token, answer, keep)
 }
 
+// StoreID returns the identity of the Allocator's store (see
+// sequence.Identifier).
+func (e exact) StoreID(ctx context.Context) (string, error) {
+	id, ok := e.a.(sequence.Identifier)
+	if !ok {
+		return "", fmt.Errorf("%T has no identity: %w", e.a, errors.ErrUnsupported)
+	}
+	return id.StoreID(ctx)
+}
+
 // Prune prunes key's journal in the Allocator's store (see
 // sequence.Pruner).
 func (e exact) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {

@@ -52,13 +52,13 @@ func TestRedisSegments(t *testing.T) {
 	}
 	// The counters are under the prefix, with the epoch marker that tells
 	// a Redis that lost them, A's highest floor (its config sets one), and
-	// the catalog of the templates.
+	// the catalog of the templates, and the identity of the Redis and prefix.
 	keys, err := srv.Client(t).Keys(t.Context(), "test:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(keys)
-	if want := []string{"test:{A@<seq>}", "test:{A@<seq>}:epoch", "test:{A@<seq>}:floor", "test:{B@<seq>}", "test:{B@<seq>}:epoch", "test:{sn catalog}:entries", "test:{sn catalog}:version"}; !cmp.Equal(keys, want) {
+	if want := []string{"test:{A@<seq>}", "test:{A@<seq>}:epoch", "test:{A@<seq>}:floor", "test:{B@<seq>}", "test:{B@<seq>}:epoch", "test:{id}", "test:{sn catalog}:entries", "test:{sn catalog}:version"}; !cmp.Equal(keys, want) {
 		t.Errorf("keys under test: = %q, want %q", keys, want)
 	}
 }

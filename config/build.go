@@ -98,6 +98,7 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 		}
 		return nil, err
 	}
+	seen := map[string]checked{} // by the identity of the store opened, the first template on it
 	for i, t := range tpls {
 		opts := o.sn
 		for _, f := range o.per {
@@ -110,6 +111,10 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 		tpls[i].gen = g
 		s.gens[t.name] = g
 		s.names = append(s.names, t.name)
+		if err := sameStore(ctx, seen, t, s.seqOf[t.name]); err != nil {
+			c.src.locate(err)
+			return fail(err)
+		}
 	}
 	if len(o.per) > 0 {
 		// The per-template options may change what a template prints:
@@ -120,6 +125,48 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 		}
 	}
 	return s, nil
+}
+
+// sameStore finds the identity of the store t's sequence gen opened (what
+// it is: a SQL ledger's or etcd prefix's recorded identity, a Redis and
+// prefix's, a file's), and refuses a store that another template reached
+// under another spelling (its ID, from the config, differs): one store
+// is spelt one way, so that it is opened once, and its templates, and its
+// tenants, are checked together. seen holds the templates seen so far,
+// by identity. A sequence without an identity (snowflake, memory of its
+// own, a balanced one) is not checked.
+func sameStore(ctx context.Context, seen map[string]checked, t checked, gen sequence.Gen) *Error {
+	if t.plan.members != nil || t.store.ID == "" {
+		return nil
+	}
+	var ider sequence.Identifier
+	sequence.Walk(gen, func(g sequence.Gen) {
+		if id, ok := g.(sequence.Identifier); ok && ider == nil {
+			ider = id
+		}
+	})
+	if ider == nil {
+		return nil
+	}
+	id, err := ider.StoreID(ctx)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil
+	}
+	if err != nil {
+		return &Error{Template: t.name, Err: fmt.Errorf("read the identity of its store %s: %w", t.store.ID, err)}
+	}
+	f, ok := seen[id]
+	if !ok {
+		seen[id] = t
+		return nil
+	}
+	if f.store.ID == t.store.ID || f.tenant == t.tenant && f.plan.target.Sequence.Backend != t.plan.target.Sequence.Backend {
+		// One spelling; or two kinds of one store, as redis and
+		// redis-strict share their ranges: both meant.
+		return nil
+	}
+	return &Error{Template: t.name, Field: "store", Err: fmt.Errorf("its store %s%s is the store of template %s, %s%s, spelt another way (both are %s): spell one store one way, so that it is opened once and the templates on it are checked together",
+		t.store.ID, spelled(t), f.name, f.store.ID, spelled(f), id)}
 }
 
 // open opens t's sequence and compiles t with it.

@@ -192,3 +192,14 @@ func (s *Segment) Prune(ctx context.Context, key string, p Event) (Event, error)
 	}
 	return pr.Prune(ctx, key, p)
 }
+
+// StoreID returns the identity of the Allocator's store (see
+// [Identifier]), or an error wrapping errors.ErrUnsupported when it has
+// none.
+func (s *Segment) StoreID(ctx context.Context) (string, error) {
+	id, ok := s.alloc.(Identifier)
+	if !ok {
+		return "", fmt.Errorf("sequence: Segment.StoreID: %T has no identity: %w", s.alloc, errors.ErrUnsupported)
+	}
+	return id.StoreID(ctx)
+}
