@@ -46,7 +46,13 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 	// canonical text: a call answers under both, so that a retry that
 	// crosses an upgrade, either way, finds its numbers.
 	legacy := g.plan.String() + "\x00" + key
-	digest := requestDigest(r)
+	// The digest says who asked, and through which entry, beside what:
+	// the key used by another caller (another token), or for another
+	// entry of one series, is another request, refused, not answered
+	// with the first one's numbers. A claim an earlier release recorded
+	// has the digest of what alone (legacy), and still answers.
+	legacyDigest := requestDigest(r)
+	digest := scopedDigest(legacyDigest, g.name, ActorOf(ctx))
 	var tb [16]byte
 	_, _ = rand.Read(tb[:])
 	token := hex.EncodeToString(tb[:])
@@ -59,7 +65,7 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 		return nil, fmt.Errorf("sn: idempotency key %q: %w", r.IdempotencyKey, err)
 	}
 	if !c.Mine {
-		return replayed(r.IdempotencyKey, c, digest)
+		return replayed(r.IdempotencyKey, c, digest, legacyDigest)
 	}
 	if legacy != id {
 		old, err := rp.Claim(ctx, legacy, digest, token, IdempotencyLease)
@@ -67,7 +73,7 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 			return nil, fmt.Errorf("sn: idempotency key %q: %w", r.IdempotencyKey, err)
 		}
 		if !old.Mine {
-			nums, err := replayed(r.IdempotencyKey, old, digest)
+			nums, err := replayed(r.IdempotencyKey, old, digest, legacyDigest)
 			if err == nil {
 				// Answered before the upgrade: the same answer under
 				// the series' key.
@@ -113,10 +119,10 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 
 // replayed answers a call whose key another call claimed: with the
 // numbers it recorded, or the error that says why not.
-func replayed(key string, c sequence.Claim, digest string) ([]string, error) {
+func replayed(key string, c sequence.Claim, digest, legacy string) ([]string, error) {
 	switch {
-	case c.Digest != digest:
-		return nil, fmt.Errorf("%w: key %q was first used at most %v ago for another count, instant or variables", ErrIdempotencyConflict, key, IdempotencyWindow)
+	case c.Digest != digest && c.Digest != legacy:
+		return nil, fmt.Errorf("%w: key %q was first used at most %v ago for another count, instant or variables, by another caller, or through another entry of the series", ErrIdempotencyConflict, key, IdempotencyWindow)
 	case c.Answer == "":
 		return nil, fmt.Errorf("%w: key %q, until %s at the latest", ErrInProgress, key, c.Until.UTC().Format(time.RFC3339))
 	}
@@ -137,6 +143,13 @@ func (g *Generator) voidLost(ctx context.Context, nums []string, reason string) 
 	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	g.VoidNumbers(vctx, nums, reason) // a record per run of numbers
+}
+
+// scopedDigest is the digest of a request whose digest is what (see
+// requestDigest), made through the Generator named name, by actor.
+func scopedDigest(what, name, actor string) string {
+	h := sha256.Sum256([]byte("sn request 2\x00" + what + "\x00" + strconv.Quote(name) + "\x00" + strconv.Quote(actor)))
+	return hex.EncodeToString(h[:])
 }
 
 // requestDigest is what makes two requests one: the count, the instant
@@ -170,6 +183,11 @@ func (g *Generator) replayer() sequence.Replayer {
 			var rp sequence.Replayer
 			sequence.Walk(parts[i].Gen(), func(in sequence.Gen) {
 				if r, ok := in.(sequence.Replayer); ok && rp == nil {
+					// A Gen that passes claims on to a store it may not
+					// have (a snowflake Gen without a Leaser) says so.
+					if k, ok := in.(interface{ KeepsClaims() bool }); ok && !k.KeepsClaims() {
+						return
+					}
 					rp = r
 				}
 			})
@@ -186,7 +204,8 @@ func (g *Generator) replayer() sequence.Replayer {
 // calls ([Request.IdempotencyKey]) in its store, where every process
 // sharing the store finds them (true), or in the Generator, for this
 // process only (false): a template without a sequence part, or whose
-// generator keeps no store (snowflake IDs, a generator of your own).
+// generator keeps no store (a snowflake Gen with a fixed worker, a
+// generator of your own).
 // sn serve refuses keyed requests for a template without it: a retry
 // that reached another replica would be given new numbers.
 func (g *Generator) SharedIdempotency() bool {

@@ -160,3 +160,31 @@ func TestSharedIdempotency(t *testing.T) {
 		t.Error("a generator of one's own: SharedIdempotency true")
 	}
 }
+
+// An idempotency key is the caller's own, and its entry's: the same key
+// through another entry of the series (another Generator name), or from
+// another caller (another actor: sn serve's token), is another request,
+// refused with ErrIdempotencyConflict, not answered with the first one's
+// numbers. The controls: the same entry and caller get the first answer.
+func TestIdempotencyScope(t *testing.T) {
+	ctx := context.Background()
+	alloc := sequence.NewMemoryAllocator()
+	gen := func(name string) *sn.Generator {
+		return sn.MustNew("SN-@<seq, width=6>", sn.WithName(name), sn.WithSequence("seq", must(sequence.NewSegment(alloc, sequence.SegmentOptions{}))))
+	}
+	orders, other := gen("orders"), gen("orders-wide")
+	alice, bob := sn.WithActor(ctx, "alice"), sn.WithActor(ctx, "bob")
+	first, err := orders.Issue(alice, sn.Request{IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := gen("orders").Issue(alice, sn.Request{IdempotencyKey: "k1"}); err != nil || !slices.Equal(again, first) {
+		t.Errorf("control: the same entry and caller: %v, %v; want %v", again, err, first)
+	}
+	if got, err := other.Issue(alice, sn.Request{IdempotencyKey: "k1"}); !errors.Is(err, sn.ErrIdempotencyConflict) {
+		t.Errorf("the key through another entry of the series: %v, %v; want ErrIdempotencyConflict", got, err)
+	}
+	if got, err := orders.Issue(bob, sn.Request{IdempotencyKey: "k1"}); !errors.Is(err, sn.ErrIdempotencyConflict) {
+		t.Errorf("the key from another caller: %v, %v; want ErrIdempotencyConflict", got, err)
+	}
+}

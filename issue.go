@@ -38,12 +38,15 @@ type Request struct {
 	// the numbers the first call was given instead of new ones. A caller
 	// that did not hear back (a timeout, a cut connection) asks again
 	// with the same key. The key used with another request (N, At or
-	// Vars) is refused with [ErrIdempotencyConflict]; while the first
+	// Vars), through another entry of the series ([WithName]), or by
+	// another caller ([WithActor]; sn serve's token), is refused with
+	// [ErrIdempotencyConflict]; while the first
 	// call is under way, others get [ErrInProgress]. At most 255 bytes.
 	// The keys are kept in the store, for every process that shares it,
 	// when it remembers them (a [sequence.Replayer]: bbolt, the SQL
 	// ledger, etcd, Redis with or without a ledger, timed by the store's
-	// clock); otherwise in the Generator, for this process only
+	// clock; snowflake ids, in their workers' lease store); otherwise in
+	// the Generator, for this process only
 	// ([Generator.SharedIdempotency] says which; sn serve refuses keyed
 	// requests then).
 	// Give At for

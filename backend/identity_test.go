@@ -48,7 +48,9 @@ func TestStoreIdentity(t *testing.T) {
 		cases[d.name] = func(t *testing.T) (pair, pair) {
 			ledger, _ := d.fresh(t)
 			other, _ := d.fresh(t)
-			seq := func(l string) config.Sequence { return config.Sequence{Backend: "sql", Options: config.Options{"ledger": l}} }
+			seq := func(l string) config.Sequence {
+				return config.Sequence{Backend: "sql", Options: config.Options{"ledger": l}}
+			}
 			return pair{seq(ledger), seq(local(ledger))}, pair{seq(ledger), seq(local(other))}
 		}
 	}
@@ -64,7 +66,9 @@ func TestStoreIdentity(t *testing.T) {
 		all := etcdLedger(t) // etcd://h1,h2,h3/test-N/
 		hosts, prefix, _ := strings.Cut(strings.TrimPrefix(all, "etcd://"), "/")
 		first, _, _ := strings.Cut(hosts, ",")
-		seq := func(l string) config.Sequence { return config.Sequence{Backend: "etcd", Options: config.Options{"ledger": l}} }
+		seq := func(l string) config.Sequence {
+			return config.Sequence{Backend: "etcd", Options: config.Options{"ledger": l}}
+		}
 		return pair{seq(all), seq("etcd://" + first + "/" + prefix)}, pair{seq(all), seq("etcd://" + first + "/" + strings.TrimSuffix(prefix, "/") + "-other/")}
 	}
 	for name, mk := range cases {

@@ -29,6 +29,7 @@ type Memory struct {
 	Clock func() time.Time
 
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
+	memos    memos
 	exp      expiries
 	recs     records
 	cat      catalog

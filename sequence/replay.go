@@ -140,6 +140,18 @@ func (ms *memos) settle(ctx context.Context, id, token, answer string, keep time
 	return nil
 }
 
+// Claim records or finds a claim on an idempotency key (see [Replayer]),
+// in memory: the Memory's store is the process, which every caller of
+// it shares.
+func (m *Memory) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error) {
+	return m.memos.claim(ctx, id, digest, token, lease)
+}
+
+// Settle records the answer of a claim, in memory (see [Replayer]).
+func (m *Memory) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	return m.memos.settle(ctx, id, token, answer, keep)
+}
+
 // Claim records or finds a claim on an idempotency key (see [Replayer]).
 func (a *MemoryAllocator) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error) {
 	return a.memos.claim(ctx, id, digest, token, lease)

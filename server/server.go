@@ -572,7 +572,13 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		return
 	}
 	// The numbers are printed into the answer as they are issued.
-	buf, n, err := g.AppendJSON(r.Context(), append((*out)[:0], batchjson.Open...), sr)
+	// Who asks: an Idempotency-Key is the token's own (another token's
+	// same key is another request), and the journal names it.
+	ctx := r.Context()
+	if sr.IdempotencyKey != "" {
+		ctx = sn.WithActor(ctx, actor(grantIn(w)))
+	}
+	buf, n, err := g.AppendJSON(ctx, append((*out)[:0], batchjson.Open...), sr)
 	*out = buf
 	if err != nil {
 		code := s.error(w, err)

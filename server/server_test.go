@@ -306,3 +306,19 @@ templates:
 		t.Errorf("the journal says %q, want %q", got, want)
 	}
 }
+
+// A template whose generator keeps no store for idempotency keys (a
+// snowflake id with a fixed worker) cannot answer a retry that reaches
+// another replica: a keyed request is refused, saying why; the same
+// request without the key is served (the control).
+func TestIdempotencyRefusedWithoutStore(t *testing.T) {
+	ts, _ := startConfig(t, "templates:\n  ids: {template: \"ID@<seq>\", sequence: {backend: snowflake, worker: 3, single_process: true}}\n", server.Options{})
+	var e wire.ErrorResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/ids/next", nil, &e, "Idempotency-Key", "k1"); st != 400 || !strings.Contains(e.Error.Message, "keeps no idempotency keys") {
+		t.Errorf("a keyed request: %d %+v", st, e)
+	}
+	var got wire.NextResponse
+	if st, _ := call(t, ts, "POST", "/v1/templates/ids/next", nil, &got); st != 200 || len(got.Numbers) != 1 {
+		t.Errorf("control, without the key: %d %v", st, got.Numbers)
+	}
+}

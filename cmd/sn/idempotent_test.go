@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,19 +82,22 @@ func TestServeIdempotencyReplicas(t *testing.T) {
 	}
 }
 
-// TestServeIdempotencyRefused: a template whose generator keeps no store
-// for its keys (a snowflake id, its worker leased from Redis) cannot answer a retry
-// that reaches another replica: sn serve refuses the keyed request and
-// says why; the same request without the key is served (the control).
-func TestServeIdempotencyRefused(t *testing.T) {
+// TestServeIdempotencySnowflake: snowflake ids whose workers two sn serve
+// replicas lease from one Redis keep their idempotency keys there, beside
+// the leases: a retry through the other replica gets the id the first was
+// given. The control: a new key gets a new id.
+func TestServeIdempotencySnowflake(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "sn.yaml", fmt.Sprintf("templates:\n  ids: {template: \"ID@<seq>\", sequence: {backend: snowflake, url: \"redis://%s/0\"}}\n", redistest.Start(t, redistest.Persistent()).Addr()))
-	s := startServe(t, nil, "--config", cfg)
-	code, _, body := keyed(t, s.url, "ids", "k1", 1)
-	if code != 400 || !strings.Contains(body, "keeps no idempotency keys") {
-		t.Errorf("a keyed request for a snowflake template: %d %s, want 400 saying why", code, body)
+	a, b := startServe(t, nil, "--config", cfg), startServe(t, nil, "--config", cfg)
+	code, first, body := keyed(t, a.url, "ids", "k1", 1)
+	if code != 200 || len(first) != 1 {
+		t.Fatalf("the first call: %d %s", code, body)
 	}
-	if nums, err := issue(http.DefaultClient, s.url, "ids", 1); err != nil || len(nums) != 1 {
-		t.Errorf("control: the request without the key: %v %v", nums, err)
+	if code, again, body := keyed(t, b.url, "ids", "k1", 1); code != 200 || !slices.Equal(again, first) {
+		t.Errorf("the retry through the other replica: %d %v %s, want %v", code, again, body, first)
+	}
+	if code, fresh, body := keyed(t, b.url, "ids", "k2", 1); code != 200 || len(fresh) != 1 || fresh[0] == first[0] {
+		t.Errorf("control: a new key: %d %v %s", code, fresh, body)
 	}
 }

@@ -339,3 +339,15 @@ func (r *etcdLease) lost(op string) error {
 }
 
 var _ snowflake.Leaser = (*Leaser)(nil)
+
+// Claim claims an idempotency key in the Leaser's cluster (see
+// [sequence.Replayer]), for the ids of a snowflake Gen that leases its
+// worker there.
+func (l *Leaser) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+	return l.s.Claim(ctx, id, digest, token, lease)
+}
+
+// Settle records the answer of a claim in the Leaser's cluster.
+func (l *Leaser) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	return l.s.Settle(ctx, id, token, answer, keep)
+}

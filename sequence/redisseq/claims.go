@@ -18,8 +18,9 @@ import (
 // disagree agree on when a claim lapses. Every process sharing the Redis
 // sees the same answers.
 
-// claimKey is the Redis key of the claim of idempotency key id.
-func (a *Allocator) claimKey(id string) string { return redisKey(a.prefix, "claim:"+id, "") }
+// claimKey is the Redis key, under prefix, of the claim of idempotency
+// key id.
+func claimKey(prefix, id string) string { return redisKey(prefix, "claim:"+id, "") }
 
 // claimLinger is how long an unsettled claim stays after its lease, so
 // that a call that settles late, when nobody took the key over, still
@@ -68,14 +69,24 @@ return 1
 
 // claimOnly claims id in Redis (see [sequence.Replayer]).
 func (a *Allocator) claimOnly(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+	if err := a.only.check(ctx, a, "claim", claimKey(a.prefix, id)); err != nil {
+		return sequence.Claim{}, err
+	}
+	return claimRedis(ctx, a.rdb, a.replicas, a.prefix, id, digest, token, lease)
+}
+
+// settleOnly records id's answer in Redis (see [sequence.Replayer]).
+func (a *Allocator) settleOnly(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	return settleRedis(ctx, a.rdb, a.replicas, a.prefix, id, token, answer, keep)
+}
+
+// claimRedis claims id in the Redis behind rdb, under prefix.
+func claimRedis(ctx context.Context, rdb redis.UniversalClient, rs replicas, prefix, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
 	if err := sequence.CheckClaim(id, ""); err != nil {
 		return sequence.Claim{}, err
 	}
-	k := a.claimKey(id)
-	if err := a.only.check(ctx, a, "claim", k); err != nil {
-		return sequence.Claim{}, err
-	}
-	res, err := a.replicas.script(ctx, a.rdb, claimScript, k, digest, token, lease.Microseconds(), claimLinger.Microseconds()).Slice()
+	k := claimKey(prefix, id)
+	res, err := rs.script(ctx, rdb, claimScript, k, digest, token, lease.Microseconds(), claimLinger.Microseconds()).Slice()
 	if err != nil {
 		return sequence.Claim{}, classify("claim", k, err)
 	}
@@ -93,13 +104,13 @@ func (a *Allocator) claimOnly(ctx context.Context, id, digest, token string, lea
 	return sequence.Claim{Mine: mine == 1, Digest: d, Answer: answer, Until: sequence.FromMicros(until)}, nil
 }
 
-// settleOnly records id's answer in Redis (see [sequence.Replayer]).
-func (a *Allocator) settleOnly(ctx context.Context, id, token, answer string, keep time.Duration) error {
+// settleRedis records id's answer in the Redis behind rdb, under prefix.
+func settleRedis(ctx context.Context, rdb redis.UniversalClient, rs replicas, prefix, id, token, answer string, keep time.Duration) error {
 	if err := sequence.CheckClaim(id, answer); err != nil {
 		return err
 	}
-	k := a.claimKey(id)
-	n, err := a.replicas.script(ctx, a.rdb, settleScript, k, token, answer, keep.Microseconds()).Int64()
+	k := claimKey(prefix, id)
+	n, err := rs.script(ctx, rdb, settleScript, k, token, answer, keep.Microseconds()).Int64()
 	if err != nil {
 		return classify("settle", k, err)
 	}
@@ -107,4 +118,16 @@ func (a *Allocator) settleOnly(ctx context.Context, id, token, answer string, ke
 		return sequence.ErrClaimLost
 	}
 	return nil
+}
+
+// Claim claims an idempotency key in the Leaser's Redis (see
+// [sequence.Replayer]), for the ids of a snowflake Gen that leases its
+// worker here: the claims live beside the leases, as durable as they are.
+func (l *Leaser) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+	return claimRedis(ctx, l.rdb, l.replicas, l.base, id, digest, token, lease)
+}
+
+// Settle records the answer of a claim in the Leaser's Redis.
+func (l *Leaser) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	return settleRedis(ctx, l.rdb, l.replicas, l.base, id, token, answer, keep)
 }

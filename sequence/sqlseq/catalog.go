@@ -181,3 +181,15 @@ func (l *Leaser) Entries(ctx context.Context) ([]sequence.Entry, error) { return
 func (l *Leaser) Forget(ctx context.Context, id string) (bool, error) { return l.s.Forget(ctx, id) }
 
 var _ sequence.Catalog = (*Leaser)(nil)
+
+// Claim claims an idempotency key in the Leaser's ledger (see
+// [sequence.Replayer]), for the ids of a snowflake Gen that leases its
+// worker there.
+func (l *Leaser) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+	return l.s.Claim(ctx, id, digest, token, lease)
+}
+
+// Settle records the answer of a claim in the Leaser's ledger.
+func (l *Leaser) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
+	return l.s.Settle(ctx, id, token, answer, keep)
+}
