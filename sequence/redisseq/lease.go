@@ -214,7 +214,13 @@ func (r *redisLease) keys() []string {
 	return []string{r.l.prefix + "lease:" + id, r.l.prefix + "bound:" + id, r.l.prefix + "epoch", r.l.prefix + "free"}
 }
 
+// Renew extends the lease and records bound; the server's persistence is
+// read again first (every path, every time: a server whose settings
+// changed since the lease is refused, ErrUnsafe).
 func (r *redisLease) Renew(ctx context.Context, bound time.Time) error {
+	if err := r.l.only.checkClient(ctx, r.l.rdb, "Renew", r.l.prefix); err != nil {
+		return err
+	}
 	return r.run(ctx, "Renew", renewScript, r.token, r.ttl.Milliseconds(), bound.UnixNano(), r.epoch)
 }
 

@@ -27,7 +27,7 @@ var ErrUnsafe = errors.New("redisseq: Redis may lose counters")
 // persistence, once, and, per counter, the epoch marker it saw.
 type onlyRedis struct {
 	mu      sync.Mutex
-	checked bool
+	checked time.Time // when the servers' settings were last read
 	epochs  sync.Map // Redis key of a counter -> the epoch seen with it
 	expires sync.Map // Redis key of a counter -> when it may expire (see Allocator.Expire)
 }
@@ -37,17 +37,26 @@ func (o *onlyRedis) check(ctx context.Context, a *Allocator, op, rkey string) er
 	return o.checkClient(ctx, a.rdb, op, rkey)
 }
 
-// checkClient refuses a server behind rdb that may lose writes, once.
+// recheck is how often a process that keeps counters in Redis alone reads
+// the servers' settings again: a server whose appendfsync or eviction
+// policy changed while the process runs (CONFIG SET, a restart with
+// another config, a failover to a replica configured otherwise) is
+// refused within that time.
+var recheck = time.Second
+
+// checkClient refuses a server behind rdb that may lose writes: at the
+// first call, and again once recheck has passed since the last reading.
 func (o *onlyRedis) checkClient(ctx context.Context, rdb redis.UniversalClient, op, rkey string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.checked {
+	if !o.checked.IsZero() && time.Since(o.checked) < recheck {
 		return nil
 	}
 	if err := persistence(ctx, rdb, op, rkey); err != nil {
+		o.checked = time.Time{}
 		return err
 	}
-	o.checked = true
+	o.checked = time.Now()
 	return nil
 }
 
