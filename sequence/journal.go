@@ -265,10 +265,17 @@ func printable(s string) bool {
 // hash. A store sets e.Hash to it when it appends e; [VerifyChain]
 // recomputes it.
 func ChainHash(prev [32]byte, key string, e Event) [32]byte {
-	h := sha256.New()
-	var b []byte
-	b = append(b, "sn journal 1\n"...)
-	b = append(b, prev[:]...)
+	b := append([]byte("sn journal 1\n"), prev[:]...)
+	b = appendFields(b, key, e, e.Reason)
+	b = binary.BigEndian.AppendUint64(b, uint64(micros(e.Deadline)))
+	return sha256.Sum256(b)
+}
+
+// appendFields appends to b what the chain and a prune's seal hash of
+// record e of key's journal, with reason for its reason: the key, Seq,
+// Kind, Range, At, By, Actor and reason, each length-prefixed or of fixed
+// size.
+func appendFields(b []byte, key string, e Event, reason string) []byte {
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -282,12 +289,8 @@ func ChainHash(prev [32]byte, key string, e Event) [32]byte {
 	num(micros(e.At))
 	str(e.By)
 	str(e.Actor)
-	str(e.Reason)
-	num(micros(e.Deadline))
-	h.Write(b)
-	var sum [32]byte
-	h.Sum(sum[:0])
-	return sum
+	str(reason)
+	return b
 }
 
 // micros returns t in microseconds since 1970, 0 for the zero time.

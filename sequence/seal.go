@@ -99,27 +99,12 @@ func parseSeal(p Event) (s pruneSeal, ok bool) {
 // a fixed prefix, then the key, every field of p but its reason's seal,
 // and the hashes kept, each length-prefixed or of fixed size.
 func (s pruneSeal) message(key string, p Event) []byte {
-	var b []byte
-	b = append(b, "sn prune seal 2\n"...)
-	str := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	num := func(v int64) { b = binary.BigEndian.AppendUint64(b, uint64(v)) }
-	str(key)
-	num(p.Seq)
-	b = append(b, byte(p.Kind))
-	num(p.Range.First)
-	num(p.Range.Last)
-	num(micros(p.At))
-	str(p.By)
-	str(p.Actor)
-	str(s.summary)
+	b := appendFields([]byte("sn prune seal 2\n"), key, p, s.summary)
 	b = append(b, p.Hash[:]...)
-	num(s.first)
-	num(s.last)
-	str(string(s.hashes))
-	return b
+	b = binary.BigEndian.AppendUint64(b, uint64(s.first))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.last))
+	b = binary.AppendUvarint(b, uint64(len(s.hashes)))
+	return append(b, s.hashes...)
 }
 
 // reason writes the seal after the summary.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -178,14 +176,7 @@ templates:
 	run := func(cfg, name string) result {
 		cmd := snCommand(t, nil, "next", "--config", cfg, name)
 		cmd.Dir = elsewhere
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		return result{code: code, stdout: out.String(), stderr: errOut.String()}
+		return runCmd(t, cmd)
 	}
 	shared := write("shared.yaml", filepath.Join(dir, "r5.db"))
 	for _, name := range []string{"order", "invoice"} {

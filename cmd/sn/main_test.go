@@ -71,6 +71,12 @@ func runSN(t *testing.T, stdin string, env []string, args ...string) result {
 	t.Helper()
 	cmd := snCommand(t, env, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd, an sn command, and returns what it did.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -78,7 +84,7 @@ func runSN(t *testing.T, stdin string, env []string, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running sn %q: %v", args, err)
+		t.Fatalf("running sn %q: %v", cmd.Args[1:], err)
 	}
 	return result{code, out.String(), errOut.String()}
 }
