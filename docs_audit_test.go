@@ -1,6 +1,8 @@
 package sn_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sngen/sn"
@@ -28,5 +30,37 @@ func TestDocAudit(t *testing.T) {
 	events, _, _ := sequence.ReadJournal(ctx, a, key)
 	if last := events[len(events)-1]; last.Kind != sequence.Voided || last.Actor != "alice" || last.Range.First != 2 {
 		t.Errorf("the void's record: %v", last)
+	}
+}
+
+// A number is voided once: a second void of it, by another, is refused
+// naming the first voider, when and why, and the journal keeps the first
+// void alone. The control: a number not voided yet is voided.
+func TestVoidTwice(t *testing.T) {
+	ctx := t.Context()
+	a := sequence.NewMemoryAllocator()
+	seg := must(sequence.NewSegment(a, sequence.SegmentOptions{}))
+	defer seg.Close()
+	invoices := sn.MustNew(`FA-@<seq, width=6>`, sn.WithSequence("seq", seg))
+	if _, err := invoices.Issue(ctx, sn.Request{N: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := invoices.Void(sn.WithActor(ctx, "alice"), "FA-000002", "cancelled"); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	err := invoices.VoidNumbers(sn.WithActor(ctx, "bob"), []string{"FA-000001", "FA-000002"}, "again")
+	if !errors.Is(err, sequence.ErrInvalidArgument) || !strings.Contains(err.Error(), "alice") || !strings.Contains(err.Error(), "cancelled") {
+		t.Errorf("a second void: %v; want it refused naming alice and her reason", err)
+	}
+	key, _ := invoices.Key(sn.Request{})
+	events, _, _ := sequence.ReadJournal(ctx, a, key)
+	voids := 0
+	for _, e := range events {
+		if e.Kind == sequence.Voided {
+			voids++
+		}
+	}
+	if voids != 1 {
+		t.Errorf("%d void records, want 1 (none of the refused batch)", voids)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
@@ -85,6 +86,13 @@ func (g *Generator) VoidNumbers(ctx context.Context, numbers []string, reason st
 		vals := drawn[c]
 		slices.Sort(vals)
 		vals = slices.Compact(vals)
+		drawn[c] = vals
+		if err := voidedBefore(ctx, c.j, c.key, vals); err != nil {
+			return err
+		}
+	}
+	for _, c := range order {
+		vals := drawn[c]
 		for i := 0; i < len(vals); {
 			r := sequence.Range{First: vals[i], Last: vals[i]}
 			for i++; i < len(vals) && vals[i] == r.Last+1; i++ {
@@ -93,6 +101,28 @@ func (g *Generator) VoidNumbers(ctx context.Context, numbers []string, reason st
 			if _, err := c.j.Note(ctx, c.key, sequence.Event{Kind: sequence.Voided, Range: r, Reason: reason, Actor: ActorOf(ctx)}); err != nil {
 				return fmt.Errorf("counter %q, %v: %w", c.key, r, err)
 			}
+		}
+	}
+	return nil
+}
+
+// voidedBefore returns an error wrapping sequence.ErrInvalidArgument when
+// one of vals, numbers of key's counter in journal j, is void already,
+// naming who voided it, when and why: a number is voided once, and the
+// journal keeps its first voider.
+func voidedBefore(ctx context.Context, j sequence.Journal, key string, vals []int64) error {
+	events, head, err := sequence.ReadJournal(ctx, j, key)
+	if err != nil {
+		return fmt.Errorf("counter %q: %w", key, err)
+	}
+	rep := sequence.Audit(key, events, head, time.Now())
+	for _, sp := range rep.Spans {
+		if sp.State != sequence.Void {
+			continue
+		}
+		i, _ := slices.BinarySearch(vals, sp.Range.First)
+		if i < len(vals) && vals[i] <= sp.Range.Last {
+			return fmt.Errorf("%w: counter %q: number %d is void already: %s; a number is voided once", sequence.ErrInvalidArgument, key, vals[i], sp.Cause())
 		}
 	}
 	return nil
