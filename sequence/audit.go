@@ -1,6 +1,7 @@
 package sequence
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -329,7 +330,22 @@ func (a *auditor) replay(i int, now time.Time) string {
 			return fmt.Sprintf("%s %v, numbers not reserved (the mark is %d)", e.Kind, r, a.mark)
 		}
 		st := map[EventKind]State{Released: Unused, Voided: Void, Committed: Issued}[e.Kind]
+		var msg string
+		if e.Kind == Released {
+			// A number voided, then released unused by the process that
+			// held it: it was never issued, and the void was of a number
+			// on no document.
+			for j := a.find(r.First); j < len(a.spans) && a.spans[j].r.First <= r.Last; j++ {
+				if sp := a.spans[j]; sp.state == Void {
+					v := a.events[sp.ev]
+					msg = fmt.Sprintf("released %v unused, and numbers %v of it were voided by %s at %s (record %d) while %s held them unissued: the void was of numbers never issued",
+						r, Range{max(sp.r.First, r.First), min(sp.r.Last, r.Last)}, cmp.Or(v.Actor, v.By), v.At.UTC().Format(time.RFC3339), v.Seq, e.By)
+					break
+				}
+			}
+		}
 		a.paint(r, st, i)
+		return msg
 	case Enrolled, Forgotten:
 		// The catalog's history: no numbers.
 	case Lost:

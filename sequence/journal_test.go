@@ -406,3 +406,34 @@ func TestAuditRestarted(t *testing.T) {
 		t.Errorf("a counter that went back: %v", r.Problems)
 	}
 }
+
+// TestAuditVoidReleased: a number voided while the process holding it
+// had not issued it, then released unused by that process at its close,
+// was never issued: Audit says so, as a problem naming the voider. The
+// control: the same release without the void is no problem.
+func TestAuditVoidReleased(t *testing.T) {
+	ctx := context.Background()
+	for _, void := range []bool{false, true} {
+		a := sequence.NewMemoryAllocator()
+		holder := sequence.WithBy(ctx, "holder")
+		if _, err := a.Allocate(holder, "k", 10); err != nil {
+			t.Fatal(err)
+		}
+		if void {
+			if _, err := a.Note(sequence.WithBy(ctx, "clerk"), "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 5, Last: 5}, Reason: "cancelled", Actor: "alice"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := a.Note(holder, "k", sequence.Event{Kind: sequence.Released, Range: sequence.Range{First: 3, Last: 10}, Reason: "closed"}); err != nil {
+			t.Fatal(err)
+		}
+		events, head, _ := sequence.ReadJournal(ctx, a, "k")
+		rep := sequence.Audit("k", events, head, time.Now())
+		switch {
+		case !void && len(rep.Problems) > 0:
+			t.Errorf("control: %v", rep.Problems)
+		case void && (len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "alice") || !strings.Contains(rep.Problems[0], "never issued")):
+			t.Errorf("a void of a number released unused: %v", rep.Problems)
+		}
+	}
+}
