@@ -65,6 +65,9 @@ func runStreamChild(s ledgerSpec, rdb *redis.Client, ledger *sqlseq.Store) int {
 		fmt.Fprintln(os.Stderr, "child: close:", err)
 		return 1
 	}
+	if st := seg.Stats(); st.NotesLost > 0 {
+		fmt.Fprintf(os.Stderr, "child: %d journal records lost\n", st.NotesLost)
+	}
 	return 0
 }
 
@@ -72,10 +75,12 @@ func runStreamChild(s ledgerSpec, rdb *redis.Client, ledger *sqlseq.Store) int {
 // Redis in front of a PostgreSQL ledger; one is killed (SIGKILL), the
 // others close. The ledger's journal, read through an Allocator, names
 // the process that holds each block Redis handed out: every number the
-// closed processes printed is issued, and every number issued was
-// printed; the killed process's last blocks are open and name it, and
-// hold what it printed there (its blocks before those were used up, and
-// are issued); the rest is unused or open with the cache. The control: the
+// closed processes printed is issued (or open naming that process, when
+// a fetch of its failed while the killed one held the refill lock, so it
+// could not close the key), and every number issued was printed; the
+// killed process's last blocks are open and name it, and hold what it
+// printed there (its blocks before those were used up, and are issued);
+// the rest is unused or open with the cache. The control: the
 // same journal without the records of whom the cache handed blocks to
 // (as the release before kept it) counts numbers as issued that nobody
 // printed, and names no process.
@@ -164,7 +169,10 @@ func TestGapsOverRedis(t *testing.T) {
 			switch {
 			case sp.State == sequence.Issued && !byClosed && !printed[0][n]:
 				wrong = append(wrong, fmt.Sprintf("%d issued, and printed by no process (%s)", n, sp.Cause()))
-			case sp.State != sequence.Issued && byClosed:
+			case sp.State != sequence.Issued && byClosed && !(sp.State == sequence.Open && (printed[1][n] && strings.Contains(sp.Cause(), names[1]) || printed[2][n] && strings.Contains(sp.Cause(), names[2]))):
+				// Open and naming its process is honest too: a process
+				// whose fetch failed (the killed one held the refill lock)
+				// cannot say its blocks are settled, and writes no Closed.
 				wrong = append(wrong, fmt.Sprintf("%d printed by a closed process, and %s (%s)", n, sp.State, sp.Cause()))
 			case printed[0][n] && sp.State != sequence.Issued && (sp.State != sequence.Open || !strings.Contains(sp.Cause(), names[0])):
 				wrong = append(wrong, fmt.Sprintf("%d printed by the killed process, and %s (%s)", n, sp.State, sp.Cause()))
@@ -179,14 +187,17 @@ func TestGapsOverRedis(t *testing.T) {
 		t.Error(w)
 	}
 	if len(wrong) > 0 {
+		for p := range procs {
+			t.Logf("child %d: %s", p, logs[p])
+		}
 		for _, e := range events {
 			if e.Kind != sequence.Handed || e.Seq > int64(len(events))-8 {
 				t.Logf("%v (actor %s)", e, e.Actor)
 			}
 		}
 	}
-	if closed := int64(len(printed[1]) + len(printed[2])); count[sequence.Issued] < closed || count[sequence.Issued] > int64(total) {
-		t.Errorf("%d issued, and the closed processes printed %d, all %d", count[sequence.Issued], closed, total)
+	if count[sequence.Issued] > int64(total) {
+		t.Errorf("%d issued, and all the processes printed %d", count[sequence.Issued], total)
 	}
 	killedOpen := false
 	for _, sp := range rep.Spans {

@@ -179,6 +179,29 @@ func (c *Counter) record(ctx context.Context, j sequence.Journal, lock *Lock, ke
 			}
 		}
 	}
+	var todo []sequence.Event
+	for _, g := range gs {
+		if !written[grant{r: g.r, holder: g.holder}] {
+			todo = append(todo, sequence.Event{Kind: sequence.Handed, Range: g.r, Actor: g.holder})
+		}
+	}
+	if all, ok := j.(interface {
+		NoteAll(ctx context.Context, key string, es []sequence.Event) ([]sequence.Event, error)
+	}); ok {
+		// A ledger that takes many records in one transaction (sqlseq):
+		// a few hundred a round.
+		for len(todo) > 0 {
+			n := min(len(todo), 500)
+			if err := lock.Refresh(ctx); err != nil {
+				return err
+			}
+			if _, err := all.NoteAll(ctx, key, todo[:n]); err != nil {
+				return fmt.Errorf("redisseq: record in the ledger's journal to whom the cache handed %d blocks of key %q: %w", n, key, err)
+			}
+			todo = todo[n:]
+		}
+		return nil
+	}
 	refreshed := time.Now()
 	for _, g := range gs {
 		if written[grant{r: g.r, holder: g.holder}] {

@@ -178,6 +178,24 @@ func (s *Store) readHead(ctx context.Context, q execer, stmt string, id [32]byte
 	return h, nil
 }
 
+// NoteAll appends es, records such as [Store.Note] takes (but voids), to
+// key's journal in one transaction that locks key's row: for a cache that
+// records many at once (redisseq's blocks handed to processes), one round
+// of the ledger instead of one per record.
+func (s *Store) NoteAll(ctx context.Context, key string, es []sequence.Event) ([]sequence.Event, error) {
+	return s.journaled(ctx, "note", key, func(tx execer, last, journaled int64) (int64, []sequence.Event, error) {
+		for _, e := range es {
+			if e.Kind == sequence.Voided {
+				return 0, nil, fmt.Errorf("sqlseq: journal of %q: a void is noted alone (Note): %w", key, sequence.ErrInvalidArgument)
+			}
+			if err := sequence.CheckNote(key, e, max(journaled, last)); err != nil {
+				return 0, nil, err
+			}
+		}
+		return last, es, nil
+	})
+}
+
 // Note appends e to key's journal, in a transaction that locks key's
 // row: a [sequence.Journal].
 func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
