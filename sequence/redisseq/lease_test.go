@@ -2,7 +2,6 @@ package redisseq_test
 
 import (
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,48 +36,12 @@ func TestLeaserRefusesUnsafeRedis(t *testing.T) {
 	}
 }
 
-// Every id is held once; a released id passes on, and its new holder
-// issues above everything its old one issued.
-func TestLeaserExclusive(t *testing.T) {
-	ctx := t.Context()
+// The promises of every Leaser (sequencetest.RunLeaser).
+func TestLeaser(t *testing.T) {
 	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
-	l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: "exclusive"}))
-	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if a.Worker() == b.Worker() {
-		t.Fatalf("two live Gens hold worker %d", a.Worker())
-	}
-	if _, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l}); !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "all 2 worker ids") {
-		t.Fatalf("a third Gen with two ids: %v", err)
-	}
-	var last int64
-	for range 1000 {
-		if last, err = a.Next(ctx, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a.Close()
-	c, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if c.Worker() != a.Worker() {
-		t.Fatalf("the released worker %d was not taken; got %d", a.Worker(), c.Worker())
-	}
-	if id, err := c.Next(ctx, ""); err != nil || id <= last {
-		t.Errorf("the new holder's first id %d (%v) is not above the old holder's last %d", id, err, last)
-	}
-	if _, err := a.Next(ctx, ""); !errors.Is(err, sequence.ErrClosed) {
-		t.Errorf("Next after Close: %v", err)
-	}
+	sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
+		return must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: name}))
+	}, 300*time.Millisecond)
 }
 
 // A Gen cut off from Redis stops issuing before its lease can expire; the

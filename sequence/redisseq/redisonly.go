@@ -28,8 +28,8 @@ var ErrUnsafe = errors.New("redisseq: Redis may lose counters")
 type onlyRedis struct {
 	mu      sync.Mutex
 	checked time.Time // when the servers' settings were last read
-	epochs  sync.Map // Redis key of a counter -> the epoch seen with it
-	expires sync.Map // Redis key of a counter -> when it may expire (see Allocator.Expire)
+	epochs  sync.Map  // Redis key of a counter -> the epoch seen with it
+	expires sync.Map  // Redis key of a counter -> when it may expire (see Allocator.Expire)
 }
 
 // check refuses servers that may lose writes.

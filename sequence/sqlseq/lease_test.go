@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,183 +33,17 @@ func TestLeaserConformance(t *testing.T) {
 	}
 }
 
-// The promises of a Lease on their own: bad arguments, a renewal after
-// the deadline that fails even though no one took the id, a bound that
-// renewals raise and never lower and that Release sets, a lost lease that
-// can neither renew nor release.
-func TestLease(t *testing.T) {
-	ctx := t.Context()
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t, b, b.open(t), sqlseq.Options{})
-			l := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: "lease"}))
-			for _, bad := range []struct {
-				workers int64
-				ttl     time.Duration
-				l       *sqlseq.Leaser
-			}{{-1, time.Second, l}, {2, 0, l}, {2, time.Microsecond, l}, {2, time.Second, must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: strings.Repeat("n", 256)}))}} {
-				if _, err := bad.l.Lease(ctx, layoutOf(bad.workers), bad.ttl); !errors.Is(err, sequence.ErrInvalidArgument) {
-					t.Errorf("Lease(%d, %v): %v; want ErrInvalidArgument", bad.workers, bad.ttl, err)
-				}
-			}
-
-			const ttl = 300 * time.Millisecond
-			a, err := l.Lease(ctx, layoutOf(1), ttl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if a.Worker() != 0 || !a.Bound().IsZero() {
-				t.Fatalf("the first lease of one id: worker %d, bound %v", a.Worker(), a.Bound())
-			}
-			if _, err := l.Lease(ctx, layoutOf(1), ttl); !errors.Is(err, sequence.ErrUnavailable) {
-				t.Fatalf("a second lease of one held id: %v; want ErrUnavailable", err)
-			}
-			// Another name is another series of ids.
-			if o, err := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: "other"})).Lease(ctx, layoutOf(1), ttl); err != nil || o.Worker() != 0 {
-				t.Fatalf("the one id of another name: %v", err)
-			}
-			b1 := time.Unix(0, 1_000_000_000_000)
-			b2 := b1.Add(time.Hour)
-			if err := a.Renew(ctx, b2); err != nil {
-				t.Fatal(err)
-			}
-			if err := a.Renew(ctx, b1); err != nil { // lower: the bound stays b2
-				t.Fatal(err)
-			}
-			time.Sleep(ttl + 100*time.Millisecond)
-			if err := a.Renew(ctx, b2); !errors.Is(err, sequence.ErrLeaseLost) {
-				t.Fatalf("a renewal after the deadline, the id untaken: %v; want ErrLeaseLost", err)
-			}
-			if err := a.Release(ctx, b2); !errors.Is(err, sequence.ErrLeaseLost) {
-				t.Fatalf("a release after the deadline: %v; want ErrLeaseLost", err)
-			}
-			c, err := l.Lease(ctx, layoutOf(1), ttl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !c.Bound().Equal(b2) {
-				t.Fatalf("the next holder finds bound %v; want the highest renewed, %v", c.Bound(), b2)
-			}
-			if err := c.Renew(ctx, b2.Add(time.Hour)); err != nil {
-				t.Fatal(err)
-			}
-			b3 := b2.Add(time.Minute) // the holder's last id: below its renewed bound
-			if err := c.Release(ctx, b3); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Renew(ctx, b3); !errors.Is(err, sequence.ErrLeaseLost) {
-				t.Fatalf("a renewal after Release: %v; want ErrLeaseLost", err)
-			}
-			d, err := l.Lease(ctx, layoutOf(1), ttl) // free at once
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !d.Bound().Equal(b3) {
-				t.Fatalf("after Release(%v) the next holder finds %v", b3, d.Bound())
-			}
-			// A holder that issued nothing releases with the zero bound:
-			// the bound it found stays.
-			if err := d.Release(ctx, time.Time{}); err != nil {
-				t.Fatal(err)
-			}
-			e, err := l.Lease(ctx, layoutOf(1), ttl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !e.Bound().Equal(b3) {
-				t.Fatalf("after Release(zero time) the next holder finds %v; want %v kept", e.Bound(), b3)
-			}
-		})
-	}
-}
-
-// Many processes that lease at once get distinct ids, as many as there
-// are, and the others ErrUnavailable.
-func TestLeaserConcurrent(t *testing.T) {
-	ctx := t.Context()
+// The promises of every Leaser (sequencetest.RunLeaser), on each
+// database.
+func TestLeaser(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			db.SetMaxOpenConns(32)
-			l := must(sqlseq.NewLeaser(newStore(t, b, db, sqlseq.Options{}), sqlseq.LeaserOptions{}))
-			const workers, callers = 8, 24
-			var mu sync.Mutex
-			got := map[int64]int{}
-			refused := 0
-			var wg sync.WaitGroup
-			for range callers {
-				wg.Go(func() {
-					lease, err := l.Lease(ctx, layoutOf(workers), time.Minute)
-					mu.Lock()
-					defer mu.Unlock()
-					switch {
-					case errors.Is(err, sequence.ErrUnavailable) && strings.Contains(err.Error(), "all 8 worker ids"):
-						refused++
-					case err != nil:
-						t.Error(err)
-					default:
-						got[lease.Worker()]++
-					}
-				})
-			}
-			wg.Wait()
-			for id, n := range got {
-				if n != 1 || id < 0 || id >= workers {
-					t.Errorf("worker %d leased %d times", id, n)
-				}
-			}
-			if len(got) != workers || refused != callers-workers {
-				t.Errorf("%d ids leased, %d refused; want %d and %d", len(got), refused, workers, callers-workers)
-			}
-		})
-	}
-}
-
-// Every id is held once; a released id passes on, and its new holder
-// issues above everything its old one issued.
-func TestLeaserExclusive(t *testing.T) {
-	ctx := t.Context()
-	for _, be := range backends() {
-		t.Run(be.name, func(t *testing.T) {
-			l := must(sqlseq.NewLeaser(newStore(t, be, be.open(t), sqlseq.Options{}), sqlseq.LeaserOptions{Name: "exclusive"}))
-			a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
-			if a.Worker() == b.Worker() {
-				t.Fatalf("two live Gens hold worker %d", a.Worker())
-			}
-			if _, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l}); !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "all 2 worker ids") {
-				t.Fatalf("a third Gen with two ids: %v", err)
-			}
-			var last int64
-			for range 1000 {
-				if last, err = a.Next(ctx, ""); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := a.Close(); err != nil {
-				t.Fatal(err)
-			}
-			c, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if c.Worker() != a.Worker() {
-				t.Fatalf("the released worker %d was not taken; got %d", a.Worker(), c.Worker())
-			}
-			if id, err := c.Next(ctx, ""); err != nil || id <= last {
-				t.Errorf("the new holder's first id %d (%v) is not above the old holder's last %d", id, err, last)
-			}
-			if _, err := a.Next(ctx, ""); !errors.Is(err, sequence.ErrClosed) {
-				t.Errorf("Next after Close: %v", err)
-			}
+			s := newStore(t, b, db, sqlseq.Options{})
+			sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
+				return must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: name}))
+			}, 300*time.Millisecond)
 		})
 	}
 }
@@ -464,34 +297,6 @@ func TestLeaserDataLoss(t *testing.T) {
 			if repeats != 0 || stopped < 2 {
 				t.Errorf("%d repeats, %d of the 2 holders whose lease was lost stopped", repeats, stopped)
 			}
-		})
-	}
-}
-
-// A name records its layout with its first lease: a Gen with another
-// layout is refused under it (snowflake.ErrLayout), and works under
-// another name.
-func TestLeaserLayout(t *testing.T) {
-	ctx := t.Context()
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t, b, b.open(t), sqlseq.Options{})
-			a := snowflake.Layout{TimeBits: 41, WorkerBits: 2, SeqBits: 11, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
-			other := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
-			lease, err := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{})).Lease(ctx, a, time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lease.Release(ctx, time.Time{})
-			_, err = must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{})).Lease(ctx, other, time.Minute)
-			if !errors.Is(err, snowflake.ErrLayout) || !strings.Contains(err.Error(), a.String()) || !strings.Contains(err.Error(), other.String()) {
-				t.Fatalf("another layout under one name: %v; want ErrLayout naming both", err)
-			}
-			o, err := must(sqlseq.NewLeaser(s, sqlseq.LeaserOptions{Name: "other"})).Lease(ctx, other, time.Minute)
-			if err != nil {
-				t.Fatalf("another layout under another name: %v", err)
-			}
-			o.Release(ctx, time.Time{})
 		})
 	}
 }

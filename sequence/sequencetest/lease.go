@@ -1,0 +1,224 @@
+package sequencetest
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/snowflake"
+)
+
+// NewLeaser returns a [snowflake.Leaser] of the series name (a Leaser's
+// name or prefix), over the store under test: every call for one test
+// reaches the same store.
+type NewLeaser func(t *testing.T, name string) snowflake.Leaser
+
+// RunLeaser checks the promises of a [snowflake.Leaser] over a store:
+// bad arguments refused; an id held once, and another name another
+// series; a bound that renewals raise and never lower, that Release sets
+// and that the next holder finds; a lease past its ttl that can neither
+// renew nor release, even when nobody took the id; many callers at once
+// given distinct ids and the rest ErrUnavailable; a released id passed on
+// to a Gen that issues above its old holder; a layout recorded with a
+// series' first lease. ttl is the shortest lease the store keeps (etcd
+// counts in seconds).
+func RunLeaser(t *testing.T, newLeaser NewLeaser, ttl time.Duration) {
+	t.Run("Lease", func(t *testing.T) { leaseBounds(t, newLeaser, ttl) })
+	t.Run("Concurrent", func(t *testing.T) { leaseConcurrent(t, newLeaser) })
+	t.Run("Exclusive", func(t *testing.T) { leaseExclusive(t, newLeaser) })
+	t.Run("Layout", func(t *testing.T) { leaseLayout(t, newLeaser) })
+}
+
+// LayoutOf returns a layout with n worker ids (n a power of two).
+func LayoutOf(n int64) snowflake.Layout {
+	bits := 0
+	for int64(1)<<bits < n {
+		bits++
+	}
+	return snowflake.Layout{TimeBits: 63 - 12 - bits, WorkerBits: bits, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+}
+
+func leaseBounds(t *testing.T, newLeaser NewLeaser, ttl time.Duration) {
+	ctx := t.Context()
+	l := newLeaser(t, "lease")
+	for _, bad := range []time.Duration{0, time.Microsecond} {
+		if _, err := l.Lease(ctx, LayoutOf(2), bad); !errors.Is(err, sequence.ErrInvalidArgument) {
+			t.Errorf("Lease with ttl %v: %v; want ErrInvalidArgument", bad, err)
+		}
+	}
+	a, err := l.Lease(ctx, LayoutOf(1), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Worker() != 0 || !a.Bound().IsZero() {
+		t.Fatalf("the first lease of one id: worker %d, bound %v", a.Worker(), a.Bound())
+	}
+	if _, err := l.Lease(ctx, LayoutOf(1), ttl); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Fatalf("a second lease of one held id: %v; want ErrUnavailable", err)
+	}
+	if o, err := newLeaser(t, "other").Lease(ctx, LayoutOf(1), ttl); err != nil || o.Worker() != 0 {
+		t.Fatalf("the one id of another name: %v", err)
+	}
+	b1 := time.Unix(0, 1_000_000_000_000)
+	b2 := b1.Add(time.Hour)
+	if err := a.Renew(ctx, b2); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Renew(ctx, b1); err != nil { // lower: the bound stays b2
+		t.Fatal(err)
+	}
+	// Past the lease's ttl, nobody having taken the id: the renewal
+	// fails (a store that expires leases itself may take a moment).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		time.Sleep(ttl + 100*time.Millisecond)
+		err := a.Renew(ctx, b2)
+		if errors.Is(err, sequence.ErrLeaseLost) {
+			break
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("a renewal long after the lease's ttl: %v; want ErrLeaseLost", err)
+		}
+	}
+	if err := a.Release(ctx, b2); !errors.Is(err, sequence.ErrLeaseLost) {
+		t.Fatalf("a release after the ttl: %v; want ErrLeaseLost", err)
+	}
+	c, err := l.Lease(ctx, LayoutOf(1), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Bound().Equal(b2) {
+		t.Fatalf("the next holder finds bound %v; want the highest renewed, %v", c.Bound(), b2)
+	}
+	if err := c.Renew(ctx, b2.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	b3 := b2.Add(time.Minute) // the holder's last id: below its renewed bound
+	if err := c.Release(ctx, b3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Renew(ctx, b3); !errors.Is(err, sequence.ErrLeaseLost) {
+		t.Fatalf("a renewal after Release: %v; want ErrLeaseLost", err)
+	}
+	d, err := l.Lease(ctx, LayoutOf(1), ttl) // free at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Bound().Equal(b3) {
+		t.Fatalf("after Release(%v) the next holder finds %v", b3, d.Bound())
+	}
+	// A holder that issued nothing releases with the zero bound: the
+	// bound it found stays.
+	if err := d.Release(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := l.Lease(ctx, LayoutOf(1), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Bound().Equal(b3) {
+		t.Fatalf("after Release(zero time) the next holder finds %v; want %v kept", e.Bound(), b3)
+	}
+}
+
+func leaseConcurrent(t *testing.T, newLeaser NewLeaser) {
+	ctx := t.Context()
+	l := newLeaser(t, "concurrent")
+	const workers, callers = 8, 24
+	var mu sync.Mutex
+	got := map[int64]int{}
+	refused := 0
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			lease, err := l.Lease(ctx, LayoutOf(workers), time.Minute)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, sequence.ErrUnavailable) && strings.Contains(err.Error(), "all 8 worker ids"):
+				refused++
+			case err != nil:
+				t.Error(err)
+			default:
+				got[lease.Worker()]++
+			}
+		})
+	}
+	wg.Wait()
+	for id, n := range got {
+		if n != 1 || id < 0 || id >= workers {
+			t.Errorf("worker %d leased %d times", id, n)
+		}
+	}
+	if len(got) != workers || refused != callers-workers {
+		t.Errorf("%d ids leased, %d refused; want %d and %d", len(got), refused, workers, callers-workers)
+	}
+}
+
+func leaseExclusive(t *testing.T, newLeaser NewLeaser) {
+	ctx := t.Context()
+	l := newLeaser(t, "exclusive")
+	// Two worker ids, and few bits of sequence, so that a thousand ids
+	// run into the clock's next tick.
+	two := snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+	a, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if a.Worker() == b.Worker() {
+		t.Fatalf("two live Gens hold worker %d", a.Worker())
+	}
+	if _, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l}); !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "all 2 worker ids") {
+		t.Fatalf("a third Gen with two ids: %v", err)
+	}
+	var last int64
+	for range 1000 {
+		if last, err = a.Next(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Worker() != a.Worker() {
+		t.Fatalf("the released worker %d was not taken; got %d", a.Worker(), c.Worker())
+	}
+	if id, err := c.Next(ctx, ""); err != nil || id <= last {
+		t.Errorf("the new holder's first id %d (%v) is not above the old holder's last %d", id, err, last)
+	}
+	if _, err := a.Next(ctx, ""); !errors.Is(err, sequence.ErrClosed) {
+		t.Errorf("Next after Close: %v", err)
+	}
+}
+
+func leaseLayout(t *testing.T, newLeaser NewLeaser) {
+	ctx := t.Context()
+	a := snowflake.Layout{TimeBits: 41, WorkerBits: 2, SeqBits: 11, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+	other := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+	lease, err := newLeaser(t, "layout").Lease(ctx, a, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release(ctx, time.Time{})
+	_, err = newLeaser(t, "layout").Lease(ctx, other, time.Minute)
+	if !errors.Is(err, snowflake.ErrLayout) || !strings.Contains(err.Error(), a.String()) || !strings.Contains(err.Error(), other.String()) {
+		t.Fatalf("another layout under one name: %v; want ErrLayout naming both", err)
+	}
+	o, err := newLeaser(t, "layout-other").Lease(ctx, other, time.Minute)
+	if err != nil {
+		t.Fatalf("another layout under another name: %v", err)
+	}
+	o.Release(ctx, time.Time{})
+}
