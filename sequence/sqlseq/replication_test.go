@@ -327,10 +327,19 @@ func TestStandbyAway(t *testing.T) {
 		t.Errorf("a server provably alone (max_wal_senders = 0): %v", err)
 	}
 	setSync(t, primary, "*", 0)
-	short, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := store.Allocate(short, "k", 10); !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "none of them is connected") {
-		t.Errorf("synchronous_standby_names set, its standby away: %v", err)
+	// The reload reaches each backend in its own time: the pool's
+	// connections may read the old, empty setting for a moment.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		short, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := store.Allocate(short, "k", 10)
+		cancel()
+		if errors.Is(err, sequence.ErrUnavailable) && strings.Contains(err.Error(), "none of them is connected") {
+			break
+		}
+		if !errors.Is(err, sqlseq.ErrAsyncReplication) || time.Now().After(deadline) {
+			t.Errorf("synchronous_standby_names set, its standby away: %v", err)
+			break
+		}
 	}
 	standby.Restart(t)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
