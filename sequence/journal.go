@@ -467,7 +467,7 @@ func VerifySealed(key string, events []Event, head Head, keys []ed25519.PublicKe
 	var keptFrom int64 // the record the hashes kept by a prune start at
 	var kept []byte
 	for i, e := range events {
-		if _, sealed := parseSeal(e); i == 0 && e.Kind == Pruned && sealed {
+		if i == 0 && e.Kind == Pruned && sealedPrune(e) {
 			// The summary of the records pruned: signed, and the chain
 			// goes on from the hash it keeps.
 			first, hashes, problem := checkPruned(key, e, keys)

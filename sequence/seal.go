@@ -136,6 +136,14 @@ func keptHashes(events []Event) (first int64, hashes []byte) {
 	return first, hashes
 }
 
+// sealedPrune reports whether Pruned record p carries a seal (signed, or
+// by an earlier release's bare hash), unlike the record of numbers
+// reserved before the store kept a journal.
+func sealedPrune(p Event) bool {
+	_, ok := parseSeal(p)
+	return ok
+}
+
 // PruneSummary returns the summary a Pruned record's reason gives,
 // without its seal: what a report prints.
 func PruneSummary(p Event) string {

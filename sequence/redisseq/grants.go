@@ -185,28 +185,22 @@ func (c *Counter) record(ctx context.Context, j sequence.Journal, lock *Lock, ke
 			todo = append(todo, sequence.Event{Kind: sequence.Handed, Range: g.r, Actor: g.holder})
 		}
 	}
+	// A ledger that takes many records in one transaction (sqlseq) takes
+	// a few hundred a round; another, one.
+	note, size := func(es []sequence.Event) error {
+		_, err := j.Note(ctx, key, es[0])
+		return err
+	}, 1
 	if all, ok := j.(interface {
 		NoteAll(ctx context.Context, key string, es []sequence.Event) ([]sequence.Event, error)
 	}); ok {
-		// A ledger that takes many records in one transaction (sqlseq):
-		// a few hundred a round.
-		for len(todo) > 0 {
-			n := min(len(todo), 500)
-			if err := lock.Refresh(ctx); err != nil {
-				return err
-			}
-			if _, err := all.NoteAll(ctx, key, todo[:n]); err != nil {
-				return fmt.Errorf("redisseq: record in the ledger's journal to whom the cache handed %d blocks of key %q: %w", n, key, err)
-			}
-			todo = todo[n:]
-		}
-		return nil
+		note, size = func(es []sequence.Event) error {
+			_, err := all.NoteAll(ctx, key, es)
+			return err
+		}, 500
 	}
 	refreshed := time.Now()
-	for _, g := range gs {
-		if written[grant{r: g.r, holder: g.holder}] {
-			continue
-		}
+	for len(todo) > 0 {
 		if time.Since(refreshed) > flushTTL/4 {
 			// Still the flusher: a lock lost means another took over.
 			if err := lock.Refresh(ctx); err != nil {
@@ -214,9 +208,11 @@ func (c *Counter) record(ctx context.Context, j sequence.Journal, lock *Lock, ke
 			}
 			refreshed = time.Now()
 		}
-		if _, err := j.Note(ctx, key, sequence.Event{Kind: sequence.Handed, Range: g.r, Actor: g.holder}); err != nil {
-			return fmt.Errorf("redisseq: record in the ledger's journal to whom the cache handed %v of key %q: %w", g.r, key, err)
+		n := min(len(todo), size)
+		if err := note(todo[:n]); err != nil {
+			return fmt.Errorf("redisseq: record in the ledger's journal to whom the cache handed %v of key %q (%d blocks): %w", todo[0].Range, key, n, err)
 		}
+		todo = todo[n:]
 	}
 	return nil
 }
