@@ -13,13 +13,7 @@ import (
 // in cmd/sn, finds each here line for line.
 func TestDocAudit(t *testing.T) {
 	ctx := t.Context()
-	a := sequence.NewMemoryAllocator()
-	seg := must(sequence.NewSegment(a, sequence.SegmentOptions{}))
-	defer seg.Close()
-	invoices := sn.MustNew(`FA-@<seq, width=6>`, sn.WithSequence("seq", seg))
-	if _, err := invoices.Issue(ctx, sn.Request{N: 4}); err != nil {
-		t.Fatal(err)
-	}
+	a, invoices := fourInvoices(t)
 
 	ctx = sn.WithActor(ctx, "alice") // who, in the journal; sn serve names the token
 	err := invoices.Void(ctx, "FA-000002", "cancelled, credit note FA-000004")
@@ -38,13 +32,7 @@ func TestDocAudit(t *testing.T) {
 // void alone. The control: a number not voided yet is voided.
 func TestVoidTwice(t *testing.T) {
 	ctx := t.Context()
-	a := sequence.NewMemoryAllocator()
-	seg := must(sequence.NewSegment(a, sequence.SegmentOptions{}))
-	defer seg.Close()
-	invoices := sn.MustNew(`FA-@<seq, width=6>`, sn.WithSequence("seq", seg))
-	if _, err := invoices.Issue(ctx, sn.Request{N: 4}); err != nil {
-		t.Fatal(err)
-	}
+	a, invoices := fourInvoices(t)
 	if err := invoices.Void(sn.WithActor(ctx, "alice"), "FA-000002", "cancelled"); err != nil {
 		t.Fatalf("control: %v", err)
 	}
@@ -63,4 +51,18 @@ func TestVoidTwice(t *testing.T) {
 	if voids != 1 {
 		t.Errorf("%d void records, want 1 (none of the refused batch)", voids)
 	}
+}
+
+// fourInvoices returns a series of invoices over a MemoryAllocator, with
+// four numbers issued: FA-000001 to FA-000004.
+func fourInvoices(t *testing.T) (*sequence.MemoryAllocator, *sn.Generator) {
+	t.Helper()
+	a := sequence.NewMemoryAllocator()
+	seg := must(sequence.NewSegment(a, sequence.SegmentOptions{}))
+	t.Cleanup(func() { seg.Close() })
+	invoices := sn.MustNew(`FA-@<seq, width=6>`, sn.WithSequence("seq", seg))
+	if _, err := invoices.Issue(t.Context(), sn.Request{N: 4}); err != nil {
+		t.Fatal(err)
+	}
+	return a, invoices
 }

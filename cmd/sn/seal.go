@@ -30,49 +30,36 @@ func (f *flags) sealKeys() *[]ed25519.PublicKey {
 // readPublicKey reads an Ed25519 public key from a PEM file, as sn
 // keygen writes it.
 func readPublicKey(path string) (ed25519.PublicKey, error) {
-	der, err := readPEM(path, "PUBLIC KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKIXPublicKey(der)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	pub, ok := k.(ed25519.PublicKey)
-	if !ok {
-		return nil, fmt.Errorf("%s: a %T key, want Ed25519 (sn keygen makes one)", path, k)
-	}
-	return pub, nil
+	return readKey[ed25519.PublicKey](path, "PUBLIC KEY", x509.ParsePKIXPublicKey)
 }
 
 // readPrivateKey reads an Ed25519 private key from a PEM file, as sn
 // keygen writes it.
 func readPrivateKey(path string) (ed25519.PrivateKey, error) {
-	der, err := readPEM(path, "PRIVATE KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKCS8PrivateKey(der)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	sk, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("%s: a %T key, want Ed25519 (sn keygen makes one)", path, k)
-	}
-	return sk, nil
+	return readKey[ed25519.PrivateKey](path, "PRIVATE KEY", x509.ParsePKCS8PrivateKey)
 }
 
-func readPEM(path, kind string) ([]byte, error) {
+// readKey reads the PEM block kind of the file at path, parses it and
+// wants a K.
+func readKey[K any](path, kind string, parse func([]byte) (any, error)) (K, error) {
+	var zero K
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	blk, _ := pem.Decode(b)
 	if blk == nil || blk.Type != kind {
-		return nil, fmt.Errorf("%s: want a PEM %q block, as sn keygen writes it", path, kind)
+		return zero, fmt.Errorf("%s: want a PEM %q block, as sn keygen writes it", path, kind)
 	}
-	return blk.Bytes, nil
+	k, err := parse(blk.Bytes)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %v", path, err)
+	}
+	key, ok := k.(K)
+	if !ok {
+		return zero, fmt.Errorf("%s: a %T key, want Ed25519 (sn keygen makes one)", path, k)
+	}
+	return key, nil
 }
 
 // cmdKeygen makes the key pair that signs prunes: the private key for
