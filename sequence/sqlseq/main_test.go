@@ -7,11 +7,13 @@ import (
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/testserver"
+	"github.com/sngen/sn/sequence/record/recordtest"
 )
 
-// TestMain runs a child of TestLeaserMultiProcess when the environment
-// says so (see lease_multiprocess_test.go), and the tests otherwise.
+// TestMain runs a child of TestLeaserMultiProcess, or of the record
+// suite, when the environment says so (see lease_multiprocess_test.go), and the tests otherwise.
 func TestMain(m *testing.M) {
+	recordtest.Main(openRecords)
 	if spec := os.Getenv(leaseEnv); spec != "" {
 		os.Exit(runLeaseChild(spec))
 	}

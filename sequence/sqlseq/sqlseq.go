@@ -220,7 +220,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := s.db.ExecContext(ctx, s.q.createHolds); err != nil {
 				return err
 			}
-			_, err := s.db.ExecContext(ctx, s.q.createMemos)
+			if _, err := s.db.ExecContext(ctx, s.q.createMemos); err != nil {
+				return err
+			}
+			_, err := s.db.ExecContext(ctx, s.createKV())
 			return err
 		})
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run

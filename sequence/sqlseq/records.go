@@ -1,0 +1,243 @@
+package sqlseq
+
+import (
+	"context"
+	"database/sql"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sngen/sn/sequence/record"
+)
+
+// The records (see package record): a table, the ledger's name and "_kv",
+// of k (the key's bytes), v (the value) and ver (its version, a random
+// positive 63-bit number drawn at each write, so that a key written again
+// after a delete has a version nobody read). A row of version 0 is a key
+// a commit conditioned on its absence and locked: absent to every read.
+
+// Records returns the database's records: a [record.Store] whose commits
+// are transactions checked for replication like every write (see
+// [Store.CheckReplication]), and whose clock is the database's.
+func (s *Store) Records() record.Store { return records{s} }
+
+type records struct{ s *Store }
+
+func (s *Store) kvTable() string { return s.table + "_kv" }
+
+// createKV is the statement that makes the table of records.
+func (s *Store) createKV() string {
+	if s.dialect == Postgres {
+		return `CREATE TABLE IF NOT EXISTS ` + s.kvTable() + ` (
+	k bytea PRIMARY KEY,
+	v bytea NOT NULL,
+	ver bigint NOT NULL
+)`
+	}
+	return `CREATE TABLE IF NOT EXISTS ` + s.kvTable() + ` (
+	k VARBINARY(` + strconv.Itoa(record.MaxKey) + `) NOT NULL PRIMARY KEY,
+	v MEDIUMBLOB NOT NULL,
+	ver BIGINT NOT NULL
+) ENGINE=InnoDB`
+}
+
+// args returns n placeholders from the (i+1)th, joined by commas.
+func (s *Store) args(i, n int) string {
+	var b strings.Builder
+	for j := range n {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		if s.dialect == Postgres {
+			b.WriteString("$" + strconv.Itoa(i+j+1))
+		} else {
+			b.WriteString("?")
+		}
+	}
+	return b.String()
+}
+
+func keyArgs(keys []string) []any {
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = []byte(k)
+	}
+	return out
+}
+
+func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
+	for _, k := range keys {
+		if err := record.CheckKey(k); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]record.Record, len(keys))
+	for i, k := range keys {
+		out[i] = record.Record{Key: k}
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	q := `SELECT k, v, ver FROM ` + r.s.kvTable() + ` WHERE ver <> 0 AND k IN (` + r.s.args(0, len(keys)) + `)`
+	err := r.s.retry(ctx, "read records", func() error {
+		got, err := r.query(ctx, r.s.db, q, keyArgs(keys)...)
+		if err != nil {
+			return err
+		}
+		for i, k := range keys {
+			out[i] = record.Record{Key: k}
+			for _, g := range got {
+				if g.Key == k {
+					out[i] = g
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (r records) query(ctx context.Context, q querier, stmt string, args ...any) ([]record.Record, error) {
+	rows, err := q.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []record.Record
+	for rows.Next() {
+		var k, v []byte
+		var ver int64
+		if err := rows.Scan(&k, &v, &ver); err != nil {
+			return nil, err
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		out = append(out, record.Record{Key: string(k), Value: v, Version: ver})
+	}
+	return out, rows.Err()
+}
+
+func (r records) Scan(ctx context.Context, from, to string, limit int) ([]record.Record, error) {
+	q := `SELECT k, v, ver FROM ` + r.s.kvTable() + ` WHERE ver <> 0 AND k >= ` + r.s.args(0, 1)
+	args := []any{[]byte(from)}
+	if to != "" {
+		q += ` AND k < ` + r.s.args(1, 1)
+		args = append(args, []byte(to))
+	}
+	q += ` ORDER BY k`
+	if limit > 0 {
+		q += ` LIMIT ` + strconv.Itoa(limit)
+	}
+	var out []record.Record
+	err := r.s.retry(ctx, "scan records", func() error {
+		var err error
+		out, err = r.query(ctx, r.s.db, q, args...)
+		return err
+	})
+	return out, err
+}
+
+func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.Op) (bool, error) {
+	if err := record.Check(cond, ops); err != nil {
+		return false, err
+	}
+	ok := false
+	err := r.s.write(ctx, "write records", func(tx *sql.Tx) error {
+		var err error
+		ok, err = r.apply(ctx, tx, cond, ops)
+		return err
+	})
+	return ok && err == nil, err
+}
+
+// apply checks cond and applies ops in tx; it reports false, having
+// written nothing that the rollback will not undo, when a condition does
+// not hold.
+func (r records) apply(ctx context.Context, tx *sql.Tx, cond []record.Record, ops []record.Op) (bool, error) {
+	t := r.s.kvTable()
+	var absent []string
+	for _, c := range cond {
+		if c.Version == 0 {
+			absent = append(absent, c.Key)
+		}
+	}
+	// A key that must be absent gets a row of version 0, locked with
+	// the others: two commits that want one key absent queue on it.
+	for _, k := range absent {
+		if _, err := tx.ExecContext(ctx, r.s.insertIgnore(t)+` (k, v, ver) VALUES (`+r.s.args(0, 3)+`)`+r.s.onConflictNothing(), []byte(k), []byte{}, 0); err != nil {
+			return false, err
+		}
+	}
+	if len(cond) > 0 {
+		keys := make([]string, len(cond))
+		for i, c := range cond {
+			keys[i] = c.Key
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT k, ver FROM `+t+` WHERE k IN (`+r.s.args(0, len(keys))+`) ORDER BY k FOR UPDATE`, keyArgs(keys)...)
+		if err != nil {
+			return false, err
+		}
+		have := map[string]int64{}
+		for rows.Next() {
+			var k []byte
+			var ver int64
+			if err := rows.Scan(&k, &ver); err != nil {
+				rows.Close()
+				return false, err
+			}
+			have[string(k)] = ver
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return false, err
+		}
+		for _, c := range cond {
+			if have[c.Key] != c.Version {
+				return false, nil
+			}
+		}
+	}
+	for _, o := range ops {
+		var err error
+		switch {
+		case o.Value != nil:
+			ver := rand.Int64N(1<<63-1) + 1
+			if r.s.dialect == Postgres {
+				_, err = tx.ExecContext(ctx, `INSERT INTO `+t+` (k, v, ver) VALUES ($1, $2, $3) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, ver = EXCLUDED.ver`, []byte(o.Key), o.Value, ver)
+			} else {
+				_, err = tx.ExecContext(ctx, `INSERT INTO `+t+` (k, v, ver) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v), ver = VALUES(ver)`, []byte(o.Key), o.Value, ver)
+			}
+		case o.End != "":
+			_, err = tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE k >= `+r.s.args(0, 1)+` AND k < `+r.s.args(1, 1), []byte(o.Key), []byte(o.End))
+		default:
+			_, err = tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE k = `+r.s.args(0, 1), []byte(o.Key))
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	if len(absent) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE ver = 0 AND k IN (`+r.s.args(0, len(absent))+`)`, keyArgs(absent)...); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func (s *Store) insertIgnore(t string) string {
+	if s.dialect == Postgres {
+		return `INSERT INTO ` + t
+	}
+	return `INSERT IGNORE INTO ` + t
+}
+
+func (s *Store) onConflictNothing() string {
+	if s.dialect == Postgres {
+		return ` ON CONFLICT (k) DO NOTHING`
+	}
+	return ``
+}
+
+func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
