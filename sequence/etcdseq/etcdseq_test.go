@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/internal/etcdtest"
+	"github.com/sngen/sn/sequence/record/recordtest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence"
@@ -20,6 +21,7 @@ import (
 // TestMain runs a child of the multi-process tests when the environment
 // says so (see fault_test.go), and the tests otherwise.
 func TestMain(m *testing.M) {
+	recordtest.Main(openRecords)
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(runChild(spec))
 	}

@@ -36,7 +36,7 @@ func Update(ctx context.Context, s Store, fn func(tx *Tx) error) error {
 		if len(tx.ops) == 0 && tx.gets <= 1 {
 			return nil
 		}
-		ok, err := s.Commit(ctx, tx.cond(), tx.ops)
+		ok, err := s.Commit(ctx, tx.cond(), tx.final())
 		if err != nil || ok {
 			return err
 		}
@@ -240,6 +240,41 @@ func (t *Tx) Now() (time.Time, error) {
 
 // Wrote reports whether the transaction has written anything.
 func (t *Tx) Wrote() bool { return len(t.ops) > 0 }
+
+// final is what the transaction wrote, each key once: its range deletes,
+// cut around the keys it wrote after them, then the last write of each
+// key. (etcd refuses a transaction that names a key twice.)
+func (t *Tx) final() []Op {
+	keys := make([]string, 0, len(t.local))
+	for k := range t.local {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Op
+	for _, g := range t.gone {
+		from := g[0]
+		for _, k := range keys {
+			if k < from || k >= g[1] {
+				continue
+			}
+			if from < k {
+				out = append(out, DeleteRange(from, k))
+			}
+			from = k + "\x00"
+		}
+		if from < g[1] {
+			out = append(out, DeleteRange(from, g[1]))
+		}
+	}
+	for _, k := range keys {
+		if v := t.local[k]; v != nil {
+			out = append(out, Op{Key: k, Value: v})
+		} else {
+			out = append(out, Op{Key: k})
+		}
+	}
+	return out
+}
 
 // cond is the transaction's read set, in key order.
 func (t *Tx) cond() []Record {

@@ -25,8 +25,8 @@ const childEnv = "RECORDTEST_CHILD"
 // lose each other's updates and see values twice.
 type job struct {
 	Where, Key, Out string
-	N                       int
-	Blind                   bool
+	N               int
+	Blind           bool
 }
 
 // Main runs this process as a child of the process tests when the

@@ -264,6 +264,27 @@ func testUpdate(t *testing.T, s record.Store, p string) {
 	if get1(t, s, a).Exists() || string(get1(t, s, b).Value) != "2" {
 		t.Fatal("the transaction's writes did not land as written")
 	}
+	// A range deleted and a key in it written again, as a prune does.
+	err = record.Update(ctx, s, func(tx *record.Tx) error {
+		for _, k := range []string{"j/1", "j/2", "j/3", "j/4"} {
+			tx.Put(p+k, []byte(k))
+		}
+		return nil
+	})
+	if err == nil {
+		err = record.Update(ctx, s, func(tx *record.Tx) error {
+			tx.DeleteRange(p+"j/", p+"j/4")
+			tx.Put(p+"j/2", []byte("sum"))
+			tx.Delete(p + "j/4")
+			return nil
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := s.Scan(ctx, p+"j/", record.PrefixEnd(p+"j/"), 0); err != nil || len(rs) != 1 || rs[0].Key != p+"j/2" || string(rs[0].Value) != "sum" {
+		t.Fatalf("after deleting j/1 to j/3, writing j/2 again and deleting j/4: %+v, %v; want j/2 alone", rs, err)
+	}
 	// An error from fn writes nothing.
 	boom := errors.New("boom")
 	if err := record.Update(ctx, s, func(tx *record.Tx) error { tx.Put(a, []byte("x")); return boom }); !errors.Is(err, boom) {
