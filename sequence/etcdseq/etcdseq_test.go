@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/sngen/sn/internal/etcdtest"
-	"github.com/sngen/sn/sequence/record/recordtest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/etcdseq"
+	"github.com/sngen/sn/sequence/record/recordtest"
 	"github.com/sngen/sn/sequence/sequencetest"
 )
 
