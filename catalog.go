@@ -7,12 +7,13 @@ import (
 
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 )
 
 // Series is a template in a store's catalog (see [Generator.Enroll]), as
 // [ReadCatalog] reads it.
 type Series struct {
-	sequence.Entry
+	catalog.Entry
 	// Template is the template's canonical text.
 	Template string
 	// Counters are its sequence parts' counters.
@@ -55,7 +56,7 @@ func (c Counter) Used() float64 {
 // counters; marks, when not nil, gives the last number of each counter
 // whose key is fixed (sequence.Marker.Mark with 0 raises nothing). An
 // entry that cannot be read back has its Err set.
-func ReadCatalog(ctx context.Context, cat sequence.Catalog, marks sequence.Marker) ([]Series, error) {
+func ReadCatalog(ctx context.Context, cat *catalog.Catalog, marks sequence.Marker) ([]Series, error) {
 	es, err := cat.Entries(ctx)
 	if err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func ReadCatalog(ctx context.Context, cat sequence.Catalog, marks sequence.Marke
 
 // ReadCatalogEntry returns the canonical template text of a catalog
 // entry.
-func ReadCatalogEntry(e sequence.Entry) (string, error) {
+func ReadCatalogEntry(e catalog.Entry) (string, error) {
 	sp, err := engine.ReadSpec(e.Spec)
 	if err != nil {
 		return "", err
@@ -105,13 +106,13 @@ func ReadCatalogEntry(e sequence.Entry) (string, error) {
 
 // Catalogs returns the catalogs of the stores the Generator draws from:
 // every sequence under its sequence parts (see sequence.Walk) that is a
-// sequence.Catalog.
-func (g *Generator) Catalogs() []sequence.Catalog { return g.plan.Catalogs() }
+// *catalog.Catalog.
+func (g *Generator) Catalogs() []*catalog.Catalog { return g.plan.Catalogs() }
 
 // CheckCatalog proves the template against every entry of cat, as
 // [Generator.Enroll] does, and records nothing: nil when it may be
 // enrolled, an *[AmbiguityError] otherwise.
-func (g *Generator) CheckCatalog(ctx context.Context, cat sequence.Catalog) error {
+func (g *Generator) CheckCatalog(ctx context.Context, cat *catalog.Catalog) error {
 	es, err := cat.Entries(ctx)
 	if err != nil {
 		return err

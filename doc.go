@@ -88,7 +88,7 @@
 // must share one store, or one ledger.
 //
 // Every durable store keeps a catalog of the templates drawn from it
-// ([sequence.Catalog]). Before its first number a template is enrolled:
+// ([catalog.Catalog]). Before its first number a template is enrolled:
 // proven against every template the store has served, in any run, process
 // or machine, under the rule of [CheckSet] for templates sharing a store.
 // So the headline template above and "SN-@<seq, width=8>-@<checksum,

@@ -90,7 +90,7 @@ func New(template string, opts ...Option) (*Generator, error) {
 }
 
 // Enroll enrolls the template in the catalog of every store its
-// sequences draw from (a sequence.Catalog: bbolt, the SQL ledger, Redis,
+// sequences draw from (a *catalog.Catalog: bbolt, the SQL ledger, Redis,
 // the memory sequences), so that no template used on one store, in any
 // run, process or machine, can print a number another printed for another
 // counter or number. The template is proven against every entry of each

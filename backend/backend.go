@@ -179,6 +179,7 @@ import (
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 )
 
 func init() {
@@ -386,42 +387,9 @@ func (e exact) Mark(ctx context.Context, key string, v int64) (int64, error) {
 	return m.Mark(ctx, key, v)
 }
 
-// catalog returns the Allocator's catalog.
-func (e exact) catalog() (sequence.Catalog, error) {
-	c, ok := e.a.(sequence.Catalog)
-	if !ok {
-		return nil, fmt.Errorf("%T keeps no catalog: %w", e.a, errors.ErrUnsupported)
-	}
-	return c, nil
-}
-
-// Enroll enrolls a template in the Allocator's catalog (see
-// sequence.Catalog).
-func (e exact) Enroll(ctx context.Context, en sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
-	c, err := e.catalog()
-	if err != nil {
-		return sequence.Entry{}, err
-	}
-	return c.Enroll(ctx, en, check)
-}
-
-// Entries returns the Allocator's catalog.
-func (e exact) Entries(ctx context.Context) ([]sequence.Entry, error) {
-	c, err := e.catalog()
-	if err != nil {
-		return nil, err
-	}
-	return c.Entries(ctx)
-}
-
-// Forget removes an entry of the Allocator's catalog.
-func (e exact) Forget(ctx context.Context, id string) (bool, error) {
-	c, err := e.catalog()
-	if err != nil {
-		return false, err
-	}
-	return c.Forget(ctx, id)
-}
+// Records returns the records of the Allocator's store (see package
+// record), where its catalog is kept.
+func (e exact) Records() record.Store { return record.Of(e.a) }
 
 // journal returns the Allocator's journal.
 func (e exact) journal() (sequence.Journal, error) {

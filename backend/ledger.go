@@ -16,6 +16,7 @@ import (
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -185,7 +186,7 @@ type ledgerStore interface {
 	sequence.Allocator
 	sequence.Floorer
 	sequence.Identifier
-	sequence.Catalog
+	record.Holder
 	sequence.Marker
 	sequence.Recorder
 	sequence.Pinger

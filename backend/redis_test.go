@@ -58,7 +58,7 @@ func TestRedisSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(keys)
-	if want := []string{"test:{A@<seq>}", "test:{A@<seq>}:epoch", "test:{A@<seq>}:floor", "test:{B@<seq>}", "test:{B@<seq>}:epoch", "test:{id}", "test:{sn catalog}:entries", "test:{sn catalog}:version"}; !cmp.Equal(keys, want) {
+	if want := []string{"test:{%records}:i", "test:{%records}:n", "test:{%records}:seq", "test:{%records}:v", "test:{A@<seq>}", "test:{A@<seq>}:epoch", "test:{A@<seq>}:floor", "test:{B@<seq>}", "test:{B@<seq>}:epoch", "test:{id}"}; !cmp.Equal(keys, want) {
 		t.Errorf("keys under test: = %q, want %q", keys, want)
 	}
 }

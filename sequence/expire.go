@@ -67,7 +67,7 @@ type records struct {
 	m  map[string]string
 }
 
-func (r *records) record(ctx context.Context, name, value string) (string, error) {
+func (r *records) put(ctx context.Context, name, value string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}

@@ -712,26 +712,10 @@ func (a *MemoryAllocator) Prune(ctx context.Context, key string, p Event) (Event
 	return a.jour.prune(ctx, key, p)
 }
 
-// NoteCatalog notes in c's journal, when it keeps one, that the entry e
-// was enrolled or forgotten (kind), by the writer ctx names: what a
-// store's Enroll and Forget call after recording. It is best effort: the
-// catalog is the record, its journal the history.
-func NoteCatalog(ctx context.Context, c any, kind EventKind, e Entry) {
-	j, ok := c.(Journal)
-	if !ok {
-		return
-	}
-	reason := e.ID
-	if e.Name != "" {
-		reason += " " + e.Name
-	}
-	_, _ = j.Note(context.WithoutCancel(ctx), CatalogKey, Event{Kind: kind, Reason: reason})
-}
-
-// record is a journal record as a store that keeps records as values
+// eventJSON is a journal record as a store that keeps records as values
 // writes it (bbolt, etcd): JSON, so that a reader of the store (bbolt's
 // command, etcdctl, a script) can follow it. Its Seq is the value's key.
-type record struct {
+type eventJSON struct {
 	Kind     string `json:"kind"`
 	First    int64  `json:"first,omitempty"`
 	Last     int64  `json:"last,omitempty"`
@@ -747,7 +731,7 @@ type record struct {
 // records as values writes: kind, first, last, at_us, by, actor, reason,
 // deadline_us and hash (hexadecimal).
 func MarshalEvent(e Event) []byte {
-	v, _ := json.Marshal(record{Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, At: micros(e.At), By: e.By,
+	v, _ := json.Marshal(eventJSON{Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, At: micros(e.At), By: e.By,
 		Actor: e.Actor, Reason: e.Reason, Deadline: micros(e.Deadline), Hash: HashString(e.Hash)})
 	return v
 }
@@ -755,7 +739,7 @@ func MarshalEvent(e Event) []byte {
 // UnmarshalEvent decodes what [MarshalEvent] wrote, the record seq. A
 // hash that does not decode is left zero, for [VerifyChain] to report.
 func UnmarshalEvent(seq int64, v []byte) (Event, error) {
-	var r record
+	var r eventJSON
 	if err := json.Unmarshal(v, &r); err != nil {
 		return Event{}, fmt.Errorf("record %d: %v", seq, err)
 	}

@@ -7,13 +7,15 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/sngen/sn/sequence/record"
 )
 
 // MemoryAllocator is an [Allocator] that keeps its counters in process
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [Catalog], [Returner], [Journal] and [Identifier]: each
+// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [record.Holder], [Returner], [Journal] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id     string
@@ -22,7 +24,7 @@ type MemoryAllocator struct {
 	floors map[string]int64 // key -> the highest floor raised (see Return)
 	exp    expiries
 	recs   records
-	cat    catalog
+	kv     record.Memory
 	jour   journals
 	memos  memos
 }
@@ -30,7 +32,6 @@ type MemoryAllocator struct {
 // NewMemoryAllocator returns an empty MemoryAllocator.
 func NewMemoryAllocator() *MemoryAllocator {
 	a := &MemoryAllocator{id: fmt.Sprintf("memory %016x", rand.Uint64()), last: make(map[string]int64)}
-	a.cat.journal = a
 	return a
 }
 
@@ -112,7 +113,7 @@ func (a *MemoryAllocator) Now(ctx context.Context) (time.Time, error) {
 // Record stores value under name unless the MemoryAllocator has a value
 // for name, and returns the value stored (see [Recorder]).
 func (a *MemoryAllocator) Record(ctx context.Context, name, value string) (string, error) {
-	return a.recs.record(ctx, name, value)
+	return a.recs.put(ctx, name, value)
 }
 
 // Expire deletes key once ttl has passed (on a later Mark, Floor or
@@ -140,18 +141,9 @@ func (a *MemoryAllocator) sweep() {
 	})
 }
 
-// Enroll records e in the MemoryAllocator's catalog (see [Catalog]).
-func (a *MemoryAllocator) Enroll(ctx context.Context, e Entry, check func([]Entry) error) (Entry, error) {
-	return a.cat.enroll(ctx, e, time.Now(), check)
-}
-
-// Entries returns the MemoryAllocator's catalog (see [Catalog]).
-func (a *MemoryAllocator) Entries(ctx context.Context) ([]Entry, error) { return a.cat.entries(ctx) }
-
-// Forget removes an entry of the MemoryAllocator's catalog (see [Catalog]).
-func (a *MemoryAllocator) Forget(ctx context.Context, id string) (bool, error) {
-	return a.cat.forget(ctx, id)
-}
+// Records returns the MemoryAllocator's records (see package record),
+// where its catalog is kept.
+func (a *MemoryAllocator) Records() record.Store { return &a.kv }
 
 // Return lowers key's last number reserved from r.Last to r.First-1 when
 // it is r.Last still and no floor at or above r.First was raised (see

@@ -7,13 +7,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sngen/sn/sequence/record"
 )
 
 // Memory is a [Gen] that keeps its counters in process memory. Numbers start
 // at 1 for each key (see Start) and are lost when the process ends, so
 // Memory suits tests, examples and numbers that only need to be unique within
 // one run. It is safe for concurrent use and implements [Batcher], [Binder],
-// [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [Catalog].
+// [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [record.Holder] (its catalog: see package catalog).
 //
 // The zero Memory is ready to use; its fields, the options, must not
 // change once it is:
@@ -32,7 +34,7 @@ type Memory struct {
 	memos    memos
 	exp      expiries
 	recs     records
-	cat      catalog
+	kv       record.Memory
 }
 
 // NewMemory returns a Memory whose keys start at 1: new(Memory).
@@ -163,7 +165,7 @@ func (m *Memory) Now(ctx context.Context) (time.Time, error) {
 // Record stores value under name unless the Memory has a value for name,
 // and returns the value stored (see [Recorder]).
 func (m *Memory) Record(ctx context.Context, name, value string) (string, error) {
-	return m.recs.record(ctx, name, value)
+	return m.recs.put(ctx, name, value)
 }
 
 // Expire deletes key once ttl has passed (on a later Mark or Expire; at
@@ -182,13 +184,6 @@ func (m *Memory) Expire(ctx context.Context, key string, ttl time.Duration) erro
 	return nil
 }
 
-// Enroll records e in the Memory's catalog (see [Catalog]).
-func (m *Memory) Enroll(ctx context.Context, e Entry, check func([]Entry) error) (Entry, error) {
-	return m.cat.enroll(ctx, e, m.clock(), check)
-}
-
-// Entries returns the Memory's catalog (see [Catalog]).
-func (m *Memory) Entries(ctx context.Context) ([]Entry, error) { return m.cat.entries(ctx) }
-
-// Forget removes an entry of the Memory's catalog (see [Catalog]).
-func (m *Memory) Forget(ctx context.Context, id string) (bool, error) { return m.cat.forget(ctx, id) }
+// Records returns the Memory's records (see package record), where its
+// catalog is kept.
+func (m *Memory) Records() record.Store { return &m.kv }

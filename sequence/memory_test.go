@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/sequencetest"
 )
 
@@ -44,14 +45,14 @@ func TestMemoryAllocatorExpirer(t *testing.T) {
 	sequencetest.RunExpirer(t, a, sequencetest.AllocDraw(a))
 }
 
-func TestMemoryCatalog(t *testing.T) { sequencetest.RunCatalog(t, sequence.NewMemory()) }
+func TestMemoryCatalog(t *testing.T) { sequencetest.RunCatalog(t, catalog.Of(sequence.NewMemory())) }
 
 func TestMemoryAllocatorCatalog(t *testing.T) {
-	sequencetest.RunCatalog(t, sequence.NewMemoryAllocator())
+	sequencetest.RunCatalog(t, catalog.Of(sequence.NewMemoryAllocator()))
 }
 
 func TestSegmentCatalog(t *testing.T) {
 	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	defer seg.Close()
-	sequencetest.RunCatalog(t, seg)
+	sequencetest.RunCatalog(t, catalog.Of(seg))
 }

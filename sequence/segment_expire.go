@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sngen/sn/sequence/record"
 )
 
 // Mark raises key's mark in the Allocator and returns it (see [Marker]).
@@ -67,42 +69,6 @@ func (s *Segment) Expire(ctx context.Context, key string, ttl time.Duration) err
 	return e.Expire(ctx, key, ttl)
 }
 
-// catalog returns the Allocator's catalog.
-func (s *Segment) catalog(who string) (Catalog, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	c, ok := s.alloc.(Catalog)
-	if !ok {
-		return nil, errNoCatalog(who, s.alloc)
-	}
-	return c, nil
-}
-
-// Enroll records e in the Allocator's catalog (see [Catalog]). It returns
-// an error wrapping errors.ErrUnsupported if the Allocator keeps none.
-func (s *Segment) Enroll(ctx context.Context, e Entry, check func([]Entry) error) (Entry, error) {
-	c, err := s.catalog("Enroll")
-	if err != nil {
-		return Entry{}, err
-	}
-	return c.Enroll(ctx, e, check)
-}
-
-// Entries returns the Allocator's catalog (see [Catalog]).
-func (s *Segment) Entries(ctx context.Context) ([]Entry, error) {
-	c, err := s.catalog("Entries")
-	if err != nil {
-		return nil, err
-	}
-	return c.Entries(ctx)
-}
-
-// Forget removes an entry of the Allocator's catalog (see [Catalog]).
-func (s *Segment) Forget(ctx context.Context, id string) (bool, error) {
-	c, err := s.catalog("Forget")
-	if err != nil {
-		return false, err
-	}
-	return c.Forget(ctx, id)
-}
+// Records returns the records of the Allocator's store (see package
+// record), or nil if it keeps none.
+func (s *Segment) Records() record.Store { return record.Of(s.alloc) }

@@ -9,11 +9,17 @@
 // Extra powers are small optional interfaces discovered by type assertion, in
 // the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
 // [Releaser], [Identifier], [Marker], [Expirer], [Clock], [Recorder],
-// [Catalog], [Returner], [Limiter], [Numbering], [Journal], [Pruner],
+// [Returner], [Limiter], [Numbering], [Journal], [Pruner],
 // [Replayer], [Continuous] and io.Closer. Callers
 // that find them get faster or more capable; callers that do not fall
 // back to [Gen.Next]. Wrappers ([Segment], [Queued], [Balanced]) pass
 // them on to what they wrap, or answer errors.ErrUnsupported.
+//
+// A durable store keeps records (package record): versioned values written
+// under conditions, the one primitive above its allocator on which the
+// promises beyond numbering are written once, such as the catalog of
+// series (package catalog). A store, and each wrapper of one, gives them
+// with a Records method ([record.Holder]).
 //
 // A durable store keeps a journal per key ([Journal]): every block
 // reserved, handed back, released, every number voided, every floor, one

@@ -12,6 +12,7 @@ import (
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 )
 
 // cmdSeries lists, checks against and forgets the templates of a store's
@@ -104,17 +105,17 @@ func (f *flags) seriesStore() (config.Sequence, error) {
 }
 
 // catalogOf returns the catalog of the store gen draws from, or nil.
-func catalogOf(gen sequence.Gen) sequence.Catalog {
-	var cat sequence.Catalog
+func catalogOf(gen sequence.Gen) *catalog.Catalog {
+	var cat *catalog.Catalog
 	sequence.Walk(gen, func(g sequence.Gen) {
-		if c, ok := g.(sequence.Catalog); ok && cat == nil {
+		if c := catalog.Of(g); c != nil && cat == nil {
 			cat = c
 		}
 	})
 	return cat
 }
 
-func listSeries(ctx context.Context, e *env, cat sequence.Catalog, gen sequence.Gen) error {
+func listSeries(ctx context.Context, e *env, cat *catalog.Catalog, gen sequence.Gen) error {
 	marks, _ := gen.(sequence.Marker)
 	ss, err := sn.ReadCatalog(ctx, cat, marks)
 	if err != nil {
@@ -157,7 +158,7 @@ func listSeries(ctx context.Context, e *env, cat sequence.Catalog, gen sequence.
 
 // forget removes an entry, given by its ID or a prefix of it, once told
 // that it is meant: what it risks is said first.
-func forget(e *env, cat sequence.Catalog, gen sequence.Gen, id string, yes bool) error {
+func forget(e *env, cat *catalog.Catalog, gen sequence.Gen, id string, yes bool) error {
 	marks, _ := gen.(sequence.Marker)
 	ss, err := sn.ReadCatalog(e.ctx, cat, marks)
 	if err != nil {

@@ -21,10 +21,11 @@ import (
 	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/lang"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 )
 
 // The catalog. A store keeps one entry per template drawn from it (see
-// sequence.Catalog). The entry's spec is what the proof needs without the
+// *catalog.Catalog). The entry's spec is what the proof needs without the
 // template's code: the canonical text, which names are sequences, and for
 // each expression that is not built in the language it prints. A template
 // is proven against every entry before its first number (Plan.Enroll),
@@ -128,10 +129,10 @@ func (pl *Plan) numbering() string {
 
 // Entry returns the plan's catalog entry, named name: the spec as JSON, and
 // its hash as the ID.
-func (pl *Plan) Entry(name string) sequence.Entry {
+func (pl *Plan) Entry(name string) catalog.Entry {
 	b := marshalSpec(pl.Spec())
 	sum := sha256.Sum256(b)
-	return sequence.Entry{ID: hex.EncodeToString(sum[:16]), Name: name, Spec: string(b), By: by}
+	return catalog.Entry{ID: hex.EncodeToString(sum[:16]), Name: name, Spec: string(b), By: by}
 }
 
 // marshalSpec returns sp as JSON, "<" and ">" as they are.
@@ -184,7 +185,7 @@ func ReadSpec(spec string) (Spec, error) {
 
 // CheckCatalog proves the plan against the entries of a store's catalog,
 // as Enroll does, without recording it.
-func (pl *Plan) CheckCatalog(entries []sequence.Entry) error {
+func (pl *Plan) CheckCatalog(entries []catalog.Entry) error {
 	name, keys := pl.src, map[string][]byte(nil)
 	if pl.enroll != nil {
 		keys = pl.enroll.keys
@@ -279,10 +280,10 @@ func Rebuild(sp Spec, keys map[string][]byte) (*Plan, error) {
 // CatalogError is the refusal of a template that collides with one in a
 // store's catalog.
 type CatalogError struct {
-	Name  string         // the refused template's name, or its text
-	Entry sequence.Entry // the entry it collides with
-	Text  string         // the entry's canonical text
-	Err   error          // the witness (an *Ambiguity), or why the proof failed
+	Name  string        // the refused template's name, or its text
+	Entry catalog.Entry // the entry it collides with
+	Text  string        // the entry's canonical text
+	Err   error         // the witness (an *Ambiguity), or why the proof failed
 	// Why says, when the two number differently, that they share no
 	// counter: "it numbers by snowflake ..., this one by counters".
 	Why string
@@ -318,7 +319,7 @@ func (e *CatalogError) Unwrap() error { return e.Err }
 // for another counter key or number. keys are the process's obfuscation
 // keys. An entry that cannot be read or rebuilt is an error: what it
 // printed cannot be proven against.
-func CheckCatalog(pl *Plan, name string, entries []sequence.Entry, keys map[string][]byte) error {
+func CheckCatalog(pl *Plan, name string, entries []catalog.Entry, keys map[string][]byte) error {
 	e := make([]ends, 0, len(entries)+1)
 	recs := make([]*recorded, len(entries))
 	for i, en := range entries {
@@ -368,7 +369,7 @@ func orCounters(numbering string) string {
 }
 
 // describe names an entry in a witness.
-func describe(e sequence.Entry, text string) string {
+func describe(e catalog.Entry, text string) string {
 	if e.Name != "" {
 		return e.Name
 	}
@@ -405,7 +406,7 @@ func (pl *Plan) Enroll(ctx context.Context) error {
 }
 
 // Catalogs returns the catalogs of the stores the plan draws from.
-func (pl *Plan) Catalogs() []sequence.Catalog {
+func (pl *Plan) Catalogs() []*catalog.Catalog {
 	if pl.enroll == nil {
 		return nil
 	}
@@ -416,19 +417,19 @@ func (pl *Plan) Catalogs() []sequence.Catalog {
 type enrollment struct {
 	name     string
 	keys     map[string][]byte
-	catalogs []sequence.Catalog
+	catalogs []*catalog.Catalog
 	mu       sync.Mutex
 	done     atomic.Bool
 }
 
 // catalogs finds the catalogs of the stores the plan's sequences draw
-// from: every Gen under them (sequence.Walk) that is a sequence.Catalog.
+// from: every Gen under them (sequence.Walk) that is a *catalog.Catalog.
 func (c *compiler) catalogs() {
 	pl := c.pl
-	var cs []sequence.Catalog
+	var cs []*catalog.Catalog
 	for _, i := range pl.seqs {
 		sequence.Walk(pl.parts[i].gen, func(g sequence.Gen) {
-			if cat, ok := g.(sequence.Catalog); ok {
+			if cat := catalog.Of(g); cat != nil {
 				cs = append(cs, cat) // twice when two parts share a store: the second finds the entry
 			}
 		})

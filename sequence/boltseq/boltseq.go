@@ -232,10 +232,13 @@ func dirExists(dir string) bool {
 }
 
 // initFile creates the buckets and the identity of a new file, or checks
-// those of an existing one, and returns the identity. Opening a file that
-// is already set up writes nothing.
+// those of an existing one and moves what an earlier release kept in its
+// own buckets into the records (migrate), and returns the identity.
+// Opening a file that is already set up writes nothing.
 func initFile(db *bolt.DB, path string) (id string, err error) {
+	legacy := false
 	check := func(tx *bolt.Tx) error {
+		legacy = tx.Bucket(legacyCatalog) != nil
 		meta := tx.Bucket(metaBucket)
 		if meta == nil {
 			return nil
@@ -252,12 +255,15 @@ func initFile(db *bolt.DB, path string) (id string, err error) {
 	}
 	// A read transaction first, so that opening an initialised file costs
 	// no write and no fsync.
-	if err := db.View(check); err != nil || id != "" {
+	if err := db.View(check); err != nil || id != "" && !legacy {
 		return id, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		if err := check(tx); err != nil || id != "" {
+		if err := check(tx); err != nil {
 			return err
+		}
+		if id != "" {
+			return migrate(tx)
 		}
 		meta, err := tx.CreateBucketIfNotExists(metaBucket)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/etcdseq"
 	"github.com/sngen/sn/sequence/record/recordtest"
 	"github.com/sngen/sn/sequence/sequencetest"
@@ -68,7 +69,7 @@ func TestReplayerConformance(t *testing.T) {
 }
 
 func TestCatalogConformance(t *testing.T) {
-	sequencetest.RunCatalog(t, newStore(t, etcdtest.Shared(t), etcdseq.Options{}))
+	sequencetest.RunCatalog(t, catalog.Of(newStore(t, etcdtest.Shared(t), etcdseq.Options{})))
 }
 
 // A counter is exact to math.MaxInt64: the last range ends there, and the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sngen/sn/internal/etcdtest"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/etcdseq"
 )
 
@@ -148,11 +149,11 @@ func TestLostAnswersThatRaise(t *testing.T) {
 	if m, err := a.Mark(ctx, "k", 200); err != nil || m != 200 {
 		t.Errorf("Mark(200), its answer lost: %d, %v", m, err)
 	}
-	if _, err := a.Enroll(ctx, sequence.Entry{ID: "t1"}, func([]sequence.Entry) error { return nil }); err != nil {
+	if _, err := catalog.Of(a).Enroll(ctx, catalog.Entry{ID: "t1"}, func([]catalog.Entry) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	l.armed.Store(true)
-	if gone, err := a.Forget(ctx, "t1"); !gone || err != nil {
+	if gone, err := catalog.Of(a).Forget(ctx, "t1"); !gone || err != nil {
 		t.Errorf("Forget, its answer lost = %v, %v; want true", gone, err)
 	}
 }

@@ -9,8 +9,11 @@ import (
 	"github.com/sngen/sn/sequence/record"
 )
 
-// The records (see package record) live under prefix+"kv/"; a record's
-// version is its key's ModRevision, which etcd never gives twice.
+// The records (see package record) are the keys under the Store's prefix:
+// record k is etcd key prefix+k, and its version the key's ModRevision,
+// which etcd never gives twice. The layout the Store's other keys have
+// had since the first release is the records' (the catalog under "cat/"),
+// so a cluster written by an earlier release needs no migration.
 
 // Records returns the cluster's records under the Store's prefix: a
 // [record.Store] whose commits are transactions guarded by ModRevision
@@ -20,7 +23,7 @@ func (s *Store) Records() record.Store { return records{s} }
 
 type records struct{ s *Store }
 
-func (r records) key(k string) string { return r.s.prefix + "kv/" + k }
+func (r records) key(k string) string { return r.s.prefix + k }
 
 func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
 	ops := make([]clientv3.Op, len(keys))
@@ -53,7 +56,7 @@ func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, erro
 func (r records) Scan(ctx context.Context, from, to string, limit int) ([]record.Record, error) {
 	end := r.key(to)
 	if to == "" {
-		end = clientv3.GetPrefixRangeEnd(r.s.prefix + "kv/")
+		end = clientv3.GetPrefixRangeEnd(r.s.prefix)
 	}
 	var out []record.Record
 	err := r.s.retry(ctx, "scan records", "", func(ctx context.Context) (bool, error) {
@@ -62,7 +65,7 @@ func (r records) Scan(ctx context.Context, from, to string, limit int) ([]record
 			return false, err
 		}
 		out = out[:0]
-		n := len(r.s.prefix + "kv/")
+		n := len(r.s.prefix)
 		for _, kv := range g.Kvs {
 			v := kv.Value
 			if v == nil {

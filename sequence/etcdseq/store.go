@@ -34,7 +34,7 @@ const (
 type Options struct {
 	// Prefix is put before every key the Store writes. It ends with "/",
 	// and none of its parts between slashes is empty, ".", "..", or a
-	// name the Store uses for its own keys (n, r, cat, w, x, id, clock, kv), so that
+	// name the Store uses for its own keys (n, r, cat, w, x, id, clock), so that
 	// Stores with other prefixes in one cluster are independent ledgers:
 	// none writes under another's keys.
 	// default: DefaultPrefix ("sn/").
@@ -102,7 +102,7 @@ func (s *Store) Prefix() string { return s.prefix }
 
 // reserved are the first parts of the Store's own keys, which no part of a
 // prefix may be.
-var reserved = map[string]bool{"n": true, "r": true, "cat": true, "w": true, "x": true, "id": true, "clock": true, "kv": true, "j": true, "jh": true, "i": true, "": true, ".": true, "..": true}
+var reserved = map[string]bool{"n": true, "r": true, "cat": true, "w": true, "x": true, "id": true, "clock": true, "j": true, "jh": true, "i": true, "": true, ".": true, "..": true}
 
 // checkPrefix refuses a prefix that could nest in another Store's keys.
 func checkPrefix(p string) error {
@@ -111,7 +111,7 @@ func checkPrefix(p string) error {
 	}
 	for part := range strings.SplitSeq(strings.TrimSuffix(p, "/"), "/") {
 		if reserved[part] {
-			return fmt.Errorf("etcdseq: prefix %q: a part %q is empty, relative or a name the Store's own keys use (n, r, cat, w, x, id, clock, kv, j, jh, i), "+
+			return fmt.Errorf("etcdseq: prefix %q: a part %q is empty, relative or a name the Store's own keys use (n, r, cat, w, x, id, clock, j, jh, i), "+
 				"so that it could share keys with the Store of a shorter prefix: %w", p, part, sequence.ErrInvalidArgument)
 		}
 	}

@@ -69,6 +69,14 @@
 //	                    counter, in its slot; its loss means the server (or
 //	                    the shard holding K) lost its data.
 //
+// The records of a Redis without a ledger (package record; the catalog
+// among them) share one slot, under a tag no key escapes to:
+//
+//	P{%records}:v    hash    record key -> value
+//	P{%records}:n    hash    record key -> version
+//	P{%records}:i    zset    every record key, for scans in byte order
+//	P{%records}:seq  string  the last version given
+//
 // The escaping is injective and leaves no brace in E, so two different
 // keys never share a Redis key, and "{E}" is the key's Redis Cluster hash
 // tag: all the Redis keys of one counter key live in one slot. (For the

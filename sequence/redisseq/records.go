@@ -27,15 +27,33 @@ import (
 // does for its counters), with Redis's clock ([record.Store]).
 func (a *Allocator) Records() record.Store {
 	if a.core != nil {
-		return record.Of(a.core.durable)
+		return a.core.Records()
 	}
-	return redisRecords{a}
+	return &redisRecords{rdb: a.rdb, prefix: a.prefix, replicas: a.replicas, only: a.only}
 }
 
-type redisRecords struct{ a *Allocator }
+// Records returns the records of the durable allocator, where the
+// catalog is kept; nil when it keeps none.
+func (c *Counter) Records() record.Store { return record.Of(c.durable) }
 
-func (r redisRecords) keys() []string {
-	p := r.a.prefix + "{%records}"
+// Records returns the records of the Leaser's Redis: those a Redis-only
+// Allocator with the Leaser's prefix keeps, so that snowflake templates
+// and counters on one Redis are proven together. The Redis must keep its
+// writes, as for leases.
+func (l *Leaser) Records() record.Store {
+	return &redisRecords{rdb: l.rdb, prefix: l.base, replicas: l.replicas, only: &l.only}
+}
+
+// redisRecords are the records of a Redis without a ledger.
+type redisRecords struct {
+	rdb      redis.UniversalClient
+	prefix   string
+	replicas replicas
+	only     *onlyRedis // refuses a Redis that may lose writes
+}
+
+func (r *redisRecords) keys() []string {
+	p := r.prefix + "{%records}"
 	return []string{p + ":i", p + ":v", p + ":n", p + ":seq"}
 }
 
@@ -98,11 +116,16 @@ end
 return 1
 `)
 
-func (r redisRecords) check(ctx context.Context, op string) error {
-	return r.a.only.check(ctx, r.a, op, r.keys()[1])
+// check refuses a Redis that may lose writes, and moves the catalog an
+// earlier release kept into the records (see migrate.go).
+func (r *redisRecords) check(ctx context.Context, op string) error {
+	if err := r.only.checkClient(ctx, r.rdb, op, r.keys()[1]); err != nil {
+		return err
+	}
+	return r.migrate(ctx)
 }
 
-func (r redisRecords) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
+func (r *redisRecords) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
 	args := make([]any, len(keys))
 	for i, k := range keys {
 		if err := record.CheckKey(k); err != nil {
@@ -120,7 +143,7 @@ func (r redisRecords) Get(ctx context.Context, keys ...string) ([]record.Record,
 	if err := r.check(ctx, "read records"); err != nil {
 		return nil, err
 	}
-	res, err := getRecordsScript.Run(ctx, r.a.rdb, r.keys(), args...).Slice()
+	res, err := getRecordsScript.Run(ctx, r.rdb, r.keys(), args...).Slice()
 	if err != nil {
 		return nil, classify("read records", r.keys()[1], err)
 	}
@@ -128,7 +151,7 @@ func (r redisRecords) Get(ctx context.Context, keys ...string) ([]record.Record,
 }
 
 // decode reads the values and versions of keys from res[at] and res[at+1].
-func (r redisRecords) decode(keys []string, res []any, at int) ([]record.Record, error) {
+func (r *redisRecords) decode(keys []string, res []any, at int) ([]record.Record, error) {
 	if len(res) < at+2 {
 		return nil, newError(ErrCorrupt, nil, "records %s: a script returned %v", r.keys()[1], res)
 	}
@@ -153,7 +176,7 @@ func (r redisRecords) decode(keys []string, res []any, at int) ([]record.Record,
 	return out, nil
 }
 
-func (r redisRecords) Scan(ctx context.Context, from, to string, limit int) ([]record.Record, error) {
+func (r *redisRecords) Scan(ctx context.Context, from, to string, limit int) ([]record.Record, error) {
 	if err := r.check(ctx, "scan records"); err != nil {
 		return nil, err
 	}
@@ -161,7 +184,7 @@ func (r redisRecords) Scan(ctx context.Context, from, to string, limit int) ([]r
 	if to != "" {
 		end = "(" + to
 	}
-	res, err := scanRecordsScript.Run(ctx, r.a.rdb, r.keys(), "["+from, end, max(limit, 0)).Slice()
+	res, err := scanRecordsScript.Run(ctx, r.rdb, r.keys(), "["+from, end, max(limit, 0)).Slice()
 	if err != nil {
 		return nil, classify("scan records", r.keys()[1], err)
 	}
@@ -176,7 +199,7 @@ func (r redisRecords) Scan(ctx context.Context, from, to string, limit int) ([]r
 	return r.decode(keys, res, 1)
 }
 
-func (r redisRecords) Commit(ctx context.Context, cond []record.Record, ops []record.Op) (bool, error) {
+func (r *redisRecords) Commit(ctx context.Context, cond []record.Record, ops []record.Op) (bool, error) {
 	if err := record.Check(cond, ops); err != nil {
 		return false, err
 	}
@@ -197,7 +220,7 @@ func (r redisRecords) Commit(ctx context.Context, cond []record.Record, ops []re
 			args = append(args, "d", o.Key, "")
 		}
 	}
-	n, err := r.a.replicas.scriptKeys(ctx, r.a.rdb, commitRecordsScript, r.keys(), args...).Int()
+	n, err := r.replicas.scriptKeys(ctx, r.rdb, commitRecordsScript, r.keys(), args...).Int()
 	if err != nil {
 		return false, classify("write records", r.keys()[1], err)
 	}
@@ -205,8 +228,8 @@ func (r redisRecords) Commit(ctx context.Context, cond []record.Record, ops []re
 }
 
 // Now returns Redis's clock.
-func (r redisRecords) Now(ctx context.Context) (time.Time, error) {
-	t, err := r.a.rdb.Time(ctx).Result()
+func (r *redisRecords) Now(ctx context.Context) (time.Time, error) {
+	t, err := r.rdb.Time(ctx).Result()
 	if err != nil {
 		return time.Time{}, classify("read the clock", r.keys()[1], err)
 	}

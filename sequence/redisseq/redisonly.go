@@ -30,6 +30,9 @@ type onlyRedis struct {
 	checked time.Time // when the servers' settings were last read
 	epochs  sync.Map  // Redis key of a counter -> the epoch seen with it
 	expires sync.Map  // Redis key of a counter -> when it may expire (see Allocator.Expire)
+	// migrated says the catalog of an earlier release was moved into the
+	// records (see catalog.go), or that there was none.
+	migrated bool
 }
 
 // check refuses servers that may lose writes.

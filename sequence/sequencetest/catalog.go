@@ -10,19 +10,20 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 )
 
-// RunCatalog checks the promises of a [sequence.Catalog]: an entry is
+// RunCatalog checks the promises of a [catalog.Catalog]: an entry is
 // recorded once, with the store's time; check sees every entry, and a
 // refusal records nothing; entries come oldest first; Forget removes one;
 // and of many goroutines enrolling colliding entries at once, exactly one
 // wins each round. cat may be a store shared with other runs: the suite's
 // entries carry a random run name, and it forgets them when it ends.
-func RunCatalog(t *testing.T, cat sequence.Catalog) {
+func RunCatalog(t *testing.T, cat *catalog.Catalog) {
 	ctx := context.Background()
 	run := fmt.Sprintf("sequencetest %016x", rand.Uint64())
-	mine := func(es []sequence.Entry, group string) []sequence.Entry {
-		var out []sequence.Entry
+	mine := func(es []catalog.Entry, group string) []catalog.Entry {
+		var out []catalog.Entry
 		for _, e := range es {
 			if strings.HasPrefix(e.Spec, run+" "+group) {
 				out = append(out, e)
@@ -44,10 +45,10 @@ func RunCatalog(t *testing.T, cat sequence.Catalog) {
 		ids = append(ids, h)
 		return h
 	}
-	accept := func([]sequence.Entry) error { return nil }
+	accept := func([]catalog.Entry) error { return nil }
 
 	t.Run("Enroll", func(t *testing.T) {
-		e := sequence.Entry{ID: id("a"), Name: "a", Spec: run + " a", By: "sequencetest"}
+		e := catalog.Entry{ID: id("a"), Name: "a", Spec: run + " a", By: "sequencetest"}
 		got, err := cat.Enroll(ctx, e, accept)
 		if err != nil {
 			t.Fatalf("Enroll: %v", err)
@@ -58,7 +59,7 @@ func RunCatalog(t *testing.T, cat sequence.Catalog) {
 		again := e
 		again.Name, again.Spec = "other", run+" other"
 		called := false
-		got2, err := cat.Enroll(ctx, again, func([]sequence.Entry) error { called = true; return nil })
+		got2, err := cat.Enroll(ctx, again, func([]catalog.Entry) error { called = true; return nil })
 		if err != nil {
 			t.Fatalf("Enroll again: %v", err)
 		}
@@ -71,9 +72,9 @@ func RunCatalog(t *testing.T, cat sequence.Catalog) {
 	})
 	t.Run("Refuse", func(t *testing.T) {
 		no := errors.New("sequencetest: refused")
-		var seen []sequence.Entry
-		e := sequence.Entry{ID: id("refused"), Spec: run + " refused"}
-		_, err := cat.Enroll(ctx, e, func(es []sequence.Entry) error { seen = es; return no })
+		var seen []catalog.Entry
+		e := catalog.Entry{ID: id("refused"), Spec: run + " refused"}
+		_, err := cat.Enroll(ctx, e, func(es []catalog.Entry) error { seen = es; return no })
 		if !errors.Is(err, no) {
 			t.Fatalf("Enroll with a refusing check: %v, want the check's error", err)
 		}
@@ -90,7 +91,7 @@ func RunCatalog(t *testing.T, cat sequence.Catalog) {
 	})
 	t.Run("Entries", func(t *testing.T) {
 		for _, s := range []string{"b", "c"} {
-			if _, err := cat.Enroll(ctx, sequence.Entry{ID: id(s), Spec: run + " " + s}, accept); err != nil {
+			if _, err := cat.Enroll(ctx, catalog.Entry{ID: id(s), Spec: run + " " + s}, accept); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -108,7 +109,7 @@ func RunCatalog(t *testing.T, cat sequence.Catalog) {
 		}
 	})
 	t.Run("Forget", func(t *testing.T) {
-		e := sequence.Entry{ID: id("forget"), Spec: run + " forget"}
+		e := catalog.Entry{ID: id("forget"), Spec: run + " forget"}
 		if _, err := cat.Enroll(ctx, e, accept); err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func RunCatalog(t *testing.T, cat sequence.Catalog) {
 		}
 	})
 	t.Run("Invalid", func(t *testing.T) {
-		for _, e := range []sequence.Entry{{}, {ID: strings.Repeat("x", 65)}, {ID: "x", Spec: strings.Repeat("x", sequence.MaxSpec+1)}} {
+		for _, e := range []catalog.Entry{{}, {ID: strings.Repeat("x", 65)}, {ID: "x", Spec: strings.Repeat("x", catalog.MaxSpec+1)}} {
 			if _, err := cat.Enroll(ctx, e, accept); !errors.Is(err, sequence.ErrInvalidArgument) {
 				t.Errorf("Enroll of an entry with an ID of %d bytes and a spec of %d: %v, want ErrInvalidArgument", len(e.ID), len(e.Spec), err)
 			}
@@ -139,11 +140,11 @@ func RunCatalog(t *testing.T, cat sequence.Catalog) {
 			errs := make([]error, racers)
 			refused := errors.New("collides")
 			for g := range racers {
-				e := sequence.Entry{ID: id(fmt.Sprintf("race %d %d", r, g)), Spec: run + " " + group + fmt.Sprintf(" by %d", g)}
+				e := catalog.Entry{ID: id(fmt.Sprintf("race %d %d", r, g)), Spec: run + " " + group + fmt.Sprintf(" by %d", g)}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := cat.Enroll(ctx, e, func(es []sequence.Entry) error {
+					_, err := cat.Enroll(ctx, e, func(es []catalog.Entry) error {
 						if len(mine(es, group)) > 0 {
 							return refused
 						}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 )
 
 // JournalAllocator is an [sequence.Allocator] whose store keeps a
@@ -41,22 +42,22 @@ func RunJournal(t *testing.T, a JournalAllocator) {
 	if r, ok := a.(sequence.Returner); ok {
 		t.Run("VoidHolds", func(t *testing.T) { journalVoidHolds(t, a, r, newKeyspace(t)) })
 	}
-	if c, ok := a.(sequence.Catalog); ok {
+	if c := catalog.Of(a); c != nil {
 		t.Run("Catalog", func(t *testing.T) { journalCatalog(t, a, c, newKeyspace(t)) })
 	}
 }
 
 // journalCatalog: a template enrolled, and forgotten, is in the journal
 // of sequence.CatalogKey; enrolling it again records nothing more.
-func journalCatalog(t *testing.T, a JournalAllocator, c sequence.Catalog, ks keyspace) {
+func journalCatalog(t *testing.T, a JournalAllocator, c *catalog.Catalog, ks keyspace) {
 	ctx := context.Background()
 	id := fmt.Sprintf("%x", []byte(ks.prefix))
 	if len(id) > 64 {
 		id = id[len(id)-64:]
 	}
-	e := sequence.Entry{ID: id, Name: "sequencetest", Spec: "sequencetest " + ks.prefix}
+	e := catalog.Entry{ID: id, Name: "sequencetest", Spec: "sequencetest " + ks.prefix}
 	for range 2 {
-		if _, err := c.Enroll(ctx, e, func([]sequence.Entry) error { return nil }); err != nil {
+		if _, err := c.Enroll(ctx, e, func([]catalog.Entry) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -38,6 +38,7 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 )
 
 // Sizes of the concurrent workloads. They are large enough to expose a racy
@@ -90,15 +91,8 @@ func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []c
 			report(t, v, c.check(t.Context(), v, ks))
 		})
 	}
-	if _, ok := any(probe).(sequence.Catalog); ok {
-		t.Run("Catalog", func(t *testing.T) {
-			cat := any(fresh(t)).(sequence.Catalog)
-			if _, err := cat.Entries(t.Context()); errors.Is(err, errors.ErrUnsupported) {
-				t.Logf("sequencetest: %T keeps no catalog: %v; not checked", cat, err)
-				return
-			}
-			RunCatalog(t, cat)
-		})
+	if catalog.Of(probe) != nil {
+		t.Run("Catalog", func(t *testing.T) { RunCatalog(t, catalog.Of(fresh(t))) })
 	}
 }
 
@@ -129,7 +123,7 @@ func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []c
 //     is reported as not supporting floors.
 //   - Closer: Close returns nil and later calls return an error wrapping
 //     [sequence.ErrClosed].
-//   - Catalog: the promises of a [sequence.Catalog] (see [RunCatalog]).
+//   - Catalog: the promises of a [catalog.Catalog] (see [RunCatalog]).
 //
 // newGen is called once to learn which optional interfaces the Gen has and
 // then once per subtest. Run reports failures with t.Error and never stops
@@ -168,7 +162,7 @@ func RunUnordered(t *testing.T, newGen func(t *testing.T) sequence.Gen) {
 //     [sequence.ErrClosed].
 //   - Returner: Return takes back the top of the last range reserved, which
 //     the next Allocate gives again, and nothing else.
-//   - Catalog: the promises of a [sequence.Catalog] (see [RunCatalog]).
+//   - Catalog: the promises of a [catalog.Catalog] (see [RunCatalog]).
 //
 // newAlloc is called once to learn which optional interfaces the Allocator
 // has and then once per subtest.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 )
 
 // Numbering returns "snowflake " and the layout: ids are not counters, so
@@ -14,48 +15,11 @@ import (
 // templates drawing counters from the same store (see sequence.Numbering).
 func (s *Gen) Numbering() string { return "snowflake " + s.l.String() }
 
-// catalog returns the catalog of the store the Leaser keeps its leases
-// in.
-func (s *Gen) catalog() (sequence.Catalog, error) {
-	c, ok := s.opts.Leaser.(sequence.Catalog)
-	if !ok {
-		return nil, fmt.Errorf("snowflake: the Leaser %T keeps no catalog: %w", s.opts.Leaser, errors.ErrUnsupported)
-	}
-	return c, nil
-}
+// Records returns the records of the store the Leaser keeps its leases
+// in, where the catalog of its series is kept; nil when it keeps none.
+func (s *Gen) Records() record.Store { return record.Of(s.opts.Leaser) }
 
-// Enroll records e in the catalog of the lease store (a
-// [sequence.Catalog]), when its Leaser keeps one.
-func (s *Gen) Enroll(ctx context.Context, e sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
-	c, err := s.catalog()
-	if err != nil {
-		return sequence.Entry{}, err
-	}
-	return c.Enroll(ctx, e, check)
-}
-
-// Entries returns the catalog of the lease store.
-func (s *Gen) Entries(ctx context.Context) ([]sequence.Entry, error) {
-	c, err := s.catalog()
-	if err != nil {
-		return nil, err
-	}
-	return c.Entries(ctx)
-}
-
-// Forget removes an entry of the catalog of the lease store.
-func (s *Gen) Forget(ctx context.Context, id string) (bool, error) {
-	c, err := s.catalog()
-	if err != nil {
-		return false, err
-	}
-	return c.Forget(ctx, id)
-}
-
-var (
-	_ sequence.Catalog   = (*Gen)(nil)
-	_ sequence.Numbering = (*Gen)(nil)
-)
+var _ sequence.Numbering = (*Gen)(nil)
 
 // KeepsClaims reports whether the Gen keeps idempotency keys: whether its
 // Leaser's store does ([sequence.Replayer]). A Gen with a fixed worker

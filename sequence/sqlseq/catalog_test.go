@@ -8,6 +8,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
@@ -48,7 +49,7 @@ func TestCatalogSnowflake(t *testing.T) {
 			if err := other.Enroll(ctx); err != nil {
 				t.Fatal(err)
 			}
-			es, err := store.Entries(ctx)
+			es, err := catalog.Of(store).Entries(ctx)
 			if err != nil || len(es) != 2 {
 				t.Fatalf("entries %v, %v", es, err)
 			}
@@ -92,8 +93,8 @@ func BenchmarkEnrollLedger(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			es, _ := mem.Entries(ctx)
-			if _, err := store.Entries(ctx); err != nil { // creates the table
+			es, _ := catalog.Of(mem).Entries(ctx)
+			if _, err := catalog.Of(store).Entries(ctx); err != nil { // creates the table
 				b.Fatal(err)
 			}
 			for _, e := range es {

@@ -82,15 +82,9 @@ type queries struct {
 	// that has none; readRecord, of name $1, reads it.
 	addRecord, readRecord string
 
-	// The catalog (see Store.Enroll): one row per template.
-	createCatalog string
-	// lockCatalog, of name $1, locks the record that serialises
-	// enrollments (addRecord creates it).
-	lockCatalog string
-	// readEntry, of id $1, reads one entry; readEntries reads all;
-	// addEntry, of id $1, name $2, spec $3, by $4, records one (first_at
-	// is the database's clock, in microseconds); deleteEntry, of id $1, removes one.
-	readEntry, readEntries, addEntry, deleteEntry string
+	// legacyEntries reads the catalog's table of an earlier release
+	// (see migrate.go); legacyForget, of id $1, deletes an entry of it.
+	legacyEntries, legacyForget string
 
 	// returnRange, of first-1 $1, id $2, key $3, last $4, floor id $5,
 	// lowers the mark of key from last to first-1 when it is last still
@@ -237,20 +231,10 @@ WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
 	name bytea PRIMARY KEY,
 	value bytea NOT NULL
 )`),
-		addRecord:  r.Replace(`INSERT INTO {records} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`),
-		readRecord: r.Replace(`SELECT value FROM {records} WHERE name = $1`),
-		createCatalog: r.Replace(`CREATE TABLE IF NOT EXISTS {catalog} (
-	id text PRIMARY KEY,
-	name text NOT NULL,
-	spec text NOT NULL,
-	first_us bigint NOT NULL,
-	first_by text NOT NULL
-)`),
-		lockCatalog: r.Replace(`SELECT value FROM {records} WHERE name = $1 FOR UPDATE`),
-		readEntry:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} WHERE id = $1`),
-		readEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
-		addEntry:    r.Replace(`INSERT INTO {catalog} (id, name, spec, first_us, first_by) VALUES ($1, $2, $3, (extract(epoch FROM now()) * 1000000)::bigint, $4)`),
-		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
+		addRecord:     r.Replace(`INSERT INTO {records} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`),
+		readRecord:    r.Replace(`SELECT value FROM {records} WHERE name = $1`),
+		legacyEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
+		legacyForget:  r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
 		returnRange: r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2 AND k = $3 AND last = $4
 AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
 		createJournal: r.Replace(`CREATE TABLE IF NOT EXISTS {journal} (
@@ -465,20 +449,10 @@ WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 	name VARBINARY(255) NOT NULL PRIMARY KEY,
 	value VARBINARY(4096) NOT NULL
 ) ENGINE=InnoDB`),
-		addRecord:  r.Replace(`INSERT IGNORE INTO {records} (name, value) VALUES (?, ?)`),
-		readRecord: r.Replace(`SELECT value FROM {records} WHERE name = ?`),
-		createCatalog: r.Replace(`CREATE TABLE IF NOT EXISTS {catalog} (
-	id VARCHAR(64) NOT NULL PRIMARY KEY,
-	name VARCHAR(255) NOT NULL,
-	spec MEDIUMTEXT NOT NULL,
-	first_us BIGINT NOT NULL,
-	first_by VARCHAR(255) NOT NULL
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
-		lockCatalog: r.Replace(`SELECT value FROM {records} WHERE name = ? FOR UPDATE`),
-		readEntry:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} WHERE id = ?`),
-		readEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
-		addEntry:    r.Replace(`INSERT INTO {catalog} (id, name, spec, first_us, first_by) VALUES (?, ?, ?, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)), ?)`),
-		deleteEntry: r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
+		addRecord:     r.Replace(`INSERT IGNORE INTO {records} (name, value) VALUES (?, ?)`),
+		readRecord:    r.Replace(`SELECT value FROM {records} WHERE name = ?`),
+		legacyEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
+		legacyForget:  r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
 		returnRange: r.Replace(`UPDATE {table} SET last = ? WHERE id = ? AND k = ? AND last = ?
 AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 0) <= ?`),
 		createJournal: r.Replace(`CREATE TABLE IF NOT EXISTS {journal} (

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 )
 
 // Gapless is a [sequence.Gen] for series that must have no gaps, such as
@@ -302,22 +303,10 @@ func (g *Gapless) Prune(ctx context.Context, key string, p sequence.Event) (sequ
 	return g.s.Prune(ctx, key, p)
 }
 
-// Enroll enrolls e in the catalog of the Store's ledger (see
-// [Store.Enroll]): a [sequence.Catalog], so that a gapless template is
+// Records returns the records of the Store's ledger (see
+// [Store.Records]), where the catalog is kept: a gapless template is
 // proven against every template drawn from the ledger, and they against
 // it, as a Segment's is. An edit that would print a number of the
 // template before it (dropping its reset=year) is refused, not committed
 // twice.
-func (g *Gapless) Enroll(ctx context.Context, e sequence.Entry, check func([]sequence.Entry) error) (sequence.Entry, error) {
-	return g.s.Enroll(ctx, e, check)
-}
-
-// Entries returns the entries of the catalog of the Store's ledger.
-func (g *Gapless) Entries(ctx context.Context) ([]sequence.Entry, error) {
-	return g.s.Entries(ctx)
-}
-
-// Forget removes an entry from the catalog of the Store's ledger.
-func (g *Gapless) Forget(ctx context.Context, id string) (bool, error) {
-	return g.s.Forget(ctx, id)
-}
+func (g *Gapless) Records() record.Store { return g.s.Records() }

@@ -21,6 +21,7 @@ import (
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
@@ -403,7 +404,7 @@ func TestGaplessCatalog(t *testing.T) {
 			if n, err := draw(again); err != nil || n != "INV-ZETA-2025-000002" {
 				t.Errorf("the first template in another spelling: %q, %v", n, err)
 			}
-			es, err := store.Gapless().Entries(ctx)
+			es, err := catalog.Of(store.Gapless()).Entries(ctx)
 			if err != nil || len(es) != 1 {
 				t.Errorf("the catalog: %d entries, %v; want the invoice template's", len(es), err)
 			}

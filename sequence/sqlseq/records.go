@@ -79,6 +79,9 @@ func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, erro
 	if len(keys) == 0 {
 		return out, nil
 	}
+	if err := r.s.kvReady(ctx); err != nil {
+		return nil, err
+	}
 	q := `SELECT k, v, ver FROM ` + r.s.kvTable() + ` WHERE ver <> 0 AND k IN (` + r.s.args(0, len(keys)) + `)`
 	err := r.s.retry(ctx, "read records", func() error {
 		got, err := r.query(ctx, r.s.db, q, keyArgs(keys)...)
@@ -120,6 +123,9 @@ func (r records) query(ctx context.Context, q querier, stmt string, args ...any)
 }
 
 func (r records) Scan(ctx context.Context, from, to string, limit int) ([]record.Record, error) {
+	if err := r.s.kvReady(ctx); err != nil {
+		return nil, err
+	}
 	q := `SELECT k, v, ver FROM ` + r.s.kvTable() + ` WHERE ver <> 0 AND k >= ` + r.s.args(0, 1)
 	args := []any{[]byte(from)}
 	if to != "" {
@@ -141,6 +147,9 @@ func (r records) Scan(ctx context.Context, from, to string, limit int) ([]record
 
 func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.Op) (bool, error) {
 	if err := record.Check(cond, ops); err != nil {
+		return false, err
+	}
+	if err := r.s.kvReady(ctx); err != nil {
 		return false, err
 	}
 	ok := false
@@ -241,3 +250,9 @@ func (s *Store) onConflictNothing() string {
 }
 
 func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
+
+// querier is what reads rows: the Store's *sql.DB, or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}

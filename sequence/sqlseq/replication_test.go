@@ -15,6 +15,7 @@ import (
 	"github.com/sngen/sn/internal/mysqltest"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -281,7 +282,7 @@ func TestLibraryPathRefusesAsync(t *testing.T) {
 	if _, err := must(sqlseq.NewLeaser(store, sqlseq.LeaserOptions{})).Lease(ctx, tiny, time.Minute); !errors.Is(err, sqlseq.ErrAsyncReplication) {
 		t.Errorf("a worker-id lease: %v", err)
 	}
-	if _, err := store.Enroll(ctx, sequence.Entry{ID: "x", Name: "x", Spec: "x", By: "t"}, func([]sequence.Entry) error { return nil }); !errors.Is(err, sqlseq.ErrAsyncReplication) {
+	if _, err := catalog.Of(store).Enroll(ctx, catalog.Entry{ID: "x", Name: "x", Spec: "x", By: "t"}, func([]catalog.Entry) error { return nil }); !errors.Is(err, sqlseq.ErrAsyncReplication) {
 		t.Errorf("an enrollment: %v", err)
 	}
 	if _, err := store.Claim(ctx, "key", "digest", "token", time.Minute); !errors.Is(err, sqlseq.ErrAsyncReplication) {

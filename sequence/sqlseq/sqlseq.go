@@ -28,8 +28,8 @@
 // keys that expire (counters per hour, minute or second; see
 // [Store.Expire]): id and deadline, by the database's clock. A third, the
 // ledger's name and "_workers", holds the worker-id leases of snowflake
-// Gens ([Leaser]). "_records" and "_catalog" hold [Store.Record]'s records
-// and the catalog; "_journal" and "_jhead" each key's journal and its
+// Gens ([Leaser]). "_records" holds [Store.Record]'s records; "_kv" the
+// records of package record ([Store.Records]), the catalog among them; "_journal" and "_jhead" each key's journal and its
 // head ([Store.Note]); "_holds" the gapless numbers held
 // ([Gapless.Hold]); "_idem" the claims of idempotency keys
 // ([Store.Claim]).
@@ -129,8 +129,9 @@ type Store struct {
 	replication Replication
 	id          atomic.Pointer[string] // the ledger's identity, once read
 	rows        sync.Map               // [32]byte -> struct{}: keys whose row Gapless saw (MySQL)
-	// catalogOK says the catalog's table and lock record exist.
-	catalogOK atomic.Bool
+	// kvOK says the table of records exists and what an earlier release
+	// kept elsewhere was moved into it (see Store.migrate).
+	kvOK atomic.Bool
 	// flavor is 1 for MariaDB, 2 for MySQL, 0 until read.
 	flavor atomic.Int32
 }
@@ -177,7 +178,9 @@ func (s *Store) Table() string { return s.table }
 // expiring keys (the ledger's name and "_expiry"), the table of
 // snowflake worker-id leases (the ledger's name and "_workers", see
 // [Leaser]), the table of records ("_records", see [Store.Record]), the
-// catalog ("_catalog", see [Store.Enroll]), the journal ("_journal" and
+// records of package record ("_kv", see [Store.Records], where the
+// catalog is kept; the catalog's table of an earlier release, "_catalog",
+// is moved into it and emptied), the journal ("_journal" and
 // "_jhead", see [Store.Note]), the holds of gapless numbers ("_holds",
 // see [Gapless.Hold]) and the claims of idempotency keys ("_idem", see
 // [Store.Claim]), if they do not exist. It changes nothing in a table that
@@ -195,9 +198,6 @@ func (s *Store) Migrate(ctx context.Context) error {
 				return err
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createRecords); err != nil {
-				return err
-			}
-			if _, err := s.db.ExecContext(ctx, s.q.createCatalog); err != nil {
 				return err
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createJournal); err != nil {
@@ -233,7 +233,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if st := sqlState(err); try < 20 && (st == "23505" || st == "42P07" || st == "42710") {
 			continue
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		// The tables exist: the records may be used, by the migration
+		// first.
+		s.kvOK.Store(true)
+		return s.migrate(ctx)
 	}
 }
 

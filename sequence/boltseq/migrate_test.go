@@ -1,0 +1,80 @@
+package boltseq_test
+
+import (
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/boltseq"
+	"github.com/sngen/sn/sequence/catalog"
+)
+
+// TestMigrateRelease36dc60d opens a file written by the release on main
+// before the records (commit 36dc60d: testdata/release-36dc60d.db, two
+// counters, a floor, two catalog entries, a record) and finds everything
+// it held: the counters continue above their marks, the catalog keeps
+// its entries as they were enrolled, the journal verifies against the
+// anchor taken then, and the old catalog bucket is gone.
+func TestMigrateRelease36dc60d(t *testing.T) {
+	ctx := t.Context()
+	b, err := os.ReadFile("testdata/release-36dc60d.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for open := 1; open <= 2; open++ { // migrated at the first open; the second finds it done
+		s, err := boltseq.Open(path, boltseq.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := catalog.Of(s).Entries(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 2 || es[0].Name != "orders" || es[1].Name != "invoices" || es[0].First.IsZero() || es[0].By != "fixture" || es[1].Spec != `{"fixture":"invoices"}` {
+			t.Fatalf("open %d: the catalog holds %+v; want the release's two entries", open, es)
+		}
+		if v, err := s.Record(ctx, "fixture", "other"); err != nil || v != "kept" {
+			t.Fatalf("open %d: the release's record: %q, %v", open, v, err)
+		}
+		if open == 1 {
+			anchor := sequence.Head{Seq: 2, Mark: 150}
+			h, _ := hex.DecodeString("5c928a3a5975c261691276769b9f49249362ab48298076e51ba847424ee0505d")
+			copy(anchor.Hash[:], h)
+			events, head, err := sequence.ReadJournal(ctx, s, "order")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sequence.VerifyChain("order", events, head, anchor); err != nil {
+				t.Fatalf("the journal against the anchor taken by the release: %v", err)
+			}
+			if r, err := s.Allocate(ctx, "order", 10); err != nil || r.First != 151 {
+				t.Fatalf("order after the release's 150: %v, %v", r, err)
+			}
+			if r, err := s.Allocate(ctx, "invoice", 1); err != nil || r.First != 5001 {
+				t.Fatalf("invoice after the release's floor of 5000: %v, %v", r, err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte("sn.catalog")) != nil {
+			t.Error("the release's catalog bucket is still there after the migration")
+		}
+		return nil
+	})
+}

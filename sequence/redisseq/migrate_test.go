@@ -1,0 +1,49 @@
+package redisseq_test
+
+import (
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/redisseq"
+)
+
+// TestMigrateCatalog opens a Redis whose catalog the release before the
+// records (commit 36dc60d) kept in a hash of its own: the first use of
+// the records moves both entries into them, keeping when and by whom
+// they were enrolled, and deletes the hash, so that a Forget afterwards
+// is not undone by a new process.
+func TestMigrateCatalog(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t, redistest.Persistent())
+	rdb := srv.Client(t)
+	rdb.HSet(ctx, "sn:{sn catalog}:entries",
+		"0123456789abcdef", `{"ID":"0123456789abcdef","Name":"orders","Spec":"{\"fixture\":\"orders\"}","First":"2025-11-24T16:00:00Z","By":"fixture"}`,
+		"fedcba9876543210", `{"ID":"fedcba9876543210","Name":"invoices","Spec":"{\"fixture\":\"invoices\"}","First":"2025-11-24T16:00:01Z","By":"fixture"}`)
+	rdb.Set(ctx, "sn:{sn catalog}:version", "2", 0)
+	open := func() *catalog.Catalog {
+		a, err := redisseq.NewRedisOnlyAllocator(redis.NewClient(&redis.Options{Addr: srv.Addr()}), redisseq.AllocatorOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return catalog.Of(a)
+	}
+	es, err := open().Entries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].Name != "orders" || es[1].Name != "invoices" || es[0].First.Unix() != 1764000000 || es[1].By != "fixture" {
+		t.Fatalf("after the migration the catalog holds %+v; want the release's two entries", es)
+	}
+	if n := rdb.Exists(ctx, "sn:{sn catalog}:entries", "sn:{sn catalog}:version").Val(); n != 0 {
+		t.Fatalf("%d keys of the release's catalog are left", n)
+	}
+	if ok, err := open().Forget(ctx, "0123456789abcdef"); !ok || err != nil {
+		t.Fatalf("Forget: %v %v", ok, err)
+	}
+	if es, _ := open().Entries(ctx); len(es) != 1 || es[0].Name != "invoices" {
+		t.Fatalf("after a Forget, in a new process: %+v; want the invoices alone", es)
+	}
+}

@@ -1,0 +1,82 @@
+package sqlseq
+
+import (
+	"context"
+	"time"
+
+	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/record"
+)
+
+// Layouts of earlier releases, moved into the table of records (see
+// records.go) the first time a Store uses its records, and at Migrate:
+//
+//   - the catalog's table, the ledger's name and "_catalog": its entries
+//     are imported into the catalog's records, keeping when they were
+//     first enrolled and by whom, and then deleted from it, so that a
+//     Forget is not undone by a second import. The table, empty, is left
+//     for the DBA to drop.
+//
+// Every process of a ledger must run this release or a later one: a
+// process of an earlier one would enroll in the old table.
+
+// migrate moves what earlier releases kept in their own tables into the
+// table of records.
+func (s *Store) migrate(ctx context.Context) error {
+	var es []catalog.Entry
+	err := s.retry(ctx, "read the catalog of an earlier release", func() error {
+		es = es[:0]
+		rows, err := s.db.QueryContext(ctx, s.q.legacyEntries)
+		if noTable(err) {
+			return nil // a ledger made after the records, or migrated
+		}
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e catalog.Entry
+			var us int64
+			if err := rows.Scan(&e.ID, &e.Name, &e.Spec, &us, &e.By); err != nil {
+				return err
+			}
+			e.First = time.UnixMicro(us).UTC()
+			es = append(es, e)
+		}
+		return rows.Err()
+	})
+	if err != nil || len(es) == 0 {
+		return err
+	}
+	if err := catalog.New(records{s}, nil).Import(ctx, es); err != nil {
+		return err
+	}
+	return s.retry(ctx, "empty the catalog of an earlier release", func() error {
+		for _, e := range es {
+			if _, err := s.db.ExecContext(ctx, s.q.legacyForget, e.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// noTable reports whether err says a table does not exist.
+func noTable(err error) bool {
+	return sqlState(err) == "42P01" || mysqlNumber(err) == "1146"
+}
+
+// kvReady makes the table of records, and moves what earlier releases
+// kept elsewhere into it, once per Store.
+func (s *Store) kvReady(ctx context.Context) error {
+	if s.kvOK.Load() {
+		return nil
+	}
+	if err := s.Migrate(ctx); err != nil {
+		return err
+	}
+	s.kvOK.Store(true)
+	return nil
+}
+
+var _ record.Holder = (*Store)(nil)

@@ -1,0 +1,83 @@
+package sqlseq_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/sqlseq"
+)
+
+// release36dc60d is the catalog's table as the release on main before
+// the records (commit 36dc60d) made it, with two entries in it as that
+// release wrote them.
+var release36dc60d = map[sqlseq.Dialect][]string{
+	sqlseq.Postgres: {`CREATE TABLE sn_ledger_catalog (
+	id text PRIMARY KEY,
+	name text NOT NULL,
+	spec text NOT NULL,
+	first_us bigint NOT NULL,
+	first_by text NOT NULL
+)`,
+		`INSERT INTO sn_ledger_catalog VALUES ('0123456789abcdef', 'orders', '{"fixture":"orders"}', 1764000000000000, 'fixture')`,
+		`INSERT INTO sn_ledger_catalog VALUES ('fedcba9876543210', 'invoices', '{"fixture":"invoices"}', 1764000000000001, 'fixture')`},
+	sqlseq.MySQL: {"CREATE TABLE `sn_ledger_catalog` (" + `
+	id VARCHAR(64) NOT NULL PRIMARY KEY,
+	name VARCHAR(255) NOT NULL,
+	spec MEDIUMTEXT NOT NULL,
+	first_us BIGINT NOT NULL,
+	first_by VARCHAR(255) NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		`INSERT INTO sn_ledger_catalog VALUES ('0123456789abcdef', 'orders', '{"fixture":"orders"}', 1764000000000000, 'fixture')`,
+		`INSERT INTO sn_ledger_catalog VALUES ('fedcba9876543210', 'invoices', '{"fixture":"invoices"}', 1764000000000001, 'fixture')`},
+}
+
+// TestMigrateCatalog opens a ledger whose catalog the release before the
+// records kept in its own table: the first use of the records, by two
+// Stores at once, moves both entries into them, keeping when and by whom
+// they were enrolled, and empties the table; a Forget afterwards is not
+// undone by another Migrate.
+func TestMigrateCatalog(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := b.open(t)
+			for _, q := range release36dc60d[b.dialect] {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s1, _ := sqlseq.New(db, b.dialect, sqlseq.Options{})
+			s2, _ := sqlseq.New(db, b.dialect, sqlseq.Options{})
+			errs := make(chan error, 2)
+			for _, s := range []*sqlseq.Store{s1, s2} {
+				go func() { _, err := catalog.Of(s).Entries(ctx); errs <- err }()
+			}
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			es, err := catalog.Of(s1).Entries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != 2 || es[0].Name != "orders" || es[1].Name != "invoices" || es[0].First.UnixMicro() != 1764000000000000 || es[1].By != "fixture" {
+				t.Fatalf("after the migration the catalog holds %+v; want the release's two entries", es)
+			}
+			var left int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sn_ledger_catalog`).Scan(&left); err != nil || left != 0 {
+				t.Fatalf("the release's table holds %d entries after the migration (%v)", left, err)
+			}
+			if ok, err := catalog.Of(s1).Forget(ctx, "0123456789abcdef"); !ok || err != nil {
+				t.Fatalf("Forget: %v %v", ok, err)
+			}
+			if err := s2.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if es, _ := catalog.Of(s2).Entries(ctx); len(es) != 1 || es[0].Name != "invoices" {
+				t.Fatalf("after a Forget and another Migrate: %+v; want the invoices alone", es)
+			}
+		})
+	}
+}
