@@ -188,7 +188,6 @@ type ledgerStore interface {
 	sequence.Identifier
 	record.Holder
 	sequence.Marker
-	sequence.Recorder
 	sequence.Pinger
 }
 

@@ -29,7 +29,7 @@ import (
 //
 // A Gen's place is part of every number it gives, so another process with
 // the Gens in another order would issue the numbers of this one. So each
-// Gen whose store keeps records ([Recorder]) records its place (its index
+// Gen whose store keeps records ([Remember]) records its place (its index
 // and the number of Gens) there, and a Balanced issues its first number
 // only once every Gen's place is recorded or found as recorded: a Balanced
 // that finds another place issues nothing and returns an error wrapping
@@ -158,11 +158,7 @@ func (b *Balanced) placeAll(ctx context.Context) error {
 func (b *Balanced) Record(ctx context.Context, name, value string) (string, error) {
 	got, any := value, false
 	for i, g := range b.gens {
-		r, ok := g.(Recorder)
-		if !ok {
-			continue
-		}
-		v, err := r.Record(ctx, fmt.Sprintf("Gen %d of %d: %s", i, len(b.gens), name), value)
+		v, err := Remember(ctx, g, fmt.Sprintf("Gen %d of %d: %s", i, len(b.gens), name), value)
 		if errors.Is(err, errors.ErrUnsupported) {
 			continue
 		}
@@ -190,11 +186,6 @@ func (b *Balanced) place(ctx context.Context, i int) (err error) {
 			err = fmt.Errorf("Gen %d panicked recording its place: %v", i, r)
 		}
 	}()
-	r, ok := b.gens[i].(Recorder)
-	if !ok {
-		b.placed[i].Store(true)
-		return nil
-	}
 	var at []string
 	for j, g := range b.gens {
 		if Same(g, b.gens[i]) {
@@ -202,7 +193,7 @@ func (b *Balanced) place(ctx context.Context, i int) (err error) {
 		}
 	}
 	want := fmt.Sprintf("Gen %s of %d", strings.Join(at, ","), len(b.gens))
-	got, err := r.Record(ctx, placeRecord, want)
+	got, err := Remember(ctx, b.gens[i], placeRecord, want)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 	case err != nil:

@@ -386,7 +386,7 @@ func (d *downStore) Record(ctx context.Context, name, value string) (string, err
 	if d.down.Load() {
 		return "", errFlaky
 	}
-	return d.Segment.Record(ctx, name, value)
+	return sequence.Remember(ctx, d.Segment, name, value)
 }
 
 // A Balanced records every Gen's place before its first number: a second

@@ -1,6 +1,11 @@
 package sequence
 
 import (
+	"errors"
+	"fmt"
+
+	"github.com/sngen/sn/sequence/record"
+
 	"context"
 	"sync"
 	"time"
@@ -57,30 +62,45 @@ type Clock interface {
 // processes that record at once get the same answer. Records are kept for
 // good. A wrapper whose store keeps no records returns an error wrapping
 // errors.ErrUnsupported.
+//
+// A store keeps them in its records (package record), and [Remember]
+// records there: only a Gen over many stores ([Balanced]), or a wrapper
+// of one ([Queued]), is a Recorder itself.
 type Recorder interface {
 	Record(ctx context.Context, name, value string) (string, error)
 }
 
-// records is a store's records in memory.
-type records struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (r *records) put(ctx context.Context, name, value string) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
+// Remember records value under name in the store g draws from, unless it
+// has a value for name, and returns the value recorded (see [Recorder]):
+// through g's Record method if it has one, or else in the records of its
+// store (see package record), under "r/" and name. A name is 1 to 255
+// bytes, a value at most 4,096. It returns an error wrapping
+// errors.ErrUnsupported when g keeps no records.
+func Remember(ctx context.Context, g any, name, value string) (string, error) {
+	if r, ok := g.(Recorder); ok {
+		return r.Record(ctx, name, value)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if v, ok := r.m[name]; ok {
-		return v, nil
+	if len(name) == 0 || len(name) > 255 || len(value) > 4096 {
+		return "", fmt.Errorf("sequence: record %.40q: a name of %d bytes (1 to 255) and a value of %d (at most 4096): %w", name, len(name), len(value), ErrInvalidArgument)
 	}
-	if r.m == nil {
-		r.m = map[string]string{}
+	s := record.Of(g)
+	if s == nil {
+		return "", fmt.Errorf("sequence: record %.40q: %T keeps no records: %w", name, g, errors.ErrUnsupported)
 	}
-	r.m[name] = value
-	return value, nil
+	got := value
+	err := record.Update(ctx, s, func(tx *record.Tx) error {
+		r, err := tx.Get1("r/" + name)
+		if err != nil {
+			return err
+		}
+		if got = value; r.Exists() {
+			got = string(r.Value)
+		} else {
+			tx.Put("r/"+name, []byte(value))
+		}
+		return nil
+	})
+	return got, err
 }
 
 // expiries keeps the deadlines of the keys of an in-memory store.

@@ -15,7 +15,7 @@ import (
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer], [Marker], [Expirer], [Clock], [Recorder], [record.Holder], [Returner], [Journal] and [Identifier]: each
+// use and implements [Floorer], [Marker], [Expirer], [Clock], [record.Holder], [Returner], [Journal] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id     string
@@ -23,7 +23,6 @@ type MemoryAllocator struct {
 	last   map[string]int64 // key -> last number reserved
 	floors map[string]int64 // key -> the highest floor raised (see Return)
 	exp    expiries
-	recs   records
 	kv     record.Memory
 	jour   journals
 	memos  memos
@@ -108,12 +107,6 @@ func (a *MemoryAllocator) Now(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return time.Now(), nil
-}
-
-// Record stores value under name unless the MemoryAllocator has a value
-// for name, and returns the value stored (see [Recorder]).
-func (a *MemoryAllocator) Record(ctx context.Context, name, value string) (string, error) {
-	return a.recs.put(ctx, name, value)
 }
 
 // Expire deletes key once ttl has passed (on a later Mark, Floor or

@@ -15,7 +15,7 @@ import (
 // at 1 for each key (see Start) and are lost when the process ends, so
 // Memory suits tests, examples and numbers that only need to be unique within
 // one run. It is safe for concurrent use and implements [Batcher], [Binder],
-// [Floorer], [Marker], [Expirer], [Clock], [Recorder] and [record.Holder] (its catalog: see package catalog).
+// [Floorer], [Marker], [Expirer], [Clock] and [record.Holder] (its catalog and named records: see package catalog and [Remember]).
 //
 // The zero Memory is ready to use; its fields, the options, must not
 // change once it is:
@@ -33,7 +33,6 @@ type Memory struct {
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
 	memos    memos
 	exp      expiries
-	recs     records
 	kv       record.Memory
 }
 
@@ -160,12 +159,6 @@ func (m *Memory) Now(ctx context.Context) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return m.clock(), nil
-}
-
-// Record stores value under name unless the Memory has a value for name,
-// and returns the value stored (see [Recorder]).
-func (m *Memory) Record(ctx context.Context, name, value string) (string, error) {
-	return m.recs.put(ctx, name, value)
 }
 
 // Expire deletes key once ttl has passed (on a later Mark or Expire; at

@@ -2,6 +2,8 @@ package sequence_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sngen/sn/sequence"
@@ -55,4 +57,35 @@ func TestSegmentCatalog(t *testing.T) {
 	seg := must(sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{}))
 	defer seg.Close()
 	sequencetest.RunCatalog(t, catalog.Of(seg))
+}
+
+// Remember keeps the first value of a name in a store's records, and
+// says why it refuses.
+func TestRemember(t *testing.T) {
+	ctx := t.Context()
+	a := sequence.NewMemoryAllocator()
+	if v, err := sequence.Remember(ctx, a, "place", "a"); v != "a" || err != nil {
+		t.Fatalf("the first Remember: %q, %v", v, err)
+	}
+	seg := must(sequence.NewSegment(a, sequence.SegmentOptions{}))
+	if v, err := sequence.Remember(ctx, seg, "place", "b"); v != "a" || err != nil {
+		t.Fatalf("Remember through a Segment over the same store: %q, %v; want the first value", v, err)
+	}
+	if _, err := sequence.Remember(ctx, a, "", "x"); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("Remember with no name: %v; want ErrInvalidArgument", err)
+	}
+	if _, err := sequence.Remember(ctx, a, "big", strings.Repeat("x", 4097)); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("Remember of 4097 bytes: %v; want ErrInvalidArgument", err)
+	}
+	bare := must(sequence.NewSegment(bareAllocator{a}, sequence.SegmentOptions{}))
+	if _, err := sequence.Remember(ctx, bare, "place", "a"); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Remember over an Allocator that keeps no records: %v; want errors.ErrUnsupported", err)
+	}
+}
+
+// bareAllocator is an Allocator and nothing more.
+type bareAllocator struct{ a sequence.Allocator }
+
+func (b bareAllocator) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	return b.a.Allocate(ctx, key, n)
 }

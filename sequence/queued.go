@@ -1,6 +1,8 @@
 package sequence
 
 import (
+	"github.com/sngen/sn/sequence/record"
+
 	"context"
 	"errors"
 	"fmt"
@@ -343,16 +345,16 @@ func (qd *Queued) draw(ctx context.Context, key string, want int) (got []int64, 
 	return got, nil
 }
 
-// Record records value under name in the Gen's store (see [Recorder]). It
-// returns an error wrapping errors.ErrUnsupported if the Gen is not a
-// Recorder.
+// Record records value under name in the Gen's store (see [Remember]).
+// It returns an error wrapping errors.ErrUnsupported if the Gen keeps no
+// records.
 func (qd *Queued) Record(ctx context.Context, name, value string) (string, error) {
-	r, ok := qd.gen.(Recorder)
-	if !ok {
-		return "", fmt.Errorf("sequence: Queued: Record(%q): %T keeps no records: %w", name, qd.gen, errors.ErrUnsupported)
-	}
-	return r.Record(ctx, name, value)
+	return Remember(ctx, qd.gen, name, value)
 }
+
+// Records returns the records of the Gen's store (see package record), or
+// nil.
+func (qd *Queued) Records() record.Store { return record.Of(qd.gen) }
 
 // Floor raises key's floor in the Gen and drops the queued numbers at or
 // below it. It returns an error wrapping errors.ErrUnsupported if the Gen

@@ -37,20 +37,6 @@ func (s *Segment) Now(ctx context.Context) (time.Time, error) {
 	return c.Now(ctx)
 }
 
-// Record records value under name in the Allocator's store (see
-// [Recorder]). It returns an error wrapping errors.ErrUnsupported if the
-// Allocator is not a Recorder.
-func (s *Segment) Record(ctx context.Context, name, value string) (string, error) {
-	if s.closed.Load() {
-		return "", ErrClosed
-	}
-	r, ok := s.alloc.(Recorder)
-	if !ok {
-		return "", fmt.Errorf("sequence: Record(%q): %T keeps no records: %w", name, s.alloc, errors.ErrUnsupported)
-	}
-	return r.Record(ctx, name, value)
-}
-
 // Expire lets the Allocator delete key once ttl has passed (see
 // [Expirer]). The Segment's own state for the key stays until it is
 // released or idle; a block it holds for a key the store deleted and

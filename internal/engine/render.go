@@ -266,7 +266,7 @@ func (pl *Plan) turn(s *Part, b int64) {
 
 // Bind checks, once, what part p's store must agree on before p draws
 // from it or raises its floor: the check value of its obfuscation key,
-// recorded in the store (sequence.Recorder) with its first number. A
+// recorded in the store (sequence.Remember) with its first number. A
 // store that records another key's is refused with ErrKey; a store that
 // keeps no records is not checked. Draws call it; callers that raise a
 // floor call it first.
@@ -274,12 +274,7 @@ func (p *Part) Bind(ctx context.Context) error {
 	if p.keyOK == nil || p.keyOK.Load() {
 		return nil
 	}
-	r, ok := p.gen.(sequence.Recorder)
-	if !ok {
-		p.keyOK.Store(true)
-		return nil
-	}
-	got, err := r.Record(ctx, "sn obfuscate "+p.Obfuscate, p.keyCheck)
+	got, err := sequence.Remember(ctx, p.gen, "sn obfuscate "+p.Obfuscate, p.keyCheck)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 	case err != nil:

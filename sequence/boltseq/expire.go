@@ -17,7 +17,6 @@ import (
 var (
 	expiryBucket   = []byte("sn.expiry")    // k<key> -> deadline
 	deadlineBucket = []byte("sn.deadlines") // deadline (8 bytes) k<key> -> nil
-	recordBucket   = []byte("sn.records")   // name -> value (see Store.Record)
 )
 
 // Mark raises key's high-water mark to at least v and returns it, in one
@@ -47,28 +46,6 @@ func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	err := s.view(ctx, "now", func(*bolt.Tx) error { return nil })
 	return time.Now(), err
-}
-
-// Record stores value under name unless the file has a value for name,
-// and returns the value stored, in one durable transaction: a
-// [sequence.Recorder]. Records are kept for good.
-func (s *Store) Record(ctx context.Context, name, value string) (string, error) {
-	if name == "" || len(name) > bolt.MaxKeySize {
-		return "", fmt.Errorf("boltseq: record: a name of %d bytes: %w", len(name), sequence.ErrInvalidArgument)
-	}
-	got := value
-	err := s.updateTx(ctx, "record "+quoteKey(name), func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(recordBucket)
-		if err != nil {
-			return err
-		}
-		if v := b.Get([]byte(name)); v != nil {
-			got = string(v)
-			return nil
-		}
-		return b.Put([]byte(name), []byte(value))
-	})
-	return got, err
 }
 
 // Expire deletes key once ttl has passed: a [sequence.Expirer]. The

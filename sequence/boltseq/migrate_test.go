@@ -41,7 +41,7 @@ func TestMigrateRelease36dc60d(t *testing.T) {
 		if len(es) != 2 || es[0].Name != "orders" || es[1].Name != "invoices" || es[0].First.IsZero() || es[0].By != "fixture" || es[1].Spec != `{"fixture":"invoices"}` {
 			t.Fatalf("open %d: the catalog holds %+v; want the release's two entries", open, es)
 		}
-		if v, err := s.Record(ctx, "fixture", "other"); err != nil || v != "kept" {
+		if v, err := sequence.Remember(ctx, s, "fixture", "other"); err != nil || v != "kept" {
 			t.Fatalf("open %d: the release's record: %q, %v", open, v, err)
 		}
 		if open == 1 {
@@ -72,8 +72,10 @@ func TestMigrateRelease36dc60d(t *testing.T) {
 	}
 	defer db.Close()
 	db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket([]byte("sn.catalog")) != nil {
-			t.Error("the release's catalog bucket is still there after the migration")
+		for _, b := range []string{"sn.catalog", "sn.records"} {
+			if tx.Bucket([]byte(b)) != nil {
+				t.Errorf("the release's bucket %s is still there after the migration", b)
+			}
 		}
 		return nil
 	})

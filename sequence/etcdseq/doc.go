@@ -11,7 +11,7 @@
 //
 // A [Store] is a [sequence.Allocator], [sequence.Floorer],
 // [sequence.Returner], [sequence.Marker], [sequence.Expirer],
-// [sequence.Clock], [sequence.Identifier], [sequence.Recorder],
+// [sequence.Clock], [sequence.Identifier],
 // [record.Holder] (its catalog, see package catalog), [sequence.Journal], [sequence.Pruner],
 // [sequence.Replayer] and [sequence.Pinger]. Its clock, by which counters
 // of an hour or shorter expire, is kept in the cluster (see [Store.Now]). Put a

@@ -107,13 +107,13 @@ func TestRecordIdentityPing(t *testing.T) {
 	if id2, err := s.StoreID(ctx); err != nil || id2 != id1 {
 		t.Fatalf("StoreID again = %q, %v; want %q", id2, err, id1)
 	}
-	if v, err := s.Record(ctx, "place", "a"); err != nil || v != "a" {
+	if v, err := sequence.Remember(ctx, s, "place", "a"); err != nil || v != "a" {
 		t.Fatalf("Record = %q, %v", v, err)
 	}
-	if v, err := s.Record(ctx, "place", "b"); err != nil || v != "a" {
+	if v, err := sequence.Remember(ctx, s, "place", "b"); err != nil || v != "a" {
 		t.Fatalf("Record again = %q, %v; want the first value", v, err)
 	}
-	if _, err := s.Record(ctx, "", "x"); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if _, err := sequence.Remember(ctx, s, "", "x"); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Fatalf("Record with no name: %v", err)
 	}
 }

@@ -106,7 +106,7 @@ func (l *Leaser) Lease(ctx context.Context, layout snowflake.Layout, ttl time.Du
 		return nil, fmt.Errorf("etcdseq: Lease(%d worker bits, ttl %v): want 0 to 30 worker bits and a ttl of at least 1ms: %w",
 			layout.WorkerBits, ttl, sequence.ErrInvalidArgument)
 	}
-	if got, err := l.s.Record(ctx, "snowflake layout "+l.name, layout.String()); err != nil {
+	if got, err := sequence.Remember(ctx, l.s, "snowflake layout "+l.name, layout.String()); err != nil {
 		return nil, err
 	} else if got != layout.String() {
 		return nil, fmt.Errorf("etcdseq: Lease: the worker ids of %q were leased with the layout %q; this Gen's is %q. Ids of two layouts can meet: give this one a name of its own (LeaserOptions.Name): %w",

@@ -355,16 +355,6 @@ func (s *Store) StoreID(ctx context.Context) (string, error) {
 	return s.putOnce(ctx, "StoreID", "", s.prefix+"id", hex.EncodeToString(b[:]))
 }
 
-// Record stores value under name unless the cluster has a value for name
-// already, and returns the value stored: a [sequence.Recorder]. A name is
-// at most 255 bytes, a value at most 4,096.
-func (s *Store) Record(ctx context.Context, name, value string) (string, error) {
-	if len(name) == 0 || len(name) > 255 || len(value) > 4096 {
-		return "", fmt.Errorf("etcdseq: record %.40q: a name of %d bytes (1 to 255) and a value of %d (at most 4096): %w", name, len(name), len(value), sequence.ErrInvalidArgument)
-	}
-	return s.putOnce(ctx, "Record", name, s.prefix+"r/"+name, value)
-}
-
 // putOnce writes value at k unless k exists, and returns what k holds;
 // name is what errors call it.
 func (s *Store) putOnce(ctx context.Context, op, name, k, value string) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,7 +18,11 @@ import (
 //	P{sn catalog}:entries  hash  entry ID -> the entry as JSON
 //	P{sn catalog}:version  the catalog's version
 //
-// The entries are imported into the catalog's records (see package
+//	P{NAME}:record         the value recorded under NAME
+//
+// A named value becomes the record "r/" and its name (see
+// sequence.Remember) when a process reads that record and finds none,
+// and its key is deleted. The entries are imported into the catalog's records (see package
 // catalog), keeping when they were first enrolled and by whom, and the
 // hash is deleted when it holds what was imported, so that a Forget is
 // not undone by a second import. Every process of a store must run this
@@ -68,6 +73,29 @@ func (r *redisRecords) migrate(ctx context.Context) error {
 	r.only.migrated = true
 	r.only.mu.Unlock()
 	return nil
+}
+
+// migrateRecord moves the value an earlier release recorded under the
+// name of record key k ("r/" and the name), if there is one.
+func (r *redisRecords) migrateRecord(ctx context.Context, k string) error {
+	name, ok := strings.CutPrefix(k, "r/")
+	if !ok {
+		return nil
+	}
+	// The key is in a slot of its own: read it, write the record under
+	// the condition that it is absent, then delete the key.
+	old := redisKey(r.prefix, name, ":record")
+	v, err := r.rdb.Get(ctx, old).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return classify("read a record of an earlier release", old, err)
+	}
+	if _, err := r.Commit(ctx, []record.Record{{Key: k}}, []record.Op{record.Put(k, []byte(v))}); err != nil {
+		return err
+	}
+	return classify("delete a record of an earlier release", old, r.rdb.Del(ctx, old).Err())
 }
 
 // dropLegacyScript deletes the hash KEYS[1] and the version KEYS[2] when

@@ -65,33 +65,6 @@ func (a *Allocator) Mark(ctx context.Context, key string, v int64) (int64, error
 	return m, nil
 }
 
-// recordScript sets KEYS[1] to ARGV[1] unless it has a value, and returns
-// its value.
-var recordScript = redis.NewScript(`
-local v = redis.call('GET', KEYS[1])
-if v then return v end
-redis.call('SET', KEYS[1], ARGV[1])
-return ARGV[1]
-`)
-
-// Record stores value under name unless the store has one, and returns
-// the value stored (a [sequence.Recorder]): with a ledger, in the ledger,
-// which must be a Recorder itself; without one, in Redis.
-func (a *Allocator) Record(ctx context.Context, name, value string) (string, error) {
-	if a.core != nil {
-		return a.core.Record(ctx, name, value)
-	}
-	rkey := redisKey(a.prefix, name, ":record")
-	if err := a.only.check(ctx, a, "Record", rkey); err != nil {
-		return "", err
-	}
-	got, err := a.replicas.script(ctx, a.rdb, recordScript, rkey, value).Text()
-	if err != nil {
-		return "", classify("Record", rkey, err)
-	}
-	return got, nil
-}
-
 // Now returns the clock keys expire by (a [sequence.Clock]): with a
 // ledger, the ledger's, which must be a Clock itself; without one, the
 // Redis server's (TIME).
@@ -131,20 +104,6 @@ func (c *Counter) Mark(ctx context.Context, key string, v int64) (int64, error) 
 		return 0, durableError("mark", c.Key(key), c.durable, err)
 	}
 	return last, nil
-}
-
-// Record records value under name in the durable allocator, which must be
-// a [sequence.Recorder] (a [sequence.Recorder] itself).
-func (c *Counter) Record(ctx context.Context, name, value string) (string, error) {
-	r, ok := c.durable.(sequence.Recorder)
-	if !ok {
-		return "", fmt.Errorf("redisseq: Record(%q): the durable allocator %T keeps no records: %w", name, c.durable, errors.ErrUnsupported)
-	}
-	got, err := r.Record(ctx, name, value)
-	if err != nil {
-		return "", durableError("record in", c.prefix, c.durable, err)
-	}
-	return got, nil
 }
 
 // Now returns the durable allocator's clock (a [sequence.Clock]): its

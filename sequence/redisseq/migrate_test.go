@@ -6,6 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/redisseq"
 )
@@ -23,6 +24,7 @@ func TestMigrateCatalog(t *testing.T) {
 		"0123456789abcdef", `{"ID":"0123456789abcdef","Name":"orders","Spec":"{\"fixture\":\"orders\"}","First":"2025-11-24T16:00:00Z","By":"fixture"}`,
 		"fedcba9876543210", `{"ID":"fedcba9876543210","Name":"invoices","Spec":"{\"fixture\":\"invoices\"}","First":"2025-11-24T16:00:01Z","By":"fixture"}`)
 	rdb.Set(ctx, "sn:{sn catalog}:version", "2", 0)
+	rdb.Set(ctx, "sn:{sn obfuscate k}:record", "check-1", 0)
 	open := func() *catalog.Catalog {
 		a, err := redisseq.NewRedisOnlyAllocator(redis.NewClient(&redis.Options{Addr: srv.Addr()}), redisseq.AllocatorOptions{})
 		if err != nil {
@@ -39,6 +41,13 @@ func TestMigrateCatalog(t *testing.T) {
 	}
 	if n := rdb.Exists(ctx, "sn:{sn catalog}:entries", "sn:{sn catalog}:version").Val(); n != 0 {
 		t.Fatalf("%d keys of the release's catalog are left", n)
+	}
+	a, _ := redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{})
+	if v, err := sequence.Remember(ctx, a, "sn obfuscate k", "check-2"); v != "check-1" || err != nil {
+		t.Fatalf("the release's record of a key's check value: %q, %v; want check-1", v, err)
+	}
+	if n := rdb.Exists(ctx, "sn:{sn obfuscate k}:record").Val(); n != 0 {
+		t.Fatal("the release's record is left after it moved")
 	}
 	if ok, err := open().Forget(ctx, "0123456789abcdef"); !ok || err != nil {
 		t.Fatalf("Forget: %v %v", ok, err)

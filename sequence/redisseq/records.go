@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -143,11 +144,28 @@ func (r *redisRecords) Get(ctx context.Context, keys ...string) ([]record.Record
 	if err := r.check(ctx, "read records"); err != nil {
 		return nil, err
 	}
-	res, err := getRecordsScript.Run(ctx, r.rdb, r.keys(), args...).Slice()
-	if err != nil {
-		return nil, classify("read records", r.keys()[1], err)
+	for try := 0; ; try++ {
+		res, err := getRecordsScript.Run(ctx, r.rdb, r.keys(), args...).Slice()
+		if err != nil {
+			return nil, classify("read records", r.keys()[1], err)
+		}
+		out, err := r.decode(keys, res, 0)
+		if err != nil || try > 0 {
+			return out, err
+		}
+		moved := false
+		for _, rec := range out {
+			if !rec.Exists() && strings.HasPrefix(rec.Key, "r/") {
+				if err := r.migrateRecord(ctx, rec.Key); err != nil {
+					return nil, err
+				}
+				moved = true
+			}
+		}
+		if !moved {
+			return out, nil
+		}
 	}
-	return r.decode(keys, res, 0)
 }
 
 // decode reads the values and versions of keys from res[at] and res[at+1].

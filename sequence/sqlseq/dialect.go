@@ -77,10 +77,9 @@ type queries struct {
 	releasedWorkers string
 
 	// The records (see Store.Record): name -> value, kept for good.
-	createRecords string
-	// addRecord, of name $1 and value $2, records the value of a name
-	// that has none; readRecord, of name $1, reads it.
-	addRecord, readRecord string
+	// legacyRecords reads the named records of an earlier release (see
+	// migrate.go), name and value; legacyUnrecord, of name $1, deletes one.
+	legacyRecords, legacyUnrecord string
 
 	// legacyEntries reads the catalog's table of an earlier release
 	// (see migrate.go); legacyForget, of id $1, deletes an entry of it.
@@ -227,14 +226,10 @@ WHERE name = $3 AND worker = $4 AND token = $5 AND deadline > now()`),
 		releaseWorker: r.Replace(`UPDATE {workers} SET bound = $1, token = '', deadline = now()
 WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
 		releasedWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = $1 AND worker < $2 AND deadline <= now() AND bound > 0 LIMIT 16`),
-		createRecords: r.Replace(`CREATE TABLE IF NOT EXISTS {records} (
-	name bytea PRIMARY KEY,
-	value bytea NOT NULL
-)`),
-		addRecord:     r.Replace(`INSERT INTO {records} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`),
-		readRecord:    r.Replace(`SELECT value FROM {records} WHERE name = $1`),
-		legacyEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
-		legacyForget:  r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
+		legacyRecords:   r.Replace(`SELECT name, value FROM {records}`),
+		legacyUnrecord:  r.Replace(`DELETE FROM {records} WHERE name = $1`),
+		legacyEntries:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
+		legacyForget:    r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
 		returnRange: r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2 AND k = $3 AND last = $4
 AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
 		createJournal: r.Replace(`CREATE TABLE IF NOT EXISTS {journal} (
@@ -445,14 +440,10 @@ WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 		releaseWorker: r.Replace(`UPDATE {workers} SET bound = ?, token = '', deadline = UTC_TIMESTAMP(6)
 WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 		releasedWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = ? AND worker < ? AND deadline <= UTC_TIMESTAMP(6) AND bound > 0 LIMIT 16`),
-		createRecords: r.Replace(`CREATE TABLE IF NOT EXISTS {records} (
-	name VARBINARY(255) NOT NULL PRIMARY KEY,
-	value VARBINARY(4096) NOT NULL
-) ENGINE=InnoDB`),
-		addRecord:     r.Replace(`INSERT IGNORE INTO {records} (name, value) VALUES (?, ?)`),
-		readRecord:    r.Replace(`SELECT value FROM {records} WHERE name = ?`),
-		legacyEntries: r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
-		legacyForget:  r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
+		legacyRecords:   r.Replace(`SELECT name, value FROM {records}`),
+		legacyUnrecord:  r.Replace(`DELETE FROM {records} WHERE name = ?`),
+		legacyEntries:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
+		legacyForget:    r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
 		returnRange: r.Replace(`UPDATE {table} SET last = ? WHERE id = ? AND k = ? AND last = ?
 AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 0) <= ?`),
 		createJournal: r.Replace(`CREATE TABLE IF NOT EXISTS {journal} (

@@ -52,28 +52,6 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return time.UnixMicro(us), nil
 }
 
-// Record stores value under name unless the database has a value for
-// name already, and returns the value stored: a [sequence.Recorder].
-// Records are rows of the table of records (the ledger's name and
-// "_records", created by [Store.Migrate]), kept for good. A name is at
-// most 255 bytes, a value at most 4,096.
-func (s *Store) Record(ctx context.Context, name, value string) (string, error) {
-	if len(name) == 0 || len(name) > 255 || len(value) > 4096 {
-		return "", fmt.Errorf("sqlseq: record %.40q: a name of %d bytes (1 to 255) and a value of %d (at most 4096): %w", name, len(name), len(value), sequence.ErrInvalidArgument)
-	}
-	var got []byte
-	err := s.write(ctx, "record", func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.q.addRecord, []byte(name), []byte(value)); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, s.q.readRecord, []byte(name)).Scan(&got)
-	})
-	if err != nil {
-		return "", err
-	}
-	return string(got), nil
-}
-
 // Expire deletes key's row once ttl has passed, by the database's clock:
 // a [sequence.Expirer]. The deadline is a row of the table of deadlines
 // (see [Store.Migrate]); each Expire first deletes, in one transaction,
@@ -118,7 +96,6 @@ var _ interface {
 	sequence.Marker
 	sequence.Expirer
 	sequence.Clock
-	sequence.Recorder
 	sequence.Returner
 } = (*Store)(nil)
 

@@ -166,7 +166,7 @@ func (l *Leaser) Lease(ctx context.Context, layout snowflake.Layout, ttl time.Du
 // checkLayout records layout as the name's, unless it has one, and
 // refuses another.
 func (l *Leaser) checkLayout(ctx context.Context, layout string) error {
-	got, err := l.s.Record(ctx, "snowflake layout "+l.name, layout)
+	got, err := sequence.Remember(ctx, l.s, "snowflake layout "+l.name, layout)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,10 @@ import (
 //     are imported into the catalog's records, keeping when they were
 //     first enrolled and by whom, and then deleted from it, so that a
 //     Forget is not undone by a second import. The table, empty, is left
-//     for the DBA to drop.
+//     for the DBA to drop;
+//   - the table of named records, the ledger's name and "_records": each
+//     becomes the record "r/" and its name (see sequence.Remember), and is
+//     deleted from it; the row that locked the old catalog is dropped.
 //
 // Every process of a ledger must run this release or a later one: a
 // process of an earlier one would enroll in the old table.
@@ -23,6 +26,9 @@ import (
 // migrate moves what earlier releases kept in their own tables into the
 // table of records.
 func (s *Store) migrate(ctx context.Context) error {
+	if err := s.migrateRecords(ctx); err != nil {
+		return err
+	}
 	var es []catalog.Entry
 	err := s.retry(ctx, "read the catalog of an earlier release", func() error {
 		es = es[:0]
@@ -54,6 +60,59 @@ func (s *Store) migrate(ctx context.Context) error {
 	return s.retry(ctx, "empty the catalog of an earlier release", func() error {
 		for _, e := range es {
 			if _, err := s.db.ExecContext(ctx, s.q.legacyForget, e.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// migrateRecords moves the named records of an earlier release.
+func (s *Store) migrateRecords(ctx context.Context) error {
+	old := map[string][]byte{}
+	err := s.retry(ctx, "read the records of an earlier release", func() error {
+		clear(old)
+		rows, err := s.db.QueryContext(ctx, s.q.legacyRecords)
+		if noTable(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name, value []byte
+			if err := rows.Scan(&name, &value); err != nil {
+				return err
+			}
+			old[string(name)] = value
+		}
+		return rows.Err()
+	})
+	if err != nil || len(old) == 0 {
+		return err
+	}
+	err = record.Update(ctx, records{s}, func(tx *record.Tx) error {
+		for name, value := range old {
+			if name == "sn catalog lock" {
+				continue // the old catalog's lock: nothing to keep
+			}
+			r, err := tx.Get1("r/" + name)
+			if err != nil {
+				return err
+			}
+			if !r.Exists() {
+				tx.Put("r/"+name, value)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.retry(ctx, "empty the records of an earlier release", func() error {
+		for name := range old {
+			if _, err := s.db.ExecContext(ctx, s.q.legacyUnrecord, []byte(name)); err != nil {
 				return err
 			}
 		}

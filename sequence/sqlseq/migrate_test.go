@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
@@ -20,7 +21,13 @@ var release36dc60d = map[sqlseq.Dialect][]string{
 	first_by text NOT NULL
 )`,
 		`INSERT INTO sn_ledger_catalog VALUES ('0123456789abcdef', 'orders', '{"fixture":"orders"}', 1764000000000000, 'fixture')`,
-		`INSERT INTO sn_ledger_catalog VALUES ('fedcba9876543210', 'invoices', '{"fixture":"invoices"}', 1764000000000001, 'fixture')`},
+		`INSERT INTO sn_ledger_catalog VALUES ('fedcba9876543210', 'invoices', '{"fixture":"invoices"}', 1764000000000001, 'fixture')`,
+		`CREATE TABLE sn_ledger_records (
+	name bytea PRIMARY KEY,
+	value bytea NOT NULL
+)`,
+		`INSERT INTO sn_ledger_records VALUES ('sn catalog lock', 'the row whose lock serialises enrollments in the catalog')`,
+		`INSERT INTO sn_ledger_records VALUES ('sn obfuscate k', 'check-1')`},
 	sqlseq.MySQL: {"CREATE TABLE `sn_ledger_catalog` (" + `
 	id VARCHAR(64) NOT NULL PRIMARY KEY,
 	name VARCHAR(255) NOT NULL,
@@ -29,11 +36,17 @@ var release36dc60d = map[sqlseq.Dialect][]string{
 	first_by VARCHAR(255) NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		`INSERT INTO sn_ledger_catalog VALUES ('0123456789abcdef', 'orders', '{"fixture":"orders"}', 1764000000000000, 'fixture')`,
-		`INSERT INTO sn_ledger_catalog VALUES ('fedcba9876543210', 'invoices', '{"fixture":"invoices"}', 1764000000000001, 'fixture')`},
+		`INSERT INTO sn_ledger_catalog VALUES ('fedcba9876543210', 'invoices', '{"fixture":"invoices"}', 1764000000000001, 'fixture')`,
+		"CREATE TABLE `sn_ledger_records` (" + `
+	name VARBINARY(255) NOT NULL PRIMARY KEY,
+	value VARBINARY(4096) NOT NULL
+) ENGINE=InnoDB`,
+		`INSERT INTO sn_ledger_records VALUES ('sn catalog lock', 'the row whose lock serialises enrollments in the catalog')`,
+		`INSERT INTO sn_ledger_records VALUES ('sn obfuscate k', 'check-1')`},
 }
 
-// TestMigrateCatalog opens a ledger whose catalog the release before the
-// records kept in its own table: the first use of the records, by two
+// TestMigrateCatalog opens a ledger whose catalog and named records the
+// release before the records kept in tables of their own: the first use of the records, by two
 // Stores at once, moves both entries into them, keeping when and by whom
 // they were enrolled, and empties the table; a Forget afterwards is not
 // undone by another Migrate.
@@ -68,6 +81,12 @@ func TestMigrateCatalog(t *testing.T) {
 			var left int
 			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sn_ledger_catalog`).Scan(&left); err != nil || left != 0 {
 				t.Fatalf("the release's table holds %d entries after the migration (%v)", left, err)
+			}
+			if v, err := sequence.Remember(ctx, s2, "sn obfuscate k", "check-2"); v != "check-1" || err != nil {
+				t.Fatalf("the release's record of a key's check value: %q, %v; want check-1", v, err)
+			}
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sn_ledger_records`).Scan(&left); err != nil || left != 0 {
+				t.Fatalf("the release's table of records holds %d rows after the migration (%v)", left, err)
 			}
 			if ok, err := catalog.Of(s1).Forget(ctx, "0123456789abcdef"); !ok || err != nil {
 				t.Fatalf("Forget: %v %v", ok, err)

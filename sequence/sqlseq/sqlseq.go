@@ -197,9 +197,6 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := s.db.ExecContext(ctx, s.q.createWorkers); err != nil {
 				return err
 			}
-			if _, err := s.db.ExecContext(ctx, s.q.createRecords); err != nil {
-				return err
-			}
 			if _, err := s.db.ExecContext(ctx, s.q.createJournal); err != nil {
 				return err
 			}

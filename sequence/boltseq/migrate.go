@@ -7,6 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/record"
 )
 
 // Layouts of earlier releases, moved into the file's records at Open:
@@ -14,19 +15,42 @@ import (
 //   - the bucket "sn.catalog", entry ID -> the entry as JSON: its entries
 //     become the catalog's records (see package catalog), keeping when
 //     they were first enrolled and by whom, and the bucket is deleted, in
-//     one transaction.
-var legacyCatalog = []byte("sn.catalog")
+//     one transaction;
+//   - the bucket "sn.records", name -> value: each becomes the record
+//     "r/" and its name (see sequence.Remember), and the bucket is deleted.
+var (
+	legacyCatalog = []byte("sn.catalog")
+	legacyRecords = []byte("sn.records")
+)
 
 // migrate moves what earlier releases kept in their own buckets into the
 // file's records, in tx.
 func migrate(tx *bolt.Tx) error {
-	b := tx.Bucket(legacyCatalog)
-	if b == nil {
-		return nil
-	}
 	kv, err := tx.CreateBucketIfNotExists(kvBucket)
 	if err != nil {
 		return err
+	}
+	if b := tx.Bucket(legacyRecords); b != nil {
+		var ops []record.Op
+		err := b.ForEach(func(k, v []byte) error {
+			if kv.Get(append([]byte("r/"), k...)) == nil {
+				ops = append(ops, record.Put("r/"+string(k), v))
+			}
+			return nil
+		})
+		if err == nil {
+			err = applyRecords(kv, ops)
+		}
+		if err == nil {
+			err = tx.DeleteBucket(legacyRecords)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	b := tx.Bucket(legacyCatalog)
+	if b == nil {
+		return nil
 	}
 	var es []catalog.Entry
 	err = b.ForEach(func(k, v []byte) error {
