@@ -50,14 +50,13 @@ templates:
 		t.Fatalf("next %d", st)
 	}
 	db := pg.DB(t, dsn)
-	qs := []string{`INSERT INTO sn_ledger_catalog VALUES ('x0', 'bad', '{not json', 1, 'me')`}
+	qs := []string{`INSERT INTO sn_ledger_kv VALUES ('cat/e/x0', '{not json', 1)`}
 	if row == "time" {
 		qs = []string{
 			// A well-formed row, but first_us in the year 10000 (a clock
 			// far off, or a restore that shifted times): Entry.First does
 			// not marshal to JSON, so the whole monitor answers 500.
-			`INSERT INTO sn_ledger_catalog (id, name, spec, first_us, first_by)
-		 SELECT 'x1', name, spec, 253402300800000000, first_by FROM sn_ledger_catalog LIMIT 1`,
+			`INSERT INTO sn_ledger_kv VALUES ('cat/e/x1', '{"ID":"x1","Name":"bad","Spec":"{}","First":"10000-01-01T00:00:00Z","By":"me"}', 2)`,
 		}
 	}
 	for _, q := range qs {

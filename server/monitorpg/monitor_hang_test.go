@@ -64,14 +64,14 @@ templates:
 	if st, took := get("/v1/monitor"); st != 200 {
 		t.Fatalf("monitor before the lock: %d in %v", st, took)
 	}
-	// Another session locks the catalog table (and holds it).
+	// Another session locks the table of records, where the catalog is (and holds it).
 	db := pg.DB(t, dsn)
 	tx, err := db.BeginTx(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(`LOCK TABLE sn_ledger_catalog IN ACCESS EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(`LOCK TABLE sn_ledger_kv IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
 	st, took := get("/readyz")
@@ -79,7 +79,7 @@ templates:
 	st, took = get("/v1/monitor")
 	t.Logf("/v1/monitor: %d in %v", st, took)
 	if st != 200 || took > 10*time.Second {
-		t.Errorf("/v1/monitor with the catalog table locked: status %d after %v (client gave up at 20s); readyz answered at once", st, took)
+		t.Errorf("/v1/monitor with the table of records (the catalog) locked: status %d after %v (client gave up at 20s); readyz answered at once", st, took)
 	}
 }
 
