@@ -20,8 +20,12 @@ type ambiguousSettle struct {
 	once bool
 }
 
+func (a *ambiguousSettle) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+	return sequence.ReplayerOf(a.MemoryAllocator).Claim(ctx, id, digest, token, lease)
+}
+
 func (a *ambiguousSettle) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	err := a.MemoryAllocator.Settle(ctx, id, token, answer, keep)
+	err := sequence.ReplayerOf(a.MemoryAllocator).Settle(ctx, id, token, answer, keep)
 	if err == nil && !a.once {
 		a.once = true
 		return errors.New("read tcp 10.0.0.1:5432: connection reset by peer")

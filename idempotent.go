@@ -182,13 +182,11 @@ func (g *Generator) replayer() sequence.Replayer {
 		if parts[i].Kind == engine.Seq {
 			var rp sequence.Replayer
 			sequence.Walk(parts[i].Gen(), func(in sequence.Gen) {
-				if r, ok := in.(sequence.Replayer); ok && rp == nil {
-					// A Gen that passes claims on to a store it may not
-					// have (a snowflake Gen without a Leaser) says so.
-					if k, ok := in.(interface{ KeepsClaims() bool }); ok && !k.KeepsClaims() {
-						return
-					}
-					rp = r
+				if rp == nil {
+					// A Gen with a store of its own, or over one that
+					// keeps records (a snowflake Gen without a Leaser
+					// keeps none).
+					rp = sequence.ReplayerOf(in)
 				}
 			})
 			if rp != nil {

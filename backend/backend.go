@@ -428,25 +428,6 @@ func (e exact) Head(ctx context.Context, key string) (sequence.Head, error) {
 	return j.Head(ctx, key)
 }
 
-// Claim claims an idempotency key in the Allocator's store (see
-// sequence.Replayer).
-func (e exact) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
-	r, ok := e.a.(sequence.Replayer)
-	if !ok {
-		return sequence.Claim{}, fmt.Errorf("%T keeps no idempotency keys: %w", e.a, errors.ErrUnsupported)
-	}
-	return r.Claim(ctx, id, digest, token, lease)
-}
-
-// Settle records the answer of a claim in the Allocator's store.
-func (e exact) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	r, ok := e.a.(sequence.Replayer)
-	if !ok {
-		return fmt.Errorf("%T keeps no idempotency keys: %w", e.a, errors.ErrUnsupported)
-	}
-	return r.Settle(ctx, id, token, answer, keep)
-}
-
 // StoreID returns the identity of the Allocator's store (see
 // sequence.Identifier).
 func (e exact) StoreID(ctx context.Context) (string, error) {

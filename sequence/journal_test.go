@@ -283,7 +283,7 @@ func TestMemoryAllocatorJournal(t *testing.T) {
 }
 
 func TestMemoryAllocatorReplayer(t *testing.T) {
-	sequencetest.RunReplayer(t, sequence.NewMemoryAllocator())
+	sequencetest.RunReplayer(t, sequence.ReplayerOf(sequence.NewMemoryAllocator()))
 }
 
 // TestPruneForged: whoever can write the store can make a pruned record

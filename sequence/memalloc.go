@@ -25,7 +25,6 @@ type MemoryAllocator struct {
 	exp    expiries
 	kv     record.Memory
 	jour   journals
-	memos  memos
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.

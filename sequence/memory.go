@@ -31,7 +31,6 @@ type Memory struct {
 	Clock func() time.Time
 
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
-	memos    memos
 	exp      expiries
 	kv       record.Memory
 }

@@ -2,9 +2,7 @@ package sequence
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -96,96 +94,4 @@ func (m *Memo) Settle(now time.Time, token, answer string, keep time.Duration) (
 		return nil, ErrClaimLost
 	}
 	return &Memo{Digest: m.Digest, Token: token, Answer: answer, Until: now.Add(keep).UnixMicro(), Done: true}, nil
-}
-
-// memos keeps claims in memory, for MemoryAllocator.
-type memos struct {
-	mu sync.Mutex
-	m  map[string]*Memo
-}
-
-func (ms *memos) claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error) {
-	if err := ctx.Err(); err != nil {
-		return Claim{}, err
-	}
-	if err := CheckClaim(id, ""); err != nil {
-		return Claim{}, err
-	}
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	c, next := ms.m[id].Claim(time.Now(), digest, token, lease)
-	if next != nil {
-		if ms.m == nil {
-			ms.m = map[string]*Memo{}
-		}
-		ms.m[id] = next
-	}
-	return c, nil
-}
-
-func (ms *memos) settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := CheckClaim(id, answer); err != nil {
-		return err
-	}
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	next, err := ms.m[id].Settle(time.Now(), token, answer, keep)
-	if err != nil {
-		return err
-	}
-	ms.m[id] = next
-	return nil
-}
-
-// Claim records or finds a claim on an idempotency key (see [Replayer]),
-// in memory: the Memory's store is the process, which every caller of
-// it shares.
-func (m *Memory) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error) {
-	return m.memos.claim(ctx, id, digest, token, lease)
-}
-
-// Settle records the answer of a claim, in memory (see [Replayer]).
-func (m *Memory) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	return m.memos.settle(ctx, id, token, answer, keep)
-}
-
-// Claim records or finds a claim on an idempotency key (see [Replayer]).
-func (a *MemoryAllocator) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error) {
-	return a.memos.claim(ctx, id, digest, token, lease)
-}
-
-// Settle records the answer of a claim (see [Replayer]).
-func (a *MemoryAllocator) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	return a.memos.settle(ctx, id, token, answer, keep)
-}
-
-func (s *Segment) replayer(op string) (Replayer, error) {
-	r, ok := s.alloc.(Replayer)
-	if !ok {
-		return nil, fmt.Errorf("sequence: Segment.%s: %T keeps no idempotency keys: %w", op, s.alloc, errors.ErrUnsupported)
-	}
-	return r, nil
-}
-
-// Claim claims an idempotency key in the Allocator's store (see
-// [Replayer]).
-func (s *Segment) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error) {
-	r, err := s.replayer("Claim")
-	if err != nil {
-		return Claim{}, err
-	}
-	return r.Claim(ctx, id, digest, token, lease)
-}
-
-// Settle records the answer of a claim in the Allocator's store (see
-// [Replayer]).
-func (s *Segment) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	r, err := s.replayer("Settle")
-	if err != nil {
-		return err
-	}
-	return r.Settle(ctx, id, token, answer, keep)
 }

@@ -238,7 +238,7 @@ func dirExists(dir string) bool {
 func initFile(db *bolt.DB, path string) (id string, err error) {
 	legacy := false
 	check := func(tx *bolt.Tx) error {
-		legacy = tx.Bucket(legacyCatalog) != nil || tx.Bucket(legacyRecords) != nil
+		legacy = tx.Bucket(legacyCatalog) != nil || tx.Bucket(legacyRecords) != nil || tx.Bucket(legacyIdem) != nil
 		meta := tx.Bucket(metaBucket)
 		if meta == nil {
 			return nil

@@ -919,5 +919,5 @@ func TestReplayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sequencetest.RunReplayer(t, s)
+	sequencetest.RunReplayer(t, sequence.ReplayerOf(s))
 }

@@ -6,6 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/record"
 )
@@ -17,10 +18,14 @@ import (
 //     they were first enrolled and by whom, and the bucket is deleted, in
 //     one transaction;
 //   - the bucket "sn.records", name -> value: each becomes the record
-//     "r/" and its name (see sequence.Remember), and the bucket is deleted.
+//     "r/" and its name (see sequence.Remember), and the bucket is deleted;
+//   - the bucket "sn.idem", idempotency key -> its claim as JSON: each
+//     becomes a claim in the records (see sequence.Claims), and the bucket
+//     is deleted.
 var (
 	legacyCatalog = []byte("sn.catalog")
 	legacyRecords = []byte("sn.records")
+	legacyIdem    = []byte("sn.idem")
 )
 
 // migrate moves what earlier releases kept in their own buckets into the
@@ -43,6 +48,28 @@ func migrate(tx *bolt.Tx) error {
 		}
 		if err == nil {
 			err = tx.DeleteBucket(legacyRecords)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if b := tx.Bucket(legacyIdem); b != nil {
+		var ops []record.Op
+		err := b.ForEach(func(k, v []byte) error {
+			var m sequence.Memo
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("%w: the claim of %q of an earlier release holds %.80q", ErrCorrupt, k, v)
+			}
+			if kv.Get(append([]byte("i/"), k...)) == nil {
+				ops = append(ops, sequence.ClaimOps(string(k), m)...)
+			}
+			return nil
+		})
+		if err == nil {
+			err = applyRecords(kv, ops)
+		}
+		if err == nil {
+			err = tx.DeleteBucket(legacyIdem)
 		}
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -15,7 +16,8 @@ import (
 
 // TestMigrateRelease36dc60d opens a file written by the release on main
 // before the records (commit 36dc60d: testdata/release-36dc60d.db, two
-// counters, a floor, two catalog entries, a record) and finds everything
+// counters, a floor, two catalog entries, a record, an answered
+// idempotency key) and finds everything
 // it held: the counters continue above their marks, the catalog keeps
 // its entries as they were enrolled, the journal verifies against the
 // anchor taken then, and the old catalog bucket is gone.
@@ -44,9 +46,13 @@ func TestMigrateRelease36dc60d(t *testing.T) {
 		if v, err := sequence.Remember(ctx, s, "fixture", "other"); err != nil || v != "kept" {
 			t.Fatalf("open %d: the release's record: %q, %v", open, v, err)
 		}
+		c, err := sequence.ReplayerOf(s).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
+		if err != nil || c.Mine || c.Answer != `["SN-000042"]` {
+			t.Fatalf("open %d: a retry of the key the release answered: %+v, %v; want its answer", open, c, err)
+		}
 		if open == 1 {
 			anchor := sequence.Head{Seq: 2, Mark: 150}
-			h, _ := hex.DecodeString("5c928a3a5975c261691276769b9f49249362ab48298076e51ba847424ee0505d")
+			h, _ := hex.DecodeString("594a5a89c809c9a0555ba36f640d6ba83768956df542da5a8a95fb670b917c94")
 			copy(anchor.Hash[:], h)
 			events, head, err := sequence.ReadJournal(ctx, s, "order")
 			if err != nil {
@@ -72,7 +78,7 @@ func TestMigrateRelease36dc60d(t *testing.T) {
 	}
 	defer db.Close()
 	db.View(func(tx *bolt.Tx) error {
-		for _, b := range []string{"sn.catalog", "sn.records"} {
+		for _, b := range []string{"sn.catalog", "sn.records", "sn.idem"} {
 			if tx.Bucket([]byte(b)) != nil {
 				t.Errorf("the release's bucket %s is still there after the migration", b)
 			}

@@ -65,7 +65,7 @@ func TestJournalConformance(t *testing.T) {
 }
 
 func TestReplayerConformance(t *testing.T) {
-	sequencetest.RunReplayer(t, newStore(t, etcdtest.Shared(t), etcdseq.Options{}))
+	sequencetest.RunReplayer(t, sequence.ReplayerOf(newStore(t, etcdtest.Shared(t), etcdseq.Options{})))
 }
 
 func TestCatalogConformance(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 	"github.com/sngen/sn/sequence/snowflake"
 )
 
@@ -340,14 +341,9 @@ func (r *etcdLease) lost(op string) error {
 
 var _ snowflake.Leaser = (*Leaser)(nil)
 
-// Claim claims an idempotency key in the Leaser's cluster (see
-// [sequence.Replayer]), for the ids of a snowflake Gen that leases its
-// worker there.
-func (l *Leaser) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
-	return l.s.Claim(ctx, id, digest, token, lease)
-}
 
-// Settle records the answer of a claim in the Leaser's cluster.
-func (l *Leaser) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	return l.s.Settle(ctx, id, token, answer, keep)
-}
+// Records returns the records of the Leaser's cluster (see
+// [Store.Records]): the catalog of its series and the claims of
+// idempotency keys for the ids of a snowflake Gen that leases its worker
+// there.
+func (l *Leaser) Records() record.Store { return l.s.Records() }

@@ -66,7 +66,6 @@ type Store struct {
 	cli    *clientv3.Client
 	prefix string
 	opts   Options
-	leases memoLeases // for the claims of idempotency keys
 }
 
 // New returns a Store over cli, which it does not own. It checks its

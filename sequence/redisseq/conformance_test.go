@@ -108,5 +108,5 @@ func TestExpirer(t *testing.T) {
 // The claims of idempotency keys without a ledger, kept in Redis.
 func TestReplayerRedisOnly(t *testing.T) {
 	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
-	sequencetest.RunReplayer(t, must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{Prefix: "claims:"})))
+	sequencetest.RunReplayer(t, sequence.ReplayerOf(must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{Prefix: "claims:"}))))
 }

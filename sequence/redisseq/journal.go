@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -122,25 +121,6 @@ func (c *Counter) Prune(ctx context.Context, key string, p sequence.Event) (sequ
 	return pr.Prune(ctx, key, p)
 }
 
-// Claim claims an idempotency key in the ledger (see
-// [sequence.Replayer]).
-func (c *Counter) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
-	r, err := durableAs[sequence.Replayer](c, "idempotency keys")
-	if err != nil {
-		return sequence.Claim{}, err
-	}
-	return r.Claim(ctx, id, digest, token, lease)
-}
-
-// Settle records the answer of a claim in the ledger.
-func (c *Counter) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	r, err := durableAs[sequence.Replayer](c, "idempotency keys")
-	if err != nil {
-		return err
-	}
-	return r.Settle(ctx, id, token, answer, keep)
-}
-
 // Note appends a record to key's journal in the ledger (see
 // [sequence.Journal]).
 func (a *Allocator) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
@@ -160,22 +140,4 @@ func (a *Allocator) Head(ctx context.Context, key string) (sequence.Head, error)
 // Prune prunes key's journal in the ledger (see [sequence.Pruner]).
 func (a *Allocator) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
 	return a.core.Prune(ctx, key, p)
-}
-
-// Claim claims an idempotency key (see [sequence.Replayer]): in the
-// ledger, or without one in Redis, timed by the server's clock.
-func (a *Allocator) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
-	if a.only != nil {
-		return a.claimOnly(ctx, id, digest, token, lease)
-	}
-	return a.core.Claim(ctx, id, digest, token, lease)
-}
-
-// Settle records the answer of a claim: in the ledger, or without one in
-// Redis.
-func (a *Allocator) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	if a.only != nil {
-		return a.settleOnly(ctx, id, token, answer, keep)
-	}
-	return a.core.Settle(ctx, id, token, answer, keep)
 }

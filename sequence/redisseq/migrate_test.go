@@ -2,6 +2,7 @@ package redisseq_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,6 +26,7 @@ func TestMigrateCatalog(t *testing.T) {
 		"fedcba9876543210", `{"ID":"fedcba9876543210","Name":"invoices","Spec":"{\"fixture\":\"invoices\"}","First":"2025-11-24T16:00:01Z","By":"fixture"}`)
 	rdb.Set(ctx, "sn:{sn catalog}:version", "2", 0)
 	rdb.Set(ctx, "sn:{sn obfuscate k}:record", "check-1", 0)
+	rdb.HSet(ctx, "sn:{claim:series\x00order-1}", "digest", "digest-1", "token", "tok", "answer", `["SN-000042"]`, "until", time.Now().AddDate(50, 0, 0).UnixMicro(), "done", "1")
 	open := func() *catalog.Catalog {
 		a, err := redisseq.NewRedisOnlyAllocator(redis.NewClient(&redis.Options{Addr: srv.Addr()}), redisseq.AllocatorOptions{})
 		if err != nil {
@@ -48,6 +50,13 @@ func TestMigrateCatalog(t *testing.T) {
 	}
 	if n := rdb.Exists(ctx, "sn:{sn obfuscate k}:record").Val(); n != 0 {
 		t.Fatal("the release's record is left after it moved")
+	}
+	c, err := sequence.ReplayerOf(a).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
+	if err != nil || c.Mine || c.Answer != `["SN-000042"]` {
+		t.Fatalf("a retry of the key the release answered: %+v, %v; want its answer", c, err)
+	}
+	if n := rdb.Exists(ctx, "sn:{claim:series\x00order-1}").Val(); n != 0 {
+		t.Fatal("the release's claim is left after it moved")
 	}
 	if ok, err := open().Forget(ctx, "0123456789abcdef"); !ok || err != nil {
 		t.Fatalf("Forget: %v %v", ok, err)

@@ -155,12 +155,21 @@ func (r *redisRecords) Get(ctx context.Context, keys ...string) ([]record.Record
 		}
 		moved := false
 		for _, rec := range out {
-			if !rec.Exists() && strings.HasPrefix(rec.Key, "r/") {
-				if err := r.migrateRecord(ctx, rec.Key); err != nil {
-					return nil, err
-				}
-				moved = true
+			var err error
+			switch {
+			case rec.Exists():
+				continue
+			case strings.HasPrefix(rec.Key, "r/"):
+				err = r.migrateRecord(ctx, rec.Key)
+			case strings.HasPrefix(rec.Key, "i/"):
+				err = r.migrateClaim(ctx, rec.Key)
+			default:
+				continue
 			}
+			if err != nil {
+				return nil, err
+			}
+			moved = true
 		}
 		if !moved {
 			return out, nil

@@ -128,13 +128,11 @@ type queries struct {
 	// deleteHolds, of id $1, first $2 and last $3, ends the holds of a range.
 	deleteHolds string
 
-	// The claims of idempotency keys (see replay.go): addMemo, of id,
-	// digest, token and until, inserts a pending claim unless the key has
-	// one; lockMemo, of id, reads digest, token, answer, until and done,
-	// locking the row; putMemo, of id, digest, token, answer, until and
-	// done, inserts one; setMemo, of the same but id last, updates one;
-	// sweepMemos, of now, deletes up to 100 past their time.
-	createMemos, addMemo, lockMemo, putMemo, setMemo, sweepMemos string
+	// The claims of idempotency keys of an earlier release (see
+	// migrate.go): legacyMemo, of id (the SHA-256 of the key), reads
+	// digest, token, answer, until and done; legacyUnmemo, of id, deletes
+	// one; legacySweep, of now, deletes those past their time.
+	legacyMemo, legacyUnmemo, legacySweep string
 
 	// narrowJournal, when set, reads the journal's reason column (SHOW
 	// COLUMNS), to tell the narrow one an earlier release made, and widenJournal widens
@@ -277,22 +275,12 @@ ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mark = 
 	deadline_us bigint NOT NULL,
 	PRIMARY KEY (id, n)
 )`),
-		addHold:     r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES ($1, $2, $3)`),
-		deleteHold:  r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n = $2`),
-		deleteHolds: r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n BETWEEN $2 AND $3`),
-		createMemos: r.Replace(`CREATE TABLE IF NOT EXISTS {idem} (
-	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
-	digest text NOT NULL,
-	token text NOT NULL,
-	answer text NOT NULL,
-	until_us bigint NOT NULL,
-	done smallint NOT NULL
-)`),
-		addMemo:    r.Replace(`INSERT INTO {idem} (id, digest, token, answer, until_us, done) VALUES ($1, $2, $3, '', $4, 0) ON CONFLICT (id) DO NOTHING`),
-		lockMemo:   r.Replace(`SELECT digest, token, answer, until_us, done FROM {idem} WHERE id = $1 FOR UPDATE`),
-		putMemo:    r.Replace(`INSERT INTO {idem} (id, digest, token, answer, until_us, done) VALUES ($1, $2, $3, $4, $5, $6)`),
-		setMemo:    r.Replace(`UPDATE {idem} SET digest = $1, token = $2, answer = $3, until_us = $4, done = $5 WHERE id = $6`),
-		sweepMemos: r.Replace(`DELETE FROM {idem} WHERE id IN (SELECT id FROM {idem} WHERE until_us <= $1 LIMIT 100)`),
+		addHold:      r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES ($1, $2, $3)`),
+		deleteHold:   r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n = $2`),
+		deleteHolds:  r.Replace(`DELETE FROM {holds} WHERE id = $1 AND n BETWEEN $2 AND $3`),
+		legacyMemo:   r.Replace(`SELECT digest, token, answer, until_us, done FROM {idem} WHERE id = $1`),
+		legacyUnmemo: r.Replace(`DELETE FROM {idem} WHERE id = $1`),
+		legacySweep:  r.Replace(`DELETE FROM {idem} WHERE until_us <= $1`),
 	}
 	// The row is inserted, or taken over if its deadline has passed (or
 	// it is token's already: a retry of a statement whose commit was not
@@ -489,18 +477,8 @@ AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 
 		deleteHolds:   r.Replace(`DELETE FROM {holds} WHERE id = ? AND n BETWEEN ? AND ?`),
 		narrowJournal: r.Replace(`SHOW COLUMNS FROM {journal} LIKE 'reason'`),
 		widenJournal:  r.Replace(`ALTER TABLE {journal} MODIFY reason MEDIUMTEXT NOT NULL`),
-		createMemos: r.Replace(`CREATE TABLE IF NOT EXISTS {idem} (
-	id BINARY(32) NOT NULL PRIMARY KEY,
-	digest VARCHAR(128) NOT NULL,
-	token VARCHAR(128) NOT NULL,
-	answer MEDIUMTEXT NOT NULL,
-	until_us BIGINT NOT NULL,
-	done SMALLINT NOT NULL
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
-		addMemo:    r.Replace(`INSERT IGNORE INTO {idem} (id, digest, token, answer, until_us, done) VALUES (?, ?, ?, '', ?, 0)`),
-		lockMemo:   r.Replace(`SELECT digest, token, answer, until_us, done FROM {idem} WHERE id = ? FOR UPDATE`),
-		putMemo:    r.Replace(`INSERT INTO {idem} (id, digest, token, answer, until_us, done) VALUES (?, ?, ?, ?, ?, ?)`),
-		setMemo:    r.Replace(`UPDATE {idem} SET digest = ?, token = ?, answer = ?, until_us = ?, done = ? WHERE id = ?`),
-		sweepMemos: r.Replace(`DELETE FROM {idem} WHERE until_us <= ? LIMIT 100`),
+		legacyMemo:    r.Replace(`SELECT digest, token, answer, until_us, done FROM {idem} WHERE id = ?`),
+		legacyUnmemo:  r.Replace(`DELETE FROM {idem} WHERE id = ?`),
+		legacySweep:   r.Replace(`DELETE FROM {idem} WHERE until_us <= ?`),
 	}
 }

@@ -240,7 +240,7 @@ func states(r *sequence.Report) map[sequence.State]int64 {
 func TestReplayer(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			sequencetest.RunReplayer(t, newStore(t, b, b.open(t), sqlseq.Options{}))
+			sequencetest.RunReplayer(t, sequence.ReplayerOf(newStore(t, b, b.open(t), sqlseq.Options{})))
 		})
 	}
 }

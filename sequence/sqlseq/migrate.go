@@ -2,8 +2,13 @@ package sqlseq
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"strings"
 	"time"
 
+	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/record"
 )
@@ -18,7 +23,12 @@ import (
 //     for the DBA to drop;
 //   - the table of named records, the ledger's name and "_records": each
 //     becomes the record "r/" and its name (see sequence.Remember), and is
-//     deleted from it; the row that locked the old catalog is dropped.
+//     deleted from it; the row that locked the old catalog is dropped;
+//   - the claims of idempotency keys, the ledger's name and "_idem", keyed
+//     by the SHA-256 of the key: Migrate deletes those past their time,
+//     and while any is left, a claim that finds no record of its key
+//     moves the key's row into the records (see sequence.Claims), and
+//     deletes it.
 //
 // Every process of a ledger must run this release or a later one: a
 // process of an earlier one would enroll in the old table.
@@ -27,6 +37,9 @@ import (
 // table of records.
 func (s *Store) migrate(ctx context.Context) error {
 	if err := s.migrateRecords(ctx); err != nil {
+		return err
+	}
+	if err := s.sweepClaims(ctx); err != nil {
 		return err
 	}
 	var es []catalog.Entry
@@ -117,6 +130,58 @@ func (s *Store) migrateRecords(ctx context.Context) error {
 			}
 		}
 		return nil
+	})
+}
+
+// sweepClaims deletes the claims of an earlier release past their time,
+// and notes whether any is left.
+func (s *Store) sweepClaims(ctx context.Context) error {
+	var left int64
+	err := s.retry(ctx, "sweep the claims of an earlier release", func() error {
+		now, err := s.Now(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = s.db.ExecContext(ctx, s.q.legacySweep, now.UnixMicro())
+		if noTable(err) {
+			left = 0
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.table+`_idem`).Scan(&left)
+	})
+	s.legacyClaims.Store(left > 0)
+	return err
+}
+
+// migrateClaim moves the claim of record key k ("i/" and its id) that an
+// earlier release kept, if there is one.
+func (s *Store) migrateClaim(ctx context.Context, k string) (bool, error) {
+	id, ok := strings.CutPrefix(k, "i/")
+	if !ok || !s.legacyClaims.Load() {
+		return false, nil
+	}
+	h := sha256.Sum256([]byte(id))
+	var m sequence.Memo
+	var done int
+	err := s.retry(ctx, "read a claim of an earlier release", func() error {
+		return s.db.QueryRowContext(ctx, s.q.legacyMemo, h[:]).Scan(&m.Digest, &m.Token, &m.Answer, &m.Until, &done)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	m.Done = done != 0
+	if _, err := (records{s}).Commit(ctx, []record.Record{{Key: k}}, sequence.ClaimOps(id, m)); err != nil {
+		return false, err
+	}
+	return true, s.retry(ctx, "delete a claim of an earlier release", func() error {
+		_, err := s.db.ExecContext(ctx, s.q.legacyUnmemo, h[:])
+		return err
 	})
 }
 

@@ -2,6 +2,9 @@ package sqlseq_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"strings"
+	"time"
 	"testing"
 
 	"github.com/sngen/sn/sequence"
@@ -27,7 +30,15 @@ var release36dc60d = map[sqlseq.Dialect][]string{
 	value bytea NOT NULL
 )`,
 		`INSERT INTO sn_ledger_records VALUES ('sn catalog lock', 'the row whose lock serialises enrollments in the catalog')`,
-		`INSERT INTO sn_ledger_records VALUES ('sn obfuscate k', 'check-1')`},
+		`INSERT INTO sn_ledger_records VALUES ('sn obfuscate k', 'check-1')`,
+		`CREATE TABLE sn_ledger_idem (
+	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
+	digest text NOT NULL,
+	token text NOT NULL,
+	answer text NOT NULL,
+	until_us bigint NOT NULL,
+	done smallint NOT NULL
+)`},
 	sqlseq.MySQL: {"CREATE TABLE `sn_ledger_catalog` (" + `
 	id VARCHAR(64) NOT NULL PRIMARY KEY,
 	name VARCHAR(255) NOT NULL,
@@ -42,11 +53,20 @@ var release36dc60d = map[sqlseq.Dialect][]string{
 	value VARBINARY(4096) NOT NULL
 ) ENGINE=InnoDB`,
 		`INSERT INTO sn_ledger_records VALUES ('sn catalog lock', 'the row whose lock serialises enrollments in the catalog')`,
-		`INSERT INTO sn_ledger_records VALUES ('sn obfuscate k', 'check-1')`},
+		`INSERT INTO sn_ledger_records VALUES ('sn obfuscate k', 'check-1')`,
+		"CREATE TABLE `sn_ledger_idem` (" + `
+	id BINARY(32) NOT NULL PRIMARY KEY,
+	digest VARCHAR(128) NOT NULL,
+	token VARCHAR(128) NOT NULL,
+	answer MEDIUMTEXT NOT NULL,
+	until_us BIGINT NOT NULL,
+	done SMALLINT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`},
 }
 
-// TestMigrateCatalog opens a ledger whose catalog and named records the
-// release before the records kept in tables of their own: the first use of the records, by two
+// TestMigrateCatalog opens a ledger whose catalog, named records and
+// claims the release before the records kept in tables of their own (a
+// retry of a key it answered gets its answer): the first use of the records, by two
 // Stores at once, moves both entries into them, keeping when and by whom
 // they were enrolled, and empties the table; a Forget afterwards is not
 // undone by another Migrate.
@@ -57,6 +77,21 @@ func TestMigrateCatalog(t *testing.T) {
 			db := b.open(t)
 			for _, q := range release36dc60d[b.dialect] {
 				if _, err := db.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Two claims the release recorded: one answered, kept for
+			// years, and one whose time has passed.
+			for _, c := range []struct {
+				id    string
+				until int64
+			}{{"series\x00order-1", time.Now().AddDate(50, 0, 0).UnixMicro()}, {"series\x00order-0", 1}} {
+				h := sha256.Sum256([]byte(c.id))
+				q := `INSERT INTO sn_ledger_idem VALUES ($1, 'digest-1', 'tok', '["SN-000042"]', $2, 1)`
+				if b.dialect == sqlseq.MySQL {
+					q = strings.ReplaceAll(strings.ReplaceAll(q, "$1", "?"), "$2", "?")
+				}
+				if _, err := db.ExecContext(ctx, q, h[:], c.until); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -87,6 +122,13 @@ func TestMigrateCatalog(t *testing.T) {
 			}
 			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sn_ledger_records`).Scan(&left); err != nil || left != 0 {
 				t.Fatalf("the release's table of records holds %d rows after the migration (%v)", left, err)
+			}
+			c, err := sequence.ReplayerOf(s2).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
+			if err != nil || c.Mine || c.Answer != `["SN-000042"]` {
+				t.Fatalf("a retry of the key the release answered: %+v, %v; want its answer", c, err)
+			}
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sn_ledger_idem`).Scan(&left); err != nil || left != 0 {
+				t.Fatalf("the release's table of claims holds %d rows (the one past its time swept, the other moved) (%v)", left, err)
 			}
 			if ok, err := catalog.Of(s1).Forget(ctx, "0123456789abcdef"); !ok || err != nil {
 				t.Fatalf("Forget: %v %v", ok, err)

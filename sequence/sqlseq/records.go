@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,15 @@ func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, erro
 	}
 	if err := r.s.kvReady(ctx); err != nil {
 		return nil, err
+	}
+	for i, k := range keys {
+		// A claim an earlier release kept moves in when it is first
+		// looked up (see migrate.go).
+		if strings.HasPrefix(k, "i/") && r.s.legacyClaims.Load() && slices.Index(keys, k) == i {
+			if _, err := r.s.migrateClaim(ctx, k); err != nil {
+				return nil, err
+			}
+		}
 	}
 	q := `SELECT k, v, ver FROM ` + r.s.kvTable() + ` WHERE ver <> 0 AND k IN (` + r.s.args(0, len(keys)) + `)`
 	err := r.s.retry(ctx, "read records", func() error {

@@ -285,7 +285,7 @@ func TestLibraryPathRefusesAsync(t *testing.T) {
 	if _, err := catalog.Of(store).Enroll(ctx, catalog.Entry{ID: "x", Name: "x", Spec: "x", By: "t"}, func([]catalog.Entry) error { return nil }); !errors.Is(err, sqlseq.ErrAsyncReplication) {
 		t.Errorf("an enrollment: %v", err)
 	}
-	if _, err := store.Claim(ctx, "key", "digest", "token", time.Minute); !errors.Is(err, sqlseq.ErrAsyncReplication) {
+	if _, err := sequence.ReplayerOf(store).Claim(ctx, "key", "digest", "token", time.Minute); !errors.Is(err, sqlseq.ErrAsyncReplication) {
 		t.Errorf("an idempotency claim: %v", err)
 	}
 	// The refusal says what to change.

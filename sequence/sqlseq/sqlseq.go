@@ -132,6 +132,9 @@ type Store struct {
 	// kvOK says the table of records exists and what an earlier release
 	// kept elsewhere was moved into it (see Store.migrate).
 	kvOK atomic.Bool
+	// legacyClaims says the claims' table of an earlier release holds
+	// claims not yet moved into the records (see Store.sweepClaims).
+	legacyClaims atomic.Bool
 	// flavor is 1 for MariaDB, 2 for MySQL, 0 until read.
 	flavor atomic.Int32
 }
@@ -215,9 +218,6 @@ func (s *Store) Migrate(ctx context.Context) error {
 				}
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createHolds); err != nil {
-				return err
-			}
-			if _, err := s.db.ExecContext(ctx, s.q.createMemos); err != nil {
 				return err
 			}
 			_, err := s.db.ExecContext(ctx, s.createKV())
