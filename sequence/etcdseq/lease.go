@@ -341,7 +341,6 @@ func (r *etcdLease) lost(op string) error {
 
 var _ snowflake.Leaser = (*Leaser)(nil)
 
-
 // Records returns the records of the Leaser's cluster (see
 // [Store.Records]): the catalog of its series and the claims of
 // idempotency keys for the ids of a snowflake Gen that leases its worker

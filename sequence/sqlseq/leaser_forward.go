@@ -7,4 +7,3 @@ import "github.com/sngen/sn/sequence/record"
 // idempotency keys for the ids of a snowflake Gen that leases its worker
 // there.
 func (l *Leaser) Records() record.Store { return l.s.Records() }
-

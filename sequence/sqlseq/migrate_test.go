@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
