@@ -23,6 +23,7 @@ import (
 // says so (see fault_test.go), and the tests otherwise.
 func TestMain(m *testing.M) {
 	recordtest.Main(openRecords)
+	sequencetest.LeaserMain(openLeaser)
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(runChild(spec))
 	}

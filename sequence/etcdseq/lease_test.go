@@ -63,104 +63,19 @@ func TestLeaser(t *testing.T) {
 	}
 }
 
-// A Gen cut off from the cluster stops issuing before its lease can
-// expire; the process that takes its worker id after the expiry issues
-// above everything it issued, and the old Gen never issues again.
+// A Gen cut off from the cluster (its client closed) stops issuing; the
+// one that takes its id issues above it (sequencetest.RunLeaserTakeover).
 func TestLeaserTakeover(t *testing.T) {
-	ctx := t.Context()
 	c := etcdtest.Shared(t)
-	l := newLeaser(t, "takeover")
-	prefix := l.Prefix()
-	// The old Gen's own client, closed to cut it off.
-	cut, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cutStore, err := etcdseq.New(cut, etcdseq.Options{Prefix: prefix, AttemptTimeout: 200 * time.Millisecond, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cutLeaser, err := etcdseq.NewLeaser(cutStore, etcdseq.LeaserOptions{Name: "takeover"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ttl = time.Second
-	other, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: cutLeaser, TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	seen := map[int64]bool{}
-	issue := func(g *snowflake.Gen) error {
-		id, err := g.Next(ctx, "")
-		if err != nil {
-			return err
-		}
-		if seen[id] {
-			t.Fatalf("id %d issued twice", id)
-		}
-		seen[id] = true
-		return nil
-	}
-	for range 100 {
-		if err := issue(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cut.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if err := issue(a); err != nil {
-			if !errors.Is(err, sequence.ErrLeaseLost) {
-				t.Fatalf("cut off from the cluster: %v; want ErrLeaseLost", err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a Gen cut off from the cluster kept issuing")
-		}
-	}
-	var aLast int64
-	for id := range seen {
-		aLast = max(aLast, id)
-	}
-	var b *snowflake.Gen
-	for b == nil {
-		b, err = snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: ttl})
-		if err != nil && !errors.Is(err, sequence.ErrUnavailable) {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the expired lease was never taken: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	defer b.Close()
-	if b.Worker() != a.Worker() {
-		t.Fatalf("the new Gen took worker %d; want the expired %d", b.Worker(), a.Worker())
-	}
-	bFirst := int64(1 << 62)
-	for range 500 {
-		id, err := b.Next(ctx, "")
+	s := newStore(t, c, etcdseq.Options{})
+	sequencetest.RunLeaserTakeover(t, func(t *testing.T, name string) snowflake.Leaser {
+		return must(etcdseq.NewLeaser(s, etcdseq.LeaserOptions{Name: name}))
+	}, func(t *testing.T, name string) (snowflake.Leaser, func()) {
+		cut, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if seen[id] {
-			t.Fatalf("id %d issued twice", id)
-		}
-		seen[id] = true
-		bFirst = min(bFirst, id)
-	}
-	if bFirst <= aLast {
-		t.Errorf("the new holder issued %d, not above the old holder's last %d", bFirst, aLast)
-	}
-	if err := issue(a); !errors.Is(err, sequence.ErrLeaseLost) {
-		t.Errorf("the old Gen after another took its id: %v; want ErrLeaseLost", err)
-	}
-	t.Logf("%d ids, worker %d passed on, 0 repeats", len(seen), a.Worker())
+		cs := must(etcdseq.New(cut, etcdseq.Options{Prefix: s.Prefix(), AttemptTimeout: 200 * time.Millisecond, Timeout: time.Second}))
+		return must(etcdseq.NewLeaser(cs, etcdseq.LeaserOptions{Name: name})), func() { cut.Close() }
+	}, time.Second)
 }

@@ -44,92 +44,6 @@ func TestLeaser(t *testing.T) {
 	}, 300*time.Millisecond)
 }
 
-// A Gen cut off from Redis stops issuing before its lease can expire; the
-// process that takes its worker id after the expiry issues above
-// everything it issued, and the old Gen never issues again.
-func TestLeaserTakeover(t *testing.T) {
-	ctx := t.Context()
-	srv := redistest.Start(t, redistest.Persistent())
-	l := must(redisseq.NewLeaser(srv.Client(t), redisseq.LeaserOptions{}))
-	cut := srv.Client(t) // the old Gen's own connection, closed to cut it off
-	const ttl = 400 * time.Millisecond
-	other, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: must(redisseq.NewLeaser(cut, redisseq.LeaserOptions{})), TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	seen := map[int64]bool{}
-	issue := func(g *snowflake.Gen) error {
-		id, err := g.Next(ctx, "")
-		if err != nil {
-			return err
-		}
-		if seen[id] {
-			t.Fatalf("id %d issued twice", id)
-		}
-		seen[id] = true
-		return nil
-	}
-	cut.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if err := issue(a); err != nil {
-			if !errors.Is(err, sequence.ErrLeaseLost) {
-				t.Fatalf("cut off from Redis: %v; want ErrLeaseLost", err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a Gen cut off from Redis kept issuing")
-		}
-	}
-	var aLast int64
-	for id := range seen {
-		aLast = max(aLast, id)
-	}
-	// The other worker id is held: the new Gen gets this one once its
-	// lease has expired on Redis's clock.
-	var b *snowflake.Gen
-	for b == nil {
-		b, err = snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: ttl})
-		if err != nil && !errors.Is(err, sequence.ErrUnavailable) {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the expired lease was never taken: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	defer b.Close()
-	if b.Worker() != a.Worker() {
-		t.Fatalf("the new Gen took worker %d; want the expired %d", b.Worker(), a.Worker())
-	}
-	bFirst := int64(1 << 62)
-	for range 500 {
-		id, err := b.Next(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if seen[id] {
-			t.Fatalf("id %d issued twice", id)
-		}
-		seen[id] = true
-		bFirst = min(bFirst, id)
-	}
-	if bFirst <= aLast {
-		t.Errorf("the new holder issued %d, not above the old holder's last %d", bFirst, aLast)
-	}
-	if err := issue(a); !errors.Is(err, sequence.ErrLeaseLost) {
-		t.Errorf("the old Gen after another took its id: %v; want ErrLeaseLost", err)
-	}
-	t.Logf("%d ids, worker %d passed on, 0 repeats", len(seen), a.Worker())
-}
-
 // A process that restarts with its clock set back takes a worker id whose
 // recorded bound is ahead of its clock: it refuses until the clock has
 // passed the bound, whether the old holder released the id or crashed.
@@ -227,4 +141,17 @@ func TestLeaserReleaseKeepsBound(t *testing.T) {
 	if !third.Bound().Equal(bound) {
 		t.Errorf("after a holder that issued nothing released the id, the bound is %v; want %v", third.Bound(), bound)
 	}
+}
+
+// A Gen cut off from Redis (its client closed) stops issuing; the one
+// that takes its id issues above it (sequencetest.RunLeaserTakeover).
+func TestLeaserTakeover(t *testing.T) {
+	srv := redistest.Start(t, redistest.Persistent())
+	rdb := srv.Client(t)
+	sequencetest.RunLeaserTakeover(t, func(t *testing.T, name string) snowflake.Leaser {
+		return must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: name}))
+	}, func(t *testing.T, name string) (snowflake.Leaser, func()) {
+		cut := srv.Client(t)
+		return must(redisseq.NewLeaser(cut, redisseq.LeaserOptions{Name: name})), func() { cut.Close() }
+	}, 400*time.Millisecond)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence/record/recordtest"
+	"github.com/sngen/sn/sequence/sequencetest"
 )
 
 // TestMain runs a child of the multi-process tests when the environment
@@ -21,8 +22,6 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(ledgerEnv); spec != "" {
 		os.Exit(runLedgerChild(spec))
 	}
-	if spec := os.Getenv(leaseEnv); spec != "" {
-		os.Exit(runLeaseChild(spec))
-	}
+	sequencetest.LeaserMain(openLeaser)
 	os.Exit(testserver.Chain(m.Run, pgtest.Run, redistest.Run))
 }

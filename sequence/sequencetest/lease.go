@@ -222,3 +222,100 @@ func leaseLayout(t *testing.T, newLeaser NewLeaser) {
 	}
 	o.Release(ctx, time.Time{})
 }
+
+// NewCutLeaser returns a Leaser of the series name over the store under
+// test, through a connection of its own, and a function that cuts that
+// connection (closes the client), as a partition or a dead network
+// would.
+type NewCutLeaser func(t *testing.T, name string) (l snowflake.Leaser, cut func())
+
+// RunLeaserTakeover checks that a Gen cut off from its store stops
+// issuing before its lease can expire; that the process that takes its
+// worker id after the expiry, on the store's clock, issues above
+// everything the first issued; and that the old Gen never issues again.
+// The other worker id of a two-id layout is held throughout, so the id
+// that passes on is the cut one. ttl is the lease of the cut Gen.
+func RunLeaserTakeover(t *testing.T, newLeaser NewLeaser, newCut NewCutLeaser, ttl time.Duration) {
+	ctx := t.Context()
+	tiny := snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+	l := newLeaser(t, "takeover")
+	cutLeaser, cut := newCut(t, "takeover")
+	other, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a, err := snowflake.New(ctx, tiny, snowflake.Options{Leaser: cutLeaser, TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	seen := map[int64]bool{}
+	issue := func(g *snowflake.Gen) error {
+		id, err := g.Next(ctx, "")
+		if err != nil {
+			return err
+		}
+		if seen[id] {
+			t.Fatalf("id %d issued twice", id)
+		}
+		seen[id] = true
+		return nil
+	}
+	for range 100 {
+		if err := issue(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut()
+	deadline := time.Now().Add(10*time.Second + 2*ttl)
+	for {
+		if err := issue(a); err != nil {
+			if !errors.Is(err, sequence.ErrLeaseLost) {
+				t.Fatalf("cut off from the store: %v; want ErrLeaseLost", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a Gen cut off from the store kept issuing")
+		}
+	}
+	var aLast int64
+	for id := range seen {
+		aLast = max(aLast, id)
+	}
+	var b *snowflake.Gen
+	for b == nil {
+		b, err = snowflake.New(ctx, tiny, snowflake.Options{Leaser: l, TTL: ttl})
+		if err != nil && !errors.Is(err, sequence.ErrUnavailable) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the expired lease was never taken: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	defer b.Close()
+	if b.Worker() != a.Worker() {
+		t.Fatalf("the new Gen took worker %d; want the expired %d", b.Worker(), a.Worker())
+	}
+	bFirst := int64(1 << 62)
+	for range 500 {
+		id, err := b.Next(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[id] {
+			t.Fatalf("id %d issued twice", id)
+		}
+		seen[id] = true
+		bFirst = min(bFirst, id)
+	}
+	if bFirst <= aLast {
+		t.Errorf("the new holder issued %d, not above the old holder's last %d", bFirst, aLast)
+	}
+	if err := issue(a); !errors.Is(err, sequence.ErrLeaseLost) {
+		t.Errorf("the old Gen after another took its id: %v; want ErrLeaseLost", err)
+	}
+	t.Logf("%d ids, worker %d passed on, 0 repeats", len(seen), a.Worker())
+}

@@ -8,15 +8,14 @@ import (
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence/record/recordtest"
+	"github.com/sngen/sn/sequence/sequencetest"
 )
 
 // TestMain runs a child of TestLeaserMultiProcess, or of the record
 // suite, when the environment says so (see lease_multiprocess_test.go), and the tests otherwise.
 func TestMain(m *testing.M) {
 	recordtest.Main(openRecords)
-	if spec := os.Getenv(leaseEnv); spec != "" {
-		os.Exit(runLeaseChild(spec))
-	}
+	sequencetest.LeaserMain(openLeaser)
 	if spec := os.Getenv(journalEnv); spec != "" {
 		os.Exit(runJournalChild(spec))
 	}

@@ -1,11 +1,8 @@
-//go:build linux
-
-package sqlseq_test
+package sequencetest
 
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -21,78 +18,80 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/snowflake"
-	"github.com/sngen/sn/sequence/sqlseq"
 )
 
-// leaseEnv carries the job of a child process of TestLeaserMultiProcess.
-const leaseEnv = "SQLSEQ_TEST_LEASE_CHILD"
+// OpenLeaser opens, in this process, a Leaser of the store that where
+// names, and returns it with what closes it.
+type OpenLeaser func(where string) (snowflake.Leaser, func(), error)
 
-// leaseSpec is a lease child's job: lease a worker id of leaseLayout from
-// the database at DSN, issue ids for Run, appending them to Out as it goes
-// (it may be killed at any moment), then Close.
-type leaseSpec struct {
-	Driver  string
-	Dialect sqlseq.Dialect
-	DSN     string
-	Run     time.Duration
-	TTL     time.Duration
-	Out     string
-	// Static, the control, gives every child worker id 1 instead of a
-	// lease: the processes must then repeat ids.
+// leaseEnv carries the job of a child process of RunLeaserProcesses.
+const leaseEnv = "SEQUENCETEST_LEASE_CHILD"
+
+// leaseJob is a child's job: lease a worker id of processLayout from the
+// store at Where, issue ids for Run, appending them to Out as it goes (it
+// may be killed at any moment), then Close. Static, the control, gives
+// every child worker id 1 instead of a lease: the processes must then
+// repeat ids.
+type leaseJob struct {
+	Where  string
+	Run    time.Duration
+	TTL    time.Duration
+	Out    string
 	Static bool
 }
 
-// leaseLayout has four worker ids for six processes, so that ids pass from
+// processLayout has four worker ids for six processes, so that ids pass from
 // one process to another all the time.
-var leaseLayout = snowflake.Layout{TimeBits: 45, WorkerBits: 2, SeqBits: 10, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
-
-func runLeaseChild(js string) int {
-	var s leaseSpec
-	if err := json.Unmarshal([]byte(js), &s); err != nil {
-		fmt.Fprintln(os.Stderr, "lease child: bad spec:", err)
-		return 2
-	}
-	if err := leaseChild(s); err != nil {
-		fmt.Fprintln(os.Stderr, "lease child:", err)
-		if errors.Is(err, sequence.ErrLeaseLost) || errors.Is(err, sequence.ErrUnavailable) {
-			// Stopped as it must, its lease lost or not renewed in time
-			// (under load): the test counts it.
-			return leaseLostExit
-		}
-		return 1
-	}
-	return 0
-}
+var processLayout = snowflake.Layout{TimeBits: 45, WorkerBits: 2, SeqBits: 10, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
 
 // leaseLostExit is the exit status of a child whose Gen stopped because
 // its lease was lost or its renewals were late (under load): a stop, not
 // a failure.
 const leaseLostExit = 3
 
-func leaseChild(s leaseSpec) error {
-	db, err := sql.Open(s.Driver, s.DSN)
+// LeaserMain runs this process as a child of [RunLeaserProcesses] when the
+// environment says so, and returns otherwise. Call it first in TestMain,
+// with how a child opens the Leaser.
+func LeaserMain(open OpenLeaser) {
+	js := os.Getenv(leaseEnv)
+	if js == "" {
+		return
+	}
+	var j leaseJob
+	if err := json.Unmarshal([]byte(js), &j); err != nil {
+		fmt.Fprintln(os.Stderr, "lease child: bad job:", err)
+		os.Exit(2)
+	}
+	if err := leaseChild(open, j); err != nil {
+		fmt.Fprintln(os.Stderr, "lease child:", err)
+		if errors.Is(err, sequence.ErrLeaseLost) || errors.Is(err, sequence.ErrUnavailable) {
+			os.Exit(leaseLostExit) // stopped as it must: the parent counts it
+		}
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func leaseChild(open OpenLeaser, j leaseJob) error {
+	l, closeFn, err := open(j.Where)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	store, err := sqlseq.New(db, s.Dialect, sqlseq.Options{})
-	if err != nil {
-		return err
-	}
+	defer closeFn()
 	ctx := context.Background()
-	out, err := os.OpenFile(s.Out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(j.Out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	end := time.Now().Add(s.Run)
+	end := time.Now().Add(j.Run)
 	var g *snowflake.Gen
 	for g == nil {
-		opts := snowflake.Options{Leaser: must(sqlseq.NewLeaser(store, sqlseq.LeaserOptions{})), TTL: s.TTL}
-		if s.Static {
+		opts := snowflake.Options{Leaser: l, TTL: j.TTL}
+		if j.Static {
 			opts = snowflake.Options{Worker: 1}
 		}
-		g, err = snowflake.New(ctx, leaseLayout, opts)
+		g, err = snowflake.New(ctx, processLayout, opts)
 		if errors.Is(err, sequence.ErrUnavailable) {
 			if time.Now().After(end) {
 				return nil // every id stayed held for all its run: it issued nothing
@@ -117,9 +116,9 @@ func leaseChild(s leaseSpec) error {
 				return err
 			}
 			buf = buf[:0]
-			// Paced, so that the parent has a few million ids to
-			// sort, not tens: renewals and takeovers still happen
-			// every few bursts.
+			// Paced, so that the parent has a few million ids to sort,
+			// not tens: renewals and takeovers still happen every few
+			// bursts.
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
@@ -129,31 +128,30 @@ func leaseChild(s leaseSpec) error {
 	return g.Close()
 }
 
-// Six processes share four worker ids leased from one database with a
-// short TTL, for a few seconds; now and then one is killed with SIGKILL
-// (its lease then expires and passes on) and a new one starts. Every id
-// any of them wrote down is counted: none may repeat. The control gives
-// them all one fixed worker id: they must repeat.
-func TestLeaserMultiProcess(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			t.Run("leased", func(t *testing.T) { testLeaserMultiProcess(t, b, false) })
-			t.Run("control: one fixed worker id", func(t *testing.T) { testLeaserMultiProcess(t, b, true) })
-		})
-	}
+// RunLeaserProcesses has six processes share four worker ids leased from
+// the store at where with a short ttl, for a few seconds; now and then
+// one is killed with SIGKILL (its lease then expires and passes on) and a
+// new one starts. Every id any of them wrote down is counted: none may
+// repeat. ttl is the leases' (the shortest the store keeps). The control gives them all one fixed worker id: they must
+// repeat. The package's TestMain calls [LeaserMain].
+func RunLeaserProcesses(t *testing.T, where string, ttl time.Duration) {
+	t.Run("leased", func(t *testing.T) { leaserProcesses(t, where, ttl, false) })
+	t.Run("control: one fixed worker id", func(t *testing.T) { leaserProcesses(t, where, ttl, true) })
 }
 
-func testLeaserMultiProcess(t *testing.T, b backend, static bool) {
-	db, dsn := b.openDSN(t)
-	newStore(t, b, db, sqlseq.Options{})
+func leaserProcesses(t *testing.T, where string, ttl time.Duration, static bool) {
 	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := rand.New(rand.NewPCG(7, 8))
 	const procs = 6
 	start := func(i int) *exec.Cmd {
-		js, _ := json.Marshal(leaseSpec{Driver: b.driver, Dialect: b.dialect, DSN: dsn,
-			Run: time.Duration(300+r.IntN(900)) * time.Millisecond, TTL: 200 * time.Millisecond,
+		js, _ := json.Marshal(leaseJob{Where: where,
+			Run: time.Duration(300+r.IntN(900)) * time.Millisecond, TTL: ttl,
 			Out: filepath.Join(dir, fmt.Sprintf("child%03d.bin", i)), Static: static})
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd := exec.Command(exe, "-test.run=^$")
 		cmd.Env = append(os.Environ(), leaseEnv+"="+string(js))
 		cmd.Stderr = new(bytes.Buffer)
 		if err := cmd.Start(); err != nil {
@@ -236,7 +234,7 @@ func testLeaserMultiProcess(t *testing.T, b backend, static bool) {
 		for j := 0; j+8 <= len(data); j += 8 {
 			id := int64(binary.LittleEndian.Uint64(data[j:]))
 			ids = append(ids, id)
-			d, _ := leaseLayout.Decompose(id)
+			d, _ := processLayout.Decompose(id)
 			workers[d.Worker]++
 		}
 	}
