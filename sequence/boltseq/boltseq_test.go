@@ -921,3 +921,13 @@ func TestReplayer(t *testing.T) {
 	defer s.Close()
 	sequencetest.RunReplayer(t, sequence.ReplayerOf(s))
 }
+
+// The retention guard over a file: counters per second expire by this
+// machine's clock (sequencetest.RunClockGuard).
+func TestClockGuard(t *testing.T) {
+	sequencetest.RunClockGuard(t, func(t *testing.T) sequencetest.GuardStore {
+		s := must(boltseq.Open(filepath.Join(t.TempDir(), "guard.db"), boltseq.Options{}))
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

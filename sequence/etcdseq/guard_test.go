@@ -1,151 +1,17 @@
 package etcdseq_test
 
 import (
-	"context"
-	"errors"
 	"testing"
-	"time"
 
-	"github.com/sngen/sn/expression"
-	"github.com/sngen/sn/internal/builtin"
-	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/internal/etcdtest"
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/etcdseq"
+	"github.com/sngen/sn/sequence/sequencetest"
 )
 
-// The retention guard over an etcd ledger, as sqlseq's TestClockGuardIdle
-// runs it over a database.
-
-// noClock hides a Segment's Clock, Marker and Expirer: sn then neither
-// guards nor expires its counters. The controls of the guard's tests
-// expire them themselves, as the guard and the store would.
-type noClock struct{ s *sequence.Segment }
-
-func (n noClock) Next(ctx context.Context, key string) (int64, error) { return n.s.Next(ctx, key) }
-
-// guardRetention is the retention of the guard's tests: four seconds, so
-// that counters per second expire within a test.
-const guardRetention = 4 * time.Second
-
-// guardProcess returns a "process": a plan of tpl over a new Segment of
-// store, guarded or not, reading clock.
-func guardProcess(t *testing.T, store sequence.Allocator, tpl string, guarded bool, clock func() time.Time) *engine.Plan {
-	t.Helper()
-	seg := mustSegment(t, store)
-	t.Cleanup(func() { seg.Close() })
-	var gen sequence.Gen = seg
-	if !guarded {
-		gen = noClock{seg}
-	}
-	pl, err := engine.Compile(tpl, engine.Config{
-		Seqs:      map[string]sequence.Gen{"seq": gen},
-		Exprs:     map[string]expression.Factory{"date": builtin.NewDate},
-		Clock:     clock,
-		Retention: guardRetention,
+// The retention guard over an etcd ledger: counters per second expire by
+// the Store's clock (sequencetest.RunClockGuard).
+func TestClockGuard(t *testing.T) {
+	sequencetest.RunClockGuard(t, func(t *testing.T) sequencetest.GuardStore {
+		return newStore(t, etcdtest.Shared(t), etcdseq.Options{})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pl
-}
-
-// repeatCounter counts strings seen twice.
-type repeatCounter struct {
-	seen    map[string]bool
-	repeats int
-}
-
-func (r *repeatCounter) add(s string) {
-	if r.seen == nil {
-		r.seen = map[string]bool{}
-	}
-	if r.seen[s] {
-		r.repeats++
-	}
-	r.seen[s] = true
-}
-
-// Counters per second expire by the Store's clock, with a retention of
-// four seconds here. Numbers are drawn in one second; then nothing is drawn
-// for longer than two periods and the retention (an idle spell, every
-// clock right), and another series's Expire sweeps the store. A process
-// started then (a new Segment and plan) is refused a document instant in
-// that second (ErrInstant), and a process whose clock is still in that
-// second is refused too (ErrClockRollback): the guard reads the
-// Store's clock, not the instants numbers were issued at. The control,
-// the same run whose counter expires without the guard, prints a number
-// of that second twice.
-func TestClockGuardIdle(t *testing.T) {
-	const tpl = `@<date, format=yyyyMMddHHmmss>-@<seq, width=4, reset=second>`
-	{
-		for _, guarded := range []bool{true, false} {
-			name := map[bool]string{true: "guarded", false: "control"}[guarded]
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				ctx := context.Background()
-				store := newStore(t, etcdtest.Shared(t), etcdseq.Options{})
-				var count repeatCounter
-				s0 := time.Now() // within half the retention of the store's clock, however loaded the machine
-				a := guardProcess(t, store, tpl, guarded, time.Now)
-				var key string
-				for range 3 {
-					n, err := a.Next(ctx, s0, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					count.add(n)
-					p, err := a.Parse(n)
-					if err != nil {
-						t.Fatal(err)
-					}
-					key = p.Key
-				}
-				if !guarded {
-					// What the guard would give the counter.
-					if err := store.Expire(ctx, key, 2*time.Second+guardRetention); err != nil {
-						t.Fatal(err)
-					}
-				}
-				time.Sleep(2*time.Second + guardRetention + time.Second) // idle
-				if err := store.Expire(ctx, "another series", time.Hour); err != nil {
-					t.Fatal(err) // any series's Expire sweeps the store
-				}
-
-				n, err := guardProcess(t, store, tpl, guarded, time.Now).Next(ctx, s0, nil)
-				switch {
-				case guarded && !errors.Is(err, engine.ErrInstant):
-					t.Errorf("a document instant in a second whose counter expired: %q, %v; want ErrInstant", n, err)
-				case err == nil:
-					count.add(n)
-				}
-				if guarded {
-					t.Log(err)
-				}
-				behind := guardProcess(t, store, tpl, guarded, func() time.Time { return s0 })
-				n, err = behind.Next(ctx, time.Time{}, nil)
-				switch {
-				case guarded && !errors.Is(err, sequence.ErrClockRollback):
-					t.Errorf("a process whose clock is in a second whose counter expired: %q, %v; want ErrClockRollback", n, err)
-				case err == nil:
-					count.add(n)
-				}
-				switch {
-				case guarded && count.repeats != 0:
-					t.Errorf("%d numbers repeated", count.repeats)
-				case !guarded && count.repeats == 0:
-					t.Errorf("the control repeated nothing: the test cannot see a counter that started again")
-				}
-			})
-		}
-	}
-}
-
-func mustSegment(t *testing.T, a sequence.Allocator) *sequence.Segment {
-	t.Helper()
-	seg, err := sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return seg
 }

@@ -3,7 +3,9 @@ package redisseq_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/sequencetest"
 )
 
 // hideClock hides a Segment's Clock, Marker and Expirer: sn then neither
@@ -163,4 +166,14 @@ func TestClockGuardMachines(t *testing.T) {
 			})
 		}
 	}
+}
+
+// The retention guard over Redis alone: counters per second expire by
+// Redis's clock (sequencetest.RunClockGuard).
+func TestClockGuard(t *testing.T) {
+	srv := redistest.Start(t, redistest.Persistent())
+	var n atomic.Int64
+	sequencetest.RunClockGuard(t, func(t *testing.T) sequencetest.GuardStore {
+		return must(redisseq.NewRedisOnlyAllocator(srv.Client(t), redisseq.AllocatorOptions{Prefix: fmt.Sprintf("guard%d:", n.Add(1))}))
+	})
 }
