@@ -2,7 +2,6 @@ package redisseq_test
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,71 +41,6 @@ func TestLeaser(t *testing.T) {
 	sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
 		return must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: name}))
 	}, 300*time.Millisecond)
-}
-
-// A process that restarts with its clock set back takes a worker id whose
-// recorded bound is ahead of its clock: it refuses until the clock has
-// passed the bound, whether the old holder released the id or crashed.
-func TestLeaserRestartAfterRollback(t *testing.T) {
-	ctx := t.Context()
-	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
-	var mu sync.Mutex
-	at := time.Now()
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
-	set := func(t time.Time) { mu.Lock(); at = t; mu.Unlock() }
-	for _, crash := range []bool{false, true} {
-		l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Name: "rollback-" + map[bool]string{false: "release", true: "crash"}[crash]}))
-		one := snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
-		hold, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ttl := 300 * time.Millisecond
-		var lastID int64
-		if crash {
-			// A holder that records a bound and dies without releasing.
-			lease, err := l.Lease(ctx, one, ttl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := lease.Renew(ctx, clock().Add(ttl)); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(ttl + 50*time.Millisecond)
-		} else {
-			a, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: ttl, Now: clock})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// A new id: its Gen issues after a TTL on its clock.
-			set(time.Now().Add(2 * ttl))
-			time.Sleep(ttl / 2) // a renewal on the moved clock
-			for range 100 {
-				if lastID, err = a.Next(ctx, ""); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a.Close()
-		}
-		start := clock()
-		set(start.Add(-time.Hour)) // the machine's clock went back an hour
-		b, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: ttl, Now: clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.Next(ctx, ""); !errors.Is(err, sequence.ErrClockRollback) {
-			t.Errorf("crash=%v: a restart an hour back: %v; want ErrClockRollback", crash, err)
-		}
-		set(start.Add(2 * ttl))
-		time.Sleep(ttl / 2) // a renewal on the new clock: it was made valid on the old one
-		id, err := b.Next(ctx, "")
-		if err != nil || id <= lastID {
-			t.Errorf("crash=%v: once the clock is past the bound: %d, %v (old holder's last %d)", crash, id, err, lastID)
-		}
-		b.Close()
-		hold.Close()
-		set(time.Now())
-	}
 }
 
 // A holder that issued nothing releases its id with the zero bound (as

@@ -23,13 +23,15 @@ type NewLeaser func(t *testing.T, name string) snowflake.Leaser
 // renew nor release, even when nobody took the id; many callers at once
 // given distinct ids and the rest ErrUnavailable; a released id passed on
 // to a Gen that issues above its old holder; a layout recorded with a
-// series' first lease. ttl is the shortest lease the store keeps (etcd
-// counts in seconds).
+// series' first lease; a restart with the clock set back refused until it
+// passes the bound the id's last holder recorded, released or crashed.
+// ttl is the shortest lease the store keeps (etcd counts in seconds).
 func RunLeaser(t *testing.T, newLeaser NewLeaser, ttl time.Duration) {
 	t.Run("Lease", func(t *testing.T) { leaseBounds(t, newLeaser, ttl) })
 	t.Run("Concurrent", func(t *testing.T) { leaseConcurrent(t, newLeaser) })
 	t.Run("Exclusive", func(t *testing.T) { leaseExclusive(t, newLeaser) })
 	t.Run("Layout", func(t *testing.T) { leaseLayout(t, newLeaser) })
+	t.Run("RestartAfterRollback", func(t *testing.T) { leaseRollback(t, newLeaser, ttl) })
 }
 
 // LayoutOf returns a layout with n worker ids (n a power of two).
@@ -318,4 +320,69 @@ func RunLeaserTakeover(t *testing.T, newLeaser NewLeaser, newCut NewCutLeaser, t
 		t.Errorf("the old Gen after another took its id: %v; want ErrLeaseLost", err)
 	}
 	t.Logf("%d ids, worker %d passed on, 0 repeats", len(seen), a.Worker())
+}
+
+// leaseRollback: a process that restarts with its clock set back takes a
+// worker id whose recorded bound is ahead of its clock: it refuses until
+// the clock has passed the bound, whether the old holder released the id
+// or crashed.
+func leaseRollback(t *testing.T, newLeaser NewLeaser, ttl time.Duration) {
+	ctx := t.Context()
+	ttl = max(ttl, time.Second) // a renewal may take ttl/4: room for a loaded machine
+	var mu sync.Mutex
+	at := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
+	set := func(t time.Time) { mu.Lock(); at = t; mu.Unlock() }
+	for _, crash := range []bool{false, true} {
+		l := newLeaser(t, "rollback-"+map[bool]string{false: "release", true: "crash"}[crash])
+		one := snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+		hold, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lastID int64
+		if crash {
+			// A holder that records a bound and dies without releasing.
+			lease, err := l.Lease(ctx, one, ttl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lease.Renew(ctx, clock().Add(ttl)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(ttl + 50*time.Millisecond)
+		} else {
+			a, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: ttl, Now: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A new id: its Gen issues after a TTL on its clock.
+			set(time.Now().Add(2 * ttl))
+			time.Sleep(ttl / 2) // a renewal on the moved clock
+			for range 100 {
+				if lastID, err = a.Next(ctx, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.Close()
+		}
+		start := clock()
+		set(start.Add(-time.Hour)) // the machine's clock went back an hour
+		b, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: ttl, Now: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Next(ctx, ""); !errors.Is(err, sequence.ErrClockRollback) {
+			t.Errorf("crash=%v: a restart an hour back: %v; want ErrClockRollback", crash, err)
+		}
+		set(start.Add(2 * ttl))
+		time.Sleep(ttl / 2) // a renewal on the new clock: it was made valid on the old one
+		id, err := b.Next(ctx, "")
+		if err != nil || id <= lastID {
+			t.Errorf("crash=%v: once the clock is past the bound: %d, %v (old holder's last %d)", crash, id, err, lastID)
+		}
+		b.Close()
+		hold.Close()
+		set(time.Now())
+	}
 }
