@@ -65,12 +65,13 @@
 //
 // Other buckets hold what a store keeps beside its counters: "sn.floors"
 // (the highest floor per key), "sn.expiry" and "sn.deadlines" (expiring
-// keys), "sn.records" ([Store.Record]), the catalog, "sn.journal" (a
-// bucket per key, named as in "sn.seq", of its journal's records, JSON
-// under their number as 8 big-endian bytes: see [Store.Note]),
+// keys), "sn.kv" (the records of package record, see [Store.Records]: the
+// catalog, named records, the claims of idempotency keys), "sn.journal"
+// (a bucket per key, named as in "sn.seq", of its journal's records, JSON
+// under their number as 8 big-endian bytes: see [Store.Note]) and
 // "sn.jhead" (per key, the journal's last record number, its hash and
-// the mark: 48 bytes) and "sn.idem" (the claims of idempotency keys, see
-// [Store.Claim]).
+// the mark: 48 bytes). The buckets "sn.catalog", "sn.records" and
+// "sn.idem" of an earlier release are moved into "sn.kv" at Open.
 package boltseq
 
 import (

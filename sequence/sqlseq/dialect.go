@@ -76,7 +76,6 @@ type queries struct {
 	// below $2 that have a bound: those a holder released.
 	releasedWorkers string
 
-	// The records (see Store.Record): name -> value, kept for good.
 	// legacyRecords reads the named records of an earlier release (see
 	// migrate.go), name and value; legacyUnrecord, of name $1, deletes one.
 	legacyRecords, legacyUnrecord string

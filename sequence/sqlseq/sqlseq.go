@@ -28,11 +28,12 @@
 // keys that expire (counters per hour, minute or second; see
 // [Store.Expire]): id and deadline, by the database's clock. A third, the
 // ledger's name and "_workers", holds the worker-id leases of snowflake
-// Gens ([Leaser]). "_records" holds [Store.Record]'s records; "_kv" the
-// records of package record ([Store.Records]), the catalog among them; "_journal" and "_jhead" each key's journal and its
-// head ([Store.Note]); "_holds" the gapless numbers held
-// ([Gapless.Hold]); "_idem" the claims of idempotency keys
-// ([Store.Claim]).
+// Gens ([Leaser]). "_kv" holds the records of package record
+// ([Store.Records]): the catalog of series, named records and the claims
+// of idempotency keys; "_journal" and "_jhead" each key's journal and
+// its head ([Store.Note]); "_holds" the gapless numbers held
+// ([Gapless.Hold]). The tables "_catalog", "_records" and "_idem" of an
+// earlier release are moved into "_kv" (see [Store.Migrate]).
 //
 // # Allocate
 //
@@ -180,14 +181,17 @@ func (s *Store) Table() string { return s.table }
 // Migrate creates the ledger table, the table of the deadlines of
 // expiring keys (the ledger's name and "_expiry"), the table of
 // snowflake worker-id leases (the ledger's name and "_workers", see
-// [Leaser]), the table of records ("_records", see [Store.Record]), the
-// records of package record ("_kv", see [Store.Records], where the
-// catalog is kept; the catalog's table of an earlier release, "_catalog",
-// is moved into it and emptied), the journal ("_journal" and
-// "_jhead", see [Store.Note]), the holds of gapless numbers ("_holds",
-// see [Gapless.Hold]) and the claims of idempotency keys ("_idem", see
-// [Store.Claim]), if they do not exist. It changes nothing in a table that
-// does. Processes may call it at once.
+// [Leaser]), the records of package record ("_kv", see [Store.Records]:
+// the catalog, named records, the claims of idempotency keys), the
+// journal ("_journal" and "_jhead", see [Store.Note]) and the holds of
+// gapless numbers ("_holds", see [Gapless.Hold]), if they do not exist.
+// It changes nothing in a table that does. Processes may call it at once.
+//
+// It then moves what an earlier release kept in tables of its own into
+// the records: the entries of "_catalog" and the rows of "_records" (each
+// deleted once moved, so that a Forget is not undone), and it deletes the
+// claims of "_idem" past their time (the others move when their key is
+// next claimed). The emptied tables are left for the DBA to drop.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
 		err := s.retry(ctx, "migrate", func() error {
