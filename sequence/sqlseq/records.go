@@ -3,6 +3,7 @@ package sqlseq
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -162,14 +163,22 @@ func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.
 	if err := r.s.kvReady(ctx); err != nil {
 		return false, err
 	}
-	ok := false
 	err := r.s.write(ctx, "write records", func(tx *sql.Tx) error {
-		var err error
-		ok, err = r.apply(ctx, tx, cond, ops)
+		ok, err := r.apply(ctx, tx, cond, ops)
+		if err == nil && !ok {
+			return errNotApplied // rolled back: the rows of version 0 it made go too
+		}
 		return err
 	})
-	return ok && err == nil, err
+	if errors.Is(err, errNotApplied) {
+		return false, nil
+	}
+	return err == nil, err
 }
+
+// errNotApplied ends the transaction of a commit whose conditions do not
+// hold.
+var errNotApplied = errors.New("sqlseq: a condition of the commit does not hold")
 
 // apply checks cond and applies ops in tx; it reports false, having
 // written nothing that the rollback will not undo, when a condition does

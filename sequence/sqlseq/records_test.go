@@ -47,3 +47,26 @@ func TestRecords(t *testing.T) {
 		})
 	}
 }
+
+// A commit refused on one condition leaves nothing behind, not even the
+// row of version 0 that locked a key it wanted absent.
+func TestRecordsRefusedLeavesNothing(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := b.open(t)
+			rs := newStore(t, b, db, sqlseq.Options{}).Records()
+			if ok, err := rs.Commit(ctx, nil, []record.Op{record.Put("y", []byte("1"))}); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			ok, err := rs.Commit(ctx, []record.Record{{Key: "x"}, {Key: "y", Version: 42}}, []record.Op{record.Put("x", []byte("2"))})
+			if ok || err != nil {
+				t.Fatalf("a commit on a stale version of y: %v, %v; want refused", ok, err)
+			}
+			var zero int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sn_ledger_kv WHERE ver = 0`).Scan(&zero); err != nil || zero != 0 {
+				t.Fatalf("%d rows of version 0 left by a refused commit (%v)", zero, err)
+			}
+		})
+	}
+}
