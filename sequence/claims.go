@@ -22,14 +22,14 @@ import (
 //	                    digits of Unix microseconds, is when it may be
 //	                    deleted; the value is its key
 //
-// A claim under way stays for ClaimLinger past its lease, so that a call
+// A claim under way stays for claimLinger past its lease, so that a call
 // that settles late, when nobody took the key over, still records its
 // answer; a settled one until its keep has passed. Claims and settles
 // sweep the index now and then.
 
-// ClaimLinger is how long a claim that was not settled stays in a store
+// claimLinger is how long a claim that was not settled stays in a store
 // after its lease has passed.
-const ClaimLinger = 24 * time.Hour
+const claimLinger = 24 * time.Hour
 
 // Claims returns the [Replayer] that keeps idempotency claims in s, timed
 // by its clock: what every store whose records are shared keeps them in.
@@ -79,7 +79,7 @@ func (m Memo) gone() int64 {
 	if m.Done {
 		return m.Until
 	}
-	return m.Until + ClaimLinger.Microseconds()
+	return m.Until + claimLinger.Microseconds()
 }
 
 // memo reads the claim at key in tx; nil if there is none.
@@ -108,7 +108,7 @@ func put(tx *record.Tx, key string, old, next *Memo) {
 }
 
 func (c claims) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error) {
-	if err := CheckClaim(id, ""); err != nil {
+	if err := checkClaim(id, ""); err != nil {
 		return Claim{}, err
 	}
 	k := claimKey(id)
@@ -135,7 +135,7 @@ func (c claims) Claim(ctx context.Context, id, digest, token string, lease time.
 }
 
 func (c claims) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	if err := CheckClaim(id, answer); err != nil {
+	if err := checkClaim(id, answer); err != nil {
 		return err
 	}
 	k := claimKey(id)

@@ -8,7 +8,7 @@ import (
 )
 
 // The sweep deletes a settled claim once its keep has passed, and one
-// never settled only ClaimLinger after its lease, so that a late Settle
+// never settled only claimLinger after its lease, so that a late Settle
 // still finds it; what is not due stays.
 func TestClaimsSweep(t *testing.T) {
 	ctx := t.Context()

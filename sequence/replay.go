@@ -52,9 +52,9 @@ const (
 	MaxAnswer         = 4 << 20
 )
 
-// CheckClaim returns an error wrapping [ErrInvalidArgument] for an id or
+// checkClaim returns an error wrapping [ErrInvalidArgument] for an id or
 // answer a store does not take.
-func CheckClaim(id, answer string) error {
+func checkClaim(id, answer string) error {
 	if id == "" || len(id) > MaxIdempotencyKey+1024 || len(answer) > MaxAnswer {
 		return fmt.Errorf("sequence: an idempotency key of %d bytes (1 to %d) and an answer of %d (at most %d): %w",
 			len(id), MaxIdempotencyKey+1024, len(answer), MaxAnswer, ErrInvalidArgument)
