@@ -1,6 +1,8 @@
 package boltseq_test
 
 import (
+	"github.com/sngen/sn/internal/guardtest"
+
 	"bufio"
 	"cmp"
 	"context"
@@ -923,9 +925,9 @@ func TestReplayer(t *testing.T) {
 }
 
 // The retention guard over a file: counters per second expire by this
-// machine's clock (sequencetest.RunClockGuard).
+// machine's clock (guardtest.Run).
 func TestClockGuard(t *testing.T) {
-	sequencetest.RunClockGuard(t, func(t *testing.T) sequencetest.GuardStore {
+	guardtest.Run(t, func(t *testing.T) guardtest.Store {
 		s := must(boltseq.Open(filepath.Join(t.TempDir(), "guard.db"), boltseq.Options{}))
 		t.Cleanup(func() { s.Close() })
 		return s

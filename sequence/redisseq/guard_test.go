@@ -1,6 +1,8 @@
 package redisseq_test
 
 import (
+	"github.com/sngen/sn/internal/guardtest"
+
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +17,6 @@ import (
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
-	"github.com/sngen/sn/sequence/sequencetest"
 )
 
 // hideClock hides a Segment's Clock, Marker and Expirer: sn then neither
@@ -169,11 +170,11 @@ func TestClockGuardMachines(t *testing.T) {
 }
 
 // The retention guard over Redis alone: counters per second expire by
-// Redis's clock (sequencetest.RunClockGuard).
+// Redis's clock (guardtest.Run).
 func TestClockGuard(t *testing.T) {
 	srv := redistest.Start(t, redistest.Persistent())
 	var n atomic.Int64
-	sequencetest.RunClockGuard(t, func(t *testing.T) sequencetest.GuardStore {
+	guardtest.Run(t, func(t *testing.T) guardtest.Store {
 		return must(redisseq.NewRedisOnlyAllocator(srv.Client(t), redisseq.AllocatorOptions{Prefix: fmt.Sprintf("guard%d:", n.Add(1))}))
 	})
 }

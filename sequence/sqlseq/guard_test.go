@@ -1,22 +1,23 @@
 package sqlseq_test
 
 import (
+	"github.com/sngen/sn/internal/guardtest"
+
 	"context"
 	"errors"
 	"strconv"
 	"testing"
 
 	"github.com/sngen/sn/sequence"
-	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
 // The retention guard over a database: counters per second expire by
-// its clock (sequencetest.RunClockGuard).
+// its clock (guardtest.Run).
 func TestClockGuard(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			sequencetest.RunClockGuard(t, func(t *testing.T) sequencetest.GuardStore {
+			guardtest.Run(t, func(t *testing.T) guardtest.Store {
 				return newStore(t, b, b.open(t), sqlseq.Options{})
 			})
 		})

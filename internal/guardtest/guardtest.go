@@ -1,4 +1,7 @@
-package sequencetest
+// Package guardtest checks sn's guard of counters that expire (the
+// engine's retention guard) over a store, for the stores' tests. It sits
+// above the engine it drives, so that sequencetest stays below it.
+package guardtest
 
 import (
 	"context"
@@ -12,25 +15,25 @@ import (
 	"github.com/sngen/sn/sequence"
 )
 
-// GuardStore is a store whose counters expire by its own clock: what the
+// Store is a store whose counters expire by its own clock: what the
 // retention guard reads.
-type GuardStore interface {
+type Store interface {
 	sequence.Allocator
 	sequence.Expirer
 	sequence.Clock
 }
 
-// NewGuardStore returns a fresh store for one test of the guard.
-type NewGuardStore func(t *testing.T) GuardStore
+// NewStore returns a fresh store for one test of the guard.
+type NewStore func(t *testing.T) Store
 
-// RunClockGuard checks, over a store, sn's guard of counters that expire
+// Run checks, over a store, sn's guard of counters that expire
 // (reset=second, a retention of four seconds): a process started after a
 // counter expired, or whose clock went back into its period, is refused
 // rather than numbering the period again; a post-dated period outlives an
 // idle spell. Each test runs beside a control, without the guard, that
 // repeats. The tests sleep through the retention, in parallel, and so
 // newStore must be safe to call from many goroutines.
-func RunClockGuard(t *testing.T, newStore NewGuardStore) {
+func Run(t *testing.T, newStore NewStore) {
 	t.Run("Idle", func(t *testing.T) { t.Parallel(); guardIdle(t, newStore) })
 	t.Run("PostDated", func(t *testing.T) { t.Parallel(); guardPostDated(t, newStore) })
 }
@@ -48,7 +51,7 @@ const guardRetention = 4 * time.Second
 
 // guardProcess returns a "process": a plan of tpl over a new Segment of
 // store, guarded or not, reading clock.
-func guardProcess(t *testing.T, store GuardStore, tpl string, guarded bool, clock func() time.Time) *engine.Plan {
+func guardProcess(t *testing.T, store Store, tpl string, guarded bool, clock func() time.Time) *engine.Plan {
 	t.Helper()
 	seg, err := sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10})
 	if err != nil {
@@ -97,7 +100,7 @@ func (r *repeatCounter) add(s string) {
 // store's clock, not the instants numbers were issued at. The control,
 // the same run whose counter expires without the guard, prints a number
 // of that second twice.
-func guardIdle(t *testing.T, newStore NewGuardStore) {
+func guardIdle(t *testing.T, newStore NewStore) {
 	const tpl = `@<date, format=yyyyMMddHHmmss>-@<seq, width=4, reset=second>`
 	for _, guarded := range []bool{true, false} {
 		name := map[bool]string{true: "guarded", false: "control"}[guarded]
@@ -166,7 +169,7 @@ func guardIdle(t *testing.T, newStore NewGuardStore) {
 // periods and the retention, since its expiry counts from the end of its
 // period, so a new process continues it. The control gives the counter
 // the expiry of a period drawn at the present, and repeats.
-func guardPostDated(t *testing.T, newStore NewGuardStore) {
+func guardPostDated(t *testing.T, newStore NewStore) {
 	const tpl = `P@<date, format=yyyyMMddHHmmss>-@<seq, width=4, reset=second>`
 	for _, guarded := range []bool{true, false} {
 		name := map[bool]string{true: "guarded", false: "control"}[guarded]
