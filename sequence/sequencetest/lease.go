@@ -368,9 +368,18 @@ func leaseRollback(t *testing.T, newLeaser NewLeaser, ttl time.Duration) {
 		}
 		start := clock()
 		set(start.Add(-time.Hour)) // the machine's clock went back an hour
-		b, err := snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: ttl, Now: clock})
-		if err != nil {
-			t.Fatal(err)
+		// The crashed holder's lease lapses on the store's clock, which
+		// may keep a lease longer than asked (etcd's shortest is about
+		// 1.5s): wait for it.
+		var b *snowflake.Gen
+		for deadline := time.Now().Add(10 * time.Second); b == nil; {
+			b, err = snowflake.New(ctx, one, snowflake.Options{Leaser: l, TTL: ttl, Now: clock})
+			if err != nil && (!errors.Is(err, sequence.ErrUnavailable) || time.Now().After(deadline)) {
+				t.Fatal(err)
+			}
+			if b == nil {
+				time.Sleep(50 * time.Millisecond)
+			}
 		}
 		if _, err := b.Next(ctx, ""); !errors.Is(err, sequence.ErrClockRollback) {
 			t.Errorf("crash=%v: a restart an hour back: %v; want ErrClockRollback", crash, err)
