@@ -16,8 +16,6 @@ import (
 // Claims over a store's records, written once for every store:
 //
 //	i/ID                the claim of idempotency key ID, a JSON Memo
-//	                    ("i/#" and the SHA-256 of ID, in hex, for an ID
-//	                    too long for a key)
 //	ix/UNTIL/HASH       the claim's place in the sweep: UNTIL, in 20
 //	                    digits of Unix microseconds, is when it may be
 //	                    deleted; the value is its key
@@ -49,14 +47,9 @@ func ReplayerOf(g any) Replayer {
 	return nil
 }
 
-// claimKey is the record of the claim of id.
-func claimKey(id string) string {
-	if len(id)+2 <= record.MaxKey {
-		return "i/" + id
-	}
-	h := sha256.Sum256([]byte(id))
-	return "i/#" + hex.EncodeToString(h[:])
-}
+// claimKey is the record of the claim of id: checkClaim keeps an id short
+// enough for a key.
+func claimKey(id string) string { return "i/" + id }
 
 // sweepKey is the place in the sweep of the claim at key, to be deleted
 // at us.

@@ -64,7 +64,9 @@ func DeleteRange(from, to string) Op { return Op{Key: from, End: to} }
 // process that opens the same store sees the same records.
 //
 // Keys are strings of at most [MaxKey] bytes, values at most [MaxValue];
-// a store refuses others with an error wrapping [ErrInvalid].
+// a store refuses others with an error wrapping [ErrInvalid]. A server
+// may refuse less: etcd takes a request of at most its
+// --max-request-bytes (1.5 MiB by default).
 type Store interface {
 	// Get returns the records at keys, in the order given: one read, at
 	// one moment. A key with no record gives Record{Key: key}.
@@ -104,10 +106,12 @@ func Of(v any) Store {
 	return nil
 }
 
-// Limits of keys and values.
+// Limits of keys and values: a key holds an idempotency key with its
+// series (1,279 bytes), and a value a claim's answer of up to 4 MiB
+// written as JSON, its quotes escaped.
 const (
-	MaxKey   = 512
-	MaxValue = 1 << 20
+	MaxKey   = 1536
+	MaxValue = 9 << 20
 )
 
 // ErrInvalid is wrapped by the error of a key or value a store does not

@@ -29,14 +29,17 @@ import (
 // release or a later one: a process of an earlier one would enroll in
 // the hash.
 
-// migrate imports the catalog of an earlier release, once per process.
+// migrate imports the catalog of an earlier release, once per process: a
+// call while another runs it waits, so that nothing is proven against
+// records the import has not filled yet.
 func (r *redisRecords) migrate(ctx context.Context) error {
-	r.only.mu.Lock()
-	done := r.only.migrated
-	r.only.mu.Unlock()
-	if done {
+	r.only.migrateMu.Lock()
+	defer r.only.migrateMu.Unlock()
+	if r.only.migrated.Load() {
 		return nil
 	}
+	raw := *r
+	raw.raw = true
 	hkey := redisKey(r.prefix, "sn catalog", ":entries")
 	m, err := r.rdb.HGetAll(ctx, hkey).Result()
 	if err != nil {
@@ -51,13 +54,7 @@ func (r *redisRecords) migrate(ctx context.Context) error {
 			}
 			es = append(es, e)
 		}
-		r.only.mu.Lock()
-		r.only.migrated = true // the import's own records are not migrated again
-		r.only.mu.Unlock()
-		if err := catalog.New(record.Store(r), nil).Import(ctx, es); err != nil {
-			r.only.mu.Lock()
-			r.only.migrated = false
-			r.only.mu.Unlock()
+		if err := catalog.New(record.Store(&raw), nil).Import(ctx, es); err != nil {
 			return err
 		}
 		// Deleted only if nothing enrolled in it since it was read.
@@ -69,9 +66,7 @@ func (r *redisRecords) migrate(ctx context.Context) error {
 			return classify("delete the catalog of an earlier release", hkey, err)
 		}
 	}
-	r.only.mu.Lock()
-	r.only.migrated = true
-	r.only.mu.Unlock()
+	r.only.migrated.Store(true)
 	return nil
 }
 
@@ -92,7 +87,9 @@ func (r *redisRecords) migrateRecord(ctx context.Context, k string) error {
 	if err != nil {
 		return classify("read a record of an earlier release", old, err)
 	}
-	if _, err := r.Commit(ctx, []record.Record{{Key: k}}, []record.Op{record.Put(k, []byte(v))}); err != nil {
+	raw := *r
+	raw.raw = true
+	if _, err := raw.Commit(ctx, []record.Record{{Key: k}}, []record.Op{record.Put(k, []byte(v))}); err != nil {
 		return err
 	}
 	return classify("delete a record of an earlier release", old, r.rdb.Del(ctx, old).Err())

@@ -25,7 +25,7 @@ func claimKey(prefix, id string) string { return redisKey(prefix, "claim:"+id, "
 // an earlier release kept, if there is one.
 func (r *redisRecords) migrateClaim(ctx context.Context, k string) error {
 	id, ok := strings.CutPrefix(k, "i/")
-	if !ok || strings.HasPrefix(id, "#") {
+	if !ok {
 		return nil
 	}
 	old := claimKey(r.prefix, id)
@@ -41,7 +41,9 @@ func (r *redisRecords) migrateClaim(ctx context.Context, k string) error {
 		return newError(ErrCorrupt, nil, "key %s holds the claim's time %q", old, f["until"])
 	}
 	m := sequence.Memo{Digest: f["digest"], Token: f["token"], Answer: f["answer"], Until: until, Done: f["done"] == "1"}
-	if _, err := r.Commit(ctx, []record.Record{{Key: k}}, sequence.ClaimOps(id, m)); err != nil {
+	raw := *r
+	raw.raw = true
+	if _, err := raw.Commit(ctx, []record.Record{{Key: k}}, sequence.ClaimOps(id, m)); err != nil {
 		return err
 	}
 	return classify("delete a claim of an earlier release", old, r.rdb.Del(ctx, old).Err())

@@ -51,6 +51,7 @@ type redisRecords struct {
 	prefix   string
 	replicas replicas
 	only     *onlyRedis // refuses a Redis that may lose writes
+	raw      bool       // the migration's own: does not wait for it
 }
 
 func (r *redisRecords) keys() []string {
@@ -123,6 +124,9 @@ func (r *redisRecords) check(ctx context.Context, op string) error {
 	if err := r.only.checkClient(ctx, r.rdb, op, r.keys()[1]); err != nil {
 		return err
 	}
+	if r.raw {
+		return nil
+	}
 	return r.migrate(ctx)
 }
 
@@ -157,7 +161,7 @@ func (r *redisRecords) Get(ctx context.Context, keys ...string) ([]record.Record
 		for _, rec := range out {
 			var err error
 			switch {
-			case rec.Exists():
+			case rec.Exists(), r.raw:
 				continue
 			case strings.HasPrefix(rec.Key, "r/"):
 				err = r.migrateRecord(ctx, rec.Key)

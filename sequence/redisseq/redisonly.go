@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,8 +32,10 @@ type onlyRedis struct {
 	epochs  sync.Map  // Redis key of a counter -> the epoch seen with it
 	expires sync.Map  // Redis key of a counter -> when it may expire (see Allocator.Expire)
 	// migrated says the catalog of an earlier release was moved into the
-	// records (see catalog.go), or that there was none.
-	migrated bool
+	// records (see catalog.go), or that there was none; migrateMu lets one
+	// goroutine move it while the others wait.
+	migrated  atomic.Bool
+	migrateMu sync.Mutex
 }
 
 // check refuses servers that may lose writes.

@@ -67,7 +67,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil || len(es) == 0 {
 		return err
 	}
-	if err := catalog.New(records{s}, nil).Import(ctx, es); err != nil {
+	if err := catalog.New(records{s: s, raw: true}, nil).Import(ctx, es); err != nil {
 		return err
 	}
 	return s.retry(ctx, "empty the catalog of an earlier release", func() error {
@@ -105,7 +105,7 @@ func (s *Store) migrateRecords(ctx context.Context) error {
 	if err != nil || len(old) == 0 {
 		return err
 	}
-	err = record.Update(ctx, records{s}, func(tx *record.Tx) error {
+	err = record.Update(ctx, records{s: s, raw: true}, func(tx *record.Tx) error {
 		for name, value := range old {
 			if name == "sn catalog lock" {
 				continue // the old catalog's lock: nothing to keep
@@ -176,7 +176,7 @@ func (s *Store) migrateClaim(ctx context.Context, k string) (bool, error) {
 		return false, err
 	}
 	m.Done = done != 0
-	if _, err := (records{s}).Commit(ctx, []record.Record{{Key: k}}, sequence.ClaimOps(id, m)); err != nil {
+	if _, err := (records{s: s, raw: true}).Commit(ctx, []record.Record{{Key: k}}, sequence.ClaimOps(id, m)); err != nil {
 		return false, err
 	}
 	return true, s.retry(ctx, "delete a claim of an earlier release", func() error {
@@ -191,16 +191,14 @@ func noTable(err error) bool {
 }
 
 // kvReady makes the table of records, and moves what earlier releases
-// kept elsewhere into it, once per Store.
+// kept elsewhere into it, once per Store: a call while another runs the
+// migration waits for it (Migrate), so that nothing is proven against
+// records the migration has not filled yet.
 func (s *Store) kvReady(ctx context.Context) error {
 	if s.kvOK.Load() {
 		return nil
 	}
-	if err := s.Migrate(ctx); err != nil {
-		return err
-	}
-	s.kvOK.Store(true)
-	return nil
+	return s.Migrate(ctx)
 }
 
 var _ record.Holder = (*Store)(nil)

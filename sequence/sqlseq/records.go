@@ -22,11 +22,23 @@ import (
 // Records returns the database's records: a [record.Store] whose commits
 // are transactions checked for replication like every write (see
 // [Store.CheckReplication]), and whose clock is the database's.
-func (s *Store) Records() record.Store { return records{s} }
+func (s *Store) Records() record.Store { return records{s: s} }
 
-type records struct{ s *Store }
+type records struct {
+	s   *Store
+	raw bool // the migration's own: does not wait for the migration
+}
 
 func (s *Store) kvTable() string { return s.table + "_kv" }
+
+// ready waits for the table of records and its migration, unless r is
+// the migration's.
+func (r records) ready(ctx context.Context) error {
+	if r.raw {
+		return nil
+	}
+	return r.s.kvReady(ctx)
+}
 
 // createKV is the statement that makes the table of records.
 func (s *Store) createKV() string {
@@ -81,13 +93,13 @@ func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, erro
 	if len(keys) == 0 {
 		return out, nil
 	}
-	if err := r.s.kvReady(ctx); err != nil {
+	if err := r.ready(ctx); err != nil {
 		return nil, err
 	}
 	for i, k := range keys {
 		// A claim an earlier release kept moves in when it is first
 		// looked up (see migrate.go).
-		if strings.HasPrefix(k, "i/") && r.s.legacyClaims.Load() && slices.Index(keys, k) == i {
+		if !r.raw && strings.HasPrefix(k, "i/") && r.s.legacyClaims.Load() && slices.Index(keys, k) == i {
 			if _, err := r.s.migrateClaim(ctx, k); err != nil {
 				return nil, err
 			}
@@ -134,7 +146,7 @@ func (r records) query(ctx context.Context, q querier, stmt string, args ...any)
 }
 
 func (r records) Scan(ctx context.Context, from, to string, limit int) ([]record.Record, error) {
-	if err := r.s.kvReady(ctx); err != nil {
+	if err := r.ready(ctx); err != nil {
 		return nil, err
 	}
 	q := `SELECT k, v, ver FROM ` + r.s.kvTable() + ` WHERE ver <> 0 AND k >= ` + r.s.args(0, 1)
@@ -160,7 +172,7 @@ func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.
 	if err := record.Check(cond, ops); err != nil {
 		return false, err
 	}
-	if err := r.s.kvReady(ctx); err != nil {
+	if err := r.ready(ctx); err != nil {
 		return false, err
 	}
 	err := r.s.write(ctx, "write records", func(tx *sql.Tx) error {

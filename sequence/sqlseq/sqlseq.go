@@ -136,6 +136,7 @@ type Store struct {
 	// legacyClaims says the claims' table of an earlier release holds
 	// claims not yet moved into the records (see Store.sweepClaims).
 	legacyClaims atomic.Bool
+	migrateMu    sync.Mutex // one migration at a time
 	// flavor is 1 for MariaDB, 2 for MySQL, 0 until read.
 	flavor atomic.Int32
 }
@@ -237,10 +238,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		// The tables exist: the records may be used, by the migration
-		// first.
+		// The tables exist: move what an earlier release kept, one
+		// migration at a time, before the records are used.
+		s.migrateMu.Lock()
+		defer s.migrateMu.Unlock()
+		if err := s.migrate(ctx); err != nil {
+			return err
+		}
 		s.kvOK.Store(true)
-		return s.migrate(ctx)
+		return nil
 	}
 }
 
