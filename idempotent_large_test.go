@@ -37,7 +37,7 @@ func TestIdempotencyLargeAnswer(t *testing.T) {
 		first, err := g.Issue(ctx, sn.Request{N: n, IdempotencyKey: "order-big"})
 		ans := 0
 		if err == nil {
-			ans = len(`["`+strings.Join(first, `","`)+`"]`)
+			ans = len(`["` + strings.Join(first, `","`) + `"]`)
 		}
 		t.Logf("N=%d: err=%v (answer %d bytes; MaxAnswer %d, record.MaxValue %d)", n, err, ans, sequence.MaxAnswer, record.MaxValue)
 		if err != nil {
