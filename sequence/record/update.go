@@ -144,28 +144,28 @@ func (t *Tx) view(k string) Record {
 
 // Scan returns up to limit records in [from, to) as the store holds them,
 // and as this transaction changed them: its puts in the range are
-// included, its deletes left out. Each record read from the store becomes
-// a condition of the commit, so that a change to any of them makes the
-// transaction run again; a record another process adds to the range does
-// not: guard what must be seen whole with a head record every writer
-// writes.
+// included, its deletes left out. The records scanned are not conditions
+// of the commit (a store takes a bounded number of those: etcd 128): a
+// change to one of them, or a record another process adds to the range,
+// does not make the transaction run again. Guard what must be seen whole
+// with a head record that every writer writes, and read it with Get.
 func (t *Tx) Scan(from, to string, limit int) ([]Record, error) {
-	rs, err := t.s.Scan(t.ctx, from, to, limit)
+	n := limit
+	if len(t.local) > 0 || len(t.gone) > 0 {
+		n = 0 // some of the store's may be deleted here: read them all
+	}
+	rs, err := t.s.Scan(t.ctx, from, to, n)
 	if err != nil {
 		return nil, err
 	}
 	t.gets++
-	if t.read == nil {
-		t.read = map[string]Record{}
-	}
 	byKey := map[string]Record{}
 	for _, r := range rs {
-		if old, ok := t.read[r.Key]; ok && old.Version != r.Version {
-			// Read before at another version: the commit will fail on
-			// it; answer what was read first, so fn sees one moment.
+		if old, ok := t.read[r.Key]; ok {
+			// Read before with Get: answer what was read then, so fn
+			// sees one moment (the commit fails if it changed).
 			r = old
 		}
-		t.read[r.Key] = r
 		byKey[r.Key] = r
 	}
 	for k := range t.local {
@@ -174,13 +174,14 @@ func (t *Tx) Scan(from, to string, limit int) ([]Record, error) {
 		}
 	}
 	keys := make([]string, 0, len(byKey))
-	for k := range byKey {
+	for k, r := range byKey {
 		if t.written(k) {
-			if r := t.view(k); !r.Exists() {
-				continue
-			}
+			r = t.view(k)
+			byKey[k] = r
 		}
-		keys = append(keys, k)
+		if r.Exists() {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	if limit > 0 && len(keys) > limit {
@@ -188,7 +189,7 @@ func (t *Tx) Scan(from, to string, limit int) ([]Record, error) {
 	}
 	out := make([]Record, len(keys))
 	for i, k := range keys {
-		out[i] = t.view(k)
+		out[i] = byKey[k]
 	}
 	return out, nil
 }

@@ -70,6 +70,40 @@ func RunCatalog(t *testing.T, cat *catalog.Catalog) {
 			t.Errorf("Enroll of a recorded ID called check")
 		}
 	})
+	t.Run("Many", func(t *testing.T) {
+		// More entries than a store's transaction takes conditions
+		// (etcd: 128): enrolling, enrolling again and listing go on
+		// (found by adversary run 3: etcd refused them all from the
+		// 128th entry).
+		const n = 150
+		spec := "many " + run // not this run's other entries, which the other tests count
+		var first string
+		for i := range n {
+			e := catalog.Entry{ID: id(fmt.Sprintf("many%d", i)), Name: "many", Spec: spec, By: "sequencetest"}
+			if i == 0 {
+				first = e.ID
+			}
+			if _, err := cat.Enroll(ctx, e, accept); err != nil {
+				t.Fatalf("Enroll of entry %d: %v", i, err)
+			}
+		}
+		if _, err := cat.Enroll(ctx, catalog.Entry{ID: first, Name: "many", Spec: spec}, accept); err != nil {
+			t.Fatalf("Enroll again of the first of %d entries: %v", n, err)
+		}
+		es, err := cat.Entries(ctx)
+		if err != nil {
+			t.Fatalf("Entries of %d: %v", n, err)
+		}
+		got := 0
+		for _, e := range es {
+			if e.Spec == spec {
+				got++
+			}
+		}
+		if got != n {
+			t.Fatalf("Entries lists %d of the %d enrolled", got, n)
+		}
+	})
 	t.Run("Refuse", func(t *testing.T) {
 		no := errors.New("sequencetest: refused")
 		var seen []catalog.Entry

@@ -291,6 +291,35 @@ func testUpdate(t *testing.T, s record.Store, p string) {
 	if rs, err := s.Scan(ctx, p+"j/", record.PrefixEnd(p+"j/"), 0); err != nil || len(rs) != 1 || rs[0].Key != p+"j/2" || string(rs[0].Value) != "sum" {
 		t.Fatalf("after deleting j/1 to j/3, writing j/2 again and deleting j/4: %+v, %v; want j/2 alone", rs, err)
 	}
+	// A key of MaxKey bytes written in a range the transaction deleted;
+	// a scan with a limit after a delete still fills its limit (found by
+	// adversary run 3).
+	long := p + "L/" + strings.Repeat("k", record.MaxKey-len(p)-2)
+	err = record.Update(ctx, s, func(tx *record.Tx) error {
+		tx.Put(p+"s/a", []byte("a"))
+		tx.Put(p+"s/b", []byte("b"))
+		tx.Put(p+"s/c", []byte("c"))
+		tx.DeleteRange(p+"L/", p+"L0")
+		tx.Put(long, []byte("long"))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a key of MaxKey bytes in a range deleted by the same transaction: %v", err)
+	}
+	err = record.Update(ctx, s, func(tx *record.Tx) error {
+		tx.Delete(p + "s/a")
+		rs, err := tx.Scan(p+"s/", record.PrefixEnd(p+"s/"), 2)
+		if err != nil {
+			return err
+		}
+		if len(rs) != 2 || rs[0].Key != p+"s/b" || rs[1].Key != p+"s/c" {
+			return fmt.Errorf("a scan of 2 after deleting the first: %d records; want b and c", len(rs))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// An error from fn writes nothing.
 	boom := errors.New("boom")
 	if err := record.Update(ctx, s, func(tx *record.Tx) error { tx.Put(a, []byte("x")); return boom }); !errors.Is(err, boom) {
