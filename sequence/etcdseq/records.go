@@ -25,27 +25,50 @@ type records struct{ s *Store }
 
 func (r records) key(k string) string { return r.s.prefix + k }
 
+// maxOps is how many operations one Txn carries: etcd refuses more than
+// its --max-txn-ops, 128 by default.
+const maxOps = 100
+
 func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
-	ops := make([]clientv3.Op, len(keys))
-	for i, k := range keys {
+	for _, k := range keys {
 		if err := record.CheckKey(k); err != nil {
 			return nil, err
 		}
-		ops[i] = clientv3.OpGet(r.key(k))
 	}
 	out := make([]record.Record, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
 	err := r.s.retry(ctx, "read records", "", func(ctx context.Context) (bool, error) {
-		t, err := r.s.cli.Txn(ctx).Then(ops...).Commit()
-		if err != nil {
-			return false, err
-		}
-		for i, k := range keys {
-			out[i] = record.Record{Key: k}
-			if kvs := t.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
-				out[i].Value, out[i].Version = kvs[0].Value, kvs[0].ModRevision
-				if out[i].Value == nil {
-					out[i].Value = []byte{}
+		// Many keys are read in several Txns, all at the revision of the
+		// first: one moment.
+		var rev int64
+		for at := 0; at < len(keys); at += maxOps {
+			chunk := keys[at:min(at+maxOps, len(keys))]
+			ops := make([]clientv3.Op, len(chunk))
+			for i, k := range chunk {
+				if rev == 0 {
+					ops[i] = clientv3.OpGet(r.key(k))
+				} else {
+					ops[i] = clientv3.OpGet(r.key(k), clientv3.WithRev(rev))
 				}
+			}
+			t, err := r.s.cli.Txn(ctx).Then(ops...).Commit()
+			if err != nil {
+				return false, err
+			}
+			if rev == 0 {
+				rev = t.Header.Revision
+			}
+			for i, k := range chunk {
+				rec := record.Record{Key: k}
+				if kvs := t.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
+					rec.Value, rec.Version = kvs[0].Value, kvs[0].ModRevision
+					if rec.Value == nil {
+						rec.Value = []byte{}
+					}
+				}
+				out[at+i] = rec
 			}
 		}
 		return false, nil

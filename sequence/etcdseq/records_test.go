@@ -2,6 +2,7 @@ package etcdseq_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,4 +42,39 @@ func TestRecords(t *testing.T) {
 	c := etcdtest.Shared(t)
 	where, _ := json.Marshal(recordsAt{c.Endpoints(), "records/"})
 	recordtest.Run(t, openRecords, string(where))
+}
+
+// More keys than a Txn carries are read at one revision (etcd refuses a
+// Txn of more than 128 operations).
+func TestRecordsManyKeys(t *testing.T) {
+	c := etcdtest.Shared(t)
+	rs, closeFn, err := openRecords(string(must(json.Marshal(recordsAt{c.Endpoints(), "manykeys/"}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	ctx := t.Context()
+	var keys []string
+	var ops []record.Op
+	for i := range 300 {
+		k := fmt.Sprintf("k%03d", i)
+		keys = append(keys, k)
+		if i%2 == 0 {
+			ops = append(ops, record.Put(k, []byte(k)))
+		}
+	}
+	for at := 0; at < len(ops); at += 50 {
+		if ok, err := rs.Commit(ctx, nil, ops[at:min(at+50, len(ops))]); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	got, err := rs.Get(ctx, keys...)
+	if err != nil {
+		t.Fatalf("Get of %d keys: %v", len(keys), err)
+	}
+	for i, r := range got {
+		if r.Key != keys[i] || r.Exists() != (i%2 == 0) || r.Exists() && string(r.Value) != keys[i] {
+			t.Fatalf("record %d: %+v", i, r)
+		}
+	}
 }
