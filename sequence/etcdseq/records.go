@@ -18,7 +18,10 @@ import (
 // Records returns the cluster's records under the Store's prefix: a
 // [record.Store] whose commits are transactions guarded by ModRevision
 // compares, committed on a majority of members, and whose clock is the
-// shared one of [Store.Now].
+// shared one of [Store.Now]. etcd bounds a transaction: a commit of more
+// than its --max-txn-ops (128 by default) conditions or operations, or
+// over its --max-request-bytes (1.5 MiB), is refused; what sn writes in
+// one commit stays far below both.
 func (s *Store) Records() record.Store { return records{s} }
 
 type records struct{ s *Store }
