@@ -75,7 +75,7 @@ func RunCatalog(t *testing.T, cat *catalog.Catalog) {
 		// (etcd: 128): enrolling, enrolling again and listing go on
 		// (found by adversary run 3: etcd refused them all from the
 		// 128th entry).
-		const n = 150
+		const n = 130
 		spec := "many " + run // not this run's other entries, which the other tests count
 		var first string
 		for i := range n {
