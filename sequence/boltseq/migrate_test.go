@@ -15,7 +15,8 @@ import (
 )
 
 // TestMigrateRelease36dc60d opens a file written by the release on main
-// before the records (commit 36dc60d: testdata/release-36dc60d.db, two
+// before the records (commit 36dc60d: testdata/release-36dc60d.db, made
+// by testdata/release-36dc60d.go.txt run at that commit; two
 // counters, a floor, two catalog entries, a record, an answered
 // idempotency key) and finds everything
 // it held: the counters continue above their marks, the catalog keeps
