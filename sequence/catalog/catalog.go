@@ -136,18 +136,20 @@ func (c *Catalog) Enroll(ctx context.Context, e Entry, check func([]Entry) error
 	added := false
 	err := record.Update(ctx, c.s, func(tx *record.Tx) error {
 		added = false
-		if _, err := tx.Get1(versionKey); err != nil {
+		// The version and the entry in one read: an entry recorded
+		// already (every start of a process that enrolled before) costs
+		// that read alone, and no commit.
+		rs, err := tx.Get(versionKey, entryPrefix+e.ID)
+		if err != nil {
+			return err
+		}
+		if rs[1].Exists() {
+			got, err = decode(rs[1])
 			return err
 		}
 		es, err := read(tx)
 		if err != nil {
 			return err
-		}
-		for _, x := range es {
-			if x.ID == e.ID {
-				got = x
-				return nil
-			}
 		}
 		if err := check(es); err != nil {
 			return err
@@ -178,16 +180,11 @@ func (c *Catalog) Enroll(ctx context.Context, e Entry, check func([]Entry) error
 
 // Entries returns every entry of the catalog, oldest first.
 func (c *Catalog) Entries(ctx context.Context) ([]Entry, error) {
-	var es []Entry
-	err := record.Update(ctx, c.s, func(tx *record.Tx) error {
-		if _, err := tx.Get1(versionKey); err != nil {
-			return err
-		}
-		var err error
-		es, err = read(tx)
-		return err
-	})
-	return es, err
+	rs, err := c.s.Scan(ctx, entryPrefix, record.PrefixEnd(entryPrefix), 0)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll(rs)
 }
 
 // Forget removes the entry with id from the catalog, and reports whether
@@ -215,12 +212,17 @@ func (c *Catalog) Forget(ctx context.Context, id string) (bool, error) {
 	return found, err
 }
 
-// read reads every entry.
+// read reads every entry in tx.
 func read(tx *record.Tx) ([]Entry, error) {
 	rs, err := tx.Scan(entryPrefix, record.PrefixEnd(entryPrefix), 0)
 	if err != nil {
 		return nil, err
 	}
+	return decodeAll(rs)
+}
+
+// decodeAll decodes entries, oldest first.
+func decodeAll(rs []record.Record) ([]Entry, error) {
 	es := make([]Entry, 0, len(rs))
 	for _, r := range rs {
 		e, err := decode(r)

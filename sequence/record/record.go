@@ -72,9 +72,10 @@ type Store interface {
 	// one moment. A key with no record gives Record{Key: key}.
 	Get(ctx context.Context, keys ...string) ([]Record, error)
 	// Scan returns up to limit records whose keys are in [from, to), in
-	// key order; to "" is the end of the keys. A record written during a
-	// scan of many calls may or may not be seen: guard what must be seen
-	// whole with a record every writer writes (a head).
+	// key order, read at one moment; to "" is the end of the keys. A
+	// record written between the calls of a scan in pages may or may not
+	// be seen: guard what must be seen whole with a record every writer
+	// writes (a head).
 	Scan(ctx context.Context, from, to string, limit int) ([]Record, error)
 	// Commit applies ops, in order, all or none, if and only if every
 	// record of cond still has the Version given (0: does not exist); it
