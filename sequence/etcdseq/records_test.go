@@ -15,14 +15,17 @@ import (
 	"github.com/sngen/sn/sequence/record/recordtest"
 )
 
-// recordsAt is where a store of records is, for a child process.
-type recordsAt struct {
+// storeAt is where a Store is, for a child process (of the record suite
+// or of the leases' processes).
+type storeAt struct {
 	Endpoints []string
 	Prefix    string
 }
 
-func openRecords(where string) (record.Store, func(), error) {
-	var at recordsAt
+// openAt opens the Store that where (a storeAt in JSON) names, with its
+// own client, and returns what closes it.
+func openAt(where string) (*etcdseq.Store, func(), error) {
+	var at storeAt
 	if err := json.Unmarshal([]byte(where), &at); err != nil {
 		return nil, nil, err
 	}
@@ -35,12 +38,20 @@ func openRecords(where string) (record.Store, func(), error) {
 		cli.Close()
 		return nil, nil, err
 	}
-	return s.Records(), func() { cli.Close() }, nil
+	return s, func() { cli.Close() }, nil
+}
+
+func openRecords(where string) (record.Store, func(), error) {
+	s, closeFn, err := openAt(where)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Records(), closeFn, nil
 }
 
 func TestRecords(t *testing.T) {
 	c := etcdtest.Shared(t)
-	where, _ := json.Marshal(recordsAt{c.Endpoints(), "records/"})
+	where, _ := json.Marshal(storeAt{c.Endpoints(), "records/"})
 	recordtest.Run(t, openRecords, string(where))
 }
 
@@ -48,7 +59,7 @@ func TestRecords(t *testing.T) {
 // Txn of more than 128 operations).
 func TestRecordsManyKeys(t *testing.T) {
 	c := etcdtest.Shared(t)
-	rs, closeFn, err := openRecords(string(must(json.Marshal(recordsAt{c.Endpoints(), "manykeys/"}))))
+	rs, closeFn, err := openRecords(string(must(json.Marshal(storeAt{c.Endpoints(), "manykeys/"}))))
 	if err != nil {
 		t.Fatal(err)
 	}

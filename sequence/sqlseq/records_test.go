@@ -11,16 +11,18 @@ import (
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
-// recordsAt is where a store of records is, for a child process.
-type recordsAt struct {
+// storeAt is where a Store is, for a child process (of the record suite
+// or of the leases' processes).
+type storeAt struct {
 	Driver  string
 	Dialect sqlseq.Dialect
 	DSN     string
 }
 
-// openRecords opens the records of the database where names.
-func openRecords(where string) (record.Store, func(), error) {
-	var at recordsAt
+// openAt opens the Store that where (a storeAt in JSON) names, migrated,
+// over a *sql.DB of its own, and returns what closes it.
+func openAt(where string) (*sqlseq.Store, func(), error) {
+	var at storeAt
 	if err := json.Unmarshal([]byte(where), &at); err != nil {
 		return nil, nil, err
 	}
@@ -36,13 +38,21 @@ func openRecords(where string) (record.Store, func(), error) {
 		db.Close()
 		return nil, nil, err
 	}
-	return s.Records(), func() { db.Close() }, nil
+	return s, func() { db.Close() }, nil
+}
+
+func openRecords(where string) (record.Store, func(), error) {
+	s, closeFn, err := openAt(where)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Records(), closeFn, nil
 }
 
 func TestRecords(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			where, _ := json.Marshal(recordsAt{b.driver, b.dialect, b.dsn(t)})
+			where, _ := json.Marshal(storeAt{b.driver, b.dialect, b.dsn(t)})
 			recordtest.Run(t, openRecords, string(where))
 		})
 	}
