@@ -2,6 +2,8 @@ package etcdseq
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -27,6 +29,33 @@ func (s *Store) Records() record.Store { return records{s} }
 type records struct{ s *Store }
 
 func (r records) key(k string) string { return r.s.prefix + k }
+
+// own are the Store's own keys under its prefix, which the records share:
+// a counter, a deadline, a worker lease, a journal, the identity, the
+// clock. A commit may not write them: a put of "n/orders" through the
+// records would move a counter back.
+var own = []string{"n/", "x/", "w/", "j/", "jh/", "id", "clock"}
+
+// checkOwn refuses an op that writes one of the Store's own keys, or a
+// range delete that reaches one.
+func checkOwn(ops []record.Op) error {
+	for _, o := range ops {
+		for _, p := range own {
+			end := record.PrefixEnd(p)
+			if !strings.HasSuffix(p, "/") {
+				end = p + "\x00" // the exact key alone
+			}
+			hit := o.Key >= p && o.Key < end
+			if o.End != "" {
+				hit = o.Key < end && o.End > p
+			}
+			if hit {
+				return fmt.Errorf("etcdseq: records: a write of %.64q reaches the Store's own keys under %q (counters, deadlines, leases, journals, the identity, the clock): %w", o.Key, p, record.ErrInvalid)
+			}
+		}
+	}
+	return nil
+}
 
 // maxOps is how many operations one Txn carries: etcd refuses more than
 // its --max-txn-ops, 128 by default.
@@ -106,6 +135,9 @@ func (r records) Scan(ctx context.Context, from, to string, limit int) ([]record
 
 func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.Op) (bool, error) {
 	if err := record.Check(cond, ops); err != nil {
+		return false, err
+	}
+	if err := checkOwn(ops); err != nil {
 		return false, err
 	}
 	cmps := make([]clientv3.Cmp, len(cond))

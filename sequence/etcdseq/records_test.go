@@ -2,6 +2,7 @@ package etcdseq_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -87,5 +88,36 @@ func TestRecordsManyKeys(t *testing.T) {
 		if r.Key != keys[i] || r.Exists() != (i%2 == 0) || r.Exists() && string(r.Value) != keys[i] {
 			t.Fatalf("record %d: %+v", i, r)
 		}
+	}
+}
+
+// The records share the Store's prefix with its counters, deadlines,
+// leases and journals: no commit may write those (a put of "n/KEY" would
+// move a counter back, a wide range delete would take them all), and the
+// counter goes on above what it reserved.
+func TestRecordsKeepOffCounters(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t, etcdtest.Shared(t), etcdseq.Options{})
+	r, err := s.Allocate(ctx, "orders", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []record.Op{
+		record.Put("n/orders", []byte("0")),
+		record.Delete("n/orders"),
+		record.DeleteRange("a", "z"),
+		record.DeleteRange("m", "o"),
+		record.Put("id", []byte("forged")),
+		record.Put("jh/orders", []byte("0 00 0")),
+	} {
+		if _, err := s.Records().Commit(ctx, nil, []record.Op{op}); !errors.Is(err, record.ErrInvalid) {
+			t.Errorf("a commit of %+v through the records: %v; want ErrInvalid", op, err)
+		}
+	}
+	if ok, err := s.Records().Commit(ctx, nil, []record.Op{record.Put("idx", []byte("x")), record.DeleteRange("cat/", "cat0")}); !ok || err != nil {
+		t.Errorf("a commit beside the Store's own keys: %v, %v", ok, err)
+	}
+	if r2, err := s.Allocate(ctx, "orders", 10); err != nil || r2.First != r.Last+1 {
+		t.Errorf("the counter after the attempts: %v, %v; want it to go on from %d", r2, err, r.Last+1)
 	}
 }
