@@ -33,7 +33,7 @@ func Update(ctx context.Context, s Store, fn func(tx *Tx) error) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
-		if len(tx.ops) == 0 && tx.gets <= 1 {
+		if !tx.wrote && tx.gets <= 1 {
 			return nil
 		}
 		ok, err := s.Commit(ctx, tx.cond(), tx.final())
@@ -62,7 +62,7 @@ type Tx struct {
 	read  map[string]Record // as read from the store
 	local map[string][]byte // written here: a value, or nil for deleted
 	gone  [][2]string       // ranges deleted here
-	ops   []Op
+	wrote bool // final gives what, each key once
 	gets  int
 	now   time.Time
 }
@@ -203,7 +203,7 @@ func (t *Tx) Put(key string, v []byte) {
 		t.local = map[string][]byte{}
 	}
 	t.local[key] = v
-	t.ops = append(t.ops, Op{Key: key, Value: v})
+	t.wrote = true
 }
 
 // Delete deletes key when the transaction commits.
@@ -212,7 +212,7 @@ func (t *Tx) Delete(key string) {
 		t.local = map[string][]byte{}
 	}
 	t.local[key] = nil
-	t.ops = append(t.ops, Op{Key: key})
+	t.wrote = true
 }
 
 // DeleteRange deletes every key in [from, to) when the transaction
@@ -224,7 +224,7 @@ func (t *Tx) DeleteRange(from, to string) {
 		}
 	}
 	t.gone = append(t.gone, [2]string{from, to})
-	t.ops = append(t.ops, Op{Key: from, End: to})
+	t.wrote = true
 }
 
 // Now returns the store's clock, read once per transaction.
@@ -240,7 +240,7 @@ func (t *Tx) Now() (time.Time, error) {
 }
 
 // Wrote reports whether the transaction has written anything.
-func (t *Tx) Wrote() bool { return len(t.ops) > 0 }
+func (t *Tx) Wrote() bool { return t.wrote }
 
 // final is what the transaction wrote, each key once: its range deletes,
 // cut around the keys it wrote after them, then the last write of each

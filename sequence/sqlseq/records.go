@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,12 +95,14 @@ func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, erro
 	if err := r.ready(ctx); err != nil {
 		return nil, err
 	}
-	for i, k := range keys {
+	if !r.raw && r.s.legacyClaims.Load() {
 		// A claim an earlier release kept moves in when it is first
 		// looked up (see migrate.go).
-		if !r.raw && strings.HasPrefix(k, "i/") && r.s.legacyClaims.Load() && slices.Index(keys, k) == i {
-			if _, err := r.s.migrateClaim(ctx, k); err != nil {
-				return nil, err
+		for _, k := range keys {
+			if strings.HasPrefix(k, "i/") {
+				if _, err := r.s.migrateClaim(ctx, k); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -111,12 +112,14 @@ func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, erro
 		if err != nil {
 			return err
 		}
+		byKey := make(map[string]record.Record, len(got))
+		for _, g := range got {
+			byKey[g.Key] = g
+		}
 		for i, k := range keys {
 			out[i] = record.Record{Key: k}
-			for _, g := range got {
-				if g.Key == k {
-					out[i] = g
-				}
+			if g, ok := byKey[k]; ok {
+				out[i] = g
 			}
 		}
 		return nil
