@@ -62,7 +62,7 @@ type Tx struct {
 	read  map[string]Record // as read from the store
 	local map[string][]byte // written here: a value, or nil for deleted
 	gone  [][2]string       // ranges deleted here
-	wrote bool // final gives what, each key once
+	wrote bool              // final gives what, each key once
 	gets  int
 	now   time.Time
 }
