@@ -86,7 +86,7 @@ func BenchmarkEnrollLedger(b *testing.B) {
 		b.Run(fmt.Sprintf("templates=%d", n), func(b *testing.B) {
 			db := pg.open(b)
 			store := newStore(b, pg, db, sqlseq.Options{})
-			// The catalog's entries, made in memory and written as rows.
+			// The catalog's entries, made in memory and written as records.
 			mem := sequence.NewMemory()
 			for i := range n {
 				if err := sn.MustNew(catalogTemplate(i), sn.WithSequence("seq", mem)).Enroll(ctx); err != nil {
@@ -94,14 +94,8 @@ func BenchmarkEnrollLedger(b *testing.B) {
 				}
 			}
 			es, _ := catalog.Of(mem).Entries(ctx)
-			if _, err := catalog.Of(store).Entries(ctx); err != nil { // creates the table
+			if err := catalog.Of(store).Import(ctx, es); err != nil {
 				b.Fatal(err)
-			}
-			for _, e := range es {
-				if _, err := db.ExecContext(ctx, `INSERT INTO sn_ledger_catalog (id, name, spec, first_us, first_by) VALUES ($1, $2, $3, $4, $5)`,
-					e.ID, e.Name, e.Spec, e.First.UnixMicro(), e.By); err != nil {
-					b.Fatal(err)
-				}
 			}
 			seg := must(sequence.NewSegment(store, sequence.SegmentOptions{}))
 			defer seg.Close()

@@ -200,10 +200,27 @@ var errNotApplied = errors.New("sqlseq: a condition of the commit does not hold"
 // not hold.
 func (r records) apply(ctx context.Context, tx *sql.Tx, cond []record.Record, ops []record.Op) (bool, error) {
 	t := r.s.kvTable()
-	var absent []string
+	puts := map[string]bool{}
+	for _, o := range ops {
+		if o.Value != nil {
+			puts[o.Key] = true
+		}
+	}
+	// A key that must be absent and that the commit puts (create if
+	// absent: a claim, an entry) is inserted only where no row holds a
+	// value, in the put itself; another commit inserting it first makes
+	// the insert write nothing, and this one is refused.
+	created := map[string]bool{}
+	var absent, locked []string
 	for _, c := range cond {
-		if c.Version == 0 {
+		switch {
+		case c.Version == 0 && puts[c.Key]:
+			created[c.Key] = true
+		case c.Version == 0:
 			absent = append(absent, c.Key)
+			locked = append(locked, c.Key)
+		default:
+			locked = append(locked, c.Key)
 		}
 	}
 	// A key that must be absent gets a row of version 0, locked with
@@ -213,11 +230,8 @@ func (r records) apply(ctx context.Context, tx *sql.Tx, cond []record.Record, op
 			return false, err
 		}
 	}
-	if len(cond) > 0 {
-		keys := make([]string, len(cond))
-		for i, c := range cond {
-			keys[i] = c.Key
-		}
+	if len(locked) > 0 {
+		keys := locked
 		rows, err := tx.QueryContext(ctx, `SELECT k, ver FROM `+t+` WHERE k IN (`+r.s.args(0, len(keys))+`) ORDER BY k FOR UPDATE`, keyArgs(keys)...)
 		if err != nil {
 			return false, err
@@ -237,7 +251,7 @@ func (r records) apply(ctx context.Context, tx *sql.Tx, cond []record.Record, op
 			return false, err
 		}
 		for _, c := range cond {
-			if have[c.Key] != c.Version {
+			if !created[c.Key] && have[c.Key] != c.Version {
 				return false, nil
 			}
 		}
@@ -245,6 +259,21 @@ func (r records) apply(ctx context.Context, tx *sql.Tx, cond []record.Record, op
 	for _, o := range ops {
 		var err error
 		switch {
+		case o.Value != nil && created[o.Key]:
+			ver := rand.Int64N(1<<63-1) + 1
+			var res sql.Result
+			if r.s.dialect == Postgres {
+				res, err = tx.ExecContext(ctx, `INSERT INTO `+t+` AS t (k, v, ver) VALUES ($1, $2, $3) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, ver = EXCLUDED.ver WHERE t.ver = 0`, []byte(o.Key), o.Value, ver)
+			} else {
+				// v first: ver = 0 is still the row's when v is set.
+				res, err = tx.ExecContext(ctx, `INSERT INTO `+t+` (k, v, ver) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE v = IF(ver = 0, VALUES(v), v), ver = IF(ver = 0, VALUES(ver), ver)`, []byte(o.Key), o.Value, ver)
+			}
+			if err == nil {
+				var n int64
+				if n, err = res.RowsAffected(); err == nil && n == 0 {
+					return false, nil // another commit made it first
+				}
+			}
 		case o.Value != nil:
 			ver := rand.Int64N(1<<63-1) + 1
 			if r.s.dialect == Postgres {
