@@ -347,8 +347,7 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		if err := put(b, k, r.Last); err != nil {
 			return err
 		}
-		_, err = appendEvent(ctx, b.Tx(), k, key, sequence.Event{Kind: sequence.AllocateKind(ctx), Range: r}, last, r.Last)
-		return err
+		return appendEvent(ctx, b.Tx(), key, last, r.Last, sequence.Event{Kind: sequence.AllocateKind(ctx), Range: r})
 	})
 	if err != nil {
 		return sequence.Range{}, err
@@ -375,8 +374,7 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 		if err := put(b, k, floor); err != nil {
 			return err
 		}
-		_, err = appendEvent(ctx, b.Tx(), k, key, sequence.Event{Kind: sequence.Floored, Range: sequence.Range{First: last + 1, Last: floor}}, last, floor)
-		return err
+		return appendEvent(ctx, b.Tx(), key, last, floor, sequence.Event{Kind: sequence.Floored, Range: sequence.Range{First: last + 1, Last: floor}})
 	})
 }
 

@@ -128,8 +128,7 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 		if err := put(b, k, r.First-1); err != nil {
 			return err
 		}
-		_, err = appendEvent(ctx, b.Tx(), k, key, sequence.Event{Kind: sequence.Returned, Range: r}, last, r.First-1)
-		return err
+		return appendEvent(ctx, b.Tx(), key, last, r.First-1, sequence.Event{Kind: sequence.Returned, Range: r})
 	})
 	return done, err
 }

@@ -2,104 +2,55 @@ package boltseq
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
+	"errors"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
+	"github.com/sngen/sn/sequence/record"
 )
 
-// The journals: one bucket per key (named like the key's entry in
-// "sn.seq") in "sn.journal", its records under their Seq as 8 big-endian
-// bytes; and the head of each, beside it in "sn.jhead".
-var (
-	journalBucket = []byte("sn.journal")
-	headBucket    = []byte("sn.jhead") // k<key> -> seq (8) hash (32) mark (8)
-)
+// The journals are kept in the file's records by package journal; a
+// change to a counter appends its record in the transaction that writes
+// the counter.
 
-// appendEvent chains e after the last record of the key encoded as k,
-// with mark the key's mark after it, in tx.
-func appendEvent(ctx context.Context, tx *bolt.Tx, k []byte, key string, e sequence.Event, before, mark int64) (sequence.Event, error) {
-	head, err := headOf(tx, k)
-	if err != nil {
-		return sequence.Event{}, err
-	}
-	for _, r := range sequence.Reconcile(head, before) {
-		if _, head, err = appendOne(ctx, tx, k, key, head, r, before); err != nil {
-			return sequence.Event{}, err
-		}
-	}
-	e, _, err = appendOne(ctx, tx, k, key, head, e, mark)
-	return e, err
+// appendEvent chains es after the last record of key's journal, with
+// before and mark the key's mark before and after, in tx.
+func appendEvent(ctx context.Context, tx *bolt.Tx, key string, before, mark int64, es ...sequence.Event) error {
+	return inRecords(ctx, tx, func(rt *record.Tx) error {
+		_, err := journal.Append(rt, key, before, mark, es...)
+		return err
+	})
 }
 
-// appendOne chains e after head and writes it and the new head.
-func appendOne(ctx context.Context, tx *bolt.Tx, k []byte, key string, head sequence.Head, e sequence.Event, mark int64) (sequence.Event, sequence.Head, error) {
-	e.By = sequence.ByOf(ctx)
-	e, head = sequence.Chain(head, key, e)
-	head.Mark = mark
-	jb, err := tx.CreateBucketIfNotExists(journalBucket)
+// inRecords runs fn over the file's records in tx (see [record.In]) and
+// applies what it wrote.
+func inRecords(ctx context.Context, tx *bolt.Tx, fn func(rt *record.Tx) error) error {
+	_, ops, err := record.In(ctx, txRecords{tx}, fn)
+	if err != nil || len(ops) == 0 {
+		return err
+	}
+	kv, err := tx.CreateBucketIfNotExists(kvBucket)
 	if err != nil {
-		return sequence.Event{}, sequence.Head{}, err
+		return err
 	}
-	b, err := jb.CreateBucketIfNotExists(k)
-	if err != nil {
-		return sequence.Event{}, sequence.Head{}, err
-	}
-	if err := b.Put(binary.BigEndian.AppendUint64(nil, uint64(e.Seq)), sequence.MarshalEvent(e)); err != nil {
-		return sequence.Event{}, sequence.Head{}, err
-	}
-	hb, err := tx.CreateBucketIfNotExists(headBucket)
-	if err != nil {
-		return sequence.Event{}, sequence.Head{}, err
-	}
-	hv := binary.BigEndian.AppendUint64(nil, uint64(head.Seq))
-	hv = append(hv, head.Hash[:]...)
-	hv = binary.BigEndian.AppendUint64(hv, uint64(head.Mark))
-	return e, head, hb.Put(k, hv)
-}
-
-// headOf returns the head of the journal of the key encoded as k.
-func headOf(tx *bolt.Tx, k []byte) (sequence.Head, error) {
-	hb := tx.Bucket(headBucket)
-	if hb == nil {
-		return sequence.Head{}, nil
-	}
-	v := hb.Get(k)
-	if v == nil {
-		return sequence.Head{}, nil
-	}
-	if len(v) != 48 {
-		return sequence.Head{}, fmt.Errorf("%w: the journal head of %q has %d bytes, want 48", ErrCorrupt, k[1:], len(v))
-	}
-	var h sequence.Head
-	h.Seq = int64(binary.BigEndian.Uint64(v))
-	copy(h.Hash[:], v[8:40])
-	h.Mark = int64(binary.BigEndian.Uint64(v[40:]))
-	return h, nil
+	return applyRecords(kv, ops)
 }
 
 // Note appends e to key's journal, in one durable transaction: a
-// [sequence.Journal].
+// [sequence.Journal]. A void raises the key's floor, so that no Return
+// gives the number back.
 func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
 	var out sequence.Event
 	err := s.update(ctx, "note", key, func(b *bolt.Bucket, k []byte) error {
-		head, err := headOf(b.Tx(), k)
-		if err != nil {
-			return err
-		}
-		if err := sequence.CheckNote(key, e, head.Mark); err != nil {
-			return err
-		}
-		if e.Kind == sequence.Voided {
-			// A void holds: no Return gives the number back.
-			if err := raiseFloor(b.Tx(), k, e.Range.Last); err != nil {
+		return inRecords(ctx, b.Tx(), func(rt *record.Tx) (err error) {
+			if out, err = journal.Note(rt, key, e); err != nil || e.Kind != sequence.Voided {
 				return err
 			}
-		}
-		out, err = appendEvent(ctx, b.Tx(), k, key, e, head.Mark, head.Mark)
-		return err
+			return raiseFloor(b.Tx(), k, e.Range.Last)
+		})
 	})
 	return out, err
 }
@@ -107,95 +58,63 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 // Events returns up to limit records of key's journal after the record
 // after (a [sequence.Journal]).
 func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
-	k, err := encodeKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("boltseq: events: %w", err)
-	}
-	var out []sequence.Event
-	err = s.view(ctx, "events of "+quoteKey(key), func(tx *bolt.Tx) error {
-		out = out[:0]
-		jb := tx.Bucket(journalBucket)
-		if jb == nil {
-			return nil
-		}
-		b := jb.Bucket(k)
-		if b == nil {
-			return nil
-		}
-		c := b.Cursor()
-		for sk, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(after+1))); sk != nil && len(out) < limit; sk, v = c.Next() {
-			e, err := s.decode(key, sk, v)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return nil
-	})
-	return out, err
-}
-
-func (s *Store) decode(key string, sk, v []byte) (sequence.Event, error) {
-	if len(sk) != 8 {
-		return sequence.Event{}, fmt.Errorf("%w: %s: the journal of %s holds a record under %x, not an 8-byte number", ErrCorrupt, s.path, quoteKey(key), sk)
-	}
-	e, err := sequence.UnmarshalEvent(int64(binary.BigEndian.Uint64(sk)), v)
-	if err != nil {
-		return sequence.Event{}, fmt.Errorf("%w: %s: the journal of %s: %v", ErrCorrupt, s.path, quoteKey(key), err)
-	}
-	return e, nil
+	return journal.Events(ctx, s.Records(), key, after, limit)
 }
 
 // Head returns where key's journal ends (a [sequence.Journal]).
 func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
-	k, err := encodeKey(key)
-	if err != nil {
-		return sequence.Head{}, fmt.Errorf("boltseq: head: %w", err)
-	}
-	var h sequence.Head
-	err = s.view(ctx, "journal head of "+quoteKey(key), func(tx *bolt.Tx) error {
-		h, err = headOf(tx, k)
-		return err
-	})
-	return h, err
+	return journal.Head(ctx, s.Records(), key)
 }
 
 // Prune replaces the records of key's journal through record p.Seq with
 // p, the signed Pruned record that sums them up (a [sequence.Pruner]),
 // in one durable transaction.
 func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
-	err := s.update(ctx, "prune", key, func(b *bolt.Bucket, k []byte) error {
-		tx := b.Tx()
-		head, err := headOf(tx, k)
-		if err != nil {
-			return err
-		}
-		var at sequence.Event
-		var keys [][]byte
-		if jb := tx.Bucket(journalBucket).Bucket(k); jb != nil {
-			c := jb.Cursor()
-			for sk, v := c.First(); sk != nil; sk, v = c.Next() {
-				e, err := s.decode(key, sk, v)
-				if err != nil {
-					return err
-				}
-				if e.Seq > p.Seq {
-					break
-				}
-				at = e
-				keys = append(keys, append([]byte(nil), sk...))
-			}
-		}
-		if err := sequence.CheckPrune(key, p, at, head); err != nil {
-			return err
-		}
-		jb := tx.Bucket(journalBucket).Bucket(k)
-		for _, sk := range keys {
-			if err := jb.Delete(sk); err != nil {
-				return err
-			}
-		}
-		return jb.Put(binary.BigEndian.AppendUint64(nil, uint64(p.Seq)), sequence.MarshalEvent(p))
-	})
-	return p, err
+	return journal.Prune(ctx, s.Records(), key, p)
 }
+
+// txRecords are the file's records in a transaction the Store runs, as
+// [record.In] reads them.
+type txRecords struct{ tx *bolt.Tx }
+
+func (r txRecords) Get(_ context.Context, keys ...string) ([]record.Record, error) {
+	b := r.tx.Bucket(kvBucket)
+	out := make([]record.Record, len(keys))
+	for i, k := range keys {
+		out[i] = record.Record{Key: k}
+		if b == nil {
+			continue
+		}
+		var err error
+		if out[i], err = decodeRecord(k, b.Get([]byte(k))); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (r txRecords) Scan(_ context.Context, from, to string, limit int) ([]record.Record, error) {
+	b := r.tx.Bucket(kvBucket)
+	if b == nil {
+		return nil, nil
+	}
+	var out []record.Record
+	c := b.Cursor()
+	for k, v := c.Seek([]byte(from)); k != nil && (to == "" || string(k) < to); k, v = c.Next() {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		rec, err := decodeRecord(string(k), v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+func (txRecords) Commit(context.Context, []record.Record, []record.Op) (bool, error) {
+	return false, errors.ErrUnsupported
+}
+
+func (txRecords) Now(context.Context) (time.Time, error) { return time.Now(), nil }

@@ -1,6 +1,8 @@
 package boltseq
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
@@ -8,6 +10,7 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
 
@@ -21,18 +24,74 @@ import (
 //     "r/" and its name (see sequence.Remember), and the bucket is deleted;
 //   - the bucket "sn.idem", idempotency key -> its claim as JSON: each
 //     becomes a claim in the records (see sequence.Claims), and the bucket
-//     is deleted.
+//     is deleted;
+//   - the buckets "sn.journal", a bucket per key (as in "sn.seq") of its
+//     journal's records under their Seq in 8 big-endian bytes, and
+//     "sn.jhead", the heads (seq 8, hash 32, mark 8): they become the
+//     journal's records and heads (see package journal), unchanged, so
+//     that anchors taken before still verify, and the buckets are
+//     deleted.
 var (
 	legacyCatalog = []byte("sn.catalog")
 	legacyRecords = []byte("sn.records")
 	legacyIdem    = []byte("sn.idem")
+	legacyJournal = []byte("sn.journal")
+	legacyHeads   = []byte("sn.jhead")
 )
+
+// migrateJournals moves the journals of an earlier release into kv.
+func migrateJournals(tx *bolt.Tx, kv *bolt.Bucket) error {
+	var ops []record.Op
+	if jb := tx.Bucket(legacyJournal); jb != nil {
+		err := jb.ForEachBucket(func(k []byte) error {
+			key := string(k[1:])
+			return jb.Bucket(k).ForEach(func(sk, v []byte) error {
+				if len(sk) != 8 || len(k) < 1 || k[0] != keyPrefix {
+					return fmt.Errorf("%w: the journal of an earlier release holds %q under %q", ErrCorrupt, sk, k)
+				}
+				ops = append(ops, record.Put(journal.Key(key, int64(binary.BigEndian.Uint64(sk))), bytes.Clone(v)))
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if hb := tx.Bucket(legacyHeads); hb != nil {
+		err := hb.ForEach(func(k, v []byte) error {
+			if len(v) != 48 || len(k) < 1 || k[0] != keyPrefix {
+				return fmt.Errorf("%w: the journal head of %q of an earlier release has %d bytes, want 48", ErrCorrupt, k, len(v))
+			}
+			h := sequence.Head{Seq: int64(binary.BigEndian.Uint64(v)), Mark: int64(binary.BigEndian.Uint64(v[40:]))}
+			copy(h.Hash[:], v[8:40])
+			ops = append(ops, record.Put(journal.HeadKey(string(k[1:])), journal.EncodeHead(h)))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := applyRecords(kv, ops); err != nil {
+		return err
+	}
+	for _, b := range [][]byte{legacyJournal, legacyHeads} {
+		if tx.Bucket(b) != nil {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // migrate moves what earlier releases kept in their own buckets into the
 // file's records, in tx.
 func migrate(tx *bolt.Tx) error {
 	kv, err := tx.CreateBucketIfNotExists(kvBucket)
 	if err != nil {
+		return err
+	}
+	if err := migrateJournals(tx, kv); err != nil {
 		return err
 	}
 	if b := tx.Bucket(legacyRecords); b != nil {

@@ -29,20 +29,10 @@ func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, erro
 			return nil, err
 		}
 	}
-	out := make([]record.Record, len(keys))
-	err := r.s.view(ctx, "read records", func(tx *bolt.Tx) error {
-		b := tx.Bucket(kvBucket)
-		for i, k := range keys {
-			out[i] = record.Record{Key: k}
-			if b == nil {
-				continue
-			}
-			var err error
-			if out[i], err = decodeRecord(k, b.Get([]byte(k))); err != nil {
-				return err
-			}
-		}
-		return nil
+	var out []record.Record
+	err := r.s.view(ctx, "read records", func(tx *bolt.Tx) (err error) {
+		out, err = txRecords{tx}.Get(ctx, keys...)
+		return err
 	})
 	return out, err
 }
@@ -59,23 +49,9 @@ func decodeRecord(k string, v []byte) (record.Record, error) {
 
 func (r records) Scan(ctx context.Context, from, to string, limit int) ([]record.Record, error) {
 	var out []record.Record
-	err := r.s.view(ctx, "scan records", func(tx *bolt.Tx) error {
-		b := tx.Bucket(kvBucket)
-		if b == nil {
-			return nil
-		}
-		c := b.Cursor()
-		for k, v := c.Seek([]byte(from)); k != nil && (to == "" || string(k) < to); k, v = c.Next() {
-			if limit > 0 && len(out) == limit {
-				break
-			}
-			rec, err := decodeRecord(string(k), v)
-			if err != nil {
-				return err
-			}
-			out = append(out, rec)
-		}
-		return nil
+	err := r.s.view(ctx, "scan records", func(tx *bolt.Tx) (err error) {
+		out, err = txRecords{tx}.Scan(ctx, from, to, limit)
+		return err
 	})
 	return out, err
 }

@@ -2,56 +2,49 @@ package etcdseq
 
 import (
 	"context"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"slices"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
+	"github.com/sngen/sn/sequence/record"
 )
 
-// The journal (see [sequence.Journal]): each record under
-// prefix+"j/"+len(key)+"/"+key+"/"+its Seq in 20 digits, JSON; the head
-// of a key's journal under prefix+"jh/"+key, "seq hash mark". A write
-// that changes a counter and has a record compares the counter's and the
-// head's revisions and writes the counter, the records and the head in
-// one transaction.
+// The journal (see [sequence.Journal]) is kept in the store's records by
+// package journal: the store's keys under its prefix are its records. A
+// write that changes a counter and has a record compares the counter's
+// and the head's revisions and writes the counter, the records and the
+// head in one transaction.
 
-func (s *Store) journalPrefix(key string) string {
-	return s.prefix + "j/" + strconv.Itoa(len(key)) + "/" + key + "/"
-}
+// seen is what one read of the store gave, as the records [record.In]
+// reads in a transaction the Store commits itself.
+type seen []record.Record
 
-func (s *Store) journalKey(key string, seq int64) string {
-	return fmt.Sprintf("%s%020d", s.journalPrefix(key), seq)
-}
-
-func (s *Store) headKey(key string) string { return s.prefix + "jh/" + key }
-
-func encodeHead(h sequence.Head) string {
-	return fmt.Sprintf("%d %s %d", h.Seq, hex.EncodeToString(h.Hash[:]), h.Mark)
-}
-
-func parseHead(key string, v []byte) (sequence.Head, error) {
-	f := strings.Fields(string(v))
-	var h sequence.Head
-	var err1, err2, err3 error
-	if len(f) == 3 {
-		h.Seq, err1 = strconv.ParseInt(f[0], 10, 64)
-		var b []byte
-		b, err2 = hex.DecodeString(f[1])
-		if len(b) != 32 {
-			err2 = fmt.Errorf("a hash of %d bytes", len(b))
+func (v seen) Get(_ context.Context, keys ...string) ([]record.Record, error) {
+	out := make([]record.Record, len(keys))
+	for i, k := range keys {
+		j := slices.IndexFunc(v, func(r record.Record) bool { return r.Key == k })
+		if j < 0 {
+			return nil, fmt.Errorf("etcdseq: record %q was not read with the counter", k)
 		}
-		copy(h.Hash[:], b)
-		h.Mark, err3 = strconv.ParseInt(f[2], 10, 64)
+		out[i] = v[j]
 	}
-	if len(f) != 3 || err1 != nil || err2 != nil || err3 != nil {
-		return sequence.Head{}, fmt.Errorf("etcdseq: the journal head of %q holds %.60q: %w", key, v, ErrCorrupt)
-	}
-	return h, nil
+	return out, nil
 }
+
+func (seen) Scan(context.Context, string, string, int) ([]record.Record, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (seen) Commit(context.Context, []record.Record, []record.Op) (bool, error) {
+	return false, errors.ErrUnsupported
+}
+
+func (seen) Now(context.Context) (time.Time, error) { return time.Now(), nil }
 
 // journaled reads key's counter and journal head, asks change for the
 // counter's new mark and the records to append, and writes them if
@@ -69,7 +62,8 @@ func (s *Store) journaled(ctx context.Context, op, key string, change func(m mar
 // journalOnce is one attempt of journaled: again is true when another
 // process changed the counter or the head between the read and the write.
 func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m mark, head sequence.Head) (next mark, es []sequence.Event, err error)) (out []sequence.Event, again bool, err error) {
-	k, hk := s.counter(key), s.headKey(key)
+	hr := journal.HeadKey(key)
+	k, hk := s.counter(key), s.prefix+hr
 	{
 		r, err := s.cli.Txn(ctx).Then(clientv3.OpGet(k), clientv3.OpGet(hk)).Commit()
 		if err != nil {
@@ -81,13 +75,13 @@ func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m m
 				return nil, false, err
 			}
 		}
-		var head sequence.Head
-		var hrev int64
+		hrec := record.Record{Key: hr}
 		if kvs := r.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
-			if head, err = parseHead(key, kvs[0].Value); err != nil {
-				return nil, false, err
-			}
-			hrev = kvs[0].ModRevision
+			hrec.Value, hrec.Version = kvs[0].Value, kvs[0].ModRevision
+		}
+		head, err := journal.DecodeHead(key, hrec.Value)
+		if err != nil {
+			return nil, false, err
 		}
 		next, es, err := change(m, head)
 		if err != nil {
@@ -100,20 +94,17 @@ func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m m
 		if next != m {
 			ops = append(ops, clientv3.OpPut(k, next.String()))
 		}
-		if len(es) > 0 {
-			es = append(sequence.Reconcile(head, m.high), es...)
+		_, jops, err := record.In(sequence.WithBy(ctx, by), seen{hrec}, func(tx *record.Tx) (err error) {
+			out, err = journal.Append(tx, key, m.high, next.high, es...)
+			return err
+		})
+		if err != nil {
+			return nil, false, err
 		}
-		out = make([]sequence.Event, len(es))
-		for i, e := range es {
-			e.By = by
-			out[i], head = sequence.Chain(head, key, e)
-			e = out[i]
-			ops = append(ops, clientv3.OpPut(s.journalKey(key, e.Seq), string(sequence.MarshalEvent(e))))
+		for _, o := range jops {
+			ops = append(ops, clientv3.OpPut(s.prefix+o.Key, string(o.Value)))
 		}
-		if len(es) > 0 {
-			head.Mark = next.high
-			ops = append(ops, clientv3.OpPut(hk, encodeHead(head)))
-		}
+		hrev := hrec.Version
 		t, err := s.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", m.rev), clientv3.Compare(clientv3.ModRevision(hk), "=", hrev)).
 			Then(ops...).
@@ -155,31 +146,7 @@ func (s *Store) Events(ctx context.Context, key string, after int64, limit int) 
 	if err := checkKey("Events", key); err != nil {
 		return nil, err
 	}
-	if limit <= 0 {
-		return nil, nil
-	}
-	var out []sequence.Event
-	p := s.journalPrefix(key)
-	err := s.retry(ctx, "Events", key, func(ctx context.Context) (bool, error) {
-		out = out[:0]
-		r, err := s.cli.Get(ctx, s.journalKey(key, after+1), clientv3.WithRange(clientv3.GetPrefixRangeEnd(p)), clientv3.WithLimit(int64(limit)))
-		if err != nil {
-			return false, err
-		}
-		for _, kv := range r.Kvs {
-			seq, err := strconv.ParseInt(strings.TrimPrefix(string(kv.Key), p), 10, 64)
-			var e sequence.Event
-			if err == nil {
-				e, err = sequence.UnmarshalEvent(seq, kv.Value)
-			}
-			if err != nil {
-				return false, fmt.Errorf("etcdseq: the journal of %q holds %.80q: %v: %w", key, kv.Key, err, ErrCorrupt)
-			}
-			out = append(out, e)
-		}
-		return false, nil
-	})
-	return out, err
+	return journal.Events(ctx, s.Records(), key, after, limit)
 }
 
 // Head returns where key's journal ends: a [sequence.Journal].
@@ -187,19 +154,7 @@ func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
 	if err := checkKey("Head", key); err != nil {
 		return sequence.Head{}, err
 	}
-	var h sequence.Head
-	err := s.retry(ctx, "Head", key, func(ctx context.Context) (bool, error) {
-		r, err := s.cli.Get(ctx, s.headKey(key))
-		if err != nil {
-			return false, err
-		}
-		h = sequence.Head{}
-		if len(r.Kvs) > 0 {
-			h, err = parseHead(key, r.Kvs[0].Value)
-		}
-		return false, err
-	})
-	return h, err
+	return journal.Head(ctx, s.Records(), key)
 }
 
 // Prune replaces the records of key's journal through record p.Seq with
@@ -209,48 +164,5 @@ func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequen
 	if err := checkKey("Prune", key); err != nil {
 		return sequence.Event{}, err
 	}
-	hk := s.headKey(key)
-	err := s.retry(ctx, "Prune", key, func(ctx context.Context) (bool, error) {
-		r, err := s.cli.Get(ctx, hk)
-		if err != nil {
-			return false, err
-		}
-		var head sequence.Head
-		var hrev int64
-		if len(r.Kvs) > 0 {
-			if head, err = parseHead(key, r.Kvs[0].Value); err != nil {
-				return false, err
-			}
-			hrev = r.Kvs[0].ModRevision
-		}
-		var at sequence.Event
-		var arev int64
-		if p.Seq >= 1 {
-			rk := s.journalKey(key, p.Seq)
-			r, err := s.cli.Get(ctx, rk)
-			if err != nil {
-				return false, err
-			}
-			if len(r.Kvs) > 0 {
-				if at, err = sequence.UnmarshalEvent(p.Seq, r.Kvs[0].Value); err != nil {
-					return false, fmt.Errorf("etcdseq: journal record %q: %v: %w", rk, err, ErrCorrupt)
-				}
-				arev = r.Kvs[0].ModRevision
-			}
-		}
-		if err := sequence.CheckPrune(key, p, at, head); err != nil {
-			return false, err
-		}
-		v := sequence.MarshalEvent(p)
-		t, err := s.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(hk), "=", hrev), clientv3.Compare(clientv3.ModRevision(s.journalKey(key, p.Seq)), "=", arev)).
-			Then(clientv3.OpDelete(s.journalKey(key, 0), clientv3.WithRange(s.journalKey(key, p.Seq))),
-				clientv3.OpPut(s.journalKey(key, p.Seq), string(v))).
-			Commit()
-		if err != nil {
-			return false, err
-		}
-		return !t.Succeeded, nil
-	})
-	return p, err
+	return journal.Prune(ctx, s.Records(), key, p)
 }

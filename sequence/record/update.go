@@ -54,6 +54,20 @@ func Update(ctx context.Context, s Store, fn func(tx *Tx) error) error {
 	}
 }
 
+// In runs fn once as part of a transaction a store runs itself, such as
+// its allocator's: s is that transaction's view of the records, fn reads
+// through it, and In returns what fn read (the conditions, for a store
+// that compares versions when it commits, as etcd does) and what it
+// wrote, each key once, for the store to apply in the same transaction.
+// The store's transaction keeps other writers out, not In.
+func In(ctx context.Context, s Store, fn func(tx *Tx) error) (cond []Record, ops []Op, err error) {
+	tx := &Tx{ctx: ctx, s: s}
+	if err := fn(tx); err != nil {
+		return nil, nil, err
+	}
+	return tx.cond(), tx.final(), nil
+}
+
 // Tx is one attempt of an [Update]: it remembers the version of every
 // record it reads, and keeps its writes until fn returns.
 type Tx struct {

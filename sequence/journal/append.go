@@ -1,0 +1,62 @@
+package journal
+
+import (
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
+)
+
+// HeadOf reads the head of key's journal in tx.
+func HeadOf(tx *record.Tx, key string) (sequence.Head, error) {
+	r, err := tx.Get1(HeadKey(key))
+	if err != nil {
+		return sequence.Head{}, err
+	}
+	return DecodeHead(key, r.Value)
+}
+
+// Append chains es after the last record of key's journal in tx, for a
+// change of the key's mark from before to mark, and writes them and the
+// head: first the records [sequence.Reconcile] gives when the head does
+// not end at before. Each record's By is the writer tx's context names
+// ([sequence.ByOf]). It returns the records as written, none for no es.
+// The caller's transaction orders the key's writes: a [record.Update],
+// or the store's own through [record.In].
+func Append(tx *record.Tx, key string, before, mark int64, es ...sequence.Event) ([]sequence.Event, error) {
+	if len(es) == 0 {
+		return nil, nil
+	}
+	head, err := HeadOf(tx, key)
+	if err != nil {
+		return nil, err
+	}
+	es = append(sequence.Reconcile(head, before), es...)
+	by := sequence.ByOf(tx.Context())
+	out := make([]sequence.Event, len(es))
+	for i, e := range es {
+		e.By = by
+		out[i], head = sequence.Chain(head, key, e)
+		tx.Put(Key(key, out[i].Seq), sequence.MarshalEvent(out[i]))
+	}
+	head.Mark = mark
+	tx.Put(HeadKey(key), EncodeHead(head))
+	return out, nil
+}
+
+// Note appends e, a record only a caller knows of (see
+// [sequence.Journal]), to key's journal in tx, after checking it against
+// the mark the head keeps ([sequence.CheckNote]). A store that keeps a
+// floor raises it for a void in the same transaction.
+func Note(tx *record.Tx, key string, e sequence.Event) (sequence.Event, error) {
+	head, err := HeadOf(tx, key)
+	if err != nil {
+		return sequence.Event{}, err
+	}
+	if err := sequence.CheckNote(key, e, head.Mark); err != nil {
+		return sequence.Event{}, err
+	}
+	out, err := Append(tx, key, head.Mark, head.Mark, e)
+	if err != nil {
+		return sequence.Event{}, err
+	}
+	return out[0], nil
+}

@@ -1,0 +1,158 @@
+package journal_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
+	"github.com/sngen/sn/sequence/record"
+)
+
+// allocate is an allocator over records, as a store's own transaction
+// would be: the counter under "n/" and the journal beside it.
+func allocate(t *testing.T, s record.Store, key string, n int64) sequence.Range {
+	t.Helper()
+	var r sequence.Range
+	err := record.Update(t.Context(), s, func(tx *record.Tx) error {
+		c, err := tx.Get1("n/" + key)
+		if err != nil {
+			return err
+		}
+		var last int64
+		if c.Exists() {
+			last = int64(len(c.Value))
+		}
+		r = sequence.Range{First: last + 1, Last: last + n}
+		tx.Put("n/"+key, []byte(strings.Repeat("x", int(r.Last))))
+		_, err = journal.Append(tx, key, last, r.Last, sequence.Event{Kind: sequence.Reserved, Range: r})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestAppendNoteVerify(t *testing.T) {
+	ctx := t.Context()
+	for _, key := range []string{"orders", "", strings.Repeat("k", journal.MaxPlain+1)} {
+		s := record.NewMemory()
+		r1 := allocate(t, s, key, 10)
+		allocate(t, s, key, 5)
+		var noted sequence.Event
+		err := record.Update(ctx, s, func(tx *record.Tx) (err error) {
+			noted, err = journal.Note(tx, key, sequence.Event{Kind: sequence.Voided, Range: r1, Reason: "a test"})
+			return err
+		})
+		if err != nil || noted.Seq != 3 || noted.Kind != sequence.Voided {
+			t.Fatalf("key of %d bytes: Note: %+v, %v", len(key), noted, err)
+		}
+		err = record.Update(ctx, s, func(tx *record.Tx) error {
+			_, err := journal.Note(tx, key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 16, Last: 20}})
+			return err
+		})
+		if !errors.Is(err, sequence.ErrInvalidArgument) {
+			t.Errorf("a void above the mark: %v; want ErrInvalidArgument", err)
+		}
+		events, head, err := sequence.ReadJournal(ctx, journalOf{s}, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) != 3 || head.Seq != 3 || head.Mark != 15 {
+			t.Errorf("key of %d bytes: %d records, head %+v; want 3 and a mark of 15", len(key), len(events), head)
+		}
+		if err := sequence.VerifyChain(key, events, head); err != nil {
+			t.Error(err)
+		}
+		for _, r := range mustScan(t, s) {
+			if err := record.CheckKey(r.Key); err != nil {
+				t.Errorf("record key of %d bytes: %v", len(r.Key), err)
+			}
+		}
+	}
+}
+
+// TestPrune prunes a journal with a signed record, then refuses a prune
+// of a record that changed since it was read.
+func TestPrune(t *testing.T) {
+	ctx := t.Context()
+	s := record.NewMemory()
+	for range 4 {
+		allocate(t, s, "orders", 10)
+	}
+	err := record.Update(ctx, s, func(tx *record.Tx) error {
+		_, err := journal.Note(tx, "orders", sequence.Event{Kind: sequence.Closed, Range: sequence.Range{First: 1, Last: 40}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, head, err := sequence.ReadJournal(ctx, journalOf{s}, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, sk, _ := ed25519.GenerateKey(nil)
+	p, err := sequence.PruneRecord("orders", events[:3], time.Now(), sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.Prune(ctx, s, "orders", p); err != nil {
+		t.Fatal(err)
+	}
+	after, head2, err := sequence.ReadJournal(ctx, journalOf{s}, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 3 || after[0].Kind != sequence.Pruned || head2 != head {
+		t.Errorf("after the prune: %d records from %v, head %+v; want 3 from a pruned one, head %+v", len(after), after[0].Kind, head2, head)
+	}
+	if err := sequence.VerifySealed("orders", after, head2, []ed25519.PublicKey{pub}, sequence.Head{Seq: 2, Hash: events[1].Hash}); err != nil {
+		t.Error(err)
+	}
+	// Record 3 is the Pruned one now, not the one p2 seals.
+	p2, err := sequence.PruneRecord("orders", events[:3], time.Now(), sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2.Seq = 4
+	if _, err := journal.Prune(ctx, s, "orders", p2); !errors.Is(err, sequence.ErrInvalidArgument) {
+		t.Errorf("a prune of a record it did not seal: %v; want ErrInvalidArgument", err)
+	}
+}
+
+func TestCorruptHead(t *testing.T) {
+	s := record.NewMemory()
+	if _, err := s.Commit(t.Context(), nil, []record.Op{record.Put(journal.HeadKey("orders"), []byte("7 zz 3"))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := journal.Head(t.Context(), s, "orders"); !errors.Is(err, journal.ErrCorrupt) {
+		t.Errorf("a head written by hand: %v; want ErrCorrupt", err)
+	}
+}
+
+type journalOf struct{ s record.Store }
+
+func (j journalOf) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+	return sequence.Event{}, errors.ErrUnsupported
+}
+
+func (j journalOf) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+	return journal.Events(ctx, j.s, key, after, limit)
+}
+
+func (j journalOf) Head(ctx context.Context, key string) (sequence.Head, error) {
+	return journal.Head(ctx, j.s, key)
+}
+
+func mustScan(t *testing.T, s record.Store) []record.Record {
+	rs, err := s.Scan(t.Context(), "", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
