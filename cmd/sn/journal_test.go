@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // TestGapsVoidVerify: numbers drawn and voided are all explained, and the
@@ -39,6 +40,8 @@ func TestGapsVoidVerify(t *testing.T) {
 	}
 
 	// The controls.
+	// The journal is in the file's records, each a version in 8 bytes
+	// and the value.
 	tamper := func(fn func(b *bolt.Bucket) error) {
 		t.Helper()
 		bdb, err := bolt.Open(db, 0o600, nil)
@@ -47,12 +50,12 @@ func TestGapsVoidVerify(t *testing.T) {
 		}
 		defer bdb.Close()
 		if err := bdb.Update(func(tx *bolt.Tx) error {
-			return fn(tx.Bucket([]byte("sn.journal")).Bucket([]byte("kINV-@<seq>")))
+			return fn(tx.Bucket([]byte("sn.kv")))
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	seq := func(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+	seq := func(n int64) []byte { return []byte(journal.Key("INV-@<seq>", n)) }
 	var saved []byte
 	tamper(func(b *bolt.Bucket) error {
 		saved = append([]byte(nil), b.Get(seq(2))...)

@@ -65,13 +65,12 @@
 //
 // Other buckets hold what a store keeps beside its counters: "sn.floors"
 // (the highest floor per key), "sn.expiry" and "sn.deadlines" (expiring
-// keys), "sn.kv" (the records of package record, see [Store.Records]: the
-// catalog, named records, the claims of idempotency keys), "sn.journal"
-// (a bucket per key, named as in "sn.seq", of its journal's records, JSON
-// under their number as 8 big-endian bytes: see [Store.Note]) and
-// "sn.jhead" (per key, the journal's last record number, its hash and
-// the mark: 48 bytes). The buckets "sn.catalog", "sn.records" and
-// "sn.idem" of an earlier release are moved into "sn.kv" at Open.
+// keys) and "sn.kv", the records of package record (see [Store.Records]):
+// the catalog, named records, the claims of idempotency keys and the
+// journals (package journal), each under its key, with its version in 8
+// big-endian bytes before the value. The buckets "sn.catalog",
+// "sn.records", "sn.idem", "sn.journal" and "sn.jhead" of earlier
+// releases are moved into "sn.kv" at Open.
 package boltseq
 
 import (
