@@ -490,8 +490,8 @@ func TestLedgerMigrate(t *testing.T) {
 				}
 			}
 			if got, want := tables(t, db, d), []string{
-				"numbers", "numbers_expiry", "numbers_holds", "numbers_jhead", "numbers_journal", "numbers_kv", "numbers_workers",
-				"sn_ledger", "sn_ledger_expiry", "sn_ledger_holds", "sn_ledger_jhead", "sn_ledger_journal", "sn_ledger_kv", "sn_ledger_workers",
+				"numbers", "numbers_expiry", "numbers_holds", "numbers_kv", "numbers_workers",
+				"sn_ledger", "sn_ledger_expiry", "sn_ledger_holds", "sn_ledger_kv", "sn_ledger_workers",
 			}; !cmp.Equal(got, want) {
 				t.Errorf("tables %q, want %q", got, want)
 			}

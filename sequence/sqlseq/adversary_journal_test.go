@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -102,18 +103,26 @@ func TestAdvForgedPrune(t *testing.T) {
 			}
 			latest := head
 			early := sequence.Head{Seq: 2, Hash: events[1].Hash}
-			id := sha256.Sum256([]byte("inv"))
 			exec := func(stmt string, args ...any) {
 				t.Helper()
 				if _, err := db.ExecContext(ctx, advQ(b, stmt), args...); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
 				}
 			}
+			// The journal's rows in the table of records, written by
+			// hand with SQL.
+			put := func(e sequence.Event) {
+				t.Helper()
+				exec(`INSERT INTO sn_ledger_kv (k, v, ver) VALUES (?, ?, ?)`, []byte(journal.Key("inv", e.Seq)), sequence.MarshalEvent(e), 7000+e.Seq)
+			}
+			deleteThrough := func(seq int64) {
+				t.Helper()
+				exec(`DELETE FROM sn_ledger_kv WHERE k >= ? AND k <= ?`, []byte(journal.Key("inv", 0)), []byte(journal.Key("inv", seq)))
+			}
 			forge := func(p sequence.Event) {
 				t.Helper()
-				exec(`DELETE FROM sn_ledger_journal WHERE id = ? AND seq <= ?`, id[:], p.Seq)
-				exec(`INSERT INTO sn_ledger_journal (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, 'pruned', ?, ?, ?, ?, '', ?, 0, ?)`,
-					id[:], p.Seq, p.Range.First, p.Range.Last, p.At.UnixMicro(), p.By, p.Reason, p.Hash[:])
+				deleteThrough(p.Seq)
+				put(p)
 			}
 			// Records 1 to 4 (the void is 4), summed up without the void.
 			withoutVoid := append(append([]sequence.Event(nil), events[:3]...), sequence.Event{Seq: 4, Kind: sequence.Drawn, Range: sequence.Range{First: 31, Last: 31}, Hash: events[3].Hash})
@@ -143,10 +152,9 @@ func TestAdvForgedPrune(t *testing.T) {
 			}
 
 			// Restore the records, then prune for real.
-			exec(`DELETE FROM sn_ledger_journal WHERE id = ? AND seq <= 4`, id[:])
+			deleteThrough(4)
 			for _, e := range events[:4] {
-				exec(`INSERT INTO sn_ledger_journal (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-					id[:], e.Seq, e.Kind.String(), e.Range.First, e.Range.Last, e.At.UnixMicro(), e.By, e.Actor, e.Reason, int64(0), e.Hash[:])
+				put(e)
 			}
 			events, head, _ = sequence.ReadJournal(ctx, s, "inv")
 			if err := sequence.VerifySealed("inv", events, head, trusted, latest, early); err != nil {
@@ -208,50 +216,5 @@ func TestAdvPruneLaundersLapsed(t *testing.T) {
 	rep, verr, _ = advAudit(t, s, "inv")
 	if verr != nil || rep.Explained() {
 		t.Errorf("after the refused Prune: verify %v, explained %v; want the lapsed hold still there", verr, rep.Explained())
-	}
-}
-
-// TestMigrateWidensJournal: a MySQL journal table an earlier release made
-// (reason VARCHAR(1024)) cannot hold a signed prune's record; Migrate
-// widens it, once, and the prune then writes. The control is the prune
-// refused on the narrow table.
-func TestMigrateWidensJournal(t *testing.T) {
-	ctx := context.Background()
-	b := mysqlBackend()
-	db := b.open(t)
-	s := newStore(t, b, db, sqlseq.Options{})
-	for range 80 {
-		if _, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.ExecContext(ctx, "ALTER TABLE sn_ledger_journal MODIFY reason VARCHAR(1024) NOT NULL"); err != nil {
-		t.Fatal(err)
-	}
-	_, sk, _ := ed25519.GenerateKey(nil)
-	events, _, _ := sequence.ReadJournal(ctx, s, "inv")
-	p, err := sequence.PruneRecord("inv", events, time.Now(), sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Reason) <= 1024 {
-		t.Fatalf("the prune's record has %d bytes: the test needs more than the narrow column holds", len(p.Reason))
-	}
-	if _, err := s.Prune(ctx, "inv", p); err == nil {
-		t.Fatal("control: a signed prune of 80 records fits the narrow column")
-	}
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var typ string
-	if err := db.QueryRowContext(ctx, "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'sn_ledger_journal' AND COLUMN_NAME = 'reason'").Scan(&typ); err != nil || typ != "mediumtext" {
-		t.Fatalf("after Migrate: reason is %q (%v), want mediumtext", typ, err)
-	}
-	if _, err := s.Prune(ctx, "inv", p); err != nil {
-		t.Fatalf("after Migrate: %v", err)
-	}
-	events, head, _ := sequence.ReadJournal(ctx, s, "inv")
-	if err := sequence.VerifySealed("inv", events, head, []ed25519.PublicKey{sk.Public().(ed25519.PublicKey)}); err != nil {
-		t.Fatal(err)
 	}
 }

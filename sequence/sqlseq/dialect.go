@@ -89,36 +89,20 @@ type queries struct {
 	// and the mark of the floor row $5 (key "|floor") is at most first-1.
 	returnRange string
 
-	// The journal (see journal.go): a table of records and one of heads.
-	createJournal, createHead string
+	// quoted is the ledger's table, quoted as the statements name it.
+	quoted string
+
 	// lockRow, of id $1, reads k and last of a key's row and locks it;
-	// setLast, of last $1 and id $2, sets its mark. lockBoth, of id $1,
-	// reads and locks the row and the journal's head row at once: k,
-	// last, seq, hash and mark.
-	lockRow, setLast, lockBoth string
-	// writeAll, when not "" (PostgreSQL), appends a record (the args of
-	// addEvent), sets the head to it and the mark (k $12, mark $13) and
-	// the ledger's mark, in one statement. setBoth, when not "" (MySQL),
-	// of the mark, seq, hash, mark and id, sets the ledger's mark and the
-	// head, both rows there, in one statement.
-	writeAll, setBoth string
-	// lockHead and readHead, of id $1, read seq, hash and mark of a key's
-	// journal head, the first locking it.
-	lockHead, readHead string
-	// insertHead, of id $1, k $2 and the zero hash $3, makes a key's head
-	// row, empty, unless it has one: locking a row that exists takes no
-	// gap lock on MySQL, where two transactions that lock missing rows
-	// and then insert them deadlock.
-	insertHead string
-	headExists string // a plain read of whether the key has a head row
-	// addEvent, of id, seq, kind, first_n, last_n, at_us, by_name, actor,
-	// reason, deadline_us and hash, appends a record; setHead, of id, k,
-	// seq, hash and mark (and on MySQL seq, hash and mark again), sets the
-	// head.
-	addEvent, setHead string
-	// readEvents, of id $1, after $2 and limit $3, reads records in order;
-	// pruneEvents, of id $1 and through $2, deletes those up to through.
-	readEvents, pruneEvents string
+	// setLast, of last $1 and id $2, sets its mark.
+	lockRow, setLast string
+
+	// The journal of an earlier release (see migrate.go): legacyEvents
+	// reads up to 1000 records with their key (k, id, seq, kind, first_n,
+	// last_n, at_us, by_name, actor, reason, deadline_us, hash);
+	// legacyUnjournal, of id and through, deletes a key's records up to
+	// through; legacyHeads reads the heads (k, id, seq, hash, mark), and
+	// legacyUnhead, of id, deletes one.
+	legacyEvents, legacyUnjournal, legacyHeads, legacyUnhead string
 
 	// The holds of gapless numbers not committed yet (see Gapless.Hold):
 	// addHold, of id $1, n $2 and deadline $3; deleteHold, of id $1 and n
@@ -132,12 +116,6 @@ type queries struct {
 	// digest, token, answer, until and done; legacyUnmemo, of id, deletes
 	// one; legacySweep, of now, deletes those past their time.
 	legacyMemo, legacyUnmemo, legacySweep string
-
-	// narrowJournal, when set, reads the journal's reason column (SHOW
-	// COLUMNS), to tell the narrow one an earlier release made, and widenJournal widens
-	// it, for a signed prune's record (which keeps 16 bytes of the hash
-	// of each record it replaces).
-	narrowJournal, widenJournal string
 }
 
 func queriesFor(d Dialect, table string) (queries, error) {
@@ -176,6 +154,7 @@ ON CONFLICT (id) DO UPDATE SET last = GREATEST(l.last, EXCLUDED.last)
 WHERE l.k = EXCLUDED.k
 RETURNING last`)
 	q := queries{
+		quoted: r.Replace(`{table}`),
 		create: create,
 		read:   r.Replace(`SELECT k, last FROM {table} WHERE id = $1`),
 		insert: r.Replace(`INSERT INTO {table} (id, k, last) VALUES ($1, $2, 0) ON CONFLICT (id) DO NOTHING`),
@@ -227,47 +206,15 @@ WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
 		legacyUnrecord:  r.Replace(`DELETE FROM {records} WHERE name = $1`),
 		legacyEntries:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
 		legacyForget:    r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
+		legacyEvents: r.Replace(`SELECT h.k, j.id, j.seq, j.kind, j.first_n, j.last_n, j.at_us, j.by_name, j.actor, j.reason, j.deadline_us, j.hash
+FROM {journal} j JOIN {jhead} h ON h.id = j.id ORDER BY j.id, j.seq LIMIT 1000`),
+		legacyUnjournal: r.Replace(`DELETE FROM {journal} WHERE id = $1 AND seq <= $2`),
+		legacyHeads:     r.Replace(`SELECT k, id, seq, hash, mark FROM {jhead}`),
+		legacyUnhead:    r.Replace(`DELETE FROM {jhead} WHERE id = $1`),
 		returnRange: r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2 AND k = $3 AND last = $4
 AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
-		createJournal: r.Replace(`CREATE TABLE IF NOT EXISTS {journal} (
-	id bytea NOT NULL CHECK (octet_length(id) = 32),
-	seq bigint NOT NULL,
-	kind text NOT NULL,
-	first_n bigint NOT NULL,
-	last_n bigint NOT NULL,
-	at_us bigint NOT NULL,
-	by_name text NOT NULL,
-	actor text NOT NULL,
-	reason text NOT NULL,
-	deadline_us bigint NOT NULL,
-	hash bytea NOT NULL,
-	PRIMARY KEY (id, seq)
-)`),
-		createHead: r.Replace(`CREATE TABLE IF NOT EXISTS {jhead} (
-	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
-	k bytea NOT NULL,
-	seq bigint NOT NULL,
-	hash bytea NOT NULL,
-	mark bigint NOT NULL
-)`),
-		lockRow:  r.Replace(`SELECT k, last FROM {table} WHERE id = $1 FOR UPDATE`),
-		lockBoth: r.Replace(`SELECT l.k, l.last, h.seq, h.hash, h.mark FROM {table} l JOIN {jhead} h ON h.id = l.id WHERE l.id = $1 FOR UPDATE OF l, h`),
-		writeAll: r.Replace(`WITH j AS (
-	INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-), l AS (
-	UPDATE {table} SET last = $13 WHERE id = $1 AND last <> $13
-)
-INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $12, $2, $11, $13)
-ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mark = EXCLUDED.mark`),
-		setLast:     r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2`),
-		lockHead:    r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = $1 FOR UPDATE`),
-		readHead:    r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = $1`),
-		insertHead:  r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, 0, $3, 0) ON CONFLICT (id) DO NOTHING`),
-		headExists:  r.Replace(`SELECT 1 FROM {jhead} WHERE id = $1`),
-		addEvent:    r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`),
-		setHead:     r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET seq = $6, hash = $7, mark = $8`),
-		readEvents:  r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = $1 AND seq > $2 ORDER BY seq LIMIT $3`),
-		pruneEvents: r.Replace(`DELETE FROM {journal} WHERE id = $1 AND seq <= $2`),
+		lockRow: r.Replace(`SELECT k, last FROM {table} WHERE id = $1 FOR UPDATE`),
+		setLast: r.Replace(`UPDATE {table} SET last = $1 WHERE id = $2`),
 		createHolds: r.Replace(`CREATE TABLE IF NOT EXISTS {holds} (
 	id bytea NOT NULL CHECK (octet_length(id) = 32),
 	n bigint NOT NULL,
@@ -342,6 +289,7 @@ VALUES (?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, 0)`)
 WHERE name = ? AND worker = ? AND (deadline <= UTC_TIMESTAMP(6) OR token = ?)`)
 	readWorkerSQL := r.Replace(`SELECT token, bound FROM {workers} WHERE name = ? AND worker = ?`)
 	return queries{
+		quoted: r.Replace(`{table}`),
 		create: create,
 		read:   r.Replace(`SELECT k, last FROM {table} WHERE id = ?`),
 		// InnoDB's INSERT ... ON DUPLICATE KEY UPDATE takes a shared lock
@@ -431,53 +379,26 @@ WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
 		legacyUnrecord:  r.Replace(`DELETE FROM {records} WHERE name = ?`),
 		legacyEntries:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
 		legacyForget:    r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
+		legacyEvents: r.Replace(`SELECT h.k, j.id, j.seq, j.kind, j.first_n, j.last_n, j.at_us, j.by_name, j.actor, j.reason, j.deadline_us, j.hash
+FROM {journal} j JOIN {jhead} h ON h.id = j.id ORDER BY j.id, j.seq LIMIT 1000`),
+		legacyUnjournal: r.Replace(`DELETE FROM {journal} WHERE id = ? AND seq <= ?`),
+		legacyHeads:     r.Replace(`SELECT k, id, seq, hash, mark FROM {jhead}`),
+		legacyUnhead:    r.Replace(`DELETE FROM {jhead} WHERE id = ?`),
 		returnRange: r.Replace(`UPDATE {table} SET last = ? WHERE id = ? AND k = ? AND last = ?
 AND COALESCE((SELECT f.last FROM (SELECT last FROM {table} WHERE id = ?) AS f), 0) <= ?`),
-		createJournal: r.Replace(`CREATE TABLE IF NOT EXISTS {journal} (
-	id BINARY(32) NOT NULL,
-	seq BIGINT NOT NULL,
-	kind VARCHAR(16) NOT NULL,
-	first_n BIGINT NOT NULL,
-	last_n BIGINT NOT NULL,
-	at_us BIGINT NOT NULL,
-	by_name VARCHAR(1024) NOT NULL,
-	actor VARCHAR(1024) NOT NULL,
-	reason MEDIUMTEXT NOT NULL,
-	deadline_us BIGINT NOT NULL,
-	hash BINARY(32) NOT NULL,
-	PRIMARY KEY (id, seq)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
-		createHead: r.Replace(`CREATE TABLE IF NOT EXISTS {jhead} (
-	id BINARY(32) NOT NULL PRIMARY KEY,
-	k LONGBLOB NOT NULL,
-	seq BIGINT NOT NULL,
-	hash BINARY(32) NOT NULL,
-	mark BIGINT NOT NULL
-) ENGINE=InnoDB`),
-		lockRow:     r.Replace(`SELECT k, last FROM {table} WHERE id = ? FOR UPDATE`),
-		lockBoth:    r.Replace(`SELECT l.k, l.last, h.seq, h.hash, h.mark FROM {table} l JOIN {jhead} h ON h.id = l.id WHERE l.id = ? FOR UPDATE`),
-		setLast:     r.Replace(`UPDATE {table} SET last = ? WHERE id = ?`),
-		lockHead:    r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = ? FOR UPDATE`),
-		readHead:    r.Replace(`SELECT seq, hash, mark FROM {jhead} WHERE id = ?`),
-		insertHead:  r.Replace(`INSERT IGNORE INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, 0, ?, 0)`),
-		headExists:  r.Replace(`SELECT 1 FROM {jhead} WHERE id = ?`),
-		addEvent:    r.Replace(`INSERT INTO {journal} (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		setHead:     r.Replace(`INSERT INTO {jhead} (id, k, seq, hash, mark) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE seq = ?, hash = ?, mark = ?`),
-		readEvents:  r.Replace(`SELECT seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash FROM {journal} WHERE id = ? AND seq > ? ORDER BY seq LIMIT ?`),
-		pruneEvents: r.Replace(`DELETE FROM {journal} WHERE id = ? AND seq <= ?`),
+		lockRow: r.Replace(`SELECT k, last FROM {table} WHERE id = ? FOR UPDATE`),
+		setLast: r.Replace(`UPDATE {table} SET last = ? WHERE id = ?`),
 		createHolds: r.Replace(`CREATE TABLE IF NOT EXISTS {holds} (
 	id BINARY(32) NOT NULL,
 	n BIGINT NOT NULL,
 	deadline_us BIGINT NOT NULL,
 	PRIMARY KEY (id, n)
 ) ENGINE=InnoDB`),
-		addHold:       r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES (?, ?, ?)`),
-		deleteHold:    r.Replace(`DELETE FROM {holds} WHERE id = ? AND n = ?`),
-		deleteHolds:   r.Replace(`DELETE FROM {holds} WHERE id = ? AND n BETWEEN ? AND ?`),
-		narrowJournal: r.Replace(`SHOW COLUMNS FROM {journal} LIKE 'reason'`),
-		widenJournal:  r.Replace(`ALTER TABLE {journal} MODIFY reason MEDIUMTEXT NOT NULL`),
-		legacyMemo:    r.Replace(`SELECT digest, token, answer, until_us, done FROM {idem} WHERE id = ?`),
-		legacyUnmemo:  r.Replace(`DELETE FROM {idem} WHERE id = ?`),
-		legacySweep:   r.Replace(`DELETE FROM {idem} WHERE until_us <= ?`),
+		addHold:      r.Replace(`INSERT INTO {holds} (id, n, deadline_us) VALUES (?, ?, ?)`),
+		deleteHold:   r.Replace(`DELETE FROM {holds} WHERE id = ? AND n = ?`),
+		deleteHolds:  r.Replace(`DELETE FROM {holds} WHERE id = ? AND n BETWEEN ? AND ?`),
+		legacyMemo:   r.Replace(`SELECT digest, token, answer, until_us, done FROM {idem} WHERE id = ?`),
+		legacyUnmemo: r.Replace(`DELETE FROM {idem} WHERE id = ?`),
+		legacySweep:  r.Replace(`DELETE FROM {idem} WHERE until_us <= ?`),
 	}
 }

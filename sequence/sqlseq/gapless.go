@@ -139,10 +139,9 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 		}
 		return 0, s.refused(ctx, key, fmt.Sprintf("%d more numbers", n))
 	}
-	head, err := s.readHead(ctx, tx, s.q.lockHead, id)
-	if err == nil {
-		_, err = s.appendEvents(ctx, tx, head, id, key, last-n, last, []sequence.Event{{Kind: sequence.Drawn, Range: sequence.Range{First: last - n + 1, Last: last}}})
-	}
+	_, err = s.appendIn(ctx, tx, id, key, last-n, last, func(sequence.Head) (int64, []sequence.Event, error) {
+		return last, []sequence.Event{{Kind: sequence.Drawn, Range: sequence.Range{First: last - n + 1, Last: last}}}, nil
+	})
 	if err != nil {
 		return 0, classify("gapless draw: the journal", s.table, err, ctx)
 	}
@@ -186,11 +185,7 @@ func (g *Gapless) ensure(ctx context.Context, id [32]byte, key string) error {
 			return err
 		}
 		// The journal's head likewise: read, and made only if missing.
-		err = s.db.QueryRowContext(ctx, s.q.headExists, id[:]).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			_, err = s.db.ExecContext(ctx, s.q.insertHead, id[:], []byte(key), make([]byte, 32))
-		}
-		return err
+		return s.ensureHead(ctx, key)
 	})
 	if err != nil {
 		return err

@@ -5,17 +5,19 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
+	"github.com/sngen/sn/sequence/record"
 )
 
-// The journal (see [sequence.Journal]) lives in two tables beside the
-// ledger: "<table>_journal", one row per record (id, seq, kind, first_n,
-// last_n, at_us, by_name, actor, reason, deadline_us, hash), and
-// "<table>_jhead", one row per key with the key, the seq and hash of its
-// last record and its mark then. Every write that changes a key's mark
-// and has a record (Allocate, Floor, Return, a gapless draw) locks the
-// key's ledger row, changes it, and appends the record, in one
+// The journal (see [sequence.Journal]) is kept in the table of records
+// by package journal. Every write that changes a key's mark and has a
+// record (Allocate, Floor, Return, a gapless draw) locks the key's ledger
+// row, changes it, and appends the record and the head, in one
 // transaction: no block is reserved without its record.
 
 // journaled runs op on key's ledger row, locked, in a transaction, and
@@ -36,40 +38,25 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 			return err
 		}
 		defer tx.Rollback()
-		var k, hb []byte
+		var k []byte
 		var last int64
-		var head sequence.Head
-		lock := func() error {
-			return tx.QueryRowContext(ctx, s.q.lockBoth, id[:]).Scan(&k, &last, &head.Seq, &hb, &head.Mark)
-		}
-		err = lock()
+		err = tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
 		if errors.Is(err, sql.ErrNoRows) {
 			// Deleted since ensureRow saw it (an expired key): made again.
 			if _, err := tx.ExecContext(ctx, s.q.insert, id[:], []byte(key)); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, s.q.insertHead, id[:], []byte(key), make([]byte, 32)); err != nil {
-				return err
-			}
-			err = lock()
+			err = tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
 		}
 		if err != nil {
 			return err
 		}
-		copy(head.Hash[:], hb)
 		if string(k) != key || last < 0 {
 			return fmt.Errorf("%w: table %s: the row of key %q holds the key %q and the mark %d", ErrCorrupt, s.table, key, k, last)
 		}
-		next, es, err := op(tx, last, head.Mark)
-		if err != nil {
-			return err
-		}
-		if next != last && (len(es) == 0 || s.q.writeAll == "" && s.q.setBoth == "") {
-			if _, err := tx.ExecContext(ctx, s.q.setLast, next, id[:]); err != nil {
-				return err
-			}
-		}
-		out, err = s.appendEvents(ctx, tx, head, id, key, last, next, es)
+		out, err = s.appendIn(ctx, tx, id, key, last, last, func(head sequence.Head) (int64, []sequence.Event, error) {
+			return op(tx, last, head.Mark)
+		})
 		if err != nil {
 			return err
 		}
@@ -78,74 +65,97 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 	return out, err
 }
 
-// appendEvents chains es after the last record of key's journal in tx,
-// whose mark went from before to mark, and writes them and the head. The
-// caller holds key's ledger row locked in tx.
-func (s *Store) appendEvents(ctx context.Context, tx execer, head sequence.Head, id [32]byte, key string, before, mark int64, es []sequence.Event) ([]sequence.Event, error) {
-	if len(es) == 0 {
-		return nil, nil
+// appendIn reads the head of key's journal in tx, locked, asks change for
+// the key's new mark and the records of its change from before, and
+// writes them, the head and the mark (when it is not stored, the mark
+// the ledger's row holds) in tx. The caller holds key's ledger row locked
+// in tx.
+func (s *Store) appendIn(ctx context.Context, tx execer, id [32]byte, key string, before, stored int64, change func(head sequence.Head) (int64, []sequence.Event, error)) (out []sequence.Event, err error) {
+	next := stored
+	_, ops, err := record.In(ctx, txRecords{s, tx}, func(rt *record.Tx) error {
+		head, err := journal.HeadOf(rt, key)
+		if err != nil {
+			return err
+		}
+		var es []sequence.Event
+		if next, es, err = change(head); err != nil {
+			return err
+		}
+		out, err = journal.Append(rt, key, before, next, es...)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	es = append(sequence.Reconcile(head, before), es...)
-	by := sequence.ByOf(ctx)
-	out := make([]sequence.Event, len(es))
-	for i, e := range es {
-		e.By = by
-		out[i], head = sequence.Chain(head, key, e)
-	}
-	row := func(e sequence.Event) []any {
-		return []any{id[:], e.Seq, e.Kind.String(), e.Range.First, e.Range.Last, e.At.UnixMicro(), e.By, e.Actor, e.Reason, deadlineMicros(e), e.Hash[:]}
-	}
-	n := len(out)
-	if s.q.writeAll != "" {
-		// PostgreSQL: the last record, the head and the mark in one
-		// statement.
-		n--
-	}
-	for _, e := range out[:n] {
-		if _, err := tx.ExecContext(ctx, s.q.addEvent, row(e)...); err != nil {
+	if next != stored && (len(ops) == 0 || s.dialect != Postgres) {
+		if _, err := tx.ExecContext(ctx, s.q.setLast, next, id[:]); err != nil {
 			return nil, err
 		}
 	}
-	if s.q.writeAll != "" {
-		args := append(row(out[n]), []byte(key), mark)
-		if _, err := tx.ExecContext(ctx, s.q.writeAll, args...); err != nil {
-			return nil, err
-		}
+	if len(ops) == 0 {
 		return out, nil
 	}
-	if s.q.setBoth != "" {
-		// MySQL: the mark and the head in one statement; both rows exist
-		// (ensureRow, or Gapless.ensure, made them).
-		res, err := tx.ExecContext(ctx, s.q.setBoth, mark, head.Seq, head.Hash[:], mark, id[:])
-		if err != nil {
-			return nil, err
-		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
-			return out, err
-		}
-		// No row changed: the head row is missing (deleted by hand):
-		// the mark alone, and the head made again.
-		if _, err := tx.ExecContext(ctx, s.q.setLast, mark, id[:]); err != nil {
-			return nil, err
-		}
+	// The records in one statement; on PostgreSQL the mark with them.
+	t := s.kvTable()
+	var q strings.Builder
+	var args []any
+	if s.dialect == Postgres && next != stored {
+		q.WriteString(`WITH l AS (UPDATE ` + s.q.quoted + ` SET last = $1 WHERE id = $2) `)
+		args = append(args, next, id[:])
 	}
-	args := []any{id[:], []byte(key), head.Seq, head.Hash[:], mark, head.Seq, head.Hash[:], mark}
-	if _, err := tx.ExecContext(ctx, s.q.setHead, args...); err != nil {
+	q.WriteString(`INSERT INTO ` + t + ` (k, v, ver) VALUES `)
+	for i, o := range ops {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(" + s.args(len(args), 3) + ")")
+		args = append(args, []byte(o.Key), o.Value, rand.Int64N(1<<63-1)+1)
+	}
+	if s.dialect == Postgres {
+		q.WriteString(` ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, ver = EXCLUDED.ver`)
+	} else {
+		q.WriteString(` ON DUPLICATE KEY UPDATE v = VALUES(v), ver = VALUES(ver)`)
+	}
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func deadlineMicros(e sequence.Event) int64 {
-	if e.Deadline.IsZero() {
-		return 0
-	}
-	return e.Deadline.UnixMicro()
+// txRecords are the records as a transaction of the Store sees them,
+// for [record.In]: a record read is locked until the transaction ends.
+type txRecords struct {
+	s  *Store
+	tx execer
 }
+
+func (r txRecords) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
+	out := make([]record.Record, len(keys))
+	for i, k := range keys {
+		out[i] = record.Record{Key: k}
+		err := r.tx.QueryRowContext(ctx, `SELECT v, ver FROM `+r.s.kvTable()+` WHERE ver <> 0 AND k = `+r.s.args(0, 1)+` FOR UPDATE`, []byte(k)).Scan(&out[i].Value, &out[i].Version)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (txRecords) Scan(context.Context, string, string, int) ([]record.Record, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (txRecords) Commit(context.Context, []record.Record, []record.Op) (bool, error) {
+	return false, errors.ErrUnsupported
+}
+
+func (r txRecords) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
 
 // ensureRow makes key's ledger row and journal head exist, with mark 0
 // and no record, once per key and Store: the transactions that change
-// them then only lock and update them.
+// them then only lock and update them (on MySQL, locking a row that
+// exists takes no gap lock; two transactions that lock missing rows and
+// then insert them deadlock).
 func (s *Store) ensureRow(ctx context.Context, id [32]byte, key string) error {
 	if _, ok := s.rows.Load(id); ok {
 		return nil
@@ -154,8 +164,7 @@ func (s *Store) ensureRow(ctx context.Context, id [32]byte, key string) error {
 		if _, err := s.db.ExecContext(ctx, s.q.insert, id[:], []byte(key)); err != nil {
 			return err
 		}
-		_, err := s.db.ExecContext(ctx, s.q.insertHead, id[:], []byte(key), make([]byte, 32))
-		return err
+		return s.ensureHead(ctx, key)
 	})
 	if err != nil {
 		return err
@@ -164,18 +173,18 @@ func (s *Store) ensureRow(ctx context.Context, id [32]byte, key string) error {
 	return nil
 }
 
-func (s *Store) readHead(ctx context.Context, q execer, stmt string, id [32]byte) (sequence.Head, error) {
-	var h sequence.Head
-	var hb []byte
-	err := q.QueryRowContext(ctx, stmt, id[:]).Scan(&h.Seq, &hb, &h.Mark)
-	if errors.Is(err, sql.ErrNoRows) {
-		return sequence.Head{}, nil
+// ensureHead makes the head record of key's journal exist, empty, unless
+// it does: a plain read of the latest committed rows, which waits for no
+// lock, and an insert only if it is missing.
+func (s *Store) ensureHead(ctx context.Context, key string) error {
+	var one int
+	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM `+s.kvTable()+` WHERE ver <> 0 AND k = `+s.args(0, 1), []byte(journal.HeadKey(key))).Scan(&one)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
 	}
-	if err != nil {
-		return sequence.Head{}, err
-	}
-	copy(h.Hash[:], hb)
-	return h, nil
+	_, err = s.db.ExecContext(ctx, s.insertIgnore(s.kvTable())+` (k, v, ver) VALUES (`+s.args(0, 3)+`)`+s.onConflictNothing(),
+		[]byte(journal.HeadKey(key)), []byte{}, rand.Int64N(1<<63-1)+1)
+	return err
 }
 
 // NoteAll appends es, records such as [Store.Note] takes (but voids), to
@@ -232,41 +241,7 @@ func (s *Store) Events(ctx context.Context, key string, after int64, limit int) 
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	var out []sequence.Event
-	err := s.retry(ctx, "read the journal", func() error {
-		var err error
-		out, err = s.readEvents(ctx, s.db, key, after, limit)
-		return err
-	})
-	return out, err
-}
-
-// readEvents reads up to limit records of key's journal after record
-// after, through q (the pool or a transaction).
-func (s *Store) readEvents(ctx context.Context, q querier, key string, after int64, limit int) ([]sequence.Event, error) {
-	id := hash(key)
-	rows, err := q.QueryContext(ctx, s.q.readEvents, id[:], after, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []sequence.Event
-	for rows.Next() {
-		var e sequence.Event
-		var kind string
-		var at, deadline int64
-		var h []byte
-		if err := rows.Scan(&e.Seq, &kind, &e.Range.First, &e.Range.Last, &at, &e.By, &e.Actor, &e.Reason, &deadline, &h); err != nil {
-			return nil, err
-		}
-		if e.Kind, err = sequence.ParseEventKind(kind); err != nil {
-			return nil, fmt.Errorf("%w: table %s_journal, record %d of key %q: %v", ErrCorrupt, s.table, e.Seq, key, err)
-		}
-		e.At, e.Deadline = sequence.FromMicros(at), sequence.FromMicros(deadline)
-		copy(e.Hash[:], h)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return journal.Events(ctx, s.Records(), key, after, limit)
 }
 
 // Head returns where key's journal ends: a [sequence.Journal].
@@ -274,60 +249,15 @@ func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
 	if err := checkKey(key); err != nil {
 		return sequence.Head{}, err
 	}
-	id := hash(key)
-	var h sequence.Head
-	err := s.retry(ctx, "read the journal's head", func() error {
-		var err error
-		h, err = s.readHead(ctx, s.db, s.q.readHead, id)
-		return err
-	})
-	return h, err
+	return journal.Head(ctx, s.Records(), key)
 }
 
 // Prune replaces the records of key's journal through record p.Seq with
 // p, the signed Pruned record that sums them up (a [sequence.Pruner]), in
-// one transaction that locks key's row and head.
+// one transaction that the head and that record did not move under.
 func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
 	if err := checkKey(key); err != nil {
 		return sequence.Event{}, err
 	}
-	id := hash(key)
-	err := s.retry(ctx, "prune", func() error {
-		tx, after, err := s.begin(ctx)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		var k []byte
-		var last int64
-		if err := tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		head, err := s.readHead(ctx, tx, s.q.lockHead, id)
-		if err != nil {
-			return err
-		}
-		var at sequence.Event
-		if p.Seq >= 1 {
-			events, err := s.readEvents(ctx, tx, key, p.Seq-1, 1)
-			if err != nil {
-				return err
-			}
-			if len(events) == 1 {
-				at = events[0]
-			}
-		}
-		if err := sequence.CheckPrune(key, p, at, head); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.q.pruneEvents, id[:], p.Seq); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.q.addEvent, id[:], p.Seq, p.Kind.String(), p.Range.First, p.Range.Last,
-			p.At.UnixMicro(), p.By, "", p.Reason, int64(0), p.Hash[:]); err != nil {
-			return err
-		}
-		return s.commit(ctx, tx, after)
-	})
-	return p, err
+	return journal.Prune(ctx, s.Records(), key, p)
 }

@@ -5,7 +5,6 @@ package sqlseq_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -246,12 +246,11 @@ func testJournalFaults(t *testing.T, b backend) {
 		t.Error("the control, a number written down noted unused: not seen")
 	}
 	// A reservation's row deleted is seen.
-	id := sha256.Sum256([]byte(key))
-	del := `DELETE FROM sn_ledger_journal WHERE id = ? AND seq = 3`
+	del := `DELETE FROM sn_ledger_kv WHERE k = ?`
 	if b.dialect == sqlseq.Postgres {
-		del = `DELETE FROM sn_ledger_journal WHERE id = $1 AND seq = 3`
+		del = `DELETE FROM sn_ledger_kv WHERE k = $1`
 	}
-	if _, err := db.ExecContext(ctx, del, id[:]); err != nil {
+	if _, err := db.ExecContext(ctx, del, []byte(journal.Key(key, 3))); err != nil {
 		t.Fatal(err)
 	}
 	if p := check(t); len(p) == 0 {

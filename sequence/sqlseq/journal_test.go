@@ -2,7 +2,6 @@ package sqlseq_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
@@ -37,7 +37,6 @@ func TestJournalTampered(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			id := sha256.Sum256([]byte("inv"))
 			q := func(stmt string) string {
 				if b.dialect == sqlseq.Postgres {
 					for i := 1; strings.Contains(stmt, "?"); i++ {
@@ -46,11 +45,34 @@ func TestJournalTampered(t *testing.T) {
 				}
 				return stmt
 			}
+			// The journal's rows in the table of records, edited by hand
+			// with SQL.
+			get := func(seq int64) []byte {
+				t.Helper()
+				var v []byte
+				if err := db.QueryRowContext(ctx, q(`SELECT v FROM sn_ledger_kv WHERE k = ?`), []byte(journal.Key("inv", seq))).Scan(&v); err != nil {
+					t.Fatalf("record %d: %v", seq, err)
+				}
+				return v
+			}
 			exec := func(stmt string, args ...any) {
 				t.Helper()
 				if _, err := db.ExecContext(ctx, q(stmt), args...); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
 				}
+			}
+			set := func(seq int64, v []byte) {
+				t.Helper()
+				exec(`DELETE FROM sn_ledger_kv WHERE k = ?`, []byte(journal.Key("inv", seq)))
+				exec(`INSERT INTO sn_ledger_kv (k, v, ver) VALUES (?, ?, ?)`, []byte(journal.Key("inv", seq)), v, seq*1000+7)
+			}
+			del := func(seq int64) { exec(`DELETE FROM sn_ledger_kv WHERE k = ?`, []byte(journal.Key("inv", seq))) }
+			edit := func(v []byte, from, to string) []byte {
+				t.Helper()
+				if !strings.Contains(string(v), from) {
+					t.Fatalf("%s holds no %s", v, from)
+				}
+				return []byte(strings.Replace(string(v), from, to, 1))
 			}
 			verify := func() error {
 				events, head, err := sequence.ReadJournal(ctx, s, "inv")
@@ -73,25 +95,28 @@ func TestJournalTampered(t *testing.T) {
 				t.Fatalf("the control, untouched: %v", err)
 			}
 			// Edited: record 3 made to reserve fewer numbers.
-			exec(`UPDATE sn_ledger_journal SET last_n = last_n - 5 WHERE id = ? AND seq = 3`, id[:])
+			r3 := get(3)
+			set(3, edit(r3, `"last":30`, `"last":25`))
 			expect("edited", 3, "altered")
-			exec(`UPDATE sn_ledger_journal SET last_n = last_n + 5 WHERE id = ? AND seq = 3`, id[:])
+			set(3, r3)
 			if err := verify(); err != nil {
 				t.Fatalf("edited back: %v", err)
 			}
 			// Deleted: record 2 gone.
-			exec(`CREATE TABLE saved AS SELECT * FROM sn_ledger_journal WHERE id = ? AND seq = 2`, id[:])
-			exec(`DELETE FROM sn_ledger_journal WHERE id = ? AND seq = 2`, id[:])
+			saved := get(2)
+			del(2)
 			expect("deleted", 2, "deleted")
-			exec(`INSERT INTO sn_ledger_journal SELECT * FROM saved`)
+			set(2, saved)
 			// Inserted: a forged record after the last, the head left.
-			exec(`INSERT INTO sn_ledger_journal SELECT id, 6, kind, first_n + 50, last_n + 50, at_us, by_name, actor, reason, deadline_us, hash FROM saved`)
+			set(6, edit(saved, `"last":20`, `"last":70`))
 			expect("inserted", 6, "inserted")
-			exec(`DELETE FROM sn_ledger_journal WHERE id = ? AND seq = 6`, id[:])
+			del(6)
 			// Inserted in the middle, the rest renumbered.
-			exec(`UPDATE sn_ledger_journal SET seq = seq + 10 WHERE id = ? AND seq >= 3`, id[:])
-			exec(`UPDATE sn_ledger_journal SET seq = seq - 9 WHERE id = ? AND seq >= 13`, id[:])
-			exec(`INSERT INTO sn_ledger_journal SELECT id, 3, kind, first_n, last_n, at_us, by_name, 'forger', reason, deadline_us, hash FROM saved`)
+			rest := [][]byte{get(3), get(4), get(5)}
+			for i, v := range rest {
+				set(int64(4+i), v)
+			}
+			set(3, edit(saved, `"by":"`, `"by":"forger `))
 			expect("inserted and renumbered", 3, "altered")
 		})
 	}

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
 
@@ -24,6 +26,12 @@ import (
 //   - the table of named records, the ledger's name and "_records": each
 //     becomes the record "r/" and its name (see sequence.Remember), and is
 //     deleted from it; the row that locked the old catalog is dropped;
+//   - the journals, the ledger's name and "_journal" (a row per record)
+//     and "_jhead" (a row per key: its head): each record becomes the
+//     journal's record in the records (see package journal), unchanged, so
+//     that anchors taken before still verify, a thousand a transaction,
+//     each deleted once moved; then each head. A record whose key has no
+//     head row (deleted by hand) stays where it is;
 //   - the claims of idempotency keys, the ledger's name and "_idem", keyed
 //     by the SHA-256 of the key: Migrate deletes those past their time,
 //     and while any is left, a claim that finds no record of its key
@@ -37,6 +45,9 @@ import (
 // table of records.
 func (s *Store) migrate(ctx context.Context) error {
 	if err := s.migrateRecords(ctx); err != nil {
+		return err
+	}
+	if err := s.migrateJournals(ctx); err != nil {
 		return err
 	}
 	if err := s.sweepClaims(ctx); err != nil {
@@ -131,6 +142,116 @@ func (s *Store) migrateRecords(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// migrateJournals moves the journals of an earlier release, a thousand
+// records a transaction, and then their heads.
+func (s *Store) migrateJournals(ctx context.Context) error {
+	none := false
+	err := s.retry(ctx, "read the journal heads of an earlier release", func() error {
+		rows, err := s.db.QueryContext(ctx, s.q.legacyHeads+` LIMIT 1`)
+		if none = noTable(err); none || err != nil {
+			return nil
+		}
+		defer rows.Close()
+		none = !rows.Next()
+		return rows.Err()
+	})
+	if err != nil || none {
+		return err
+	}
+	for {
+		n := 0
+		err := s.write(ctx, "move the journals of an earlier release", func(tx *sql.Tx) error {
+			n = 0
+			rows, err := tx.QueryContext(ctx, s.q.legacyEvents)
+			if err != nil {
+				return err
+			}
+			var ops []record.Op
+			through := map[string]int64{}
+			for rows.Next() {
+				var k, id, h []byte
+				var e sequence.Event
+				var kind string
+				var at, deadline int64
+				if err := rows.Scan(&k, &id, &e.Seq, &kind, &e.Range.First, &e.Range.Last, &at, &e.By, &e.Actor, &e.Reason, &deadline, &h); err != nil {
+					rows.Close()
+					return err
+				}
+				// The kind as written, even one this release does not
+				// know: VerifyChain reports what does not hash.
+				e.Kind, _ = sequence.ParseEventKind(kind)
+				e.At, e.Deadline = sequence.FromMicros(at), sequence.FromMicros(deadline)
+				copy(e.Hash[:], h)
+				ops = append(ops, record.Put(journal.Key(string(k), e.Seq), sequence.MarshalEvent(e)))
+				through[string(id)] = max(through[string(id)], e.Seq)
+				n++
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if err := s.putAbsent(ctx, tx, ops); err != nil {
+				return err
+			}
+			for id, seq := range through {
+				if _, err := tx.ExecContext(ctx, s.q.legacyUnjournal, []byte(id), seq); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return s.write(ctx, "move the journal heads of an earlier release", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, s.q.legacyHeads)
+		if err != nil {
+			return err
+		}
+		var ops []record.Op
+		var ids [][]byte
+		for rows.Next() {
+			var k, id, hb []byte
+			var h sequence.Head
+			if err := rows.Scan(&k, &id, &h.Seq, &hb, &h.Mark); err != nil {
+				rows.Close()
+				return err
+			}
+			copy(h.Hash[:], hb)
+			ops = append(ops, record.Put(journal.HeadKey(string(k)), journal.EncodeHead(h)))
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := s.putAbsent(ctx, tx, ops); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, s.q.legacyUnhead, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// putAbsent writes the puts of ops whose keys hold no value, in tx.
+func (s *Store) putAbsent(ctx context.Context, tx *sql.Tx, ops []record.Op) error {
+	for _, o := range ops {
+		if _, err := tx.ExecContext(ctx, s.insertIgnore(s.kvTable())+` (k, v, ver) VALUES (`+s.args(0, 3)+`)`+s.onConflictNothing(),
+			[]byte(o.Key), o.Value, rand.Int64N(1<<63-1)+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sweepClaims deletes the claims of an earlier release past their time,

@@ -142,3 +142,123 @@ func TestMigrateCatalog(t *testing.T) {
 		})
 	}
 }
+
+// legacyJournalDDL are the journal's tables as the release before the
+// records made them.
+var legacyJournalDDL = map[sqlseq.Dialect][]string{
+	sqlseq.Postgres: {`CREATE TABLE sn_ledger_journal (
+	id bytea NOT NULL CHECK (octet_length(id) = 32),
+	seq bigint NOT NULL,
+	kind text NOT NULL,
+	first_n bigint NOT NULL,
+	last_n bigint NOT NULL,
+	at_us bigint NOT NULL,
+	by_name text NOT NULL,
+	actor text NOT NULL,
+	reason text NOT NULL,
+	deadline_us bigint NOT NULL,
+	hash bytea NOT NULL,
+	PRIMARY KEY (id, seq)
+)`, `CREATE TABLE sn_ledger_jhead (
+	id bytea PRIMARY KEY CHECK (octet_length(id) = 32),
+	k bytea NOT NULL,
+	seq bigint NOT NULL,
+	hash bytea NOT NULL,
+	mark bigint NOT NULL
+)`},
+	sqlseq.MySQL: {`CREATE TABLE sn_ledger_journal (
+	id BINARY(32) NOT NULL,
+	seq BIGINT NOT NULL,
+	kind VARCHAR(16) NOT NULL,
+	first_n BIGINT NOT NULL,
+	last_n BIGINT NOT NULL,
+	at_us BIGINT NOT NULL,
+	by_name VARCHAR(1024) NOT NULL,
+	actor VARCHAR(1024) NOT NULL,
+	reason MEDIUMTEXT NOT NULL,
+	deadline_us BIGINT NOT NULL,
+	hash BINARY(32) NOT NULL,
+	PRIMARY KEY (id, seq)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`, `CREATE TABLE sn_ledger_jhead (
+	id BINARY(32) NOT NULL PRIMARY KEY,
+	k LONGBLOB NOT NULL,
+	seq BIGINT NOT NULL,
+	hash BINARY(32) NOT NULL,
+	mark BIGINT NOT NULL
+) ENGINE=InnoDB`},
+}
+
+// TestMigrateJournal: journals an earlier release kept in tables of their
+// own (2,300 records of one key, more than one batch, and a second key)
+// move into the records when a Store of this release migrates: they
+// verify against an anchor taken before, the counter goes on above the
+// mark, and the old tables are empty. The control: before the migration,
+// the Store of this release reads no journal there.
+func TestMigrateJournal(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			s := newStore(t, b, db, sqlseq.Options{})
+			exec := func(stmt string, args ...any) {
+				t.Helper()
+				if _, err := db.ExecContext(ctx, advQ(b, stmt), args...); err != nil {
+					t.Fatalf("%.60s: %v", stmt, err)
+				}
+			}
+			for _, ddl := range legacyJournalDDL[b.dialect] {
+				exec(ddl)
+			}
+			anchors := map[string]sequence.Head{}
+			for key, n := range map[string]int{"inv": 2300, "order": 3} {
+				r, err := s.Allocate(ctx, key, int64(n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The earlier release's journal of those numbers: one
+				// record per number drawn.
+				var head sequence.Head
+				id := sha256.Sum256([]byte(key))
+				for v := r.First; v <= r.Last; v++ {
+					var e sequence.Event
+					e, head = sequence.Chain(head, key, sequence.Event{Kind: sequence.Drawn, Range: sequence.Range{First: v, Last: v}, Reason: "an earlier release"})
+					exec(`INSERT INTO sn_ledger_journal (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+						id[:], e.Seq, e.Kind.String(), e.Range.First, e.Range.Last, e.At.UnixMicro(), e.By, e.Actor, e.Reason, int64(0), e.Hash[:])
+				}
+				head.Mark = r.Last
+				exec(`INSERT INTO sn_ledger_jhead (id, k, seq, hash, mark) VALUES (?, ?, ?, ?, ?)`, id[:], []byte(key), head.Seq, head.Hash[:], head.Mark)
+				anchors[key] = head
+				// This release's own record of the allocation, which the
+				// earlier one did not write.
+				exec(`DELETE FROM sn_ledger_kv WHERE k LIKE 'j%'`)
+			}
+			if h, err := s.Head(ctx, "inv"); err != nil || h.Seq != 0 {
+				t.Fatalf("control: before the migration the Store reads head %+v, %v; want none", h, err)
+			}
+			s2 := newStore(t, b, db, sqlseq.Options{})
+			for key, anchor := range anchors {
+				events, head, err := sequence.ReadJournal(ctx, s2, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sequence.VerifyChain(key, events, head, anchor); err != nil || head != anchor {
+					t.Errorf("%s after the migration: head %+v (want %+v), %d records: %v", key, head, anchor, len(events), err)
+				}
+				r, err := s2.Allocate(ctx, key, 1)
+				if err != nil || r.First != anchor.Mark+1 {
+					t.Errorf("%s: the next range %v, %v; want it above %d", key, r, err, anchor.Mark)
+				}
+				events, head, _ = sequence.ReadJournal(ctx, s2, key)
+				if err := sequence.VerifyChain(key, events, head, anchor); err != nil {
+					t.Errorf("%s: the journal after a new record: %v", key, err)
+				}
+			}
+			for _, table := range []string{"sn_ledger_journal", "sn_ledger_jhead"} {
+				var n int
+				if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 0 {
+					t.Errorf("%s after the migration: %d rows, %v", table, n, err)
+				}
+			}
+		})
+	}
+}

@@ -29,11 +29,11 @@
 // [Store.Expire]): id and deadline, by the database's clock. A third, the
 // ledger's name and "_workers", holds the worker-id leases of snowflake
 // Gens ([Leaser]). "_kv" holds the records of package record
-// ([Store.Records]): the catalog of series, named records and the claims
-// of idempotency keys; "_journal" and "_jhead" each key's journal and
-// its head ([Store.Note]); "_holds" the gapless numbers held
-// ([Gapless.Hold]). The tables "_catalog", "_records" and "_idem" of an
-// earlier release are moved into "_kv" (see [Store.Migrate]).
+// ([Store.Records]): the catalog of series, named records, the claims
+// of idempotency keys and each key's journal and its head (package
+// journal); "_holds" the gapless numbers held ([Gapless.Hold]). The
+// tables "_catalog", "_records", "_idem", "_journal" and "_jhead" of
+// earlier releases are moved into "_kv" (see [Store.Migrate]).
 //
 // # Allocate
 //
@@ -66,7 +66,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,14 +182,15 @@ func (s *Store) Table() string { return s.table }
 // expiring keys (the ledger's name and "_expiry"), the table of
 // snowflake worker-id leases (the ledger's name and "_workers", see
 // [Leaser]), the records of package record ("_kv", see [Store.Records]:
-// the catalog, named records, the claims of idempotency keys), the
-// journal ("_journal" and "_jhead", see [Store.Note]) and the holds of
-// gapless numbers ("_holds", see [Gapless.Hold]), if they do not exist.
+// the catalog, named records, the claims of idempotency keys, the
+// journals) and the holds of gapless numbers ("_holds", see
+// [Gapless.Hold]), if they do not exist.
 // It changes nothing in a table that does. Processes may call it at once.
 //
 // It then moves what an earlier release kept in tables of its own into
-// the records: the entries of "_catalog" and the rows of "_records" (each
-// deleted once moved, so that a Forget is not undone), and it deletes the
+// the records: the entries of "_catalog", the rows of "_records", and the
+// journals of "_journal" and "_jhead", a thousand records a transaction
+// (each deleted once moved, so that a Forget is not undone), and it deletes the
 // claims of "_idem" past their time (the others move when their key is
 // next claimed). The emptied tables are left for the DBA to drop.
 func (s *Store) Migrate(ctx context.Context) error {
@@ -204,23 +204,6 @@ func (s *Store) Migrate(ctx context.Context) error {
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createWorkers); err != nil {
 				return err
-			}
-			if _, err := s.db.ExecContext(ctx, s.q.createJournal); err != nil {
-				return err
-			}
-			if _, err := s.db.ExecContext(ctx, s.q.createHead); err != nil {
-				return err
-			}
-			if s.q.narrowJournal != "" {
-				var field, typ, null, key, def, extra sql.NullString
-				if err := s.db.QueryRowContext(ctx, s.q.narrowJournal).Scan(&field, &typ, &null, &key, &def, &extra); err != nil {
-					return err
-				}
-				if strings.HasPrefix(strings.ToLower(typ.String), "varchar") {
-					if _, err := s.db.ExecContext(ctx, s.q.widenJournal); err != nil {
-						return err
-					}
-				}
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createHolds); err != nil {
 				return err
