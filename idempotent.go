@@ -26,10 +26,32 @@ const (
 	IdempotencyLease  = 30 * time.Second
 )
 
-// replay issues r, whose IdempotencyKey is set, once per key: it claims
-// the key in the store, issues, and records the numbers; or returns the
-// numbers recorded.
-func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
+// idempotent is the first link of every Generator's chain, outside the
+// middleware: a request with an IdempotencyKey is issued once per key
+// (see [Request.IdempotencyKey]) and its numbers appended to b; others go
+// on to next as they are.
+func (g *Generator) idempotent(next IssueFunc) IssueFunc {
+	return func(ctx context.Context, b *Batch, r Request) error {
+		if r.IdempotencyKey == "" {
+			return next(ctx, b, r)
+		}
+		nums, err := g.replay(ctx, r, func(ctx context.Context, r Request) ([]string, error) {
+			var nb Batch
+			err := next(ctx, &nb, r)
+			return nb.Strings(), err
+		})
+		for _, s := range nums {
+			b.buf = append(b.buf, s...)
+			b.ends = append(b.ends, len(b.buf))
+		}
+		return err
+	}
+}
+
+// replay issues r, whose IdempotencyKey is set, once per key, through
+// issue: it claims the key in the store, issues, and records the
+// numbers; or returns the numbers recorded.
+func (g *Generator) replay(ctx context.Context, r Request, issue func(ctx context.Context, r Request) ([]string, error)) ([]string, error) {
 	if len(r.IdempotencyKey) > sequence.MaxIdempotencyKey {
 		return nil, fmt.Errorf("sn: an idempotency key of %d bytes, at most %d: %w", len(r.IdempotencyKey), sequence.MaxIdempotencyKey, sequence.ErrInvalidArgument)
 	}
@@ -83,7 +105,7 @@ func (g *Generator) replay(ctx context.Context, r Request) ([]string, error) {
 		}
 	}
 	r.IdempotencyKey = ""
-	nums, err := g.Issue(ctx, r)
+	nums, err := issue(ctx, r)
 	if err != nil {
 		// What was issued is not recorded: the claim lapses, and a retry
 		// issues anew. Those numbers are void.

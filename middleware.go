@@ -27,7 +27,10 @@ type IssueFunc func(ctx context.Context, b *Batch, r Request) error
 //
 // Every call of [Generator.Next], [Generator.Issue] and [Generator.Append]
 // runs through the middleware, on the caller's goroutine, by one code
-// path whatever is installed; [Generator.Preview] does not. The function
+// path whatever is installed; [Generator.Preview] does not. A request
+// with an IdempotencyKey meets the Generator's own link first, outside
+// them all: it answers a repeated key with the numbers recorded, and
+// passes the first call on, without its key. The function
 // returned must be safe for concurrent use and must not keep b or r after
 // it returns. A panic in it makes the call return an error wrapping
 // [ErrPanic], and numbers the call issued are then a gap. A Generator
@@ -53,7 +56,8 @@ func WithMiddleware(m ...Middleware) Option {
 	}
 }
 
-// wrap builds g's issuing call: draw inside ms.
+// wrap builds g's issuing call: the idempotency of keyed requests, then
+// ms, then draw.
 func (g *Generator) wrap(ms []Middleware) error {
 	g.issue = g.draw
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -65,6 +69,36 @@ func (g *Generator) wrap(ms []Middleware) error {
 			return fmt.Errorf("sn: WithMiddleware: middleware %d returned neither a function nor an error", i+1)
 		}
 		g.issue, g.wrapped = next, true
+	}
+	g.issue = g.idempotent(g.issue)
+	return nil
+}
+
+// call runs r through g's middleware into b.
+//
+// With middleware, the request is checked before it, and what it returns
+// after: a call that succeeds has issued exactly the numbers asked for.
+func (g *Generator) call(ctx context.Context, b *Batch, r Request) (err error) {
+	if !g.wrapped && r.IdempotencyKey == "" {
+		return g.draw(ctx, b, r)
+	}
+	count, err := r.count()
+	if err != nil {
+		return err
+	}
+	n := b.Len()
+	defer func() {
+		if v := recover(); v != nil {
+			b.truncate(n)
+			err = fmt.Errorf("%w: a middleware panicked: %v", ErrPanic, v)
+		}
+	}()
+	if err := g.issue(ctx, b, r); err != nil {
+		return err
+	}
+	if got := b.Len() - n; got != count {
+		b.truncate(n) // a gap
+		return fmt.Errorf("sn: a middleware of %s issued %d numbers for a request of %d", g.plan.String(), got, count)
 	}
 	return nil
 }

@@ -56,6 +56,10 @@ func pgLedger(tb testing.TB) *sqlseq.Store {
 func TestConformance(t *testing.T) {
 	for _, top := range topologies(t) {
 		t.Run(top.name, func(t *testing.T) {
+			// The two topologies are two servers and two databases: they
+			// run side by side, as most of the time is spent waiting on
+			// them.
+			t.Parallel()
 			ledger := pgLedger(t) // shared by every Allocator and Counter on this Redis
 			t.Run("Allocator", func(t *testing.T) {
 				sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator {

@@ -354,6 +354,7 @@ func (t txGen) Next(ctx context.Context, key string) (int64, error) {
 func TestGaplessConformance(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel() // a database of its own on each server: the two side by side
 			db := b.open(t)
 			store := newStore(t, b, db, sqlseq.Options{})
 			sequencetest.Run(t, func(t *testing.T) sequence.Gen { return txGen{db, store.Gapless()} })

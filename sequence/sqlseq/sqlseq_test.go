@@ -80,6 +80,7 @@ func newStore(t testing.TB, b backend, db *sql.DB, opts sqlseq.Options) *sqlseq.
 func TestConformance(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel() // a database of its own on each server: the two side by side
 			db := b.open(t)
 			store := newStore(t, b, db, sqlseq.Options{})
 			sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator { return store })
