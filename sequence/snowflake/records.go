@@ -1,0 +1,258 @@
+package snowflake
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
+)
+
+// RecordLeaser leases worker ids in a store's records (package record):
+// the one [Leaser] of every store that keeps records, written once.
+//
+// Each id of a name is the record "wk/" NAME "/id/" ID (the id in ten
+// digits), JSON: the holder's random token, its deadline and the bound,
+// the last instant its holders may have issued at. The layout of the
+// name's ids is the record "wk/" NAME "/layout". Deadlines are the
+// store's clock ([record.Store.Now]: the database's, etcd's, the Redis
+// server's) plus the ttl, never a client's, so that machines whose
+// clocks disagree agree on who holds an id; bounds are the holders' own
+// instants, so their clocks must still agree within TTL/2. An id is free
+// when it has no record or its deadline has passed. Taking one, renewing
+// and releasing are each one [record.Update] that the id's record did
+// not change under: of two processes that try at once, one gets it.
+//
+// A renewal extends the deadline only while the token still holds the id
+// and the deadline has not passed: a lease that expired is lost, even
+// when no one took its id since. The bound is raised by each renewal and
+// never lowered, except by Release, which sets it to the end of the
+// holder's last id, and never below the bound the holder found. A new
+// holder issues only after the bound, so the ids of two holders of one
+// id never meet. The bound is as durable as the store's commits.
+type RecordLeaser struct {
+	s    record.Store
+	name string
+}
+
+// NewRecordLeaser returns a Leaser of the series name (at most 255
+// bytes, without "/") over s.
+func NewRecordLeaser(s record.Store, name string) (*RecordLeaser, error) {
+	if s == nil || name == "" || len(name) > 255 || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("snowflake: NewRecordLeaser of name %.40q (%d bytes): want a store and a name of 1 to 255 bytes without \"/\": %w", name, len(name), sequence.ErrInvalidArgument)
+	}
+	return &RecordLeaser{s: s, name: name}, nil
+}
+
+func (l *RecordLeaser) prefix() string { return "wk/" + l.name + "/id/" }
+
+func (l *RecordLeaser) key(id int64) string { return fmt.Sprintf("%s%010d", l.prefix(), id) }
+
+// held is an id's record.
+type held struct {
+	Token    string `json:"token"`
+	Deadline int64  `json:"deadline_us"` // the store's clock
+	Bound    int64  `json:"bound_ns,omitempty"`
+}
+
+func (l *RecordLeaser) decode(r record.Record) (held, error) {
+	var h held
+	if err := json.Unmarshal(r.Value, &h); err != nil {
+		return held{}, fmt.Errorf("snowflake: the worker lease %q holds %.80q: %v: %w", r.Key, r.Value, err, record.ErrInvalid)
+	}
+	return h, nil
+}
+
+// Lease takes a free worker id below layout.Workers() for ttl: one a
+// holder released (its bound is known, so a Gen issues with it at once)
+// if there is one, else the first free one from a random id on. The first
+// Lease of a name records its layout; a Lease with another layout returns
+// an error wrapping [ErrLayout]. Lease returns an error wrapping
+// [sequence.ErrUnavailable] when every id is held, and one wrapping
+// [sequence.ErrInvalidArgument] for a ttl under 1ms.
+func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Duration) (Lease, error) {
+	if layout.WorkerBits < 0 || layout.WorkerBits > 30 || ttl < time.Millisecond {
+		return nil, fmt.Errorf("snowflake: Lease(%d worker bits, ttl %v) of %q: want 0 to 30 worker bits and a ttl of at least 1ms: %w",
+			layout.WorkerBits, ttl, l.name, sequence.ErrInvalidArgument)
+	}
+	workers := layout.Workers()
+	var tok [16]byte
+	_, _ = rand.Read(tok[:])
+	out := &recordLease{l: l, token: hex.EncodeToString(tok[:]), ttl: ttl}
+	start, _ := rand.Int(rand.Reader, big.NewInt(workers))
+	full := false
+	err := record.Update(ctx, l.s, func(tx *record.Tx) error {
+		full = false
+		lk := "wk/" + l.name + "/layout"
+		lr, err := tx.Get1(lk)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !lr.Exists():
+			tx.Put(lk, []byte(layout.String()))
+		case string(lr.Value) != layout.String():
+			return fmt.Errorf("snowflake: Lease: the worker ids of %q were leased with the layout %q; this Gen's is %q. Ids of two layouts can meet: give this one a name of its own: %w",
+				l.name, lr.Value, layout.String(), ErrLayout)
+		}
+		now, err := tx.Now()
+		if err != nil {
+			return err
+		}
+		rs, err := tx.Scan(l.prefix(), record.PrefixEnd(l.prefix()), 0)
+		if err != nil {
+			return err
+		}
+		taken := map[int64]bool{}
+		released := int64(-1)
+		for _, r := range rs {
+			id, err := strconv.ParseInt(strings.TrimPrefix(r.Key, l.prefix()), 10, 64)
+			if err != nil || id >= workers {
+				continue
+			}
+			h, err := l.decode(r)
+			if err != nil {
+				return err
+			}
+			switch {
+			case h.Deadline > now.UnixMicro():
+				taken[id] = true
+			case h.Token == "" && h.Bound > 0 && released < 0:
+				released = id
+			}
+		}
+		// The candidates, a released id first; each read again as the
+		// commit's condition, for the scan is not one: an id taken since
+		// it is passed over.
+		for k := int64(-1); k < workers; k++ {
+			id := released
+			if k >= 0 {
+				id = (start.Int64() + k) % workers
+			}
+			if id < 0 || (k >= 0 && id == released) || taken[id] {
+				continue
+			}
+			r, err := tx.Get1(l.key(id))
+			if err != nil {
+				return err
+			}
+			var h held
+			if r.Exists() {
+				if h, err = l.decode(r); err != nil {
+					return err
+				}
+			}
+			if h.Deadline > now.UnixMicro() {
+				taken[id] = true
+				continue
+			}
+			out.id, out.bound = id, h.Bound
+			return out.put(tx, now, h.Bound)
+		}
+		full = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if full {
+		return nil, fmt.Errorf("snowflake: Lease: all %d worker ids of %q are held: %w", workers, l.name, sequence.ErrUnavailable)
+	}
+	return out, nil
+}
+
+// recordLease is one holding of a worker id.
+type recordLease struct {
+	l     *RecordLeaser
+	id    int64
+	token string
+	ttl   time.Duration
+	bound int64 // the bound the id had when taken, in nanoseconds; 0 for none
+}
+
+func (r *recordLease) Worker() int64 { return r.id }
+
+func (r *recordLease) Bound() time.Time {
+	if r.bound == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, r.bound)
+}
+
+// put writes the lease as this holder's until now plus its ttl, with
+// bound.
+func (r *recordLease) put(tx *record.Tx, now time.Time, bound int64) error {
+	v, err := json.Marshal(held{Token: r.token, Deadline: now.Add(r.ttl).UnixMicro(), Bound: bound})
+	if err != nil {
+		return err
+	}
+	tx.Put(r.l.key(r.id), v)
+	return nil
+}
+
+// Renew extends the lease by its ttl from the store's now and raises the
+// recorded bound to bound, if the lease is still this holder's and its
+// deadline has not passed; otherwise it returns an error wrapping
+// [sequence.ErrLeaseLost].
+func (r *recordLease) Renew(ctx context.Context, bound time.Time) error {
+	return r.change(ctx, "Renew", func(tx *record.Tx, now time.Time, h held) error {
+		if !bound.IsZero() {
+			h.Bound = max(h.Bound, bound.UnixNano())
+		}
+		return r.put(tx, now, h.Bound)
+	})
+}
+
+// Release records bound, which may be lower than the bounds renewals
+// recorded but is never taken below the bound the id had when leased (a
+// zero bound, from a holder that issued nothing, keeps that one), and
+// frees the id, if the lease is still this holder's and its deadline has
+// not passed; otherwise it returns an error wrapping
+// [sequence.ErrLeaseLost].
+func (r *recordLease) Release(ctx context.Context, bound time.Time) error {
+	return r.change(ctx, "Release", func(tx *record.Tx, now time.Time, _ held) error {
+		b := r.bound
+		if !bound.IsZero() {
+			b = max(b, bound.UnixNano())
+		}
+		v, err := json.Marshal(held{Deadline: now.UnixMicro(), Bound: b})
+		if err != nil {
+			return err
+		}
+		tx.Put(r.l.key(r.id), v)
+		return nil
+	})
+}
+
+// change runs fn on the id's record if the lease still holds it.
+func (r *recordLease) change(ctx context.Context, op string, fn func(tx *record.Tx, now time.Time, h held) error) error {
+	return record.Update(ctx, r.l.s, func(tx *record.Tx) error {
+		now, err := tx.Now()
+		if err != nil {
+			return err
+		}
+		rec, err := tx.Get1(r.l.key(r.id))
+		if err != nil {
+			return err
+		}
+		var h held
+		if rec.Exists() {
+			if h, err = r.l.decode(rec); err != nil {
+				return err
+			}
+		}
+		if !rec.Exists() || h.Token != r.token || h.Deadline <= now.UnixMicro() {
+			return fmt.Errorf("snowflake: %s: worker %d of %q: the lease expired or is another holder's: %w", op, r.id, r.l.name, sequence.ErrLeaseLost)
+		}
+		return fn(tx, now, h)
+	})
+}
+
+var _ Leaser = (*RecordLeaser)(nil)
