@@ -79,3 +79,16 @@ func TestLeaserTakeover(t *testing.T) {
 		return must(etcdseq.NewLeaser(cs, etcdseq.LeaserOptions{Name: name})), func() { cut.Close() }
 	}, time.Second)
 }
+
+// The record leaser (snowflake.RecordLeaser) over the Store's records:
+// the promises of every Leaser, timed by the Store's clock.
+func TestRecordLeaser(t *testing.T) {
+	s := newStore(t, etcdtest.Shared(t), etcdseq.Options{})
+	sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
+		l, err := snowflake.NewRecordLeaser(s.Records(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}, 300*time.Millisecond)
+}

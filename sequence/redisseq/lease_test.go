@@ -89,3 +89,13 @@ func TestLeaserTakeover(t *testing.T) {
 		return must(redisseq.NewLeaser(cut, redisseq.LeaserOptions{Name: name})), func() { cut.Close() }
 	}, 400*time.Millisecond)
 }
+
+// The record leaser (snowflake.RecordLeaser) over the records of a Redis
+// without a ledger: the promises of every Leaser, timed by the server's
+// clock.
+func TestRecordLeaser(t *testing.T) {
+	a := must(redisseq.NewRedisOnlyAllocator(redistest.Start(t, redistest.Persistent()).Client(t), redisseq.AllocatorOptions{}))
+	sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
+		return must(snowflake.NewRecordLeaser(a.Records(), name))
+	}, 300*time.Millisecond)
+}

@@ -159,3 +159,19 @@ func TestLeaserTakeover(t *testing.T) {
 		})
 	}
 }
+
+// The record leaser (snowflake.RecordLeaser) over the ledger's records,
+// on each database: the promises of every Leaser.
+func TestRecordLeaser(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel() // a database of its own on each server
+			db := b.open(t)
+			db.SetMaxOpenConns(32)
+			s := newStore(t, b, db, sqlseq.Options{})
+			sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
+				return must(snowflake.NewRecordLeaser(s.Records(), name))
+			}, 300*time.Millisecond)
+		})
+	}
+}
