@@ -18,10 +18,11 @@ import (
 // RecordLeaser leases worker ids in a store's records (package record):
 // the one [Leaser] of every store that keeps records, written once.
 //
-// Each id of a name is the record "wk/" NAME "/id/" ID (the id in ten
-// digits), JSON: the holder's random token, its deadline and the bound,
-// the last instant its holders may have issued at. The layout of the
-// name's ids is the record "wk/" NAME "/layout". Deadlines are the
+// Each id of a name is the record "wk/", the name's length, "/", the
+// name, "/id/" and the id in ten digits, JSON: the holder's random token,
+// its deadline and the bound, the last instant its holders may have
+// issued at. The layout of the name's ids is the record beside them,
+// "layout" in place of "id/" and the id. Deadlines are the
 // store's clock ([record.Store.Now]: the database's, etcd's, the Redis
 // server's) plus the ttl, never a client's, so that machines whose
 // clocks disagree agree on who holds an id; bounds are the holders' own
@@ -42,16 +43,18 @@ type RecordLeaser struct {
 	name string
 }
 
-// NewRecordLeaser returns a Leaser of the series name (at most 255
-// bytes, without "/") over s.
+// NewRecordLeaser returns a Leaser of the series name (1 to 255 bytes)
+// over s.
 func NewRecordLeaser(s record.Store, name string) (*RecordLeaser, error) {
-	if s == nil || name == "" || len(name) > 255 || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("snowflake: NewRecordLeaser of name %.40q (%d bytes): want a store and a name of 1 to 255 bytes without \"/\": %w", name, len(name), sequence.ErrInvalidArgument)
+	if s == nil || name == "" || len(name) > 255 {
+		return nil, fmt.Errorf("snowflake: NewRecordLeaser of name %.40q (%d bytes): want a store and a name of 1 to 255 bytes: %w", name, len(name), sequence.ErrInvalidArgument)
 	}
 	return &RecordLeaser{s: s, name: name}, nil
 }
 
-func (l *RecordLeaser) prefix() string { return "wk/" + l.name + "/id/" }
+func (l *RecordLeaser) base() string { return "wk/" + strconv.Itoa(len(l.name)) + "/" + l.name + "/" }
+
+func (l *RecordLeaser) prefix() string { return l.base() + "id/" }
 
 func (l *RecordLeaser) key(id int64) string { return fmt.Sprintf("%s%010d", l.prefix(), id) }
 
@@ -90,7 +93,7 @@ func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Durati
 	full := false
 	err := record.Update(ctx, l.s, func(tx *record.Tx) error {
 		full = false
-		lk := "wk/" + l.name + "/layout"
+		lk := l.base() + "layout"
 		lr, err := tx.Get1(lk)
 		if err != nil {
 			return err
