@@ -171,6 +171,36 @@ func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Durati
 	return out, nil
 }
 
+// Adopt records in tx a lease of id taken elsewhere (in the layout of an
+// earlier release): the id is held until deadline, by the store's clock,
+// and its bound is at least bound. A holder whose lease ends before
+// deadline loses it: its renewals fail. A store moving its leases into
+// the records adopts each before any process leases from them.
+func (l *RecordLeaser) Adopt(tx *record.Tx, id int64, deadline, bound time.Time) error {
+	r, err := tx.Get1(l.key(id))
+	if err != nil {
+		return err
+	}
+	var h held
+	if r.Exists() {
+		if h, err = l.decode(r); err != nil {
+			return err
+		}
+	}
+	if us := deadline.UnixMicro(); us > h.Deadline {
+		h.Token, h.Deadline = "adopted", us
+	}
+	if !bound.IsZero() {
+		h.Bound = max(h.Bound, bound.UnixNano())
+	}
+	v, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	tx.Put(l.key(id), v)
+	return nil
+}
+
 // recordLease is one holding of a worker id.
 type recordLease struct {
 	l     *RecordLeaser

@@ -50,3 +50,44 @@ func TestRecordLeaserNames(t *testing.T) {
 		}
 	}
 }
+
+// An adopted lease (one an earlier release's layout held) keeps its id
+// from every Lease until its deadline, and its bound passes to the next
+// holder; a holder whose id is adopted past its own deadline loses it.
+func TestRecordLeaserAdopt(t *testing.T) {
+	ctx := t.Context()
+	s := record.NewMemory()
+	l, err := snowflake.NewRecordLeaser(s, "ids")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := sequencetest.LayoutOf(1)
+	bound := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	adopt := func(deadline time.Time) {
+		t.Helper()
+		if err := record.Update(ctx, s, func(tx *record.Tx) error { return l.Adopt(tx, 0, deadline, bound) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adopt(time.Now().Add(300 * time.Millisecond))
+	if _, err := l.Lease(ctx, one, time.Minute); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Fatalf("a lease of the adopted id before its deadline: %v; want ErrUnavailable", err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	a, err := l.Lease(ctx, one, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Bound().Equal(bound) {
+		t.Errorf("the next holder's bound %v; want the adopted %v", a.Bound(), bound)
+	}
+	// The control: a's lease renews; once adopted past its deadline, it
+	// does not.
+	if err := a.Renew(ctx, time.Time{}); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	adopt(time.Now().Add(2 * time.Minute))
+	if err := a.Renew(ctx, time.Time{}); !errors.Is(err, sequence.ErrLeaseLost) {
+		t.Errorf("a renewal after the id was adopted past the lease: %v; want ErrLeaseLost", err)
+	}
+}
