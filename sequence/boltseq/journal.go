@@ -3,6 +3,7 @@ package boltseq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,22 +20,34 @@ import (
 // appendEvent chains es after the last record of key's journal, with
 // before and mark the key's mark before and after, in tx.
 func appendEvent(ctx context.Context, tx *bolt.Tx, key string, before, mark int64, es ...sequence.Event) error {
-	return inRecords(ctx, tx, func(rt *record.Tx) error {
+	err := inRecords(ctx, tx, func(rt *record.Tx) error {
 		_, err := journal.Append(rt, key, before, mark, es...)
 		return err
 	})
+	return journal.Overwrite(key, err)
 }
 
 // inRecords runs fn over the file's records in tx (see [record.In]) and
 // applies what it wrote.
 func inRecords(ctx context.Context, tx *bolt.Tx, fn func(rt *record.Tx) error) error {
-	_, ops, err := record.In(ctx, txRecords{tx}, fn)
+	cond, ops, err := record.In(ctx, txRecords{tx}, fn)
 	if err != nil || len(ops) == 0 {
 		return err
 	}
 	kv, err := tx.CreateBucketIfNotExists(kvBucket)
 	if err != nil {
 		return err
+	}
+	for _, c := range cond {
+		// Read in this transaction, so they hold; but a record created
+		// must still be absent.
+		got, err := decodeRecord(c.Key, kv.Get([]byte(c.Key)))
+		if err != nil {
+			return err
+		}
+		if got.Version != c.Version {
+			return fmt.Errorf("boltseq: record %.64q: %w", c.Key, record.ErrExists)
+		}
 	}
 	return applyRecords(kv, ops)
 }
@@ -52,7 +65,7 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 			return raiseFloor(b.Tx(), k, e.Range.Last)
 		})
 	})
-	return out, err
+	return out, journal.Overwrite(key, err)
 }
 
 // Events returns up to limit records of key's journal after the record

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sngen/sn/sequence"
@@ -21,17 +22,19 @@ import (
 // head in one transaction.
 
 // seen is what one read of the store gave, as the records [record.In]
-// reads in a transaction the Store commits itself.
+// reads in a transaction the Store commits itself; a record it was not
+// given reads as absent, and the commit compares that.
 type seen []record.Record
 
 func (v seen) Get(_ context.Context, keys ...string) ([]record.Record, error) {
 	out := make([]record.Record, len(keys))
 	for i, k := range keys {
-		j := slices.IndexFunc(v, func(r record.Record) bool { return r.Key == k })
-		if j < 0 {
-			return nil, fmt.Errorf("etcdseq: record %q was not read with the counter", k)
+		// A record not read with the counter is taken to be absent: the
+		// commit compares it so (a journal record about to be written).
+		out[i] = record.Record{Key: k}
+		if j := slices.IndexFunc(v, func(r record.Record) bool { return r.Key == k }); j >= 0 {
+			out[i] = v[j]
 		}
-		out[i] = v[j]
 	}
 	return out, nil
 }
@@ -94,7 +97,7 @@ func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m m
 		if next != m {
 			ops = append(ops, clientv3.OpPut(k, next.String()))
 		}
-		_, jops, err := record.In(sequence.WithBy(ctx, by), seen{hrec}, func(tx *record.Tx) (err error) {
+		cond, jops, err := record.In(sequence.WithBy(ctx, by), seen{hrec}, func(tx *record.Tx) (err error) {
 			out, err = journal.Append(tx, key, m.high, next.high, es...)
 			return err
 		})
@@ -104,19 +107,37 @@ func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m m
 		for _, o := range jops {
 			ops = append(ops, clientv3.OpPut(s.prefix+o.Key, string(o.Value)))
 		}
-		hrev := hrec.Version
-		t, err := s.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(k), "=", m.rev), clientv3.Compare(clientv3.ModRevision(hk), "=", hrev)).
-			Then(ops...).
-			Commit()
+		cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(k), "=", m.rev)}
+		for _, c := range cond {
+			// The head as read, and each record to write absent.
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(s.prefix+c.Key), "=", c.Version))
+		}
+		if len(cond) == 0 {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(hk), "=", hrec.Version))
+		}
+		t, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(clientv3.OpGet(k), clientv3.OpGet(hk)).Commit()
 		if err != nil {
 			return nil, false, err
 		}
 		if !t.Succeeded {
+			kr, hr := t.Responses[0].GetResponseRange().Kvs, t.Responses[1].GetResponseRange().Kvs
+			if rev(kr) == m.rev && rev(hr) == hrec.Version {
+				// The counter and the head as read: a record to write
+				// is there already, past a head moved back by hand.
+				return nil, false, fmt.Errorf("%w: the journal of %q holds a record past its head (record %d): the head was moved back; nothing is appended until the journal is restored (VerifyChain names the records)", journal.ErrCorrupt, key, head.Seq)
+			}
 			return nil, true, nil // another process came first: read again
 		}
 		return out, false, nil
 	}
+}
+
+// rev is the ModRevision of the key kvs holds, 0 for none.
+func rev(kvs []*mvccpb.KeyValue) int64 {
+	if len(kvs) == 0 {
+		return 0
+	}
+	return kvs[0].ModRevision
 }
 
 // Note appends e to key's journal: a [sequence.Journal].

@@ -1,6 +1,9 @@
 package journal
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/record"
 )
@@ -19,6 +22,11 @@ func HeadOf(tx *record.Tx, key string) (sequence.Head, error) {
 // head: first the records [sequence.Reconcile] gives when the head does
 // not end at before. Each record's By is the writer tx's context names
 // ([sequence.ByOf]). It returns the records as written, none for no es.
+// A record is written once ([record.Tx.Create]): one already at a new
+// record's number, after a head moved back by hand, is an error wrapping
+// [ErrCorrupt] and [record.ErrExists] (a store's own transaction refuses
+// with one wrapping record.ErrExists, which it passes to [Overwrite]),
+// and nothing is written.
 // The caller's transaction orders the key's writes: a [record.Update],
 // or the store's own through [record.In].
 func Append(tx *record.Tx, key string, before, mark int64, es ...sequence.Event) ([]sequence.Event, error) {
@@ -35,7 +43,11 @@ func Append(tx *record.Tx, key string, before, mark int64, es ...sequence.Event)
 	for i, e := range es {
 		e.By = by
 		out[i], head = sequence.Chain(head, key, e)
-		tx.Put(Key(key, out[i].Seq), sequence.MarshalEvent(out[i]))
+		// Written once: a record already there is past a head moved
+		// back by hand, and writing over it would hide the edit.
+		if err := tx.Create(Key(key, out[i].Seq), sequence.MarshalEvent(out[i])); err != nil {
+			return nil, Overwrite(key, err)
+		}
 	}
 	head.Mark = mark
 	tx.Put(HeadKey(key), EncodeHead(head))
@@ -59,4 +71,14 @@ func Note(tx *record.Tx, key string, e sequence.Event) (sequence.Event, error) {
 		return sequence.Event{}, err
 	}
 	return out[0], nil
+}
+
+// Overwrite returns the error of an append to key's journal that found a
+// record where it was to write one, err (wrapping [record.ErrExists]):
+// it wraps [ErrCorrupt] too. Other errors are returned as they are.
+func Overwrite(key string, err error) error {
+	if !errors.Is(err, record.ErrExists) {
+		return err
+	}
+	return fmt.Errorf("%w: the journal of %q holds a record past its head: the head was moved back, and nothing is appended until the journal is restored (VerifyChain names the records): %w", ErrCorrupt, key, err)
 }

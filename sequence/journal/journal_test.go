@@ -156,3 +156,34 @@ func mustScan(t *testing.T, s record.Store) []record.Record {
 	}
 	return rs
 }
+
+// A record is written once: after the head is moved back by hand, the
+// next append finds the record past it and refuses, rather than write
+// over it and leave a chain that verifies without an anchor. The
+// control: before the edit, the append goes through.
+func TestAppendWritesOnce(t *testing.T) {
+	ctx := t.Context()
+	s := record.NewMemory()
+	for range 4 {
+		allocate(t, s, "orders", 10)
+	}
+	events, head, err := sequence.ReadJournal(ctx, journalOf{s}, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := sequence.Head{Seq: 3, Hash: events[2].Hash, Mark: head.Mark}
+	if _, err := s.Commit(ctx, nil, []record.Op{record.Put(journal.HeadKey("orders"), journal.EncodeHead(back))}); err != nil {
+		t.Fatal(err)
+	}
+	err = record.Update(ctx, s, func(tx *record.Tx) error {
+		_, err := journal.Append(tx, "orders", head.Mark, head.Mark+1, sequence.Event{Kind: sequence.Reserved, Range: sequence.Range{First: head.Mark + 1, Last: head.Mark + 1}})
+		return err
+	})
+	if !errors.Is(err, journal.ErrCorrupt) {
+		t.Fatalf("an append after the head was moved back: %v; want ErrCorrupt", err)
+	}
+	after, _, _ := sequence.ReadJournal(ctx, journalOf{s}, "orders")
+	if after[3].Hash != events[3].Hash {
+		t.Errorf("record 4 was written over")
+	}
+}

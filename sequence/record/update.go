@@ -14,6 +14,10 @@ import (
 // with other writers [MaxAttempts] times in a row.
 var ErrConflict = errors.New("record: too many concurrent writers")
 
+// ErrExists is wrapped by the error of a [Tx.Create] of a key that holds
+// a record.
+var ErrExists = errors.New("record: the record exists")
+
 // MaxAttempts is how many times Update runs its function before it gives
 // up with [ErrConflict], if its context does not end first.
 const MaxAttempts = 1000
@@ -61,7 +65,7 @@ func Update(ctx context.Context, s Store, fn func(tx *Tx) error) error {
 // wrote, each key once, for the store to apply in the same transaction.
 // The store's transaction keeps other writers out, not In.
 func In(ctx context.Context, s Store, fn func(tx *Tx) error) (cond []Record, ops []Op, err error) {
-	tx := &Tx{ctx: ctx, s: s}
+	tx := &Tx{ctx: ctx, s: s, native: true}
 	if err := fn(tx); err != nil {
 		return nil, nil, err
 	}
@@ -79,6 +83,8 @@ type Tx struct {
 	wrote bool              // final gives what, each key once
 	gets  int
 	now   time.Time
+	// native: run by In, in a store's own transaction
+	native bool
 }
 
 // Context returns the context of the Update.
@@ -218,6 +224,32 @@ func (t *Tx) Put(key string, v []byte) {
 	}
 	t.local[key] = v
 	t.wrote = true
+}
+
+// Create writes v at key when the transaction commits, if key is absent
+// then. In an [Update] it reads key, and a record there is an error
+// wrapping [ErrExists]. Under [In] it reads nothing: the absence is a
+// condition (version 0) that the store checks in its own transaction,
+// refusing it with an error wrapping ErrExists.
+func (t *Tx) Create(key string, v []byte) error {
+	if t.native {
+		if _, ok := t.read[key]; !ok && !t.written(key) {
+			if t.read == nil {
+				t.read = map[string]Record{}
+			}
+			t.read[key] = Record{Key: key}
+		}
+	} else {
+		r, err := t.Get1(key)
+		if err != nil {
+			return err
+		}
+		if r.Exists() {
+			return fmt.Errorf("record: create %.64q: %w", key, ErrExists)
+		}
+	}
+	t.Put(key, v)
+	return nil
 }
 
 // Delete deletes key when the transaction commits.

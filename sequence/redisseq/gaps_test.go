@@ -114,7 +114,10 @@ func TestGapsOverRedis(t *testing.T) {
 		wg.Go(func() { cmd.Wait() })
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if last, _ := ledger.Last(ctx, "orders"); last >= 6000 {
+		// Going, and the process to kill has printed numbers (on a busy
+		// machine it may start last).
+		fi, err := os.Stat(outs[0])
+		if last, _ := ledger.Last(ctx, "orders"); last >= 6000 && err == nil && fi.Size() >= 8*50 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -114,6 +114,16 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 	}
 	s := g.s
 	id := hash(key)
+	if !s.kvOK.Load() {
+		// The migration runs on another connection than the
+		// transaction's.
+		if s.db.Stats().MaxOpenConnections == 1 {
+			return 0, fmt.Errorf("sqlseq: gapless draw of key %q: the Store has not run Migrate, and the *sql.DB allows one connection (SetMaxOpenConns(1)), which the transaction holds: call Migrate first: %w", key, sequence.ErrInvalidArgument)
+		}
+		if err := s.migrated(ctx); err != nil {
+			return 0, err
+		}
+	}
 	if s.q.ensure != "" {
 		if err := g.ensure(ctx, id, key); err != nil {
 			return 0, err

@@ -28,6 +28,9 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
+	if err := s.migrated(ctx); err != nil {
+		return nil, err
+	}
 	id := hash(key)
 	if err := s.ensureRow(ctx, id, key); err != nil {
 		return nil, err
@@ -65,6 +68,21 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 	return out, err
 }
 
+// migrated runs the migration ([Store.Migrate]) before the first write
+// of a Store whose ledger exists, once: a journal an earlier release kept
+// is moved before a record is appended after it. A ledger that does not
+// exist is left for Migrate to make; the write then fails on it.
+func (s *Store) migrated(ctx context.Context) error {
+	if s.kvOK.Load() {
+		return nil
+	}
+	var one int
+	if err := s.db.QueryRowContext(ctx, `SELECT 1 FROM `+s.q.quoted+` LIMIT 1`).Scan(&one); noTable(err) {
+		return nil
+	}
+	return s.kvReady(ctx)
+}
+
 // appendIn reads the head of key's journal in tx, locked, asks change for
 // the key's new mark and the records of its change from before, and
 // writes them, the head and the mark (when it is not stored, the mark
@@ -72,7 +90,8 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 // in tx.
 func (s *Store) appendIn(ctx context.Context, tx execer, id [32]byte, key string, before, stored int64, change func(head sequence.Head) (int64, []sequence.Event, error)) (out []sequence.Event, err error) {
 	next := stored
-	_, ops, err := record.In(ctx, txRecords{s, tx}, func(rt *record.Tx) error {
+	view := &txRecords{s: s, tx: tx}
+	cond, ops, err := record.In(ctx, view, func(rt *record.Tx) error {
 		head, err := journal.HeadOf(rt, key)
 		if err != nil {
 			return err
@@ -95,29 +114,80 @@ func (s *Store) appendIn(ctx context.Context, tx execer, id [32]byte, key string
 	if len(ops) == 0 {
 		return out, nil
 	}
-	// The records in one statement; on PostgreSQL the mark with them.
+	// The records created (each must be absent: no read of them took a
+	// lock, which on MySQL would be a gap lock), inserted only where
+	// there is none; then the others, and on PostgreSQL the mark, in the
+	// same statement.
+	created := map[string]bool{}
+	for _, c := range cond {
+		if c.Version == 0 && !view.read[c.Key] {
+			created[c.Key] = true
+		}
+	}
+	var creates, puts []record.Op
+	for _, o := range ops {
+		if created[o.Key] {
+			creates = append(creates, o)
+		} else {
+			puts = append(puts, o)
+		}
+	}
+	values := func(q *strings.Builder, args []any, ops []record.Op) []any {
+		for i, o := range ops {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(" + s.args(len(args), 3) + ")")
+			args = append(args, []byte(o.Key), o.Value, rand.Int64N(1<<63-1)+1)
+		}
+		return args
+	}
 	t := s.kvTable()
 	var q strings.Builder
 	var args []any
-	if s.dialect == Postgres && next != stored {
-		q.WriteString(`WITH l AS (UPDATE ` + s.q.quoted + ` SET last = $1 WHERE id = $2) `)
-		args = append(args, next, id[:])
-	}
-	q.WriteString(`INSERT INTO ` + t + ` (k, v, ver) VALUES `)
-	for i, o := range ops {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("(" + s.args(len(args), 3) + ")")
-		args = append(args, []byte(o.Key), o.Value, rand.Int64N(1<<63-1)+1)
-	}
 	if s.dialect == Postgres {
-		q.WriteString(` ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, ver = EXCLUDED.ver`)
+		var with []string
+		if next != stored {
+			with = append(with, `l AS (UPDATE `+s.q.quoted+` SET last = `+s.args(0, 1)+` WHERE id = `+s.args(1, 1)+`)`)
+			args = append(args, next, id[:])
+		}
+		if len(puts) > 0 {
+			var pq strings.Builder
+			pq.WriteString(`p AS (INSERT INTO ` + t + ` (k, v, ver) VALUES `)
+			args = values(&pq, args, puts)
+			pq.WriteString(` ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, ver = EXCLUDED.ver)`)
+			with = append(with, pq.String())
+		}
+		if len(with) > 0 {
+			q.WriteString(`WITH ` + strings.Join(with, ", ") + ` `)
+		}
+		q.WriteString(`INSERT INTO ` + t + ` (k, v, ver) VALUES `)
+		args = values(&q, args, creates)
+		q.WriteString(` ON CONFLICT (k) DO NOTHING`)
 	} else {
-		q.WriteString(` ON DUPLICATE KEY UPDATE v = VALUES(v), ver = VALUES(ver)`)
+		if len(puts) > 0 {
+			var pq strings.Builder
+			pq.WriteString(`INSERT INTO ` + t + ` (k, v, ver) VALUES `)
+			pargs := values(&pq, nil, puts)
+			pq.WriteString(` ON DUPLICATE KEY UPDATE v = VALUES(v), ver = VALUES(ver)`)
+			if _, err := tx.ExecContext(ctx, pq.String(), pargs...); err != nil {
+				return nil, err
+			}
+		}
+		q.WriteString(`INSERT IGNORE INTO ` + t + ` (k, v, ver) VALUES `)
+		args = values(&q, args, creates)
 	}
-	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+	if len(creates) == 0 {
+		return nil, fmt.Errorf("sqlseq: journal of %q: an append that creates no record", key)
+	}
+	res, err := tx.ExecContext(ctx, q.String(), args...)
+	if err != nil {
 		return nil, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return nil, err
+	} else if n != int64(len(creates)) {
+		return nil, journal.Overwrite(key, fmt.Errorf("sqlseq: table %s: %d of %d journal records created: %w", t, n, len(creates), record.ErrExists))
 	}
 	return out, nil
 }
@@ -125,13 +195,18 @@ func (s *Store) appendIn(ctx context.Context, tx execer, id [32]byte, key string
 // txRecords are the records as a transaction of the Store sees them,
 // for [record.In]: a record read is locked until the transaction ends.
 type txRecords struct {
-	s  *Store
-	tx execer
+	s    *Store
+	tx   execer
+	read map[string]bool // the keys read (locked), beside those created
 }
 
-func (r txRecords) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
+func (r *txRecords) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
 	out := make([]record.Record, len(keys))
 	for i, k := range keys {
+		if r.read == nil {
+			r.read = map[string]bool{}
+		}
+		r.read[k] = true
 		out[i] = record.Record{Key: k}
 		err := r.tx.QueryRowContext(ctx, `SELECT v, ver FROM `+r.s.kvTable()+` WHERE ver <> 0 AND k = `+r.s.args(0, 1)+` FOR UPDATE`, []byte(k)).Scan(&out[i].Value, &out[i].Version)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -149,7 +224,7 @@ func (txRecords) Commit(context.Context, []record.Record, []record.Op) (bool, er
 	return false, errors.ErrUnsupported
 }
 
-func (r txRecords) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
+func (r *txRecords) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
 
 // ensureRow makes key's ledger row and journal head exist, with mark 0
 // and no record, once per key and Store: the transactions that change

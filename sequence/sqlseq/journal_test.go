@@ -11,6 +11,7 @@ import (
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/journal"
+	"github.com/sngen/sn/sequence/record"
 	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
@@ -314,6 +315,42 @@ func TestProfileOverGapless(t *testing.T) {
 			defer seg.Close()
 			if _, err := sn.New("FB-@<seq, width=6>", sn.WithSequence("seq", seg), sn.WithProfile("gapless")); !errors.Is(err, sn.ErrProfile) {
 				t.Errorf("gapless over a Segment: %v, want ErrProfile", err)
+			}
+		})
+	}
+}
+
+// A journal record is written once (adversary run 4): a head moved back
+// through the records, with record 4 left past it, makes the next
+// Allocate refuse with ErrCorrupt, and record 4 stays as it was; before,
+// the Allocate wrote over it, and the chain verified without an anchor.
+// The control: VerifyChain finds the edit before the Allocate.
+func TestJournalWrittenOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newStore(t, b, b.open(t), sqlseq.Options{})
+			for range 4 {
+				if _, err := s.Allocate(ctx, "orders", 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			events, head, _ := sequence.ReadJournal(ctx, s, "orders")
+			rs, _ := s.Records().Get(ctx, journal.HeadKey("orders"))
+			back := sequence.Head{Seq: 3, Hash: events[2].Hash, Mark: head.Mark}
+			if ok, err := s.Records().Commit(ctx, rs, []record.Op{record.Put(journal.HeadKey("orders"), journal.EncodeHead(back))}); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			e2, h2, _ := sequence.ReadJournal(ctx, s, "orders")
+			if sequence.VerifyChain("orders", e2, h2) == nil {
+				t.Fatal("control: the head moved back verifies")
+			}
+			if _, err := s.Allocate(ctx, "orders", 1); !errors.Is(err, journal.ErrCorrupt) {
+				t.Errorf("Allocate after the head was moved back: %v; want ErrCorrupt", err)
+			}
+			after, _, _ := sequence.ReadJournal(ctx, s, "orders")
+			if after[3].Hash != events[3].Hash {
+				t.Errorf("record 4 was written over")
 			}
 		})
 	}

@@ -145,7 +145,10 @@ func (s *Store) migrateRecords(ctx context.Context) error {
 }
 
 // migrateJournals moves the journals of an earlier release, a thousand
-// records a transaction, and then their heads.
+// records a transaction, and then their heads. Each transaction locks the
+// rows it moves: a process migrating beside it waits, and then finds
+// them gone, rather than writing again records moved, and maybe pruned,
+// since it read them.
 func (s *Store) migrateJournals(ctx context.Context) error {
 	none := false
 	err := s.retry(ctx, "read the journal heads of an earlier release", func() error {
@@ -210,7 +213,7 @@ func (s *Store) migrateJournals(ctx context.Context) error {
 		}
 	}
 	return s.write(ctx, "move the journal heads of an earlier release", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, s.q.legacyHeads)
+		rows, err := tx.QueryContext(ctx, s.q.legacyHeads+` FOR UPDATE`)
 		if err != nil {
 			return err
 		}

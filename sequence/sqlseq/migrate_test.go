@@ -2,8 +2,11 @@ package sqlseq_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
+	"database/sql"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,75 +191,167 @@ var legacyJournalDDL = map[sqlseq.Dialect][]string{
 ) ENGINE=InnoDB`},
 }
 
+// legacyJournal writes, with the DDL of the release before the records,
+// a journal of n records for each key, after allocating the numbers with
+// s, and leaves no record of s's own; it returns each key's head, an
+// anchor taken before the migration.
+func legacyJournal(t *testing.T, b backend, db *sql.DB, s *sqlseq.Store, keys map[string]int) map[string]sequence.Head {
+	t.Helper()
+	ctx := context.Background()
+	exec := func(stmt string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, advQ(b, stmt), args...); err != nil {
+			t.Fatalf("%.60s: %v", stmt, err)
+		}
+	}
+	for _, ddl := range legacyJournalDDL[b.dialect] {
+		exec(ddl)
+	}
+	anchors := map[string]sequence.Head{}
+	for key, n := range keys {
+		r, err := s.Allocate(ctx, key, int64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The earlier release's journal of those numbers: one record
+		// per number drawn, written 200 rows a statement.
+		var head sequence.Head
+		id := sha256.Sum256([]byte(key))
+		var vals []string
+		var args []any
+		flush := func() {
+			if len(vals) > 0 {
+				exec(`INSERT INTO sn_ledger_journal (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES `+strings.Join(vals, ", "), args...)
+				vals, args = nil, nil
+			}
+		}
+		for v := r.First; v <= r.Last; v++ {
+			var e sequence.Event
+			e, head = sequence.Chain(head, key, sequence.Event{Kind: sequence.Drawn, Range: sequence.Range{First: v, Last: v}, Reason: "an earlier release"})
+			vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, id[:], e.Seq, e.Kind.String(), e.Range.First, e.Range.Last, e.At.UnixMicro(), e.By, e.Actor, e.Reason, int64(0), e.Hash[:])
+			if len(vals) == 200 {
+				flush()
+			}
+		}
+		flush()
+		head.Mark = r.Last
+		exec(`INSERT INTO sn_ledger_jhead (id, k, seq, hash, mark) VALUES (?, ?, ?, ?, ?)`, id[:], []byte(key), head.Seq, head.Hash[:], head.Mark)
+		anchors[key] = head
+	}
+	// This release's own records of the allocations, which the earlier
+	// one did not write.
+	exec(`DELETE FROM sn_ledger_kv WHERE k LIKE 'j%'`)
+	return anchors
+}
+
 // TestMigrateJournal: journals an earlier release kept in tables of their
 // own (2,300 records of one key, more than one batch, and a second key)
-// move into the records when a Store of this release migrates: they
-// verify against an anchor taken before, the counter goes on above the
-// mark, and the old tables are empty. The control: before the migration,
-// the Store of this release reads no journal there.
+// move into the records when a Store of this release first writes, even
+// before its Migrate (adversary run 4: an Allocate then appended after an
+// empty head, and the chain broke): they verify against an anchor taken
+// before, the counter goes on above the mark, and the old tables are
+// empty. The control: before the migration, a Store of this release
+// reads no journal there.
 func TestMigrateJournal(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			s := newStore(t, b, db, sqlseq.Options{})
-			exec := func(stmt string, args ...any) {
-				t.Helper()
-				if _, err := db.ExecContext(ctx, advQ(b, stmt), args...); err != nil {
-					t.Fatalf("%.60s: %v", stmt, err)
-				}
-			}
-			for _, ddl := range legacyJournalDDL[b.dialect] {
-				exec(ddl)
-			}
-			anchors := map[string]sequence.Head{}
-			for key, n := range map[string]int{"inv": 2300, "order": 3} {
-				r, err := s.Allocate(ctx, key, int64(n))
-				if err != nil {
-					t.Fatal(err)
-				}
-				// The earlier release's journal of those numbers: one
-				// record per number drawn.
-				var head sequence.Head
-				id := sha256.Sum256([]byte(key))
-				for v := r.First; v <= r.Last; v++ {
-					var e sequence.Event
-					e, head = sequence.Chain(head, key, sequence.Event{Kind: sequence.Drawn, Range: sequence.Range{First: v, Last: v}, Reason: "an earlier release"})
-					exec(`INSERT INTO sn_ledger_journal (id, seq, kind, first_n, last_n, at_us, by_name, actor, reason, deadline_us, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-						id[:], e.Seq, e.Kind.String(), e.Range.First, e.Range.Last, e.At.UnixMicro(), e.By, e.Actor, e.Reason, int64(0), e.Hash[:])
-				}
-				head.Mark = r.Last
-				exec(`INSERT INTO sn_ledger_jhead (id, k, seq, hash, mark) VALUES (?, ?, ?, ?, ?)`, id[:], []byte(key), head.Seq, head.Hash[:], head.Mark)
-				anchors[key] = head
-				// This release's own record of the allocation, which the
-				// earlier one did not write.
-				exec(`DELETE FROM sn_ledger_kv WHERE k LIKE 'j%'`)
-			}
+			anchors := legacyJournal(t, b, db, s, map[string]int{"inv": 2300, "order": 3})
 			if h, err := s.Head(ctx, "inv"); err != nil || h.Seq != 0 {
 				t.Fatalf("control: before the migration the Store reads head %+v, %v; want none", h, err)
 			}
-			s2 := newStore(t, b, db, sqlseq.Options{})
+			s2, err := sqlseq.New(db, b.dialect, sqlseq.Options{}) // no Migrate: the first write runs it
+			if err != nil {
+				t.Fatal(err)
+			}
 			for key, anchor := range anchors {
-				events, head, err := sequence.ReadJournal(ctx, s2, key)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := sequence.VerifyChain(key, events, head, anchor); err != nil || head != anchor {
-					t.Errorf("%s after the migration: head %+v (want %+v), %d records: %v", key, head, anchor, len(events), err)
-				}
 				r, err := s2.Allocate(ctx, key, 1)
 				if err != nil || r.First != anchor.Mark+1 {
 					t.Errorf("%s: the next range %v, %v; want it above %d", key, r, err, anchor.Mark)
 				}
-				events, head, _ = sequence.ReadJournal(ctx, s2, key)
-				if err := sequence.VerifyChain(key, events, head, anchor); err != nil {
-					t.Errorf("%s: the journal after a new record: %v", key, err)
+				events, head, err := sequence.ReadJournal(ctx, s2, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sequence.VerifyChain(key, events, head, anchor); err != nil || head.Seq != anchor.Seq+1 {
+					t.Errorf("%s after the migration and a new record: head %+v (anchor %+v), %d records: %v", key, head, anchor, len(events), err)
 				}
 			}
 			for _, table := range []string{"sn_ledger_journal", "sn_ledger_jhead"} {
 				var n int
 				if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil || n != 0 {
 					t.Errorf("%s after the migration: %d rows, %v", table, n, err)
+				}
+			}
+		})
+	}
+}
+
+// TestMigrateJournalPruneRace (from adversary run 4): five Stores
+// migrate one journal of 2,500 records at once, while the first to
+// finish allocates and prunes it again and again. A slower migrator that
+// had read a batch before it was moved wrote again records a prune had
+// removed, and the chain no longer verified (3 of 3 rounds on
+// PostgreSQL). Each batch now locks the rows it moves. The control:
+// round 0, one migrator.
+func TestMigrateJournalPruneRace(t *testing.T) {
+	ctx := context.Background()
+	pub, sk, _ := ed25519.GenerateKey(nil)
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			for round := range 4 {
+				migrators := 5
+				if round == 0 {
+					migrators = 1
+				}
+				db := b.open(t)
+				legacyJournal(t, b, db, newStore(t, b, db, sqlseq.Options{}), map[string]int{"inv": 2500})
+				first := make(chan *sqlseq.Store, migrators)
+				var wg sync.WaitGroup
+				for i := range migrators {
+					wg.Go(func() {
+						time.Sleep(time.Duration(i*3) * time.Millisecond)
+						st, err := sqlseq.New(db, b.dialect, sqlseq.Options{})
+						if err == nil {
+							err = st.Migrate(ctx)
+						}
+						if err != nil {
+							t.Error(err)
+						}
+						first <- st
+					})
+				}
+				st := <-first
+				done := make(chan struct{})
+				go func() { wg.Wait(); close(done) }()
+				for loop := true; loop; {
+					select {
+					case <-done:
+						loop = false
+					default:
+					}
+					if _, err := st.Allocate(ctx, "inv", 1); err != nil {
+						t.Fatal(err)
+					}
+					events, _, err := sequence.ReadJournal(ctx, st, "inv")
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, err := sequence.PruneRecord("inv", events[:len(events)-1], time.Now(), sk)
+					if err != nil {
+						t.Fatal(err)
+					}
+					st.Prune(ctx, "inv", p) // refused when the journal moved since the read
+				}
+				events, head, err := sequence.ReadJournal(ctx, st, "inv")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sequence.VerifySealed("inv", events, head, []ed25519.PublicKey{pub}); err != nil || len(events) != 2 {
+					t.Errorf("round %d: %d records after the prunes (want 2): %v", round, len(events), err)
 				}
 			}
 		})
