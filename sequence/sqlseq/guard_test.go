@@ -17,6 +17,7 @@ import (
 func TestClockGuard(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel() // a database of its own on each server: the two side by side
 			guardtest.Run(t, func(t *testing.T) guardtest.Store {
 				return newStore(t, b, b.open(t), sqlseq.Options{})
 			})

@@ -38,6 +38,7 @@ func TestLeaserConformance(t *testing.T) {
 func TestLeaser(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel() // a database of its own on each server: the two side by side
 			db := b.open(t)
 			db.SetMaxOpenConns(32)
 			s := newStore(t, b, db, sqlseq.Options{})
