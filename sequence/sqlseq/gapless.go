@@ -149,7 +149,7 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 		}
 		return 0, s.refused(ctx, key, fmt.Sprintf("%d more numbers", n))
 	}
-	_, err = s.appendIn(ctx, tx, id, key, last-n, last, func(sequence.Head) (int64, []sequence.Event, error) {
+	_, err = s.appendIn(ctx, &txRecords{s: s, tx: tx}, id, key, last-n, last, func(sequence.Head) (int64, []sequence.Event, error) {
 		return last, []sequence.Event{{Kind: sequence.Drawn, Range: sequence.Range{First: last - n + 1, Last: last}}}, nil
 	})
 	if err != nil {

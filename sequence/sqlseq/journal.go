@@ -43,13 +43,38 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 		defer tx.Rollback()
 		var k []byte
 		var last int64
-		err = tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
+		view := &txRecords{s: s, tx: tx}
+		lock := func() error {
+			if s.dialect != Postgres {
+				return tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
+			}
+			// PostgreSQL: the row and the journal's head (ensureRow made
+			// it) locked and read in one statement; both locked, so that
+			// a wait for another writer reads both again. Without a head
+			// (deleted by hand), the row alone, and the head read apart.
+			// (MariaDB locks every row it reads, and a locking read of
+			// a missing head would take a gap lock: two statements.)
+			hk := journal.HeadKey(key)
+			var hv []byte
+			var hver int64
+			err := tx.QueryRowContext(ctx, `SELECT l.k, l.last, h.v, h.ver FROM `+s.q.quoted+` l JOIN `+s.kvTable()+` h ON h.k = $2 AND h.ver <> 0 WHERE l.id = $1 FOR UPDATE OF l, h`,
+				id[:], []byte(hk)).Scan(&k, &last, &hv, &hver)
+			if errors.Is(err, sql.ErrNoRows) {
+				view.pre = nil
+				return tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
+			}
+			if err == nil {
+				view.pre = map[string]record.Record{hk: {Key: hk, Value: hv, Version: hver}}
+			}
+			return err
+		}
+		err = lock()
 		if errors.Is(err, sql.ErrNoRows) {
 			// Deleted since ensureRow saw it (an expired key): made again.
 			if _, err := tx.ExecContext(ctx, s.q.insert, id[:], []byte(key)); err != nil {
 				return err
 			}
-			err = tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
+			err = lock()
 		}
 		if err != nil {
 			return err
@@ -57,7 +82,7 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 		if string(k) != key || last < 0 {
 			return fmt.Errorf("%w: table %s: the row of key %q holds the key %q and the mark %d", ErrCorrupt, s.table, key, k, last)
 		}
-		out, err = s.appendIn(ctx, tx, id, key, last, last, func(head sequence.Head) (int64, []sequence.Event, error) {
+		out, err = s.appendIn(ctx, view, id, key, last, last, func(head sequence.Head) (int64, []sequence.Event, error) {
 			return op(tx, last, head.Mark)
 		})
 		if err != nil {
@@ -88,9 +113,9 @@ func (s *Store) migrated(ctx context.Context) error {
 // writes them, the head and the mark (when it is not stored, the mark
 // the ledger's row holds) in tx. The caller holds key's ledger row locked
 // in tx.
-func (s *Store) appendIn(ctx context.Context, tx execer, id [32]byte, key string, before, stored int64, change func(head sequence.Head) (int64, []sequence.Event, error)) (out []sequence.Event, err error) {
+func (s *Store) appendIn(ctx context.Context, view *txRecords, id [32]byte, key string, before, stored int64, change func(head sequence.Head) (int64, []sequence.Event, error)) (out []sequence.Event, err error) {
 	next := stored
-	view := &txRecords{s: s, tx: tx}
+	tx := view.tx
 	cond, ops, err := record.In(ctx, view, func(rt *record.Tx) error {
 		head, err := journal.HeadOf(rt, key)
 		if err != nil {
@@ -197,7 +222,8 @@ func (s *Store) appendIn(ctx context.Context, tx execer, id [32]byte, key string
 type txRecords struct {
 	s    *Store
 	tx   execer
-	read map[string]bool // the keys read (locked), beside those created
+	read map[string]bool          // the keys read, beside those created
+	pre  map[string]record.Record // read with the ledger's row, under its lock
 }
 
 func (r *txRecords) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
@@ -207,6 +233,10 @@ func (r *txRecords) Get(ctx context.Context, keys ...string) ([]record.Record, e
 			r.read = map[string]bool{}
 		}
 		r.read[k] = true
+		if p, ok := r.pre[k]; ok {
+			out[i] = p
+			continue
+		}
 		out[i] = record.Record{Key: k}
 		err := r.tx.QueryRowContext(ctx, `SELECT v, ver FROM `+r.s.kvTable()+` WHERE ver <> 0 AND k = `+r.s.args(0, 1)+` FOR UPDATE`, []byte(k)).Scan(&out[i].Value, &out[i].Version)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
