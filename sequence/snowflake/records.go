@@ -65,6 +65,26 @@ type held struct {
 	Bound    int64  `json:"bound_ns,omitempty"`
 }
 
+// read returns id's record in tx; the zero held (free, no bound) for
+// none.
+func (l *RecordLeaser) read(tx *record.Tx, id int64) (held, error) {
+	r, err := tx.Get1(l.key(id))
+	if err != nil || !r.Exists() {
+		return held{}, err
+	}
+	return l.decode(r)
+}
+
+// write puts h as id's record in tx.
+func (l *RecordLeaser) write(tx *record.Tx, id int64, h held) error {
+	v, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	tx.Put(l.key(id), v)
+	return nil
+}
+
 func (l *RecordLeaser) decode(r record.Record) (held, error) {
 	var h held
 	if err := json.Unmarshal(r.Value, &h); err != nil {
@@ -142,15 +162,9 @@ func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Durati
 			if id < 0 || (k >= 0 && id == released) || taken[id] {
 				continue
 			}
-			r, err := tx.Get1(l.key(id))
+			h, err := l.read(tx, id)
 			if err != nil {
 				return err
-			}
-			var h held
-			if r.Exists() {
-				if h, err = l.decode(r); err != nil {
-					return err
-				}
 			}
 			if h.Deadline > now.UnixMicro() {
 				taken[id] = true
@@ -177,15 +191,9 @@ func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Durati
 // deadline loses it: its renewals fail. A store moving its leases into
 // the records adopts each before any process leases from them.
 func (l *RecordLeaser) Adopt(tx *record.Tx, id int64, deadline, bound time.Time) error {
-	r, err := tx.Get1(l.key(id))
+	h, err := l.read(tx, id)
 	if err != nil {
 		return err
-	}
-	var h held
-	if r.Exists() {
-		if h, err = l.decode(r); err != nil {
-			return err
-		}
 	}
 	if us := deadline.UnixMicro(); us > h.Deadline {
 		h.Token, h.Deadline = "adopted", us
@@ -193,12 +201,7 @@ func (l *RecordLeaser) Adopt(tx *record.Tx, id int64, deadline, bound time.Time)
 	if !bound.IsZero() {
 		h.Bound = max(h.Bound, bound.UnixNano())
 	}
-	v, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	tx.Put(l.key(id), v)
-	return nil
+	return l.write(tx, id, h)
 }
 
 // recordLease is one holding of a worker id.
@@ -222,12 +225,7 @@ func (r *recordLease) Bound() time.Time {
 // put writes the lease as this holder's until now plus its ttl, with
 // bound.
 func (r *recordLease) put(tx *record.Tx, now time.Time, bound int64) error {
-	v, err := json.Marshal(held{Token: r.token, Deadline: now.Add(r.ttl).UnixMicro(), Bound: bound})
-	if err != nil {
-		return err
-	}
-	tx.Put(r.l.key(r.id), v)
-	return nil
+	return r.l.write(tx, r.id, held{Token: r.token, Deadline: now.Add(r.ttl).UnixMicro(), Bound: bound})
 }
 
 // Renew extends the lease by its ttl from the store's now and raises the
@@ -255,12 +253,7 @@ func (r *recordLease) Release(ctx context.Context, bound time.Time) error {
 		if !bound.IsZero() {
 			b = max(b, bound.UnixNano())
 		}
-		v, err := json.Marshal(held{Deadline: now.UnixMicro(), Bound: b})
-		if err != nil {
-			return err
-		}
-		tx.Put(r.l.key(r.id), v)
-		return nil
+		return r.l.write(tx, r.id, held{Deadline: now.UnixMicro(), Bound: b})
 	})
 }
 
@@ -271,17 +264,11 @@ func (r *recordLease) change(ctx context.Context, op string, fn func(tx *record.
 		if err != nil {
 			return err
 		}
-		rec, err := tx.Get1(r.l.key(r.id))
+		h, err := r.l.read(tx, r.id)
 		if err != nil {
 			return err
 		}
-		var h held
-		if rec.Exists() {
-			if h, err = r.l.decode(rec); err != nil {
-				return err
-			}
-		}
-		if !rec.Exists() || h.Token != r.token || h.Deadline <= now.UnixMicro() {
+		if h.Token != r.token || h.Deadline <= now.UnixMicro() {
 			return fmt.Errorf("snowflake: %s: worker %d of %q: the lease expired or is another holder's: %w", op, r.id, r.l.name, sequence.ErrLeaseLost)
 		}
 		return fn(tx, now, h)
