@@ -75,6 +75,7 @@ type Segment struct {
 	closed   atomic.Bool
 	sweeping bool           // the sweeper runs; under mu
 	wg       sync.WaitGroup // background fetches and the sweeper
+	fetching sync.WaitGroup // background fetches: Close lets them finish
 
 	expiring sync.Map // key -> true: keys whose counter the store may delete (Expire)
 	closing  struct { // blocks that arrived after Close began, to hand back
@@ -613,6 +614,7 @@ func (k *SegmentKey) startFetch() *fetch {
 		return nil
 	}
 	s.wg.Add(1)
+	s.fetching.Add(1)
 	s.mu.Unlock()
 
 	now := s.opts.Now().Sub(s.start)
@@ -648,6 +650,7 @@ func (k *SegmentKey) run(f *fetch) {
 
 	k.lock()
 	defer k.unlock()
+	defer k.s.fetching.Done()
 	k.accept(f, r, err)
 	close(f.done)
 	if f.err == nil && f.b == nil && k.last == f {
@@ -824,8 +827,10 @@ func skipTo(b *block, floor int64) Range {
 	}
 }
 
-// Close stops the Segment: it cancels background fetches and waits for them
-// to return, and every later call returns an error wrapping [ErrClosed].
+// Close stops the Segment: every later call returns an error wrapping
+// [ErrClosed]. It lets a background fetch in flight finish for up to a
+// fifth of [SegmentOptions.FetchTimeout], then cancels it and waits for it
+// to return.
 // When the Allocator is a [Returner], Close hands back, per key, the
 // numbers its current and prefetched blocks hold and nobody took, and a
 // block a fetch it cancelled reserved all the same, if no process
@@ -843,6 +848,18 @@ func (s *Segment) Close() error {
 	}
 	s.closed.Store(true)
 	s.mu.Unlock()
+	// A fetch in flight is let finish, for a fifth of FetchTimeout,
+	// before it is cancelled: a block the store reserved and answered
+	// goes back or is noted unused below, where a cancelled one whose
+	// answer is lost stays open in the journal.
+	finished := make(chan struct{})
+	go func() { s.fetching.Wait(); close(finished) }()
+	wait := time.NewTimer(s.opts.FetchTimeout / 5)
+	select {
+	case <-finished:
+	case <-wait.C:
+	}
+	wait.Stop()
 	s.cancel()
 	back := map[string][]Range{}   // per key, what the Segment holds and nobody took, on top of the store's mark
 	unused := map[string][]Range{} // per key, what it holds and nobody took, below the mark

@@ -825,3 +825,57 @@ func TestSegmentKeyTryNext(t *testing.T) {
 		t.Errorf("TryNext after Close = %d, true; want a miss", n)
 	}
 }
+
+// answerLate is a store whose Allocate answers after delay, whatever its
+// context says: a store that reserved a block though its caller gave up.
+type answerLate struct {
+	*sequence.MemoryAllocator
+	delay   time.Duration
+	entered chan struct{} // a value per call
+}
+
+func (a answerLate) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	r, err := a.MemoryAllocator.Allocate(context.WithoutCancel(ctx), key, n)
+	a.entered <- struct{}{}
+	time.Sleep(a.delay)
+	if err == nil && ctx.Err() != nil {
+		return sequence.Range{}, ctx.Err() // reserved, and the answer lost
+	}
+	return r, err
+}
+
+// TestSegmentCloseLetsFetchFinish: Close lets a fetch in flight finish
+// (for a fifth of FetchTimeout), so the block the store reserved goes
+// back and the key continues at 1. The control, whose FetchTimeout is too
+// short for the store, cancels the fetch: its block is lost, a gap.
+func TestSegmentCloseLetsFetchFinish(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		want    int64
+	}{
+		{"finishes", 5 * time.Second, 1},
+		{"control-cancelled", 100 * time.Millisecond, 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := answerLate{sequence.NewMemoryAllocator(), 300 * time.Millisecond, make(chan struct{}, 1)}
+			s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MaxStep: 10, FetchTimeout: tc.timeout}))
+			errc := make(chan error, 1)
+			go func() {
+				_, err := s.Next(t.Context(), "k")
+				errc <- err
+			}()
+			<-a.entered // the fetch is in flight: it answers in 300ms
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-errc; !errors.Is(err, sequence.ErrClosed) {
+				t.Errorf("Next during Close = %v, want ErrClosed", err)
+			}
+			r, err := a.MemoryAllocator.Allocate(t.Context(), "k", 1)
+			if err != nil || r.First != tc.want {
+				t.Errorf("after Close the store gives %v, %v; want %d", r, err, tc.want)
+			}
+		})
+	}
+}
