@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"maps"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence/redisseq"
 	"github.com/sngen/sn/sequence/snowflake"
+	"github.com/sngen/sn/sequence/sqlseq"
 )
 
 // issueConcurrently draws n numbers from each of goroutines goroutines
@@ -111,9 +113,33 @@ func TestSnowflakeLeased(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		var held, bounds int
-		if err := db.QueryRowContext(t.Context(), "SELECT count(*) FILTER (WHERE deadline > now()), count(*) FILTER (WHERE bound > 0) FROM ids_workers").Scan(&held, &bounds); err != nil {
+		store, err := sqlseq.New(db, sqlseq.Postgres, sqlseq.Options{Table: "ids"})
+		if err != nil {
 			t.Fatal(err)
+		}
+		recs, err := store.Records().Scan(t.Context(), "wk/", "wk0", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := store.Now(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held, bounds int
+		for _, r := range recs {
+			var l struct {
+				Deadline int64 `json:"deadline_us"`
+				Bound    int64 `json:"bound_ns"`
+			}
+			if err := json.Unmarshal(r.Value, &l); err != nil {
+				t.Fatalf("lease %s: %v", r.Key, err)
+			}
+			if l.Deadline > now.UnixMicro() {
+				held++
+			}
+			if l.Bound > 0 {
+				bounds++
+			}
 		}
 		if held != 0 || bounds != 2 {
 			t.Errorf("after Close: %d leases held, %d bounds recorded; want 0 and 2", held, bounds)

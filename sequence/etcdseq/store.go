@@ -63,9 +63,10 @@ type Options struct {
 // concurrent use, and any number of processes may share one cluster and
 // prefix. It does not own the client, which the caller closes.
 type Store struct {
-	cli    *clientv3.Client
-	prefix string
-	opts   Options
+	cli     *clientv3.Client
+	prefix  string
+	opts    Options
+	workers moved // the leases of an earlier release, moved (lease.go)
 }
 
 // New returns a Store over cli, which it does not own. It checks its

@@ -189,19 +189,60 @@ func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Durati
 // earlier release): the id is held until deadline, by the store's clock,
 // and its bound is at least bound. A holder whose lease ends before
 // deadline loses it: its renewals fail. A store moving its leases into
-// the records adopts each before any process leases from them.
+// the records adopts each before any process leases from them. Adopting
+// a lease twice changes nothing.
 func (l *RecordLeaser) Adopt(tx *record.Tx, id int64, deadline, bound time.Time) error {
 	h, err := l.read(tx, id)
 	if err != nil {
 		return err
 	}
-	if us := deadline.UnixMicro(); us > h.Deadline {
-		h.Token, h.Deadline = "adopted", us
+	now, err := tx.Now()
+	if err != nil {
+		return err
+	}
+	if us := deadline.UnixMicro(); us > h.Deadline && us > now.UnixMicro() {
+		h.Token, h.Deadline = "adopted", us // held: nobody takes it before
 	}
 	if !bound.IsZero() {
 		h.Bound = max(h.Bound, bound.UnixNano())
 	}
 	return l.write(tx, id, h)
+}
+
+// movedLayout is what [MoveLayouts] leaves in a layout record of an
+// earlier release.
+const movedLayout = "moved to the records: upgrade every process of sn"
+
+// MoveLayouts moves the layouts the leasers of earlier releases kept (the
+// records "r/snowflake layout " and a name, see [sequence.Remember]) to
+// the RecordLeaser's own, and leaves in their place a value that is no
+// layout: a process of an earlier release, whose Lease reads it as the
+// name's layout, refuses to lease (ErrLayout) and says to upgrade. A
+// store moving its leases into the records calls it before adopting
+// them; calling it again changes nothing.
+func MoveLayouts(ctx context.Context, s record.Store) error {
+	const p = "r/snowflake layout "
+	return record.Update(ctx, s, func(tx *record.Tx) error {
+		rs, err := tx.Scan(p, record.PrefixEnd(p), 0)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if string(r.Value) == movedLayout {
+				continue
+			}
+			l := RecordLeaser{name: strings.TrimPrefix(r.Key, p)}
+			lr, err := tx.Get1(l.base() + "layout")
+			if err != nil {
+				return err
+			}
+			if !lr.Exists() {
+				tx.Put(l.base()+"layout", r.Value)
+			}
+			tx.Put(r.Key, []byte(movedLayout))
+		}
+		return nil
+	})
 }
 
 // recordLease is one holding of a worker id.

@@ -91,3 +91,39 @@ func TestRecordLeaserAdopt(t *testing.T) {
 		t.Errorf("a renewal after the id was adopted past the lease: %v; want ErrLeaseLost", err)
 	}
 }
+
+// MoveLayouts moves a layout an earlier release remembered to the
+// RecordLeaser's own record, and leaves a value that is no layout where
+// the release reads it: the release's check refuses, the RecordLeaser
+// keeps the layout. Again, it changes nothing. The control, a name whose
+// layout was not moved, still reads its own.
+func TestMoveLayouts(t *testing.T) {
+	ctx := t.Context()
+	s := record.NewMemory()
+	lay := snowflake.Layout{TimeBits: 41, WorkerBits: 1, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
+	for _, name := range []string{"old", "control"} {
+		if _, err := sequence.Remember(ctx, s, "snowflake layout "+name, lay.String()); err != nil {
+			t.Fatal(err)
+		}
+		if name == "old" {
+			for range 2 {
+				if err := snowflake.MoveLayouts(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if got, _ := sequence.Remember(ctx, s, "snowflake layout old", lay.String()); got == lay.String() || !strings.Contains(got, "upgrade") {
+		t.Errorf("the release reads the layout %q after the move; want a value that is no layout, saying to upgrade", got)
+	}
+	if got, _ := sequence.Remember(ctx, s, "snowflake layout control", lay.String()); got != lay.String() {
+		t.Errorf("control: a layout not moved reads %q", got)
+	}
+	l, _ := snowflake.NewRecordLeaser(s, "old")
+	if _, err := l.Lease(ctx, snowflake.Twitter, time.Minute); !errors.Is(err, snowflake.ErrLayout) {
+		t.Errorf("a Lease in another layout after the move: %v; want ErrLayout", err)
+	}
+	if _, err := l.Lease(ctx, lay, time.Minute); err != nil {
+		t.Errorf("a Lease in the moved layout: %v", err)
+	}
+}

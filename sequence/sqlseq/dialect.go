@@ -49,32 +49,18 @@ type queries struct {
 	deleteKey    string // deletes key $1's ledger row
 	deleteExpiry string // deletes key $1's deadline
 
-	// The worker-id leases of snowflake Gens (see lease.go): a third
-	// table, the ledger's name and "_workers", one row per name and id,
-	// with deadlines by the database's clock.
-	createWorkers string
-	// heldWorkers lists the ids below $2 of name $1 whose deadline has
-	// not passed.
-	heldWorkers string
-	// takeWorker makes id worker of name token's for ttl microseconds,
-	// unless another token holds it and its deadline has not passed; it
-	// reads the row back, and returns the bound and whether the row is
-	// token's.
-	takeWorker func(ctx context.Context, db execer, name []byte, worker int64, token string, ttl int64) (bound int64, ok bool, err error)
-	// renewWorker, of ttl $1 microseconds, bound $2, name $3, worker $4,
-	// token $5, extends the deadline and raises the bound of a row that
-	// token holds and whose deadline has not passed.
-	renewWorker string
-	// holdsWorker, of name $1, worker $2, token $3, reads whether token
-	// holds the row and its deadline has not passed.
-	holdsWorker string
-	// releaseWorker, of bound $1, name $2, worker $3, token $4, sets the
-	// bound of a row that token holds and whose deadline has not passed,
-	// and frees it: no token, the deadline now.
-	releaseWorker string
-	// releasedWorkers, of name $1 and workers $2, reads up to 16 free ids
-	// below $2 that have a bound: those a holder released.
-	releasedWorkers string
+	// The worker-id leases of an earlier release (see migrate.go): the
+	// table the ledger's name and "_workers", one row per name and id,
+	// is moved into the records, and a table that takes no row put in
+	// its place, so that a process of that release leases nothing.
+	fenceWorkers  string // makes the table that takes no row, named {workers}, or {workers_fence} on MySQL
+	legacyWorkers string // reads name, worker, token, deadline (Unix microseconds), bound of the moved table
+	moveWorkers   string // renames {workers} away (and, on MySQL, the fence into its place)
+	movedWorkers  string // on MySQL, renames the moved table to its last name
+	placeFence    string // on MySQL, renames {workers_fence} to {workers}
+	// legacyWorkersExist fails, with no such table, when there is no
+	// {workers}; legacyWorkersTable names it.
+	legacyWorkersExist, legacyWorkersTable string
 
 	// legacyRecords reads the named records of an earlier release (see
 	// migrate.go), name and value; legacyUnrecord, of name $1, deletes one.
@@ -136,7 +122,7 @@ func postgres(table string) queries {
 	// PostgreSQL folds the unquoted name, so that it names the same table.
 	parts := strings.Split(strings.ToLower(table), ".")
 	r := strings.NewReplacer("{table}", `"`+strings.Join(parts, `"."`)+`"`, "{expiry}", `"`+strings.Join(parts, `"."`)+`_expiry"`,
-		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`, "{records}", `"`+strings.Join(parts, `"."`)+`_records"`,
+		"{workers}", `"`+strings.Join(parts, `"."`)+`_workers"`, "{workers_moved_bare}", `"`+parts[len(parts)-1]+`_wmoved"`, "{records}", `"`+strings.Join(parts, `"."`)+`_records"`,
 		"{catalog}", `"`+strings.Join(parts, `"."`)+`_catalog"`,
 		"{journal}", `"`+strings.Join(parts, `"."`)+`_journal"`, "{jhead}", `"`+strings.Join(parts, `"."`)+`_jhead"`,
 		"{holds}", `"`+strings.Join(parts, `"."`)+`_holds"`, "{idem}", `"`+strings.Join(parts, `"."`)+`_idem"`)
@@ -187,25 +173,23 @@ ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline`),
 		deleteKey:    r.Replace(`DELETE FROM {table} WHERE id = $1`),
 		deleteExpiry: r.Replace(`DELETE FROM {expiry} WHERE id = $1`),
 
-		createWorkers: r.Replace(`CREATE TABLE IF NOT EXISTS {workers} (
+		fenceWorkers: r.Replace(`CREATE TABLE {workers} (
 	name bytea NOT NULL,
-	worker bigint NOT NULL CHECK (worker >= 0),
+	worker bigint NOT NULL,
 	token text NOT NULL,
 	deadline timestamptz NOT NULL,
 	bound bigint NOT NULL,
-	PRIMARY KEY (name, worker)
+	PRIMARY KEY (name, worker),
+	CONSTRAINT "moved to the records: upgrade every process of sn" CHECK (false)
 )`),
-		heldWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = $1 AND worker < $2 AND deadline > now()`),
-		renewWorker: r.Replace(`UPDATE {workers} SET deadline = now() + $1 * interval '1 microsecond', bound = GREATEST(bound, $2)
-WHERE name = $3 AND worker = $4 AND token = $5 AND deadline > now()`),
-		holdsWorker: r.Replace(`SELECT count(*) FROM {workers} WHERE name = $1 AND worker = $2 AND token = $3 AND deadline > now()`),
-		releaseWorker: r.Replace(`UPDATE {workers} SET bound = $1, token = '', deadline = now()
-WHERE name = $2 AND worker = $3 AND token = $4 AND deadline > now()`),
-		releasedWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = $1 AND worker < $2 AND deadline <= now() AND bound > 0 LIMIT 16`),
-		legacyRecords:   r.Replace(`SELECT name, value FROM {records}`),
-		legacyUnrecord:  r.Replace(`DELETE FROM {records} WHERE name = $1`),
-		legacyEntries:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
-		legacyForget:    r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
+		legacyWorkers:      r.Replace(`SELECT name, worker, token, (extract(epoch FROM deadline) * 1000000)::bigint, bound FROM {workers}`),
+		moveWorkers:        r.Replace(`ALTER TABLE {workers} RENAME TO {workers_moved_bare}`),
+		legacyWorkersExist: r.Replace(`SELECT 1 FROM {workers} WHERE 1 = 0`),
+		legacyWorkersTable: r.Replace(`{workers}`),
+		legacyRecords:      r.Replace(`SELECT name, value FROM {records}`),
+		legacyUnrecord:     r.Replace(`DELETE FROM {records} WHERE name = $1`),
+		legacyEntries:      r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
+		legacyForget:       r.Replace(`DELETE FROM {catalog} WHERE id = $1`),
 		legacyEvents: r.Replace(`SELECT h.k, j.id, j.seq, j.kind, j.first_n, j.last_n, j.at_us, j.by_name, j.actor, j.reason, j.deadline_us, j.hash
 FROM {journal} j JOIN {jhead} h ON h.id = j.id ORDER BY j.id, j.seq LIMIT 1000 FOR UPDATE OF j`),
 		legacyUnjournal: r.Replace(`DELETE FROM {journal} WHERE id = $1 AND seq <= $2`),
@@ -228,25 +212,6 @@ AND COALESCE((SELECT f.last FROM {table} f WHERE f.id = $5), 0) <= $1`),
 		legacyUnmemo: r.Replace(`DELETE FROM {idem} WHERE id = $1`),
 		legacySweep:  r.Replace(`DELETE FROM {idem} WHERE until_us <= $1`),
 	}
-	// The row is inserted, or taken over if its deadline has passed (or
-	// it is token's already: a retry of a statement whose commit was not
-	// seen). ON CONFLICT DO UPDATE locks the row and evaluates the WHERE
-	// on its latest version, so of two concurrent takes one finds the
-	// other's fresh deadline and returns no row.
-	takeSQL := r.Replace(`INSERT INTO {workers} AS w (name, worker, token, deadline, bound)
-VALUES ($1, $2, $3, now() + $4 * interval '1 microsecond', 0)
-ON CONFLICT (name, worker) DO UPDATE SET token = EXCLUDED.token, deadline = EXCLUDED.deadline
-WHERE w.deadline <= now() OR w.token = EXCLUDED.token
-RETURNING token, bound`)
-	q.takeWorker = func(ctx context.Context, db execer, name []byte, worker int64, token string, ttl int64) (int64, bool, error) {
-		var got string
-		var bound int64
-		err := db.QueryRowContext(ctx, takeSQL, name, worker, token, ttl).Scan(&got, &bound)
-		if err == sql.ErrNoRows {
-			return 0, false, nil
-		}
-		return bound, err == nil && got == token, err
-	}
 	// ON CONFLICT DO UPDATE locks the row it updates, without an upgrade
 	// from a shared lock: concurrent transactions queue on it.
 	q.draw = q.allocate
@@ -261,7 +226,9 @@ RETURNING token, bound`)
 func mysql(table string) queries {
 	// Quoted, so that a reserved word ("select") is a name.
 	r := strings.NewReplacer("{table}", "`"+strings.ReplaceAll(table, ".", "`.`")+"`", "{expiry}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_expiry`",
-		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`", "{records}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_records`",
+		"{workers}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_workers`", "{workers_fence}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_wfence`",
+		"{workers_moving}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_wmoving`", "{workers_moved}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_wmoved`",
+		"{records}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_records`",
 		"{catalog}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_catalog`",
 		"{journal}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_journal`", "{jhead}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_jhead`",
 		"{holds}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_holds`", "{idem}", "`"+strings.ReplaceAll(table, ".", "`.`")+"_idem`")
@@ -275,19 +242,6 @@ ON DUPLICATE KEY UPDATE last = IF(k = ? AND last <= ?, LAST_INSERT_ID(last + ?),
 	floorSQL := r.Replace(`INSERT INTO {table} (id, k, last) VALUES (?, ?, LAST_INSERT_ID(?))
 ON DUPLICATE KEY UPDATE last = IF(k = ?, LAST_INSERT_ID(GREATEST(last, ?)), last + 0 * LAST_INSERT_ID(0))`)
 	drawSQL := r.Replace(`UPDATE {table} SET last = LAST_INSERT_ID(last + ?) WHERE id = ? AND k = ? AND last <= ?`)
-	// A worker id is taken in three statements, each on its own: insert
-	// the row if there is none; else take it over if its deadline has
-	// passed (or it is the token's already: a retry), an UPDATE that locks
-	// the row and evaluates its WHERE on the latest version, so of two
-	// concurrent takes one finds the other's fresh deadline; then read the
-	// row back. The UPDATE's assignments do not depend on one another, so
-	// that neither MySQL's left-to-right order nor MariaDB's
-	// SIMULTANEOUS_ASSIGNMENT changes what it does.
-	insertWorkerSQL := r.Replace(`INSERT IGNORE INTO {workers} (name, worker, token, deadline, bound)
-VALUES (?, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, 0)`)
-	takeWorkerSQL := r.Replace(`UPDATE {workers} SET token = ?, deadline = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND
-WHERE name = ? AND worker = ? AND (deadline <= UTC_TIMESTAMP(6) OR token = ?)`)
-	readWorkerSQL := r.Replace(`SELECT token, bound FROM {workers} WHERE name = ? AND worker = ?`)
 	return queries{
 		quoted: r.Replace(`{table}`),
 		create: create,
@@ -341,44 +295,25 @@ ON DUPLICATE KEY UPDATE deadline = VALUES(deadline)`),
 
 		// VARBINARY: a binary collation, so that names that differ only
 		// in case or accents are two names.
-		createWorkers: r.Replace(`CREATE TABLE IF NOT EXISTS {workers} (
+		fenceWorkers: r.Replace(`CREATE TABLE {workers_fence} (
 	name VARBINARY(255) NOT NULL,
 	worker BIGINT NOT NULL,
 	token VARBINARY(64) NOT NULL,
 	deadline DATETIME(6) NOT NULL,
 	bound BIGINT NOT NULL,
-	PRIMARY KEY (name, worker)
-) ENGINE=InnoDB`),
-		heldWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = ? AND worker < ? AND deadline > UTC_TIMESTAMP(6)`),
-		takeWorker: func(ctx context.Context, db execer, name []byte, worker int64, token string, ttl int64) (int64, bool, error) {
-			res, err := db.ExecContext(ctx, insertWorkerSQL, name, worker, token, ttl)
-			if err != nil {
-				return 0, false, err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return 0, false, err
-			} else if n == 0 {
-				if _, err := db.ExecContext(ctx, takeWorkerSQL, token, ttl, name, worker, token); err != nil {
-					return 0, false, err
-				}
-			}
-			var got string
-			var bound int64
-			if err := db.QueryRowContext(ctx, readWorkerSQL, name, worker).Scan(&got, &bound); err != nil {
-				return 0, false, err
-			}
-			return bound, got == token, nil
-		},
-		renewWorker: r.Replace(`UPDATE {workers} SET deadline = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, bound = GREATEST(bound, ?)
-WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
-		holdsWorker: r.Replace(`SELECT count(*) FROM {workers} WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
-		releaseWorker: r.Replace(`UPDATE {workers} SET bound = ?, token = '', deadline = UTC_TIMESTAMP(6)
-WHERE name = ? AND worker = ? AND token = ? AND deadline > UTC_TIMESTAMP(6)`),
-		releasedWorkers: r.Replace(`SELECT worker FROM {workers} WHERE name = ? AND worker < ? AND deadline <= UTC_TIMESTAMP(6) AND bound > 0 LIMIT 16`),
-		legacyRecords:   r.Replace(`SELECT name, value FROM {records}`),
-		legacyUnrecord:  r.Replace(`DELETE FROM {records} WHERE name = ?`),
-		legacyEntries:   r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
-		legacyForget:    r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
+	PRIMARY KEY (name, worker),
+	CHECK (worker < 0 AND worker >= 0)
+) ENGINE=InnoDB COMMENT='moved to the records: upgrade every process of sn'`),
+		legacyWorkers:      r.Replace(`SELECT name, worker, token, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', deadline), bound FROM {workers_moving}`),
+		moveWorkers:        r.Replace(`RENAME TABLE {workers} TO {workers_moving}, {workers_fence} TO {workers}`),
+		movedWorkers:       r.Replace(`RENAME TABLE {workers_moving} TO {workers_moved}`),
+		placeFence:         r.Replace(`RENAME TABLE {workers_fence} TO {workers}`),
+		legacyWorkersExist: r.Replace(`SELECT 1 FROM {workers} WHERE 1 = 0`),
+		legacyWorkersTable: r.Replace(`{workers}`),
+		legacyRecords:      r.Replace(`SELECT name, value FROM {records}`),
+		legacyUnrecord:     r.Replace(`DELETE FROM {records} WHERE name = ?`),
+		legacyEntries:      r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),
+		legacyForget:       r.Replace(`DELETE FROM {catalog} WHERE id = ?`),
 		legacyEvents: r.Replace(`SELECT h.k, j.id, j.seq, j.kind, j.first_n, j.last_n, j.at_us, j.by_name, j.actor, j.reason, j.deadline_us, j.hash
 FROM {journal} j JOIN {jhead} h ON h.id = j.id ORDER BY j.id, j.seq LIMIT 1000 FOR UPDATE`),
 		legacyUnjournal: r.Replace(`DELETE FROM {journal} WHERE id = ? AND seq <= ?`),

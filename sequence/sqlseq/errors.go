@@ -38,8 +38,10 @@ func mysqlNumber(err error) string {
 	if err == nil {
 		return ""
 	}
-	if m := mysqlError.FindStringSubmatch(err.Error()); m != nil {
-		return m[1]
+	for ; err != nil; err = errors.Unwrap(err) { // the driver's, under the Store's words
+		if m := mysqlError.FindStringSubmatch(err.Error()); m != nil {
+			return m[1]
+		}
 	}
 	return ""
 }

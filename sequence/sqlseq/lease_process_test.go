@@ -15,16 +15,6 @@ func openLeaser(where string) (snowflake.Leaser, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var at storeAt
-	_ = json.Unmarshal([]byte(where), &at)
-	if at.Records {
-		l, err := snowflake.NewRecordLeaser(s.Records(), "snowflake")
-		if err != nil {
-			closeFn()
-			return nil, nil, err
-		}
-		return l, closeFn, nil
-	}
 	l, err := sqlseq.NewLeaser(s, sqlseq.LeaserOptions{})
 	if err != nil {
 		closeFn()
@@ -40,20 +30,7 @@ func TestLeaserMultiProcess(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			db, dsn := b.openDSN(t)
 			newStore(t, b, db, sqlseq.Options{}) // migrated
-			where, _ := json.Marshal(storeAt{b.driver, b.dialect, dsn, false})
-			sequencetest.RunLeaserProcesses(t, string(where), 200*time.Millisecond)
-		})
-	}
-}
-
-// The same for the record leaser (snowflake.RecordLeaser) over the
-// ledger's records.
-func TestRecordLeaserMultiProcess(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			db, dsn := b.openDSN(t)
-			newStore(t, b, db, sqlseq.Options{}) // migrated
-			where, _ := json.Marshal(storeAt{b.driver, b.dialect, dsn, true})
+			where, _ := json.Marshal(storeAt{b.driver, b.dialect, dsn})
 			sequencetest.RunLeaserProcesses(t, string(where), 200*time.Millisecond)
 		})
 	}

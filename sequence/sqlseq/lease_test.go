@@ -59,7 +59,7 @@ func layoutOf(workers int64) snowflake.Layout {
 	return snowflake.Layout{TimeBits: 41, WorkerBits: bits, SeqBits: 12, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
 }
 
-// The database loses the rows of two live holders, which hold both ids of
+// The database loses the records of two live holders, which hold both ids of
 // the layout (an operator's DELETE, a restore of an older backup). A third
 // process then leases one of their ids: it finds no bound and issues only
 // after one TTL, by which time the holders have stopped (their renewals
@@ -111,7 +111,7 @@ func TestLeaserDataLoss(t *testing.T) {
 				wg.Go(func() { errs <- issue(h, i, stop) })
 			}
 			time.Sleep(2 * ttl)
-			if _, err := db.ExecContext(ctx, "DELETE FROM sn_ledger_workers"); err != nil {
+			if _, err := db.ExecContext(ctx, "DELETE FROM sn_ledger_kv WHERE k >= 'wk/' AND k < 'wk0'"); err != nil {
 				t.Fatal(err)
 			}
 			third := newGen()
@@ -157,22 +157,6 @@ func TestLeaserTakeover(t *testing.T) {
 				}
 				return must(sqlseq.NewLeaser(newStore(t, be, cut, sqlseq.Options{}), sqlseq.LeaserOptions{Name: name})), func() { cut.Close() }
 			}, 400*time.Millisecond)
-		})
-	}
-}
-
-// The record leaser (snowflake.RecordLeaser) over the ledger's records,
-// on each database: the promises of every Leaser.
-func TestRecordLeaser(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel() // a database of its own on each server
-			db := b.open(t)
-			db.SetMaxOpenConns(32)
-			s := newStore(t, b, db, sqlseq.Options{})
-			sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
-				return must(snowflake.NewRecordLeaser(s.Records(), name))
-			}, 300*time.Millisecond)
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
+	"github.com/sngen/sn/sequence/snowflake"
 )
 
 // Layouts of earlier releases, moved into the table of records (see
@@ -36,7 +37,21 @@ import (
 //     by the SHA-256 of the key: Migrate deletes those past their time,
 //     and while any is left, a claim that finds no record of its key
 //     moves the key's row into the records (see sequence.Claims), and
-//     deletes it.
+//     deletes it;
+//   - the worker-id leases, the ledger's name and "_workers" (a row per
+//     name and id): each becomes the id's record of
+//     snowflake.RecordLeaser, adopted with its deadline and its bound, in
+//     one transaction with moving the table away (PostgreSQL: locked,
+//     renamed "_wmoved", and a table that takes no row made in its place)
+//     or after it (MySQL: the table renamed "_wmoving" and a table that
+//     takes no row renamed into its place in one RENAME TABLE, its rows
+//     adopted, then renamed "_wmoved"). A process of the earlier release
+//     still running finds no row to renew, loses its lease and stops
+//     issuing; its id stays held until the deadline it had, and is then
+//     issued above its bound. The layouts of the names go with them
+//     (snowflake.MoveLayouts). The record "m/workers" says it is done; a
+//     new ledger gets the table that takes no row at once, for a process
+//     of an earlier release started on it.
 //
 // Every process of a ledger must run this release or a later one: a
 // process of an earlier one would enroll in the old table.
@@ -51,6 +66,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	if err := s.sweepClaims(ctx); err != nil {
+		return err
+	}
+	if err := s.migrateWorkers(ctx); err != nil {
 		return err
 	}
 	var es []catalog.Entry
@@ -244,6 +262,193 @@ func (s *Store) migrateJournals(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// workersMoved is the record that says the worker-id leases are in the
+// records.
+const workersMoved = "m/workers"
+
+// migrateWorkers moves the worker-id leases of an earlier release into
+// the records, and fences their table; two processes doing it at once
+// adopt each lease once or twice, which is the same (Adopt).
+func (s *Store) migrateWorkers(ctx context.Context) error {
+	raw := records{s: s, raw: true}
+	for try := 0; ; try++ {
+		rs, err := raw.Get(ctx, workersMoved)
+		if err != nil || rs[0].Exists() {
+			return err
+		}
+		if err := snowflake.MoveLayouts(ctx, raw); err != nil {
+			return err
+		}
+		err = s.retry(ctx, "look for the worker leases of an earlier release", func() error {
+			_, err := s.db.ExecContext(ctx, s.q.legacyWorkersExist)
+			return err
+		})
+		switch {
+		case noTable(err) && s.dialect == Postgres:
+			err = s.migrateTx(ctx, "fence the worker leases of an earlier release", func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, s.q.fenceWorkers); err != nil {
+					return err
+				}
+				return raw.putIn(ctx, tx, workersMoved)
+			})
+		case noTable(err):
+			err = s.fenceMySQL(ctx, true)
+		case err != nil:
+		case s.dialect == Postgres:
+			err = s.migrateTx(ctx, "move the worker leases of an earlier release", func(tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `LOCK TABLE `+s.q.legacyWorkersTable+` IN ACCESS EXCLUSIVE MODE`); err != nil {
+					return err
+				}
+				done, err := (&txRecords{s: s, tx: tx}).Get(ctx, workersMoved)
+				if err != nil || done[0].Exists() {
+					return err // moved by a process beside this one
+				}
+				if err := s.adoptWorkers(ctx, tx); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, s.q.moveWorkers); err != nil {
+					return err
+				}
+				_, err = tx.ExecContext(ctx, s.q.fenceWorkers)
+				return err
+			})
+		default:
+			err = s.fenceMySQL(ctx, false)
+		}
+		// A migration beside this one made or moved a table first (on
+		// PostgreSQL, a duplicate table, type or catalog row): look again.
+		if st, n := sqlState(err), mysqlNumber(err); try < 5 && (st == "42P07" || st == "23505" || st == "42710" || n == "1050" || n == "1146") {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// migrateTx runs fn in a transaction of the migration, tried again on a
+// transient error. Unlike a write of numbers (Store.write), its commit is
+// not checked for replication: a migration that a failover loses is
+// lost whole, with what it moved and the fence (on MySQL, a fence kept
+// and the adoption lost is resumed by the next Migrate), and Migrate
+// itself succeeds on a server whose replication a Store then refuses,
+// at its first number.
+func (s *Store) migrateTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	return s.retry(ctx, what, func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// fenceMySQL puts the table that takes no row in the place of the
+// worker leases' table, adopting the leases that table held unless
+// fresh, in statements that resume where a process that died doing it
+// stopped.
+func (s *Store) fenceMySQL(ctx context.Context, fresh bool) error {
+	return s.retry(ctx, "move the worker leases of an earlier release", func() error {
+		if _, err := s.db.ExecContext(ctx, strings.Replace(s.q.fenceWorkers, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1)); err != nil {
+			return err
+		}
+		if fresh {
+			if _, err := s.db.ExecContext(ctx, s.q.placeFence); err != nil {
+				return err
+			}
+			return s.migrateTx(ctx, "fence the worker leases", func(tx *sql.Tx) error {
+				return records{s: s, raw: true}.putIn(ctx, tx, workersMoved)
+			})
+		}
+		// 1050: moved already, by this process before it died or by one
+		// beside it; 1146: the fence was placed by one beside it.
+		if _, err := s.db.ExecContext(ctx, s.q.moveWorkers); err != nil && mysqlNumber(err) != "1050" && mysqlNumber(err) != "1146" {
+			return err
+		}
+		// A process adopting beside this one wrote a lease first: read
+		// again, and adopt on top of it.
+		err := errNotApplied
+		for try := 0; try < 10 && errors.Is(err, errNotApplied); try++ {
+			err = s.migrateTx(ctx, "adopt the worker leases of an earlier release", func(tx *sql.Tx) error {
+				return s.adoptWorkers(ctx, tx)
+			})
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := s.db.ExecContext(ctx, s.q.movedWorkers); err != nil && mysqlNumber(err) != "1146" {
+			return err
+		}
+		return nil
+	})
+}
+
+// adoptWorkers reads the leases of the moved table and adopts each in
+// the records, with the record that says they are moved, in tx.
+func (s *Store) adoptWorkers(ctx context.Context, tx *sql.Tx) error {
+	type row struct {
+		name          []byte
+		id, us, bound int64
+		token         string
+	}
+	var old []row
+	rows, err := tx.QueryContext(ctx, s.q.legacyWorkers)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.name, &r.id, &r.token, &r.us, &r.bound); err != nil {
+			rows.Close()
+			return err
+		}
+		old = append(old, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	view := &txRecords{s: s, tx: tx}
+	cond, ops, err := record.In(ctx, view, func(rtx *record.Tx) error {
+		for _, r := range old {
+			l, err := snowflake.NewRecordLeaser(view, string(r.name))
+			if err != nil {
+				return err
+			}
+			var bound time.Time
+			if r.bound > 0 {
+				bound = time.Unix(0, r.bound)
+			}
+			if err := l.Adopt(rtx, r.id, time.UnixMicro(r.us), bound); err != nil {
+				return err
+			}
+		}
+		rtx.Put(workersMoved, []byte("moved "+time.Now().UTC().Format(time.RFC3339)))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	ok, err := records{s: s, raw: true}.apply(ctx, tx, cond, ops)
+	if err == nil && !ok {
+		err = errNotApplied
+	}
+	return err
+}
+
+// putIn writes the record k, saying when, in tx.
+func (r records) putIn(ctx context.Context, tx *sql.Tx, k string) error {
+	ok, err := r.apply(ctx, tx, nil, []record.Op{record.Put(k, []byte("moved "+time.Now().UTC().Format(time.RFC3339)))})
+	if err == nil && !ok {
+		err = errNotApplied
+	}
+	return err
 }
 
 // putAbsent writes the puts of ops whose keys hold no value, in tx.

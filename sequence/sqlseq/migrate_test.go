@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"database/sql"
+	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -353,6 +356,135 @@ func TestMigrateJournalPruneRace(t *testing.T) {
 				if err := sequence.VerifySealed("inv", events, head, []ed25519.PublicKey{pub}); err != nil || len(events) != 2 {
 					t.Errorf("round %d: %d records after the prunes (want 2): %v", round, len(events), err)
 				}
+			}
+		})
+	}
+}
+
+// releaseE791946KV is the table of records of release e791946, the last
+// before the leases moved into the records.
+var releaseE791946KV = map[sqlseq.Dialect]string{
+	sqlseq.Postgres: `CREATE TABLE sn_ledger_kv (k bytea PRIMARY KEY, v bytea NOT NULL, ver bigint NOT NULL)`,
+	sqlseq.MySQL:    `CREATE TABLE sn_ledger_kv (k VARBINARY(1536) NOT NULL PRIMARY KEY, v MEDIUMBLOB NOT NULL, ver BIGINT NOT NULL) ENGINE=InnoDB`,
+}
+
+// releaseE791946Workers is its table of worker-id leases.
+var releaseE791946Workers = map[sqlseq.Dialect]string{
+	sqlseq.Postgres: `CREATE TABLE sn_ledger_workers (
+	name bytea NOT NULL,
+	worker bigint NOT NULL CHECK (worker >= 0),
+	token text NOT NULL,
+	deadline timestamptz NOT NULL,
+	bound bigint NOT NULL,
+	PRIMARY KEY (name, worker)
+)`,
+	sqlseq.MySQL: `CREATE TABLE sn_ledger_workers (
+	name VARBINARY(255) NOT NULL,
+	worker BIGINT NOT NULL,
+	token VARBINARY(64) NOT NULL,
+	deadline DATETIME(6) NOT NULL,
+	bound BIGINT NOT NULL,
+	PRIMARY KEY (name, worker)
+) ENGINE=InnoDB`,
+}
+
+// TestMigrateWorkers opens a ledger whose worker-id leases release
+// e791946 kept in a table of their own: a live holder of id 0, whose
+// deadline is 2s away, and id 1, released with a bound; and the layout
+// of their name in its records. Three Stores migrate at once. Then a
+// Lease in another layout is refused, and one in the layout takes id 1
+// first, with its bound; id 0 stays held until its deadline, and is then
+// leased with its bound; and the release's own statements, run by a
+// process of it still running, renew nothing (its lease is lost) and take
+// nothing (the table in place of its own takes no row), and its check of
+// the layout reads one that is no layout. The control: before the
+// migration, the release's renewal renews.
+func TestMigrateWorkers(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			db := b.open(t)
+			q := func(s string) string {
+				if b.dialect == sqlseq.MySQL {
+					return strings.NewReplacer("now()", "UTC_TIMESTAMP(6)", "interval '2 seconds'", "INTERVAL 2 SECOND",
+						"interval '1 second'", "INTERVAL 1 SECOND", "$1", "?").Replace(s)
+				}
+				return s
+			}
+			live, released := time.Now().Add(time.Hour).UnixNano(), time.Now().Add(2*time.Hour).UnixNano()
+			for _, s := range []string{
+				releaseE791946KV[b.dialect],
+				`INSERT INTO sn_ledger_kv VALUES ('r/snowflake layout snowflake', '` + tiny.String() + `', 1)`,
+				releaseE791946Workers[b.dialect],
+				q(`INSERT INTO sn_ledger_workers VALUES ('snowflake', 0, 'live', now() + interval '2 seconds', ` + strconv.FormatInt(live, 10) + `)`),
+				q(`INSERT INTO sn_ledger_workers VALUES ('snowflake', 1, '', now() - interval '1 second', ` + strconv.FormatInt(released, 10) + `)`),
+			} {
+				if _, err := db.ExecContext(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The release's renewal of its live lease, as lease.go wrote it.
+			renew := q(`UPDATE sn_ledger_workers SET deadline = now() + interval '2 seconds', bound = $1 WHERE name = 'snowflake' AND worker = 0 AND token = 'live' AND deadline > now()`)
+			renewed := func() int64 {
+				res, err := db.ExecContext(ctx, renew, live)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, _ := res.RowsAffected()
+				return n
+			}
+			if n := renewed(); n != 1 {
+				t.Fatalf("control: the release's renewal before the migration renewed %d rows, want 1", n)
+			}
+			var wg sync.WaitGroup
+			stores := make([]*sqlseq.Store, 3)
+			for i := range stores {
+				stores[i], _ = sqlseq.New(db, b.dialect, sqlseq.Options{})
+				wg.Go(func() {
+					if err := stores[i].Migrate(ctx); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			if n := renewed(); n != 0 {
+				t.Errorf("the release's renewal after the migration renewed %d rows, want 0: its lease is lost", n)
+			}
+			if _, err := db.ExecContext(ctx, q(`INSERT INTO sn_ledger_workers VALUES ('other', 0, 'mine', now() + interval '2 seconds', 0)`)); err == nil {
+				t.Error("the release's table took a new lease after the migration")
+			}
+			var moved int
+			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sn_ledger_wmoved`).Scan(&moved); err != nil || moved != 2 {
+				t.Errorf("the moved table holds %d rows (%v), want the release's 2", moved, err)
+			}
+			if got, err := sequence.Remember(ctx, stores[0], "snowflake layout snowflake", tiny.String()); err != nil || !strings.Contains(got, "upgrade every process") {
+				t.Errorf("the release's check of the layout reads %q, %v; want a value that is no layout, saying to upgrade", got, err)
+			}
+			l := must(sqlseq.NewLeaser(stores[0], sqlseq.LeaserOptions{}))
+			if _, err := l.Lease(ctx, snowflake.Twitter, time.Minute); !errors.Is(err, snowflake.ErrLayout) {
+				t.Errorf("a Lease in another layout than the release's: %v; want ErrLayout", err)
+			}
+			first, err := l.Lease(ctx, tiny, time.Minute)
+			if err != nil || first.Worker() != 1 || first.Bound().UnixNano() != released {
+				t.Fatalf("first Lease: %v; want id 1, released, with its bound %d", err, released)
+			}
+			if _, err := l.Lease(ctx, tiny, time.Minute); !errors.Is(err, sequence.ErrUnavailable) {
+				t.Fatalf("a Lease while the release's holder's deadline runs: %v; want ErrUnavailable", err)
+			}
+			var second snowflake.Lease
+			for deadline := time.Now().Add(10 * time.Second); second == nil; time.Sleep(100 * time.Millisecond) {
+				if second, err = l.Lease(ctx, tiny, time.Minute); err != nil && time.Now().After(deadline) {
+					t.Fatalf("id 0 never came free after its deadline: %v", err)
+				}
+			}
+			if second.Worker() != 0 || second.Bound().UnixNano() != live {
+				t.Errorf("after the deadline: id %d with bound %v; want id 0 with the release holder's bound %d", second.Worker(), second.Bound().UnixNano(), live)
+			}
+			if err := stores[1].Migrate(ctx); err != nil {
+				t.Errorf("a Migrate after: %v", err)
 			}
 		})
 	}

@@ -17,7 +17,6 @@ type storeAt struct {
 	Driver  string
 	Dialect sqlseq.Dialect
 	DSN     string
-	Records bool `json:",omitempty"` // the record leaser over the records, not the Store's Leaser
 }
 
 // openAt opens the Store that where (a storeAt in JSON) names, migrated,
@@ -53,7 +52,7 @@ func openRecords(where string) (record.Store, func(), error) {
 func TestRecords(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			where, _ := json.Marshal(storeAt{b.driver, b.dialect, b.dsn(t), false})
+			where, _ := json.Marshal(storeAt{b.driver, b.dialect, b.dsn(t)})
 			recordtest.Run(t, openRecords, string(where))
 		})
 	}

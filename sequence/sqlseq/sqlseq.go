@@ -26,14 +26,15 @@
 //
 // A second table, the ledger's name and "_expiry", holds the deadlines of
 // keys that expire (counters per hour, minute or second; see
-// [Store.Expire]): id and deadline, by the database's clock. A third, the
-// ledger's name and "_workers", holds the worker-id leases of snowflake
-// Gens ([Leaser]). "_kv" holds the records of package record
-// ([Store.Records]): the catalog of series, named records, the claims
-// of idempotency keys and each key's journal and its head (package
-// journal); "_holds" the gapless numbers held ([Gapless.Hold]). The
-// tables "_catalog", "_records", "_idem", "_journal" and "_jhead" of
-// earlier releases are moved into "_kv" (see [Store.Migrate]).
+// [Store.Expire]): id and deadline, by the database's clock. "_kv" holds
+// the records of package record ([Store.Records]): the catalog of series,
+// named records, the claims of idempotency keys, each key's journal and
+// its head (package journal) and the worker-id leases of snowflake Gens
+// ([Leaser]); "_holds" the gapless numbers held ([Gapless.Hold]). The
+// tables "_catalog", "_records", "_idem", "_journal", "_jhead" and
+// "_workers" of earlier releases are moved into "_kv" (see
+// [Store.Migrate]); in the place of "_workers" stands a table that takes
+// no row, so that a process of an earlier release leases nothing.
 //
 // # Allocate
 //
@@ -179,12 +180,12 @@ func New(db *sql.DB, d Dialect, o Options) (*Store, error) {
 func (s *Store) Table() string { return s.table }
 
 // Migrate creates the ledger table, the table of the deadlines of
-// expiring keys (the ledger's name and "_expiry"), the table of
-// snowflake worker-id leases (the ledger's name and "_workers", see
-// [Leaser]), the records of package record ("_kv", see [Store.Records]:
-// the catalog, named records, the claims of idempotency keys, the
-// journals) and the holds of gapless numbers ("_holds", see
-// [Gapless.Hold]), if they do not exist.
+// expiring keys (the ledger's name and "_expiry"), the records of
+// package record ("_kv", see [Store.Records]: the catalog, named
+// records, the claims of idempotency keys, the journals, the worker-id
+// leases) and the holds of gapless numbers ("_holds", see
+// [Gapless.Hold]), if they do not exist, and "_workers", a table that
+// takes no row (see below).
 // It changes nothing in a table that does. Processes may call it at once.
 //
 // It then moves what an earlier release kept in tables of its own into
@@ -192,7 +193,12 @@ func (s *Store) Table() string { return s.table }
 // journals of "_journal" and "_jhead", a thousand records a transaction
 // (each deleted once moved, so that a Forget is not undone), and it deletes the
 // claims of "_idem" past their time (the others move when their key is
-// next claimed). The emptied tables are left for the DBA to drop.
+// next claimed). The emptied tables are left for the DBA to drop. The
+// worker-id leases of "_workers" are adopted in the records, each live
+// lease held until its deadline and each bound kept, and the table is
+// renamed "_wmoved"; a table that takes no row is put in its place, so
+// that a process of an earlier release still running loses its lease at
+// its next renewal and leases nothing.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
 		err := s.retry(ctx, "migrate", func() error {
@@ -200,9 +206,6 @@ func (s *Store) Migrate(ctx context.Context) error {
 				return err
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createExpiry); err != nil {
-				return err
-			}
-			if _, err := s.db.ExecContext(ctx, s.q.createWorkers); err != nil {
 				return err
 			}
 			if _, err := s.db.ExecContext(ctx, s.q.createHolds); err != nil {
