@@ -97,7 +97,7 @@
 // database; redis and redis-strict reserve their ranges from it. A Build
 // refuses to start when the cluster has no leader or majority within
 // fetch_timeout. A snowflake sequence leases its worker id from an etcd
-// ledger on etcd's own leases (etcdseq.Leaser).
+// ledger's records (etcdseq.Leaser).
 //
 // The sql backend issues from the ledger alone: one statement per block.
 // The redis backend with a ledger serves blocks from ranges in Redis

@@ -2,6 +2,9 @@ package etcdseq_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,7 +60,7 @@ func TestLeaser(t *testing.T) {
 			t.Fatal(err)
 		}
 		return l
-	}, time.Second) // etcd counts leases in seconds
+	}, 300*time.Millisecond)
 	if _, err := etcdseq.NewLeaser(nil, etcdseq.LeaserOptions{}); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("NewLeaser(nil): %v", err)
 	}
@@ -77,18 +80,88 @@ func TestLeaserTakeover(t *testing.T) {
 		}
 		cs := must(etcdseq.New(cut, etcdseq.Options{Prefix: s.Prefix(), AttemptTimeout: 200 * time.Millisecond, Timeout: time.Second}))
 		return must(etcdseq.NewLeaser(cs, etcdseq.LeaserOptions{Name: name})), func() { cut.Close() }
-	}, time.Second)
+	}, 400*time.Millisecond)
 }
 
-// The record leaser (snowflake.RecordLeaser) over the Store's records:
-// the promises of every Leaser, timed by the Store's clock.
-func TestRecordLeaser(t *testing.T) {
-	s := newStore(t, etcdtest.Shared(t), etcdseq.Options{})
-	sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
-		l, err := snowflake.NewRecordLeaser(s.Records(), name)
-		if err != nil {
+// TestMigrateWorkers opens a cluster whose worker-id leases release
+// e791946 kept in keys of their own: a live holder of id 0, under an etcd
+// lease of 2s, and id 1, released with a bound; and the layout of their
+// name. Three Stores lease at once, each moving them. Then a Lease in the
+// layout takes id 1 first, with its bound; id 0 stays held for its etcd
+// lease's ttl and a second, and is then leased with the bound the holder
+// renewed to; the release's renewal, run by a process of it still
+// running, fails (its lease is lost), and its check of the layout reads
+// one that is no layout. The control: before the move, the release's
+// renewal renews.
+func TestMigrateWorkers(t *testing.T) {
+	ctx := t.Context()
+	c := etcdtest.Shared(t)
+	first := newStore(t, c, etcdseq.Options{})
+	cli, p := c.Client(t), first.Prefix()
+	live, released := time.Now().Add(time.Hour).UnixNano(), time.Now().Add(2*time.Hour).UnixNano()
+	g, err := cli.Grant(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{
+		"r/snowflake layout snowflake": tiny.String(),
+		"w/snowflake/0/bound":          fmt.Sprintf("%020d", live),
+		"w/snowflake/1/bound":          fmt.Sprintf("%020d", released),
+	} {
+		if _, err := cli.Put(ctx, p+k, v); err != nil {
 			t.Fatal(err)
 		}
-		return l
-	}, 300*time.Millisecond)
+	}
+	if _, err := cli.Put(ctx, p+"w/snowflake/0/holder", "live", clientv3.WithLease(g.ID)); err != nil {
+		t.Fatal(err)
+	}
+	// The release's renewal of its live lease, as its lease.go wrote it.
+	renewed := func(bound int64) bool {
+		if _, err := cli.KeepAliveOnce(ctx, g.ID); err != nil {
+			return false
+		}
+		r, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.Value(p+"w/snowflake/0/holder"), "=", "live")).
+			Then(clientv3.OpPut(p+"w/snowflake/0/bound", fmt.Sprintf("%020d", bound))).Commit()
+		return err == nil && r.Succeeded
+	}
+	live++
+	if !renewed(live) {
+		t.Fatal("control: the release's renewal before the move did not renew")
+	}
+	stores := []*etcdseq.Store{first, must(etcdseq.New(cli, etcdseq.Options{Prefix: p})), must(etcdseq.New(cli, etcdseq.Options{Prefix: p}))}
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		wg.Go(func() {
+			if _, err := must(etcdseq.NewLeaser(s, etcdseq.LeaserOptions{Name: "other"})).Lease(ctx, layoutOf(8), time.Minute); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if renewed(live + 1) {
+		t.Error("the release's renewal after the move renewed: its lease is not lost")
+	}
+	if got, err := sequence.Remember(ctx, first, "snowflake layout snowflake", tiny.String()); err != nil || !strings.Contains(got, "upgrade every process") {
+		t.Errorf("the release's check of the layout reads %q, %v; want a value that is no layout, saying to upgrade", got, err)
+	}
+	l := must(etcdseq.NewLeaser(stores[1], etcdseq.LeaserOptions{}))
+	one, err := l.Lease(ctx, tiny, time.Minute)
+	if err != nil || one.Worker() != 1 || one.Bound().UnixNano() != released {
+		t.Fatalf("first Lease: %v; want id 1, released, with its bound %d", err, released)
+	}
+	if _, err := l.Lease(ctx, tiny, time.Minute); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Fatalf("a Lease while the release holder's lease runs: %v; want ErrUnavailable", err)
+	}
+	var zero snowflake.Lease
+	for deadline := time.Now().Add(15 * time.Second); zero == nil; time.Sleep(100 * time.Millisecond) {
+		if zero, err = l.Lease(ctx, tiny, time.Minute); err != nil && time.Now().After(deadline) {
+			t.Fatalf("id 0 never came free: %v", err)
+		}
+	}
+	if zero.Worker() != 0 || zero.Bound().UnixNano() != live {
+		t.Errorf("after its ttl: id %d with bound %d; want id 0 with the bound its holder renewed to, %d", zero.Worker(), zero.Bound().UnixNano(), live)
+	}
 }
