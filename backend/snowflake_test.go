@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
+	"github.com/sngen/sn/sequence/record"
 	"github.com/sngen/sn/sequence/redisseq"
 	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/sequence/sqlseq"
@@ -86,23 +88,21 @@ func TestSnowflakeLeased(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		srv := redistest.Start(t, redistest.Persistent())
 		leased(t, config.Sequence{Options: config.Options{"url": "redis://" + srv.Addr() + "/0", "prefix": "t:"}})
-		// Closed Sets released their leases; the bounds stay.
+		// Closed Sets released their leases; the bounds stay, in the
+		// records, beside the fence of an earlier release's keys.
 		keys, err := srv.Client(t).Keys(t.Context(), "t:*").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range keys {
-			if strings.HasPrefix(k, "t:{%records}:") {
-				continue // the records of the Redis the leases are in (its catalog): kept for good
-			}
 			switch rest, _ := strings.CutPrefix(k, "t:{worker:snowflake}:"); {
-			case strings.HasPrefix(rest, "bound:"), rest == "layout", rest == "epoch", rest == "free":
+			case strings.HasPrefix(k, "t:{%records}:"), rest == "layout", rest == "epoch":
 			default:
-				t.Errorf("key %s left after Close; want only bounds, the layout, the epoch marker, the free ids and the catalog", k)
+				t.Errorf("key %s left after Close; want only the records and the fence of an earlier release's keys", k)
 			}
 		}
-		if len(keys) == 0 {
-			t.Error("no bounds recorded under t:")
+		if held, bounds := leases(t, redisLeases(t, srv.Client(t), "t:")); held != 0 || bounds != 2 {
+			t.Errorf("after Close: %d leases held, %d bounds recorded; want 0 and 2", held, bounds)
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
@@ -117,34 +117,55 @@ func TestSnowflakeLeased(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, err := store.Records().Scan(t.Context(), "wk/", "wk0", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		now, err := store.Now(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var held, bounds int
-		for _, r := range recs {
-			var l struct {
-				Deadline int64 `json:"deadline_us"`
-				Bound    int64 `json:"bound_ns"`
-			}
-			if err := json.Unmarshal(r.Value, &l); err != nil {
-				t.Fatalf("lease %s: %v", r.Key, err)
-			}
-			if l.Deadline > now.UnixMicro() {
-				held++
-			}
-			if l.Bound > 0 {
-				bounds++
-			}
-		}
+		held, bounds := leases(t, store.Records())
 		if held != 0 || bounds != 2 {
 			t.Errorf("after Close: %d leases held, %d bounds recorded; want 0 and 2", held, bounds)
 		}
 	})
+}
+
+// leases counts the worker-id leases in recs that are held, and those
+// with a bound.
+func leases(t *testing.T, recs record.Store) (held, bounds int) {
+	t.Helper()
+	rs, err := recs.Scan(t.Context(), "wk/", "wk0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := recs.Now(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if !strings.Contains(r.Key, "/id/") {
+			continue // the layout
+		}
+		var l struct {
+			Deadline int64 `json:"deadline_us"`
+			Bound    int64 `json:"bound_ns"`
+		}
+		if err := json.Unmarshal(r.Value, &l); err != nil {
+			t.Fatalf("lease %s: %v", r.Key, err)
+		}
+		if l.Deadline > now.UnixMicro() {
+			held++
+		}
+		if l.Bound > 0 {
+			bounds++
+		}
+	}
+	return held, bounds
+}
+
+// redisLeases returns the records the worker-id leases of rdb's prefix
+// are in.
+func redisLeases(t *testing.T, rdb redis.UniversalClient, prefix string) record.Store {
+	t.Helper()
+	l, err := redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Records()
 }
 
 // leased runs TestSnowflakeLeased with the lease store src.
@@ -276,9 +297,8 @@ func TestSnowflakeBesideRedis(t *testing.T) {
 			t.Fatalf("%s after %s: one Gen's ids increase", s, ids[i-1])
 		}
 	}
-	keys, _ := srv.Client(t).Keys(t.Context(), "sn:{worker:snowflake}:lease:*").Result()
-	if len(keys) != 0 {
-		t.Errorf("leases left after Close: %q", keys)
+	if held, _ := leases(t, redisLeases(t, srv.Client(t), "")); held != 0 {
+		t.Errorf("%d leases held after Close", held)
 	}
 }
 

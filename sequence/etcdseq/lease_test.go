@@ -60,7 +60,7 @@ func TestLeaser(t *testing.T) {
 			t.Fatal(err)
 		}
 		return l
-	}, 300*time.Millisecond)
+	}, time.Second) // a Raft commit per step: a loaded machine is slow
 	if _, err := etcdseq.NewLeaser(nil, etcdseq.LeaserOptions{}); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("NewLeaser(nil): %v", err)
 	}
@@ -80,7 +80,7 @@ func TestLeaserTakeover(t *testing.T) {
 		}
 		cs := must(etcdseq.New(cut, etcdseq.Options{Prefix: s.Prefix(), AttemptTimeout: 200 * time.Millisecond, Timeout: time.Second}))
 		return must(etcdseq.NewLeaser(cs, etcdseq.LeaserOptions{Name: name})), func() { cut.Close() }
-	}, 400*time.Millisecond)
+	}, time.Second)
 }
 
 // TestMigrateWorkers opens a cluster whose worker-id leases release

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
@@ -115,12 +117,19 @@ func leaseLoss(t *testing.T, loss string, ttl time.Duration) int {
 			t.Fatal(err)
 		}
 	case "keys deleted":
-		keys, err := rdb.Keys(ctx, "*lease:*").Result()
-		if err != nil {
-			t.Fatal(err)
+		// The leases' records, by hand: out of the values, the versions
+		// and the index.
+		p := redisseq.DefaultPrefix + "{%records}"
+		ids, err := rdb.ZRangeByLex(ctx, p+":i", &redis.ZRangeBy{Min: "[wk/", Max: "(wk0"}).Result()
+		if err != nil || len(ids) == 0 {
+			t.Fatalf("the leases' records: %q, %v", ids, err)
 		}
-		more, _ := rdb.Keys(ctx, "*bound:*").Result()
-		if err := rdb.Del(ctx, append(keys, more...)...).Err(); err != nil {
+		for _, k := range []string{":v", ":n"} {
+			if err := rdb.HDel(ctx, p+k, ids...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rdb.ZRem(ctx, p+":i", ids).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -234,9 +243,15 @@ func TestLeaserReplicas(t *testing.T) {
 	}
 	// The release, and its bound, reached the replica before Close
 	// returned.
-	bounds, err := replica.Client(t).Keys(ctx, "*bound:*").Result()
-	if err != nil || len(bounds) != 1 {
-		t.Errorf("the replica holds the bounds %v (%v) after Close; want the one released", bounds, err)
+	vs, err := replica.Client(t).HGetAll(ctx, redisseq.DefaultPrefix+"{%records}:v").Result()
+	released := 0
+	for k, v := range vs {
+		if strings.HasPrefix(k, "wk/") && strings.Contains(k, "/id/") && strings.Contains(v, `"token":""`) && strings.Contains(v, `"bound_ns":`) {
+			released++
+		}
+	}
+	if err != nil || released != 1 {
+		t.Errorf("the replica holds %d released leases with a bound (%v) after Close, of %q; want the one released", released, err, vs)
 	}
 	two := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{Replicas: 2, ReplicaTimeout: 100 * time.Millisecond}))
 	if _, err := two.Lease(ctx, tiny, time.Second); !errors.Is(err, sequence.ErrUnavailable) {

@@ -2,8 +2,12 @@ package redisseq_test
 
 import (
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
@@ -90,12 +94,101 @@ func TestLeaserTakeover(t *testing.T) {
 	}, 400*time.Millisecond)
 }
 
-// The record leaser (snowflake.RecordLeaser) over the records of a Redis
-// without a ledger: the promises of every Leaser, timed by the server's
-// clock.
-func TestRecordLeaser(t *testing.T) {
-	a := must(redisseq.NewRedisOnlyAllocator(redistest.Start(t, redistest.Persistent()).Client(t), redisseq.AllocatorOptions{}))
-	sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
-		return must(snowflake.NewRecordLeaser(a.Records(), name))
-	}, 300*time.Millisecond)
+// The scripts of release e791946, the last that kept worker ids in keys
+// of their own: its lease (shortened to what a fence must stop: the
+// layout's check, then the take) and its renewal.
+var (
+	releaseLease = redis.NewScript(`
+local p = ARGV[1]
+local lay = redis.call('GET', p .. 'layout')
+if lay and lay ~= ARGV[2] then
+	return redis.error_reply('LAYOUT ' .. lay)
+end
+return redis.call('SET', p .. 'lease:' .. ARGV[3], 'old', 'NX', 'PX', 60000)
+`)
+	releaseRenew = redis.NewScript(`
+if redis.call('GET', KEYS[3]) ~= ARGV[4] then return -1 end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local b = tonumber(redis.call('GET', KEYS[2]) or '0')
+if tonumber(ARGV[3]) > b then redis.call('SET', KEYS[2], ARGV[3]) end
+return 1
+`)
+)
+
+// TestMigrateWorkers opens a Redis whose worker ids release e791946 kept
+// in keys of their own: a live holder of id 0, its lease expiring in 2s,
+// and id 1, released with a bound; their layout, epoch marker and free
+// ids. Three Leasers lease at once, each moving them. Then a Lease in
+// another layout is refused, and one in the layout takes id 1 first,
+// with its bound; id 0 stays held for what was left of its expiry and a
+// second, and is then leased with the bound its holder renewed to; the
+// release's renewal, run by a process of it still running, fails (its
+// lease is lost), and its lease refuses. The control: before the move,
+// the release's renewal renews and its lease takes an id.
+func TestMigrateWorkers(t *testing.T) {
+	ctx := t.Context()
+	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
+	p := "sn:{worker:snowflake}:"
+	live, released := time.Now().Add(time.Hour).UnixNano(), time.Now().Add(2*time.Hour).UnixNano()
+	for k, v := range map[string]any{"layout": tiny.String(), "epoch": "e1", "bound:0": live, "bound:1": released} {
+		if err := rdb.Set(ctx, p+k, v, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.Set(ctx, p+"lease:0", "live", 2*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.SAdd(ctx, p+"free", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	renew := func(bound int64) int64 {
+		n, err := releaseRenew.Run(ctx, rdb, []string{p + "lease:0", p + "bound:0", p + "epoch"}, "live", 2000, bound, "e1").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	live += int64(time.Second) // Lua compares in doubles: a step it sees
+	if n := renew(live); n != 1 {
+		t.Fatalf("control: the release's renewal before the move returned %d, want 1", n)
+	}
+	if ok, err := releaseLease.Run(ctx, rdb, []string{p}, p, tiny.String(), 7).Result(); err != nil || ok != "OK" {
+		t.Fatalf("control: the release's lease before the move: %v, %v", ok, err)
+	}
+	rdb.Del(ctx, p+"lease:7")
+	var wg sync.WaitGroup
+	ls := make([]*redisseq.Leaser, 3)
+	for i := range ls {
+		ls[i] = must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))
+		wg.Go(func() {
+			// Another layout: refused, after the move.
+			if _, err := ls[i].Lease(ctx, snowflake.Twitter, time.Minute); !errors.Is(err, snowflake.ErrLayout) {
+				t.Errorf("a Lease in another layout than the release's: %v; want ErrLayout", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := renew(live + int64(time.Second)); n > 0 {
+		t.Errorf("the release's renewal after the move returned %d: its lease is not lost", n)
+	}
+	if _, err := releaseLease.Run(ctx, rdb, []string{p}, p, tiny.String(), 7).Result(); err == nil || !strings.Contains(err.Error(), "upgrade every process") {
+		t.Errorf("the release's lease after the move: %v; want refused, saying to upgrade", err)
+	}
+	one, err := ls[0].Lease(ctx, tiny, time.Minute)
+	if err != nil || one.Worker() != 1 || one.Bound().UnixNano() != released {
+		t.Fatalf("first Lease: %v; want id 1, released, with its bound %d", err, released)
+	}
+	if _, err := ls[1].Lease(ctx, tiny, time.Minute); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Fatalf("a Lease while the release holder's lease runs: %v; want ErrUnavailable", err)
+	}
+	var zero snowflake.Lease
+	for deadline := time.Now().Add(15 * time.Second); zero == nil; time.Sleep(100 * time.Millisecond) {
+		if zero, err = ls[2].Lease(ctx, tiny, time.Minute); err != nil && time.Now().After(deadline) {
+			t.Fatalf("id 0 never came free: %v", err)
+		}
+	}
+	if zero.Worker() != 0 || zero.Bound().UnixNano() != live {
+		t.Errorf("after its expiry: id %d with bound %d; want id 0 with the bound its holder renewed to, %d", zero.Worker(), zero.Bound().UnixNano(), live)
+	}
 }

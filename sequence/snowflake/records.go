@@ -52,6 +52,9 @@ func NewRecordLeaser(s record.Store, name string) (*RecordLeaser, error) {
 	return &RecordLeaser{s: s, name: name}, nil
 }
 
+// Name returns the name of the series of ids.
+func (l *RecordLeaser) Name() string { return l.name }
+
 func (l *RecordLeaser) base() string { return "wk/" + strconv.Itoa(len(l.name)) + "/" + l.name + "/" }
 
 func (l *RecordLeaser) prefix() string { return l.base() + "id/" }
