@@ -9,6 +9,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // ambiguousSettle is a MemoryAllocator whose Settle records the answer and
@@ -56,15 +57,15 @@ func TestAdvAmbiguousSettle(t *testing.T) {
 	}
 	t.Logf("retry got %v", nums)
 	key, _ := g.Key(sn.Request{})
-	events, head, _ := sequence.ReadJournal(ctx, alloc, key)
-	rep := sequence.Audit(key, events, head, time.Now())
+	events, head, _ := journal.ReadJournal(ctx, alloc, key)
+	rep := journal.Audit(key, events, head, time.Now())
 	for _, sp := range rep.Spans {
 		t.Logf("%v %s: %s", sp.Range, sp.State, sp.Cause())
 	}
 	for _, n := range nums {
 		p, _ := g.Parse(n)
 		for _, sp := range rep.Within(p.Draws[0].Seq, p.Draws[0].Seq) {
-			if sp.State == sequence.Void && slices.Contains(nums, n) {
+			if sp.State == journal.Void && slices.Contains(nums, n) {
 				t.Errorf("%s was delivered to the client by the retry, and the journal says it is void", n)
 			}
 		}

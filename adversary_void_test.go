@@ -8,6 +8,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // TestAdvVoidAheadOfIssue: Generator.Void accepts any number at or below
@@ -46,15 +47,15 @@ func TestAdvVoidAheadOfIssue(t *testing.T) {
 	}
 	t.Logf("issued after the void: %v", printed)
 	key, _ := g.Key(sn.Request{})
-	events, head, err := sequence.ReadJournal(ctx, alloc, key)
+	events, head, err := journal.ReadJournal(ctx, alloc, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := sequence.Audit(key, events, head, time.Now())
+	rep := journal.Audit(key, events, head, time.Now())
 	for _, sp := range rep.Within(5, 5) {
 		t.Logf("audit of 5: %s (%s)", sp.State, sp.Cause())
 		for _, p := range printed {
-			if p == "INV-000005" && sp.State == sequence.Void {
+			if p == "INV-000005" && sp.State == journal.Void {
 				t.Errorf("INV-000005 was issued to a caller after Void, and the journal says it is void")
 			}
 		}

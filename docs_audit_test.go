@@ -7,6 +7,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // The Go fragments of docs/audit.md that need no server, run: TestDocs,
@@ -21,7 +22,7 @@ func TestDocAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, _ := invoices.Key(sn.Request{})
-	events, _, _ := sequence.ReadJournal(ctx, a, key)
+	events, _, _ := journal.ReadJournal(ctx, a, key)
 	if last := events[len(events)-1]; last.Kind != sequence.Voided || last.Actor != "alice" || last.Range.First != 2 {
 		t.Errorf("the void's record: %v", last)
 	}
@@ -41,7 +42,7 @@ func TestVoidTwice(t *testing.T) {
 		t.Errorf("a second void: %v; want it refused naming alice and her reason", err)
 	}
 	key, _ := invoices.Key(sn.Request{})
-	events, _, _ := sequence.ReadJournal(ctx, a, key)
+	events, _, _ := journal.ReadJournal(ctx, a, key)
 	voids := 0
 	for _, e := range events {
 		if e.Kind == sequence.Voided {

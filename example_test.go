@@ -13,6 +13,7 @@ import (
 	"github.com/sngen/sn/expression"
 	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 func Example() {
@@ -381,8 +382,8 @@ func ExampleGenerator_Void() {
 	fmt.Println(err)
 
 	key, _ := g.Key(sn.Request{})
-	events, head, _ := sequence.ReadJournal(ctx, store, key)
-	report := sequence.Audit(key, events, head, time.Now())
+	events, head, _ := journal.ReadJournal(ctx, store, key)
+	report := journal.Audit(key, events, head, time.Now())
 	for _, s := range report.Within(1, 3) {
 		fmt.Println(s.Range, s.State)
 	}
@@ -408,8 +409,8 @@ func ExampleGenerator_VoidNumbers() {
 	fmt.Println(err)
 
 	key, _ := g.Key(sn.Request{})
-	events, head, _ := sequence.ReadJournal(ctx, store, key)
-	for _, s := range sequence.Audit(key, events, head, time.Now()).Within(1, 8) {
+	events, head, _ := journal.ReadJournal(ctx, store, key)
+	for _, s := range journal.Audit(key, events, head, time.Now()).Within(1, 8) {
 		fmt.Println(s.Range, s.State)
 	}
 	// Output:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 type actorKey struct{}
@@ -111,13 +112,13 @@ func (g *Generator) VoidNumbers(ctx context.Context, numbers []string, reason st
 // naming who voided it, when and why: a number is voided once, and the
 // journal keeps its first voider.
 func voidedBefore(ctx context.Context, j sequence.Journal, key string, vals []int64) error {
-	events, head, err := sequence.ReadJournal(ctx, j, key)
+	events, head, err := journal.ReadJournal(ctx, j, key)
 	if err != nil {
 		return fmt.Errorf("counter %q: %w", key, err)
 	}
-	rep := sequence.Audit(key, events, head, time.Now())
+	rep := journal.Audit(key, events, head, time.Now())
 	for _, sp := range rep.Spans {
-		if sp.State != sequence.Void {
+		if sp.State != journal.Void {
 			continue
 		}
 		i, _ := slices.BinarySearch(vals, sp.Range.First)
@@ -153,8 +154,8 @@ func (g *Generator) seqPart(offset int) *engine.Part {
 }
 
 // Journal returns the journal that the counters of the Generator's first
-// sequence part are recorded in, for [sequence.ReadJournal] and
-// [sequence.Audit]: the counter keys come from [Generator.Parse] or
+// sequence part are recorded in, for [journal.ReadJournal] and
+// [journal.Audit]: the counter keys come from [Generator.Parse] or
 // [Generator.Key]. It returns an error wrapping errors.ErrUnsupported
 // when the store keeps none.
 func (g *Generator) Journal() (sequence.Journal, error) {

@@ -18,8 +18,8 @@ import (
 	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/config"
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/server"
 	"github.com/sngen/sn/wire"
 )
@@ -222,17 +222,17 @@ templates:
 					key = k.Key
 				}
 			}
-			events, head, err := sequence.ReadJournal(t.Context(), store, key)
+			events, head, err := journal.ReadJournal(t.Context(), store, key)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := sequence.VerifyChain(key, events, head); err != nil {
+			if err := journal.VerifyChain(key, events, head); err != nil {
 				t.Fatal(err)
 			}
-			rep := sequence.Audit(key, events, head, time.Now())
+			rep := journal.Audit(key, events, head, time.Now())
 			var issued, lost int64
 			for _, sp := range rep.Spans {
-				if sp.State != sequence.Issued {
+				if sp.State != journal.Issued {
 					continue
 				}
 				for v := sp.Range.First; v <= sp.Range.Last; v++ {

@@ -18,6 +18,7 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/remote"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/server"
 	"github.com/sngen/sn/wire"
 )
@@ -224,14 +225,14 @@ templates:
 		t.Fatal(err)
 	}
 	// states audits the counter: how many numbers are in each state.
-	states := func() (map[sequence.State]int64, *sequence.Report) {
+	states := func() (map[journal.State]int64, *journal.Report) {
 		t.Helper()
-		events, head, err := sequence.ReadJournal(t.Context(), j, key)
+		events, head, err := journal.ReadJournal(t.Context(), j, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep := sequence.Audit(key, events, head, time.Now())
-		out := map[sequence.State]int64{}
+		rep := journal.Audit(key, events, head, time.Now())
+		out := map[journal.State]int64{}
 		for _, s := range rep.Spans {
 			out[s.State] += s.Range.Len()
 		}
@@ -265,12 +266,12 @@ templates:
 	run(25, 2, true) // its first block used up
 	run(5, 2, true)  // the rest of its block and the next, fetched ahead
 	st, rep := states()
-	if !rep.Explained() || st[sequence.Open] != 0 || st[sequence.Issued] != 30 || st[sequence.Unused] != rep.Head.Mark-30 {
+	if !rep.Explained() || st[journal.Open] != 0 || st[journal.Issued] != 30 || st[journal.Unused] != rep.Head.Mark-30 {
 		t.Errorf("after two clean closes: explained %v, problems %q, states %v of %d: want 30 issued, the rest unused, none open", rep.Explained(), rep.Problems, st, rep.Head.Mark)
 	}
 	var victim string
 	for _, s := range rep.Spans {
-		if s.State == sequence.Unused && (!strings.Contains(s.Event.By, "token app, for ") || !strings.Contains(s.Event.Reason, "closed")) {
+		if s.State == journal.Unused && (!strings.Contains(s.Event.By, "token app, for ") || !strings.Contains(s.Event.Reason, "closed")) {
 			t.Errorf("unused %v noted by %q for %q: want the token and the client process, at close", s.Range, s.Event.By, s.Event.Reason)
 		}
 		victim = strings.TrimPrefix(s.Event.By, "sn serve, token app, for ")
@@ -332,7 +333,7 @@ templates:
 
 	// The control: no Close, as a process killed.
 	run(5, 2, false)
-	if st, _ := states(); st[sequence.Open] == 0 {
+	if st, _ := states(); st[journal.Open] == 0 {
 		t.Errorf("a Generator that never closed left no numbers open (%v): the test cannot tell a close from none", st)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // flakyNotes is a MemoryAllocator whose Note fails once for a Released
@@ -47,23 +48,23 @@ func TestAdvLostReleaseThenClosed(t *testing.T) {
 	if err := seg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	events, head, err := sequence.ReadJournal(ctx, alloc, "k")
+	events, head, err := journal.ReadJournal(ctx, alloc, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range events {
 		t.Logf("%v", e)
 	}
-	if err := sequence.VerifyChain("k", events, head); err != nil {
+	if err := journal.VerifyChain("k", events, head); err != nil {
 		t.Fatal(err)
 	}
-	rep := sequence.Audit("k", events, head, time.Now())
+	rep := journal.Audit("k", events, head, time.Now())
 	for _, sp := range rep.Spans {
 		t.Logf("%v %s", sp.Range, sp.State)
 	}
 	t.Logf("given to callers: %v; explained: %v", given, rep.Explained())
 	for _, sp := range rep.Within(4, 100) {
-		if sp.State == sequence.Issued {
+		if sp.State == journal.Issued {
 			t.Errorf("numbers %v were never given to a caller, and the audit says issued (explained=%v)", sp.Range, rep.Explained())
 		}
 	}
@@ -121,18 +122,18 @@ func TestAdvFloorDuringFetch(t *testing.T) {
 	if err := seg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	events, head, err := sequence.ReadJournal(ctx, alloc, "k")
+	events, head, err := journal.ReadJournal(ctx, alloc, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range events {
 		t.Logf("%v", e)
 	}
-	rep := sequence.Audit("k", events, head, time.Now())
+	rep := journal.Audit("k", events, head, time.Now())
 	t.Logf("given %v; explained %v", given, rep.Explained())
 	for _, sp := range rep.Spans {
 		t.Logf("%v %s", sp.Range, sp.State)
-		if sp.State != sequence.Issued {
+		if sp.State != journal.Issued {
 			continue
 		}
 		for n := sp.Range.First; n <= sp.Range.Last; n++ {
@@ -182,15 +183,15 @@ func TestAdvAmbiguousAllocate(t *testing.T) {
 	if err := seg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	events, head, _ := sequence.ReadJournal(ctx, alloc, "k")
+	events, head, _ := journal.ReadJournal(ctx, alloc, "k")
 	for _, e := range events {
 		t.Logf("%v", e)
 	}
-	rep := sequence.Audit("k", events, head, time.Now())
+	rep := journal.Audit("k", events, head, time.Now())
 	t.Logf("given %v; explained %v", given, rep.Explained())
 	for _, sp := range rep.Spans {
 		t.Logf("%v %s", sp.Range, sp.State)
-		if sp.State == sequence.Issued {
+		if sp.State == journal.Issued {
 			for n := sp.Range.First; n <= sp.Range.Last; n++ {
 				if !given[n] {
 					t.Errorf("%d: never given to a caller, and the audit says issued", n)
@@ -270,11 +271,11 @@ func TestAdvSegmentsStress(t *testing.T) {
 	close(stop)
 	segs[1].Close()
 	<-done
-	events, head, _ := sequence.ReadJournal(ctx, alloc, "k")
-	if err := sequence.VerifyChain("k", events, head); err != nil {
+	events, head, _ := journal.ReadJournal(ctx, alloc, "k")
+	if err := journal.VerifyChain("k", events, head); err != nil {
 		t.Fatal(err)
 	}
-	rep := sequence.Audit("k", events, head, time.Now())
+	rep := journal.Audit("k", events, head, time.Now())
 	t.Logf("%d numbers given, %d records, problems %v", len(given), len(events), rep.Problems)
 	bad := 0
 	for _, sp := range rep.Spans {
@@ -282,11 +283,11 @@ func TestAdvSegmentsStress(t *testing.T) {
 			if given[n] > 1 {
 				t.Errorf("%d given %d times", n, given[n])
 			}
-			if given[n] > 0 && sp.State != sequence.Issued && bad < 10 {
+			if given[n] > 0 && sp.State != journal.Issued && bad < 10 {
 				bad++
 				t.Errorf("%d was given, and the audit says %s: %s", n, sp.State, sp.Cause())
 			}
-			if given[n] == 0 && sp.State == sequence.Issued && bad < 10 {
+			if given[n] == 0 && sp.State == journal.Issued && bad < 10 {
 				if bad == 0 {
 					for _, e := range events {
 						if e.Seq >= sp.Event.Seq-6 && e.Seq <= sp.Event.Seq+14 {

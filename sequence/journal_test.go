@@ -10,26 +10,27 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/sequencetest"
 )
 
 // audit reads key's journal from j, checks its chain and returns its
 // report.
-func audit(t *testing.T, j sequence.Journal, key string) *sequence.Report {
+func audit(t *testing.T, j sequence.Journal, key string) *journal.Report {
 	t.Helper()
-	events, head, err := sequence.ReadJournal(context.Background(), j, key)
+	events, head, err := journal.ReadJournal(context.Background(), j, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sequence.VerifyChain(key, events, head); err != nil {
+	if err := journal.VerifyChain(key, events, head); err != nil {
 		t.Fatalf("VerifyChain: %v", err)
 	}
-	return sequence.Audit(key, events, head, time.Now())
+	return journal.Audit(key, events, head, time.Now())
 }
 
 // states sums up a report: the count of numbers in each state.
-func states(r *sequence.Report) map[sequence.State]int64 {
-	m := map[sequence.State]int64{}
+func states(r *journal.Report) map[journal.State]int64 {
+	m := map[journal.State]int64{}
 	for _, s := range r.Spans {
 		m[s.State] += s.Range.Len()
 	}
@@ -89,11 +90,11 @@ func TestJournalSegment(t *testing.T) {
 	}
 	r := audit(t, a, "k")
 	st := states(r)
-	if st[sequence.Issued] != 15 || st[sequence.Unused] < 5 {
+	if st[journal.Issued] != 15 || st[journal.Unused] < 5 {
 		t.Errorf("after the first Close: %v\n%v", st, r.Spans)
 	}
 	for _, sp := range r.Gaps() {
-		if sp.State == sequence.Unused && sp.Range.First != 16 {
+		if sp.State == journal.Unused && sp.Range.First != 16 {
 			t.Errorf("unused %v, want from 16", sp.Range)
 		}
 	}
@@ -105,7 +106,7 @@ func TestJournalSegment(t *testing.T) {
 	r = audit(t, a, "k")
 	var open int64
 	for _, sp := range r.Spans {
-		if sp.State == sequence.Open {
+		if sp.State == journal.Open {
 			open += sp.Range.Len()
 			if !strings.Contains(sp.Cause(), "has not closed") {
 				t.Errorf("open cause: %s", sp.Cause())
@@ -162,29 +163,29 @@ func TestJournalVoidFloorRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := audit(t, a, "k")
-	state := func(v int64) sequence.Span {
+	state := func(v int64) journal.Span {
 		for _, sp := range r.Spans {
 			if sp.Range.First <= v && v <= sp.Range.Last {
 				return sp
 			}
 		}
-		return sequence.Span{}
+		return journal.Span{}
 	}
 	for v := int64(1); v <= r.Head.Mark; v++ {
-		want := []sequence.State{sequence.Unused} // released at Release
+		want := []journal.State{journal.Unused} // released at Release
 		switch {
 		case v == 2:
-			want = []sequence.State{sequence.Void}
+			want = []journal.State{journal.Void}
 		case v == 1 || v == 3 || v == 4 || v == 101:
-			want = []sequence.State{sequence.Issued}
+			want = []journal.State{journal.Issued}
 		case v <= 100: // held and skipped by the floor, or skipped in the store
-			want = []sequence.State{sequence.Unused, sequence.Skipped}
+			want = []journal.State{journal.Unused, journal.Skipped}
 		}
 		if sp := state(v); !slices.Contains(want, sp.State) {
 			t.Errorf("%d: %s, want %v (%s)", v, sp.State, want, sp.Cause())
 		}
 	}
-	got := []sequence.Span{state(1), state(2)}
+	got := []journal.Span{state(1), state(2)}
 	if c := got[1].Cause(); !strings.Contains(c, "alice") || !strings.Contains(c, "customer cancelled") {
 		t.Errorf("void cause: %s", c)
 	}
@@ -203,11 +204,11 @@ func TestVerifyChain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	events, head, err := sequence.ReadJournal(ctx, a, "k")
+	events, head, err := journal.ReadJournal(ctx, a, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sequence.VerifyChain("k", events, head, sequence.Head{Seq: 3, Hash: events[2].Hash}); err != nil {
+	if err := journal.VerifyChain("k", events, head, sequence.Head{Seq: 3, Hash: events[2].Hash}); err != nil {
 		t.Fatalf("an untouched journal: %v", err)
 	}
 	cp := func() []sequence.Event { return append([]sequence.Event(nil), events...) }
@@ -245,8 +246,8 @@ func TestVerifyChain(t *testing.T) {
 		if c.name == "other key" {
 			key = "k2"
 		}
-		err := sequence.VerifyChain(key, c.events, c.head, c.anchor...)
-		var ce *sequence.ChainError
+		err := journal.VerifyChain(key, c.events, c.head, c.anchor...)
+		var ce *journal.ChainError
 		if !errors.As(err, &ce) || ce.Seq != c.seq {
 			t.Errorf("%s: %v, want a ChainError at record %d", c.name, err, c.seq)
 			continue
@@ -265,14 +266,14 @@ func TestAuditUnaccounted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	events, head, _ := sequence.ReadJournal(ctx, a, "k")
+	events, head, _ := journal.ReadJournal(ctx, a, "k")
 	gone := append(append([]sequence.Event(nil), events[:1]...), events[2:]...)
-	r := sequence.Audit("k", gone, head, time.Now())
-	if r.Explained() || states(r)[sequence.Unaccounted] != 10 {
+	r := journal.Audit("k", gone, head, time.Now())
+	if r.Explained() || states(r)[journal.Unaccounted] != 10 {
 		t.Errorf("a reservation deleted: %v, %v", r.Spans, r.Problems)
 	}
 	twice := append(append([]sequence.Event(nil), events...), events[1])
-	r = sequence.Audit("k", twice, head, time.Now())
+	r = journal.Audit("k", twice, head, time.Now())
 	if r.Explained() || len(r.Problems) == 0 || !strings.Contains(r.Problems[0], "reserved twice") {
 		t.Errorf("a block reserved twice: %v", r.Problems)
 	}
@@ -310,7 +311,7 @@ func TestPruneForged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	events, head, _ := sequence.ReadJournal(ctx, a, "k")
+	events, head, _ := journal.ReadJournal(ctx, a, "k")
 	latest := sequence.Head{Seq: head.Seq, Hash: head.Hash}
 	early := sequence.Head{Seq: 2, Hash: events[1].Hash}
 	pub, sk, _ := ed25519.GenerateKey(nil)
@@ -319,70 +320,70 @@ func TestPruneForged(t *testing.T) {
 
 	// The intruder's prune through the void (record 5), without it.
 	withoutVoid := append(append([]sequence.Event(nil), events[:4]...), sequence.Event{Seq: 5, Kind: sequence.Released, Range: sequence.Range{First: 3, Last: 3}, Hash: events[4].Hash})
-	forged, err := sequence.PruneRecord("k", withoutVoid, time.Now(), intruder)
+	forged, err := journal.PruneRecord("k", withoutVoid, time.Now(), intruder)
 	if err != nil {
 		t.Fatal(err)
 	}
 	forgedJournal := append([]sequence.Event{forged}, events[5:]...)
-	if rep := sequence.Audit("k", forgedJournal, head, time.Now()); countState(rep, sequence.Void) != 0 {
+	if rep := journal.Audit("k", forgedJournal, head, time.Now()); countState(rep, journal.Void) != 0 {
 		t.Fatalf("control: the forged journal still shows the void: %v", rep.Spans)
 	}
-	if err := sequence.VerifySealed("k", forgedJournal, head, trusted, latest); err == nil || !strings.Contains(err.Error(), "not one of the keys trusted") {
+	if err := journal.VerifySealed("k", forgedJournal, head, trusted, latest); err == nil || !strings.Contains(err.Error(), "not one of the keys trusted") {
 		t.Errorf("a prune forged with another key verifies against the auditor's key and latest anchor: %v", err)
 	}
-	if err := sequence.VerifyChain("k", forgedJournal, head, latest); err == nil {
+	if err := journal.VerifyChain("k", forgedJournal, head, latest); err == nil {
 		t.Error("a signed prune verifies without a key")
 	}
 	// The same forged record, re-labelled with the trusted key's ID.
 	relabelled := forged
-	relabelled.Reason = strings.Replace(forged.Reason, sequence.KeyID(intruder.Public().(ed25519.PublicKey)), sequence.KeyID(pub), 1)
-	if err := sequence.VerifySealed("k", append([]sequence.Event{relabelled}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "does not hold") {
+	relabelled.Reason = strings.Replace(forged.Reason, journal.KeyID(intruder.Public().(ed25519.PublicKey)), journal.KeyID(pub), 1)
+	if err := journal.VerifySealed("k", append([]sequence.Event{relabelled}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "does not hold") {
 		t.Errorf("a forged prune under the trusted key's name: %v", err)
 	}
 	// A prune sealed the way an earlier release did (a bare hash):
 	// anyone can make it.
 	legacy := sequence.Event{Seq: 5, Kind: sequence.Pruned, Range: sequence.Range{First: 1, Last: 40}, At: time.Now(), By: "x", Reason: "nothing to see; seal 00", Hash: events[4].Hash}
-	if err := sequence.VerifySealed("k", append([]sequence.Event{legacy}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "without a signature") {
+	if err := journal.VerifySealed("k", append([]sequence.Event{legacy}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "without a signature") {
 		t.Errorf("a prune sealed by a bare hash: %v", err)
 	}
 
 	// The real prune verifies, with anchors before and after.
-	p, err := sequence.PruneRecord("k", events[:5], time.Now(), sk)
+	p, err := journal.PruneRecord("k", events[:5], time.Now(), sk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	good := append([]sequence.Event{p}, events[5:]...)
-	if err := sequence.VerifySealed("k", good, head, trusted, early, latest); err != nil {
+	if err := journal.VerifySealed("k", good, head, trusted, early, latest); err != nil {
 		t.Errorf("a pruned record as PruneRecord makes it: %v", err)
 	}
-	if got := sequence.SealedBy(p); got != sequence.KeyID(pub) {
-		t.Errorf("SealedBy = %q, want %q", got, sequence.KeyID(pub))
+	if got := journal.SealedBy(p); got != journal.KeyID(pub) {
+		t.Errorf("SealedBy = %q, want %q", got, journal.KeyID(pub))
 	}
-	if sum := sequence.PruneSummary(p); strings.Contains(sum, "signed") || !strings.Contains(sum, "1 void") {
+	if sum := journal.PruneSummary(p); strings.Contains(sum, "signed") || !strings.Contains(sum, "1 void") {
 		t.Errorf("PruneSummary = %q", sum)
 	}
 	// An anchor the prune signed another hash for.
 	wrong := early
 	wrong.Hash[0] ^= 1
-	if err := sequence.VerifySealed("k", good, head, trusted, wrong); err == nil {
+	if err := journal.VerifySealed("k", good, head, trusted, wrong); err == nil {
 		t.Error("an anchor before the prune that is not the journal's verifies")
 	}
 	altered := p
 	altered.Range.Last = 5
-	if err := sequence.VerifySealed("k", append([]sequence.Event{altered}, events[5:]...), head, trusted); err == nil {
+	if err := journal.VerifySealed("k", append([]sequence.Event{altered}, events[5:]...), head, trusted); err == nil {
 		t.Error("a pruned record altered verifies")
 	}
-	one, _ := sequence.PruneRecord("k", events[:1], time.Now(), sk)
-	if err := sequence.VerifySealed("k", append([]sequence.Event{one}, events[1:]...), head, trusted, early); err != nil {
+	one, _ := journal.PruneRecord("k", events[:1], time.Now(), sk)
+	if err := journal.VerifySealed("k", append([]sequence.Event{one}, events[1:]...), head, trusted, early); err != nil {
 		t.Errorf("pruned through the first record: %v", err)
 	}
-	if _, err := sequence.PruneRecord("k", events[:1], time.Now(), nil); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if _, err := journal.PruneRecord("k", events[:1], time.Now(), nil); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("PruneRecord without a key: %v", err)
 	}
 }
 
 // countState counts the numbers rep finds in state st.
-func countState(rep *sequence.Report, st sequence.State) int64 {
+func countState(rep *journal.Report, st journal.State) int64 {
 	var n int64
 	for _, sp := range rep.Spans {
 		if sp.State == st {
@@ -400,8 +401,8 @@ func TestAuditRestarted(t *testing.T) {
 	a.Allocate(ctx, "k", 10)
 	a.Expire(ctx, "k", 0) // deleted
 	a.Allocate(ctx, "k", 3)
-	events, head, _ := sequence.ReadJournal(ctx, a, "k")
-	r := sequence.Audit("k", events, head, time.Now())
+	events, head, _ := journal.ReadJournal(ctx, a, "k")
+	r := journal.Audit("k", events, head, time.Now())
 	if r.Explained() || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "may be issued twice") {
 		t.Errorf("a counter that went back: %v", r.Problems)
 	}
@@ -427,8 +428,8 @@ func TestAuditVoidReleased(t *testing.T) {
 		if _, err := a.Note(holder, "k", sequence.Event{Kind: sequence.Released, Range: sequence.Range{First: 3, Last: 10}, Reason: "closed"}); err != nil {
 			t.Fatal(err)
 		}
-		events, head, _ := sequence.ReadJournal(ctx, a, "k")
-		rep := sequence.Audit("k", events, head, time.Now())
+		events, head, _ := journal.ReadJournal(ctx, a, "k")
+		rep := journal.Audit("k", events, head, time.Now())
 		switch {
 		case !void && len(rep.Problems) > 0:
 			t.Errorf("control: %v", rep.Problems)

@@ -9,7 +9,7 @@ import (
 
 // maxNotes bounds the journal records a Segment keeps waiting for its
 // store: past it, a release is not journaled, and its numbers stay Open
-// in an [Audit] (issued or not, the journal cannot say), never wrong.
+// in an [journal.Audit] (issued or not, the journal cannot say), never wrong.
 const maxNotes = 1 << 16
 
 // segments numbers the Segments of the process, for their names.

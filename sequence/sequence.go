@@ -23,8 +23,8 @@
 //
 // A durable store keeps a journal per key ([Journal]): every block
 // reserved, handed back, released, every number voided, every floor, one
-// record per block, hash-chained, so that [Audit] can say what became of
-// every number and [VerifyChain] that nobody edited the record.
+// record per block, hash-chained, so that [journal.Audit] can say what became of
+// every number and [journal.VerifyChain] that nobody edited the record.
 //
 // Every implementation in this module passes the conformance suite in
 // package sequencetest, and so should yours.

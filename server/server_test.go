@@ -19,6 +19,7 @@ import (
 	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/server"
 	"github.com/sngen/sn/wire"
 )
@@ -286,18 +287,18 @@ templates:
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, head, err := sequence.ReadJournal(t.Context(), j, key)
+	events, head, err := journal.ReadJournal(t.Context(), j, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The states of S1 to S9, every number the template prints. (The
 	// batch also drew values past the width, which print no number.)
 	var got []string
-	for _, sp := range sequence.Audit(key, events, head, time.Now()).Spans {
+	for _, sp := range journal.Audit(key, events, head, time.Now()).Spans {
 		for v := sp.Range.First; v <= min(sp.Range.Last, 9); v++ {
 			got = append(got, fmt.Sprintf("S%d %s", v, sp.State))
 		}
-		if sp.State == sequence.Void && (!strings.Contains(sp.Event.Reason, "failed partway (overflow)") || sp.Event.Actor != "sn serve, token app") {
+		if sp.State == journal.Void && (!strings.Contains(sp.Event.Reason, "failed partway (overflow)") || sp.Event.Actor != "sn serve, token app") {
 			t.Errorf("void %v: reason %q, actor %q", sp.Range, sp.Event.Reason, sp.Event.Actor)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // errUnexplained is returned by gaps and verify when the journal does not
@@ -94,7 +95,7 @@ func (f *flags) readCounter(e *env, pos []string, key string) (jt *journalTarget
 		err = jt.resolveKey(f, number)
 	}
 	if err == nil {
-		events, head, err = sequence.ReadJournal(e.ctx, jt.j, jt.key)
+		events, head, err = journal.ReadJournal(e.ctx, jt.j, jt.key)
 	}
 	if err != nil {
 		jt.close()
@@ -123,21 +124,21 @@ func cmdGaps(e *env, args []string) error {
 		return err
 	}
 	defer jt.close()
-	verr := sequence.VerifySealed(jt.key, events, head, *keys)
-	rep := sequence.Audit(jt.key, events, head, time.Now())
+	verr := journal.VerifySealed(jt.key, events, head, *keys)
+	rep := journal.Audit(jt.key, events, head, time.Now())
 	last := *to
 	if last == 0 {
 		last = head.Mark
 	}
 	fmt.Fprintf(e.out, "counter %q: numbers %d to %d (mark %d, %d journal records)\n", jt.key, *from, last, head.Mark, len(events))
-	counts := map[sequence.State]int64{}
+	counts := map[journal.State]int64{}
 	unexplained := 0
 	for _, sp := range rep.Within(*from, last) {
 		counts[sp.State] += sp.Range.Len()
 		if !sp.State.Explained() {
 			unexplained++
 		}
-		if sp.State == sequence.Issued && !*all {
+		if sp.State == journal.Issued && !*all {
 			continue
 		}
 		fmt.Fprintf(e.out, "%s\t%s\t%s\n", spanText(sp.Range), sp.State, sp.Cause())
@@ -146,7 +147,7 @@ func cmdGaps(e *env, args []string) error {
 		fmt.Fprintf(e.out, "%s\tnot reserved yet\n", spanText(sequence.Range{First: max(*from, head.Mark+1), Last: last}))
 	}
 	var parts []string
-	for st := sequence.Issued; st <= sequence.Unaccounted; st++ {
+	for st := journal.Issued; st <= journal.Unaccounted; st++ {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}
@@ -203,15 +204,15 @@ func cmdVerify(e *env, args []string) error {
 		return err
 	}
 	defer jt.close()
-	if err := sequence.VerifySealed(jt.key, events, head, *keys, anchors...); err != nil {
+	if err := journal.VerifySealed(jt.key, events, head, *keys, anchors...); err != nil {
 		fmt.Fprintf(e.stderr, "sn verify: %v\n", err)
 		return errUnexplained
 	}
 	sealed := ""
-	if len(events) > 0 && sequence.SealedBy(events[0]) != "" {
-		sealed = fmt.Sprintf(" (pruned through record %d, signed by key %s)", events[0].Seq, sequence.SealedBy(events[0]))
+	if len(events) > 0 && journal.SealedBy(events[0]) != "" {
+		sealed = fmt.Sprintf(" (pruned through record %d, signed by key %s)", events[0].Seq, journal.SealedBy(events[0]))
 	}
-	fmt.Fprintf(e.out, "ok: counter %q: %d journal records verify%s; anchor: %d:%s\n", jt.key, len(events), sealed, head.Seq, sequence.HashString(head.Hash))
+	fmt.Fprintf(e.out, "ok: counter %q: %d journal records verify%s; anchor: %d:%s\n", jt.key, len(events), sealed, head.Seq, journal.HashString(head.Hash))
 	return nil
 }
 
@@ -280,7 +281,7 @@ func cmdPrune(e *env, args []string) error {
 	if !ok {
 		return fmt.Errorf("the store cannot prune journals: %w", errors.ErrUnsupported)
 	}
-	if err := sequence.VerifySealed(jt.key, events, head, *keys); err != nil {
+	if err := journal.VerifySealed(jt.key, events, head, *keys); err != nil {
 		fmt.Fprintf(e.stderr, "sn prune: the journal does not verify, and is kept as it is for the auditor: %v\n", err)
 		return errUnexplained
 	}
@@ -288,23 +289,23 @@ func cmdPrune(e *env, args []string) error {
 		fmt.Fprintf(e.out, "counter %q has no journal\n", jt.key)
 		return nil
 	}
-	if rep := sequence.Audit(jt.key, events, head, time.Now()); !rep.Explained() {
+	if rep := journal.Audit(jt.key, events, head, time.Now()); !rep.Explained() {
 		fmt.Fprintf(e.stderr, "sn prune: the journal of counter %q does not explain every number (sn gaps says which): commit or void what is pending first; it is kept as it is\n", jt.key)
 		return errUnexplained
 	}
-	sum, err := sequence.PruneRecord(jt.key, events, time.Now(), sk)
+	sum, err := journal.PruneRecord(jt.key, events, time.Now(), sk)
 	if err != nil {
 		return err
 	}
 	if !*yes {
 		fmt.Fprintf(e.out, "would replace %d records of counter %q with one, signed by key %s: %s\nthe anchor stays %d:%s; run again with --yes to prune\n",
-			len(events), jt.key, sequence.SealedBy(sum), sequence.PruneSummary(sum), head.Seq, sequence.HashString(head.Hash))
+			len(events), jt.key, journal.SealedBy(sum), journal.PruneSummary(sum), head.Seq, journal.HashString(head.Hash))
 		return nil
 	}
 	done, err := p.Prune(e.ctx, jt.key, sum)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.out, "pruned counter %q, signed by key %s: %s; anchor %d:%s\n", jt.key, sequence.SealedBy(done), sequence.PruneSummary(done), head.Seq, sequence.HashString(head.Hash))
+	fmt.Fprintf(e.out, "pruned counter %q, signed by key %s: %s; anchor %d:%s\n", jt.key, journal.SealedBy(done), journal.PruneSummary(done), head.Seq, journal.HashString(head.Hash))
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // sealKeys registers --public-key, the keys whose prune seals the
@@ -107,6 +107,6 @@ func cmdKeygen(e *env, args []string) error {
 		}
 	}
 	fmt.Fprintf(e.out, "key %s: %s.key signs prunes (keep it away from the store's writers); %s.pub checks them (give it to the auditor)\n",
-		sequence.KeyID(pub), *out, *out)
+		journal.KeyID(pub), *out, *out)
 	return nil
 }

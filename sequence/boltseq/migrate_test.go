@@ -12,6 +12,7 @@ import (
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // TestMigrateRelease36dc60d opens a file written by the release on main
@@ -55,11 +56,11 @@ func TestMigrateRelease36dc60d(t *testing.T) {
 			anchor := sequence.Head{Seq: 2, Mark: 150}
 			h, _ := hex.DecodeString("594a5a89c809c9a0555ba36f640d6ba83768956df542da5a8a95fb670b917c94")
 			copy(anchor.Hash[:], h)
-			events, head, err := sequence.ReadJournal(ctx, s, "order")
+			events, head, err := journal.ReadJournal(ctx, s, "order")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := sequence.VerifyChain("order", events, head, anchor); err != nil {
+			if err := journal.VerifyChain("order", events, head, anchor); err != nil {
 				t.Fatalf("the journal against the anchor taken by the release: %v", err)
 			}
 			if r, err := s.Allocate(ctx, "order", 10); err != nil || r.First != 151 {

@@ -59,14 +59,14 @@ func TestAppendNoteVerify(t *testing.T) {
 		if !errors.Is(err, sequence.ErrInvalidArgument) {
 			t.Errorf("a void above the mark: %v; want ErrInvalidArgument", err)
 		}
-		events, head, err := sequence.ReadJournal(ctx, journalOf{s}, key)
+		events, head, err := journal.ReadJournal(ctx, journalOf{s}, key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(events) != 3 || head.Seq != 3 || head.Mark != 15 {
 			t.Errorf("key of %d bytes: %d records, head %+v; want 3 and a mark of 15", len(key), len(events), head)
 		}
-		if err := sequence.VerifyChain(key, events, head); err != nil {
+		if err := journal.VerifyChain(key, events, head); err != nil {
 			t.Error(err)
 		}
 		for _, r := range mustScan(t, s) {
@@ -92,30 +92,30 @@ func TestPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, head, err := sequence.ReadJournal(ctx, journalOf{s}, "orders")
+	events, head, err := journal.ReadJournal(ctx, journalOf{s}, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
 	pub, sk, _ := ed25519.GenerateKey(nil)
-	p, err := sequence.PruneRecord("orders", events[:3], time.Now(), sk)
+	p, err := journal.PruneRecord("orders", events[:3], time.Now(), sk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := journal.Prune(ctx, s, "orders", p); err != nil {
 		t.Fatal(err)
 	}
-	after, head2, err := sequence.ReadJournal(ctx, journalOf{s}, "orders")
+	after, head2, err := journal.ReadJournal(ctx, journalOf{s}, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(after) != 3 || after[0].Kind != sequence.Pruned || head2 != head {
 		t.Errorf("after the prune: %d records from %v, head %+v; want 3 from a pruned one, head %+v", len(after), after[0].Kind, head2, head)
 	}
-	if err := sequence.VerifySealed("orders", after, head2, []ed25519.PublicKey{pub}, sequence.Head{Seq: 2, Hash: events[1].Hash}); err != nil {
+	if err := journal.VerifySealed("orders", after, head2, []ed25519.PublicKey{pub}, sequence.Head{Seq: 2, Hash: events[1].Hash}); err != nil {
 		t.Error(err)
 	}
 	// Record 3 is the Pruned one now, not the one p2 seals.
-	p2, err := sequence.PruneRecord("orders", events[:3], time.Now(), sk)
+	p2, err := journal.PruneRecord("orders", events[:3], time.Now(), sk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestAppendWritesOnce(t *testing.T) {
 	for range 4 {
 		allocate(t, s, "orders", 10)
 	}
-	events, head, err := sequence.ReadJournal(ctx, journalOf{s}, "orders")
+	events, head, err := journal.ReadJournal(ctx, journalOf{s}, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestAppendWritesOnce(t *testing.T) {
 	if !errors.Is(err, journal.ErrCorrupt) {
 		t.Fatalf("an append after the head was moved back: %v; want ErrCorrupt", err)
 	}
-	after, _, _ := sequence.ReadJournal(ctx, journalOf{s}, "orders")
+	after, _, _ := journal.ReadJournal(ctx, journalOf{s}, "orders")
 	if after[3].Hash != events[3].Hash {
 		t.Errorf("record 4 was written over")
 	}

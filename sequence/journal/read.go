@@ -38,7 +38,7 @@ func Head(ctx context.Context, s record.Store, key string) (sequence.Head, error
 // Prune replaces the records of key's journal in s through record p.Seq
 // with p, the signed Pruned record that sums them up (see
 // [sequence.Pruner]), if the head and that record are still those
-// [sequence.CheckPrune] checks p against when it commits.
+// [CheckPrune] checks p against when it commits.
 func Prune(ctx context.Context, s record.Store, key string, p sequence.Event) (sequence.Event, error) {
 	err := record.Update(ctx, s, func(tx *record.Tx) error {
 		head, err := HeadOf(tx, key)
@@ -57,7 +57,7 @@ func Prune(ctx context.Context, s record.Store, key string, p sequence.Event) (s
 				}
 			}
 		}
-		if err := sequence.CheckPrune(key, p, at, head); err != nil {
+		if err := CheckPrune(key, p, at, head); err != nil {
 			return err
 		}
 		tx.DeleteRange(Prefix(key), Key(key, p.Seq))

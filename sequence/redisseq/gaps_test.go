@@ -21,6 +21,7 @@ import (
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/redisseq"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
@@ -155,29 +156,29 @@ func TestGapsOverRedis(t *testing.T) {
 	}
 
 	reader := must(redisseq.NewAllocator(srv.Client(t), ledger, redisseq.AllocatorOptions{Chunk: 500}))
-	events, head, err := sequence.ReadJournal(ctx, reader, "orders")
+	events, head, err := journal.ReadJournal(ctx, reader, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sequence.VerifyChain("orders", events, head); err != nil {
+	if err := journal.VerifyChain("orders", events, head); err != nil {
 		t.Fatal(err)
 	}
-	rep := sequence.Audit("orders", events, head, time.Now())
-	count := map[sequence.State]int64{}
+	rep := journal.Audit("orders", events, head, time.Now())
+	count := map[journal.State]int64{}
 	var wrong []string
 	for _, sp := range rep.Spans {
 		count[sp.State] += sp.Range.Len()
 		for n := sp.Range.First; n <= sp.Range.Last; n++ {
 			byClosed := printed[1][n] || printed[2][n]
 			switch {
-			case sp.State == sequence.Issued && !byClosed && !printed[0][n]:
+			case sp.State == journal.Issued && !byClosed && !printed[0][n]:
 				wrong = append(wrong, fmt.Sprintf("%d issued, and printed by no process (%s)", n, sp.Cause()))
-			case sp.State != sequence.Issued && byClosed && !(sp.State == sequence.Open && (printed[1][n] && strings.Contains(sp.Cause(), names[1]) || printed[2][n] && strings.Contains(sp.Cause(), names[2]))):
+			case sp.State != journal.Issued && byClosed && !(sp.State == journal.Open && (printed[1][n] && strings.Contains(sp.Cause(), names[1]) || printed[2][n] && strings.Contains(sp.Cause(), names[2]))):
 				// Open and naming its process is honest too: a process
 				// whose fetch failed (the killed one held the refill lock)
 				// cannot say its blocks are settled, and writes no Closed.
 				wrong = append(wrong, fmt.Sprintf("%d printed by a closed process, and %s (%s)", n, sp.State, sp.Cause()))
-			case printed[0][n] && sp.State != sequence.Issued && (sp.State != sequence.Open || !strings.Contains(sp.Cause(), names[0])):
+			case printed[0][n] && sp.State != journal.Issued && (sp.State != journal.Open || !strings.Contains(sp.Cause(), names[0])):
 				wrong = append(wrong, fmt.Sprintf("%d printed by the killed process, and %s (%s)", n, sp.State, sp.Cause()))
 			}
 			if len(wrong) > 10 {
@@ -199,12 +200,12 @@ func TestGapsOverRedis(t *testing.T) {
 			}
 		}
 	}
-	if count[sequence.Issued] > int64(total) {
-		t.Errorf("%d issued, and all the processes printed %d", count[sequence.Issued], total)
+	if count[journal.Issued] > int64(total) {
+		t.Errorf("%d issued, and all the processes printed %d", count[journal.Issued], total)
 	}
 	killedOpen := false
 	for _, sp := range rep.Spans {
-		if sp.State == sequence.Open && strings.Contains(sp.Cause(), names[0]) {
+		if sp.State == journal.Open && strings.Contains(sp.Cause(), names[0]) {
 			killedOpen = true
 		}
 	}
@@ -223,11 +224,11 @@ func TestGapsOverRedis(t *testing.T) {
 		}
 		old = append(old, e)
 	}
-	ctl := sequence.Audit("orders", old, head, time.Now())
+	ctl := journal.Audit("orders", old, head, time.Now())
 	var issued int64
 	named := false
 	for _, sp := range ctl.Spans {
-		if sp.State == sequence.Issued {
+		if sp.State == journal.Issued {
 			issued += sp.Range.Len()
 		}
 		if strings.Contains(sp.Cause(), names[0]) {

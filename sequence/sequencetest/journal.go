@@ -12,6 +12,8 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/journal"
+	"github.com/sngen/sn/sequence/record"
 )
 
 // JournalAllocator is an [sequence.Allocator] whose store keeps a
@@ -44,6 +46,55 @@ func RunJournal(t *testing.T, a JournalAllocator) {
 	}
 	if c := catalog.Of(a); c != nil {
 		t.Run("Catalog", func(t *testing.T) { journalCatalog(t, a, c, newKeyspace(t)) })
+	}
+	if rs := record.Of(a); rs != nil {
+		t.Run("WrittenOnce", func(t *testing.T) { journalWrittenOnce(t, a, rs, newKeyspace(t)) })
+	}
+}
+
+// journalWrittenOnce: where the journal is kept in the store's records
+// (package journal), a head moved back by hand (a restore of an old
+// backup of one record) stops appends to the key with journal.ErrCorrupt
+// rather than writing over the records above it, and the chain reports
+// it. A store whose records hold no head of the key keeps its journal
+// elsewhere, and is not checked.
+func journalWrittenOnce(t *testing.T, a JournalAllocator, rs record.Store, ks keyspace) {
+	ctx := context.Background()
+	key := ks.key("orders")
+	for range 4 {
+		if _, err := a.Allocate(ctx, key, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hk, err := rs.Get(ctx, journal.HeadKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hk[0].Exists() {
+		t.Logf("%T keeps its journal elsewhere than its records", a)
+		return
+	}
+	events, head, err := journal.ReadJournal(ctx, a, key)
+	if err != nil || len(events) != 4 {
+		t.Fatalf("%d records, %v; want 4", len(events), err)
+	}
+	back := sequence.Head{Seq: 3, Hash: events[2].Hash, Mark: head.Mark}
+	if ok, err := rs.Commit(ctx, hk, []record.Op{record.Put(journal.HeadKey(key), journal.EncodeHead(back))}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	e2, h2, err := journal.ReadJournal(ctx, a, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if journal.VerifyChain(key, e2, h2) == nil {
+		t.Fatal("control: the head moved back verifies")
+	}
+	if _, err := a.Allocate(ctx, key, 1); !errors.Is(err, journal.ErrCorrupt) {
+		t.Errorf("Allocate after the head was moved back: %v; want journal.ErrCorrupt", err)
+	}
+	after, _, err := journal.ReadJournal(ctx, a, key)
+	if err != nil || len(after) < 4 || after[3].Hash != events[3].Hash {
+		t.Errorf("record 4 was written over (%v)", err)
 	}
 }
 
@@ -108,7 +159,7 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 	anchor := sequence.Head{Seq: 5, Hash: before[4].Hash}
 	seal := func(events []sequence.Event) sequence.Event {
 		t.Helper()
-		pr, err := sequence.PruneRecord(key, events, time.Now(), sk)
+		pr, err := journal.PruneRecord(key, events, time.Now(), sk)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,20 +189,20 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 	if pr.Kind != sequence.Pruned || pr.Seq != 3 || pr.Range != (sequence.Range{First: 1, Last: 30}) || pr.Hash != before[2].Hash {
 		t.Errorf("the pruned record: %v", pr)
 	}
-	events, head, err := sequence.ReadJournal(ctx, a, key)
+	events, head, err := journal.ReadJournal(ctx, a, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sequence.VerifyChain(key, events, head); err == nil {
+	if err := journal.VerifyChain(key, events, head); err == nil {
 		t.Errorf("a pruned journal verifies without the public key of its seal")
 	}
-	if err := sequence.VerifySealed(key, events, head, keys, early, anchor); err != nil {
+	if err := journal.VerifySealed(key, events, head, keys, early, anchor); err != nil {
 		t.Errorf("after Prune, with anchors before and after it: %v", err)
 	}
 	if len(events) != len(before)-2 || events[0].Kind != sequence.Pruned {
 		t.Errorf("%d records after pruning 3 of %d: %v", len(events), len(before), events)
 	}
-	rep := sequence.Audit(key, events, head, time.Now())
+	rep := journal.Audit(key, events, head, time.Now())
 	if !rep.Explained() {
 		t.Errorf("after Prune: %v", rep.Problems)
 	}
@@ -163,14 +214,14 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 	if r, err := a.Allocate(ctx, key, 3); err != nil || r.First != last.Last+1 {
 		t.Fatalf("Allocate after Prune: %v %v", r, err)
 	}
-	events, head, err = sequence.ReadJournal(ctx, a, key)
+	events, head, err = journal.ReadJournal(ctx, a, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sequence.VerifySealed(key, events, head, keys, early, anchor); err != nil {
+	if err := journal.VerifySealed(key, events, head, keys, early, anchor); err != nil {
 		t.Errorf("after a second Prune: %v", err)
 	}
-	if len(events) != 2 || !sequence.Audit(key, events, head, time.Now()).Explained() {
+	if len(events) != 2 || !journal.Audit(key, events, head, time.Now()).Explained() {
 		t.Errorf("after pruning everything and one block: %v", events)
 	}
 }
@@ -213,11 +264,11 @@ func journalVoidHolds(t *testing.T, a JournalAllocator, ret sequence.Returner, k
 // readChain reads key's journal and verifies its chain.
 func readChain(t *testing.T, j sequence.Journal, key string) ([]sequence.Event, sequence.Head) {
 	t.Helper()
-	events, head, err := sequence.ReadJournal(context.Background(), j, key)
+	events, head, err := journal.ReadJournal(context.Background(), j, key)
 	if err != nil {
 		t.Fatalf("ReadJournal(%q): %v", key, err)
 	}
-	if err := sequence.VerifyChain(key, events, head); err != nil {
+	if err := journal.VerifyChain(key, events, head); err != nil {
 		t.Fatalf("VerifyChain(%q): %v", key, err)
 	}
 	return events, head
@@ -333,7 +384,7 @@ func journalNote(t *testing.T, a JournalAllocator, ks keyspace) {
 	if len(events) != 1+len(good) {
 		t.Errorf("%d records after the refused notes, want %d", len(events), 1+len(good))
 	}
-	rep := sequence.Audit(key, events, sequence.Head{Seq: events[len(events)-1].Seq, Hash: events[len(events)-1].Hash, Mark: r.Last}, time.Now())
+	rep := journal.Audit(key, events, sequence.Head{Seq: events[len(events)-1].Seq, Hash: events[len(events)-1].Hash, Mark: r.Last}, time.Now())
 	if !rep.Explained() {
 		t.Errorf("not explained: %v", rep.Problems)
 	}
@@ -390,7 +441,7 @@ func journalConcurrent(t *testing.T, a JournalAllocator, ks keyspace) {
 		t.Fatal(err)
 	}
 	events, head := readChain(t, a, key)
-	rep := sequence.Audit(key, events, head, time.Now())
+	rep := journal.Audit(key, events, head, time.Now())
 	if len(rep.Problems) > 0 {
 		t.Fatalf("problems: %v", rep.Problems)
 	}
@@ -417,12 +468,12 @@ func journalSegment(t *testing.T, a JournalAllocator, ks keyspace) {
 		}
 	}
 	events, head := readChain(t, a, key)
-	rep := sequence.Audit(key, events, head, time.Now())
+	rep := journal.Audit(key, events, head, time.Now())
 	if !rep.Explained() {
 		t.Fatalf("not explained: %v", rep.Problems)
 	}
 	for _, sp := range rep.Spans {
-		if sp.State == sequence.Open {
+		if sp.State == journal.Open {
 			t.Errorf("%v open after every Segment closed: %s", sp.Range, sp.Cause())
 		}
 	}

@@ -24,13 +24,13 @@ func advQ(b backend, stmt string) string {
 	return stmt
 }
 
-func advAudit(t *testing.T, s *sqlseq.Store, key string) (*sequence.Report, error, []sequence.Event) {
+func advAudit(t *testing.T, s *sqlseq.Store, key string) (*journal.Report, error, []sequence.Event) {
 	t.Helper()
-	events, head, err := sequence.ReadJournal(context.Background(), s, key)
+	events, head, err := journal.ReadJournal(context.Background(), s, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sequence.Audit(key, events, head, time.Now()), sequence.VerifyChain(key, events, head), events
+	return journal.Audit(key, events, head, time.Now()), journal.VerifyChain(key, events, head), events
 }
 
 // TestAdvCounterRolledBack: the ledger row lowered by hand (a restore of
@@ -97,7 +97,7 @@ func TestAdvForgedPrune(t *testing.T) {
 			if _, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10); err != nil {
 				t.Fatal(err)
 			}
-			events, head, err := sequence.ReadJournal(ctx, s, "inv")
+			events, head, err := journal.ReadJournal(ctx, s, "inv")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,19 +126,19 @@ func TestAdvForgedPrune(t *testing.T) {
 			}
 			// Records 1 to 4 (the void is 4), summed up without the void.
 			withoutVoid := append(append([]sequence.Event(nil), events[:3]...), sequence.Event{Seq: 4, Kind: sequence.Drawn, Range: sequence.Range{First: 31, Last: 31}, Hash: events[3].Hash})
-			forged, err := sequence.PruneRecord("inv", withoutVoid, time.Now(), intruder)
+			forged, err := journal.PruneRecord("inv", withoutVoid, time.Now(), intruder)
 			if err != nil {
 				t.Fatal(err)
 			}
 			forge(forged)
-			after, head, err := sequence.ReadJournal(ctx, s, "inv")
+			after, head, err := journal.ReadJournal(ctx, s, "inv")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep := sequence.Audit("inv", after, head, time.Now()); countVoid(rep) != 0 {
+			if rep := journal.Audit("inv", after, head, time.Now()); countVoid(rep) != 0 {
 				t.Fatalf("control: the forged journal still shows the void: %v", rep.Spans)
 			}
-			if err := sequence.VerifySealed("inv", after, head, trusted, latest); err == nil {
+			if err := journal.VerifySealed("inv", after, head, trusted, latest); err == nil {
 				t.Errorf("a prune forged over an open period (the void erased) verifies against the auditor's key and latest anchor")
 			} else {
 				t.Logf("forged with another key: %v", err)
@@ -146,8 +146,8 @@ func TestAdvForgedPrune(t *testing.T) {
 			legacy := forged
 			legacy.Reason = "records 1 to 4 pruned: 31 issued; seal " + strings.Repeat("0", 64)
 			forge(legacy)
-			after, head, _ = sequence.ReadJournal(ctx, s, "inv")
-			if err := sequence.VerifySealed("inv", after, head, trusted, latest); err == nil {
+			after, head, _ = journal.ReadJournal(ctx, s, "inv")
+			if err := journal.VerifySealed("inv", after, head, trusted, latest); err == nil {
 				t.Errorf("a prune sealed by a bare hash verifies")
 			}
 
@@ -156,36 +156,36 @@ func TestAdvForgedPrune(t *testing.T) {
 			for _, e := range events[:4] {
 				put(e)
 			}
-			events, head, _ = sequence.ReadJournal(ctx, s, "inv")
-			if err := sequence.VerifySealed("inv", events, head, trusted, latest, early); err != nil {
+			events, head, _ = journal.ReadJournal(ctx, s, "inv")
+			if err := journal.VerifySealed("inv", events, head, trusted, latest, early); err != nil {
 				t.Fatalf("restored: %v", err)
 			}
-			p, err := sequence.PruneRecord("inv", events[:4], time.Now(), sk)
+			p, err := journal.PruneRecord("inv", events[:4], time.Now(), sk)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.Prune(ctx, "inv", p); err != nil {
 				t.Fatal(err)
 			}
-			events, head, _ = sequence.ReadJournal(ctx, s, "inv")
-			if err := sequence.VerifySealed("inv", events, head, trusted, latest, early); err != nil {
+			events, head, _ = journal.ReadJournal(ctx, s, "inv")
+			if err := journal.VerifySealed("inv", events, head, trusted, latest, early); err != nil {
 				t.Errorf("after a real prune, with anchors taken before: %v", err)
 			}
-			if rep := sequence.Audit("inv", events, head, time.Now()); !rep.Explained() {
+			if rep := journal.Audit("inv", events, head, time.Now()); !rep.Explained() {
 				t.Errorf("after a real prune: %v", rep.Problems)
 			}
-			if !strings.Contains(sequence.PruneSummary(events[0]), "1 void") {
-				t.Errorf("the prune's summary does not count the void: %q", sequence.PruneSummary(events[0]))
+			if !strings.Contains(journal.PruneSummary(events[0]), "1 void") {
+				t.Errorf("the prune's summary does not count the void: %q", journal.PruneSummary(events[0]))
 			}
 		})
 	}
 }
 
 // countVoid counts the void numbers rep finds.
-func countVoid(rep *sequence.Report) int64 {
+func countVoid(rep *journal.Report) int64 {
 	var n int64
 	for _, sp := range rep.Spans {
-		if sp.State == sequence.Void {
+		if sp.State == journal.Void {
 			n += sp.Range.Len()
 		}
 	}
@@ -208,9 +208,9 @@ func TestAdvPruneLaundersLapsed(t *testing.T) {
 	if verr != nil || rep.Explained() {
 		t.Fatalf("control: %v %v", verr, rep.Explained())
 	}
-	events, _, _ := sequence.ReadJournal(ctx, s, "inv")
+	events, _, _ := journal.ReadJournal(ctx, s, "inv")
 	_, sk, _ := ed25519.GenerateKey(nil)
-	if _, err := sequence.PruneRecord("inv", events, time.Now(), sk); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if _, err := journal.PruneRecord("inv", events, time.Now(), sk); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("PruneRecord of a journal with a lapsed hold: %v, want it refused", err)
 	}
 	rep, verr, _ = advAudit(t, s, "inv")

@@ -222,7 +222,7 @@ var ErrNotHeld = fmt.Errorf("sqlseq: the number is not held: %w", sequence.ErrIn
 // plus ttl. The caller then commits it ([Gapless.Commit]) when the
 // document is final, or voids it ([Gapless.Void]). A hold neither
 // committed nor voided by its deadline is not lost: an audit of the
-// journal ([sequence.Audit], sn gaps) reports it as lapsed, and fails,
+// journal ([journal.Audit], sn gaps) reports it as lapsed, and fails,
 // until someone commits or voids it; a late Commit is still taken.
 //
 // Use Hold where the document's own transaction cannot draw the number

@@ -192,22 +192,22 @@ func testJournalFaults(t *testing.T, b backend) {
 	}
 	ctx := context.Background()
 	check := func(t *testing.T) (problems []string) {
-		events, head, err := sequence.ReadJournal(ctx, store, key)
+		events, head, err := journal.ReadJournal(ctx, store, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sequence.VerifyChain(key, events, head); err != nil {
+		if err := journal.VerifyChain(key, events, head); err != nil {
 			problems = append(problems, err.Error())
 		}
-		rep := sequence.Audit(key, events, head, time.Now())
+		rep := journal.Audit(key, events, head, time.Now())
 		problems = append(problems, rep.Problems...)
-		count := map[sequence.State]int64{}
+		count := map[journal.State]int64{}
 		for _, sp := range rep.Spans {
 			count[sp.State] += sp.Range.Len()
 			if !sp.State.Explained() {
 				problems = append(problems, fmt.Sprintf("%v %s: %s", sp.Range, sp.State, sp.Cause()))
 			}
-			if by := strings.TrimSuffix(sp.Event.By, " segment 1"); sp.State == sequence.Open && !killedNames[by] && !doubtful[by] {
+			if by := strings.TrimSuffix(sp.Event.By, " segment 1"); sp.State == journal.Open && !killedNames[by] && !doubtful[by] {
 				problems = append(problems, fmt.Sprintf("%v open, by %s, which closed", sp.Range, sp.Event.By))
 				for _, e := range events {
 					if e.By == sp.Event.By && e.Seq >= sp.Event.Seq-20 {
@@ -216,7 +216,7 @@ func testJournalFaults(t *testing.T, b backend) {
 				}
 			}
 			switch sp.State {
-			case sequence.Issued, sequence.Open, sequence.Void:
+			case journal.Issued, journal.Open, journal.Void:
 			default:
 				for v := sp.Range.First; v <= sp.Range.Last; v++ {
 					if _, ok := written[v]; ok {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
@@ -275,11 +276,11 @@ func TestMigrateJournal(t *testing.T) {
 				if err != nil || r.First != anchor.Mark+1 {
 					t.Errorf("%s: the next range %v, %v; want it above %d", key, r, err, anchor.Mark)
 				}
-				events, head, err := sequence.ReadJournal(ctx, s2, key)
+				events, head, err := journal.ReadJournal(ctx, s2, key)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := sequence.VerifyChain(key, events, head, anchor); err != nil || head.Seq != anchor.Seq+1 {
+				if err := journal.VerifyChain(key, events, head, anchor); err != nil || head.Seq != anchor.Seq+1 {
 					t.Errorf("%s after the migration and a new record: head %+v (anchor %+v), %d records: %v", key, head, anchor, len(events), err)
 				}
 			}
@@ -339,21 +340,21 @@ func TestMigrateJournalPruneRace(t *testing.T) {
 					if _, err := st.Allocate(ctx, "inv", 1); err != nil {
 						t.Fatal(err)
 					}
-					events, _, err := sequence.ReadJournal(ctx, st, "inv")
+					events, _, err := journal.ReadJournal(ctx, st, "inv")
 					if err != nil {
 						t.Fatal(err)
 					}
-					p, err := sequence.PruneRecord("inv", events[:len(events)-1], time.Now(), sk)
+					p, err := journal.PruneRecord("inv", events[:len(events)-1], time.Now(), sk)
 					if err != nil {
 						t.Fatal(err)
 					}
 					st.Prune(ctx, "inv", p) // refused when the journal moved since the read
 				}
-				events, head, err := sequence.ReadJournal(ctx, st, "inv")
+				events, head, err := journal.ReadJournal(ctx, st, "inv")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := sequence.VerifySealed("inv", events, head, []ed25519.PublicKey{pub}); err != nil || len(events) != 2 {
+				if err := journal.VerifySealed("inv", events, head, []ed25519.PublicKey{pub}); err != nil || len(events) != 2 {
 					t.Errorf("round %d: %d records after the prunes (want 2): %v", round, len(events), err)
 				}
 			}
