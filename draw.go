@@ -6,6 +6,9 @@ import "context"
 // middleware: it draws r's numbers from
 // the template's sequences and prints them into b.
 func (g *Generator) draw(ctx context.Context, b *Batch, r Request) error {
+	if b.refused != nil {
+		return b.refused
+	}
 	n, err := r.count()
 	if err != nil {
 		return err

@@ -61,6 +61,11 @@ var (
 	// for a negative count. Nothing was drawn.
 	ErrTooMany = errors.New("sn: too many numbers in one call")
 
+	// ErrRefused is wrapped by the error of [Generator.Refuse]: a request
+	// refused before it reached the Generator, such as one sn serve could
+	// not read. Nothing was drawn, and no middleware issues it again.
+	ErrRefused = errors.New("sn: request refused")
+
 	// ErrPart means a custom expression printed text outside the language
 	// its Pattern declares, or longer than its MaxLen. The number drawn for
 	// the call is skipped.

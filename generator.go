@@ -24,6 +24,7 @@ type Generator struct {
 	plan    *engine.Plan
 	name    string    // see WithName
 	issue   IssueFunc // the middleware around draw; draw itself without any
+	inner   IssueFunc // issue inside the idempotency link: what Refuse runs
 	wrapped bool      // issue is not draw: a panic in it becomes an error
 	spare   atomic.Pointer[Batch]
 	memos   localMemos // idempotency keys, for a store that does not remember them

@@ -27,7 +27,9 @@ type IssueFunc func(ctx context.Context, b *Batch, r Request) error
 //
 // Every call of [Generator.Next], [Generator.Issue] and [Generator.Append]
 // runs through the middleware, on the caller's goroutine, by one code
-// path whatever is installed; [Generator.Preview] does not. A request
+// path whatever is installed; [Generator.Preview] does not. So does a
+// request refused before it draws (a count out of range, or one a server
+// refused: [Generator.Refuse]), as a call that fails, drawing nothing. A request
 // with an IdempotencyKey meets the Generator's own link first, outside
 // them all: it answers a repeated key with the numbers recorded, and
 // passes the first call on, without its key. The function
@@ -70,21 +72,51 @@ func (g *Generator) wrap(ms []Middleware) error {
 		}
 		g.issue, g.wrapped = next, true
 	}
+	g.inner = g.issue
 	g.issue = g.idempotent(g.issue)
 	return nil
 }
 
+// Refuse runs the Generator's middleware for r, a request refused before
+// it reached the Generator (a server that could not read it: a bad body,
+// an unknown variable), so that what watches each call (metrics, a log)
+// sees it too, by the one path of every call: each middleware is called
+// as for a call that failed with err, and nothing is drawn. It returns an
+// error wrapping [ErrRefused] and err, which [Retry] and [Fallback] pass
+// on at once. Without middleware it only returns that error.
+func (g *Generator) Refuse(ctx context.Context, r Request, err error) error {
+	return g.refuse(ctx, r, fmt.Errorf("%w: %w", ErrRefused, err))
+}
+
+// refuse runs g's middleware for r as a call that failed with err, and
+// returns err.
+func (g *Generator) refuse(ctx context.Context, r Request, err error) (out error) {
+	if !g.wrapped {
+		return err
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			out = fmt.Errorf("%w: a middleware panicked: %v (refusing: %w)", ErrPanic, v, err)
+		}
+	}()
+	if e := g.inner(ctx, &Batch{refused: err}, r); e != nil {
+		return e
+	}
+	return err // a middleware that ended the call without an error
+}
+
 // call runs r through g's middleware into b.
 //
-// With middleware, the request is checked before it, and what it returns
-// after: a call that succeeds has issued exactly the numbers asked for.
+// With middleware, the request is checked before it (one refused runs
+// through it as a call that fails), and what it returns after: a call
+// that succeeds has issued exactly the numbers asked for.
 func (g *Generator) call(ctx context.Context, b *Batch, r Request) (err error) {
 	if !g.wrapped && r.IdempotencyKey == "" {
 		return g.draw(ctx, b, r)
 	}
 	count, err := r.count()
 	if err != nil {
-		return err
+		return g.refuse(ctx, r, err) // seen by the middleware, drawing nothing
 	}
 	n := b.Len()
 	defer func() {
@@ -283,7 +315,7 @@ func retryable(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	for _, e := range []error{ErrVarMissing, ErrVarInvalid, ErrInstant, ErrTooMany, ErrPanic, ErrKey, ErrAmbiguous, context.Canceled, context.DeadlineExceeded} {
+	for _, e := range []error{ErrRefused, ErrVarMissing, ErrVarInvalid, ErrInstant, ErrTooMany, ErrPanic, ErrKey, ErrAmbiguous, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, e) {
 			return false
 		}

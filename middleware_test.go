@@ -146,16 +146,16 @@ func TestMiddlewareRefuses(t *testing.T) {
 			t.Errorf("%+v: %v, want %v", c.r, err, c.want)
 		}
 	}
-	// The count is refused before any middleware; the other three reach
-	// the store's side once each.
-	if n := calls.Load(); n != 3 {
-		t.Errorf("%d calls reached the store's side for 3 errors a retry cannot cure; want 3, each once", n)
+	// Each reaches the store's side once: the count, refused before it
+	// draws, as a call that fails.
+	if n := calls.Load(); n != 4 {
+		t.Errorf("%d calls reached the store's side for 4 errors a retry cannot cure; want 4, each once", n)
 	}
 }
 
 // A middleware that issues other than what was asked for, or a failed
-// retry or fallback, hands back no number; a bad count is refused before
-// any middleware runs.
+// retry or fallback, hands back no number; a bad count is refused, and
+// draws nothing.
 func TestMiddlewareResults(t *testing.T) {
 	ctx := context.Background()
 	silent := func(*sn.Generator, sn.IssueFunc) (sn.IssueFunc, error) {
@@ -535,4 +535,41 @@ func issueWhileFlapping(t *testing.T, g *sn.Generator, d *downGen, fallback byte
 	close(stop)
 	d.down.Store(false)
 	return repeats, total, fromFallback
+}
+
+// A request refused before the Generator draws (Refuse, or a count out of
+// range) runs once through the middleware as a call that failed: a
+// middleware that watches calls sees it with its error, Retry does not
+// try it again, and nothing is drawn. The control: a call that fails in
+// the store is tried again.
+func TestRefuse(t *testing.T) {
+	ctx := context.Background()
+	d := newDownGen()
+	var seen []error
+	watch := func(_ *sn.Generator, next sn.IssueFunc) (sn.IssueFunc, error) {
+		return func(ctx context.Context, b *sn.Batch, r sn.Request) error {
+			err := next(ctx, b, r)
+			seen = append(seen, err)
+			return err
+		}, nil
+	}
+	g := sn.MustNew(`T-@<seq>`, sn.WithSequence("seq", d), sn.WithMiddleware(sn.Retry(time.Second), watch))
+	bad := errors.New("the body is not JSON")
+	if err := g.Refuse(ctx, sn.Request{}, bad); !errors.Is(err, sn.ErrRefused) || !errors.Is(err, bad) {
+		t.Errorf("Refuse = %v; want ErrRefused and its reason", err)
+	}
+	if _, err := g.Issue(ctx, sn.Request{N: sn.MaxN + 1}); !errors.Is(err, sn.ErrTooMany) {
+		t.Errorf("n past MaxN = %v; want ErrTooMany", err)
+	}
+	if len(seen) != 2 || !errors.Is(seen[0], bad) || !errors.Is(seen[1], sn.ErrTooMany) || d.calls.Load() != 0 {
+		t.Errorf("the middleware saw %v, and the store was asked %d times; want the two refusals, once each, and no draw", seen, d.calls.Load())
+	}
+	if err := sn.MustNew(`T-@<seq>`, mem()).Refuse(ctx, sn.Request{}, bad); !errors.Is(err, sn.ErrRefused) {
+		t.Errorf("Refuse without middleware = %v; want ErrRefused", err)
+	}
+	seen = nil
+	d.fails.Store(1)
+	if _, err := g.Next(ctx); err != nil || len(seen) != 2 {
+		t.Errorf("control: a store that fails once: %v, seen %v; want tried again and issued", err, seen)
+	}
 }

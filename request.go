@@ -72,6 +72,9 @@ func (r *Request) count() (int, error) {
 type Batch struct {
 	buf  []byte
 	ends []int // number i is buf[ends[i-1]:ends[i]]
+	// refused is what draw returns, drawing nothing: a request refused
+	// before the Generator (Refuse).
+	refused error
 }
 
 // Len returns how many numbers b holds.

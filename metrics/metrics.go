@@ -38,7 +38,6 @@ type Metrics struct {
 	issued *prometheus.CounterVec
 	errs   *prometheus.CounterVec
 	calls  *prometheus.HistogramVec
-	byName sync.Map // template name -> *observer
 	capacityFields
 	tokenFields
 
@@ -122,39 +121,6 @@ func (m *Metrics) Middleware() sn.Middleware {
 			return nil
 		}, nil
 	}
-}
-
-// Observe counts a call to the template name that ended as told: the
-// numbers it issued, the time it took, and the kind of its error, "" for
-// none (sn serve's code: unavailable, var_missing, bad_request...). It is
-// for a program that sees the calls itself, as sn serve does of its
-// requests (server.Options.OnIssue); a Generator reports through
-// [Metrics.Middleware] instead. Observe does not watch the template's
-// stores: [Metrics.Watch] does.
-func (m *Metrics) Observe(name string, n int, took time.Duration, kind string) {
-	o := m.observers(name)
-	o.calls.Observe(took.Seconds())
-	if kind != "" {
-		m.errs.WithLabelValues(name, kind).Inc()
-		return
-	}
-	o.issued.Add(float64(n))
-}
-
-// observer is a template's series of calls and of numbers issued, looked
-// up once: a call that issues numbers should not hash its labels.
-type observer struct {
-	calls  prometheus.Observer
-	issued prometheus.Counter
-}
-
-// observers returns the observer of template name.
-func (m *Metrics) observers(name string) *observer {
-	if o, ok := m.byName.Load(name); ok {
-		return o.(*observer)
-	}
-	o, _ := m.byName.LoadOrStore(name, &observer{calls: m.calls.WithLabelValues(name), issued: m.issued.WithLabelValues(name)})
-	return o.(*observer)
 }
 
 // Watch reports the store g under the label store=label. A store already

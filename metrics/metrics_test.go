@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -18,6 +17,7 @@ import (
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/snowflake"
+	"github.com/sngen/sn/wire"
 )
 
 // failing is an Allocator that fails while down is set.
@@ -338,17 +338,25 @@ func BenchmarkObserve(b *testing.B) {
 	}
 }
 
-// Observe counts what a program that sees the calls itself reports, as
-// sn serve reports its requests: numbers, errors by kind, latency.
-func TestObserve(t *testing.T) {
+// A request refused before the Generator (sn.Generator.Refuse, as sn
+// serve passes those it cannot read) is counted by the middleware as a
+// call that failed, by the server's code; the calls the Generator
+// answers as before: numbers, errors by kind, latency.
+func TestMiddlewareRefused(t *testing.T) {
+	ctx := t.Context()
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg)
-	if err != nil {
+	m := must(metrics.New(reg))
+	g := sn.MustNew("SN-@<seq>", sn.WithSequence("seq", sequence.NewMemory()), sn.WithName("orders"), sn.WithMiddleware(m.Middleware()))
+	if _, err := g.Issue(ctx, sn.Request{N: 7}); err != nil {
 		t.Fatal(err)
 	}
-	m.Observe("orders", 7, time.Millisecond, "")
-	m.Observe("orders", 0, time.Microsecond, "too_many")
-	m.Observe("orders", 0, time.Microsecond, "unavailable")
+	err := g.Refuse(ctx, sn.Request{N: 2000000}, wire.Error{Code: wire.CodeTooMany, Message: "n 2000000: want 1 to 1000000"})
+	if !errors.Is(err, sn.ErrRefused) {
+		t.Errorf("Refuse = %v, want ErrRefused", err)
+	}
+	if _, err := g.Issue(ctx, sn.Request{N: -1}); err == nil {
+		t.Fatal("a negative n was issued")
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -364,10 +372,9 @@ func TestObserve(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]float64{
-		"sn_numbers_issued_total,template=orders":          7,
-		"sn_errors_total,kind=too_many,template=orders":    1,
-		"sn_errors_total,kind=unavailable,template=orders": 1,
-		"sn_call_duration_seconds,template=orders":         3,
+		"sn_numbers_issued_total,template=orders":       7,
+		"sn_errors_total,kind=too_many,template=orders": 2,
+		"sn_call_duration_seconds,template=orders":      3,
 	} {
 		if got[key] != want {
 			t.Errorf("%s = %v, want %v (all: %v)", key, got[key], want, got)

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/metrics"
@@ -55,9 +56,9 @@ templates:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// As sn serve: the server reports its requests, each store is
-	// watched under its ID.
-	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
+	// As sn serve: each Generator reports its calls through the
+	// metrics middleware, each store is watched under its ID.
+	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()), config.WithOptions(sn.WithMiddleware(m.Middleware())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +68,7 @@ templates:
 		id, _ := set.StoreID(name)
 		m.Watch(id, seq)
 	}
-	s, err := server.New(set, server.Options{Tokens: tokens, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
-		OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
-			m.Observe(template, n, took, string(code))
-		}})
+	s, err := server.New(set, server.Options{Tokens: tokens, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})})
 	if err != nil {
 		t.Fatal(err)
 	}

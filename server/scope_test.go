@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/metrics"
@@ -81,17 +81,17 @@ func startScoped(t *testing.T) (*httptest.Server, *config.Set) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector())
 	m, err := metrics.New(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()), config.WithOptions(sn.WithMiddleware(m.Middleware())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
 	for _, name := range set.Names() {
 		seq, _ := set.Gen(name)
 		id, _ := set.StoreID(name)
@@ -105,8 +105,6 @@ func startScoped(t *testing.T) (*httptest.Server, *config.Set) {
 	}
 	h, err := server.New(set, server.Options{Scoped: tokens, MetricsFor: func(templates, stores map[string]bool, all bool) http.Handler {
 		return metrics.Handler(reg, templates, stores, all)
-	}, OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
-		m.Observe(template, n, took, string(code))
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -90,14 +90,6 @@ type Options struct {
 	// may monitor and reach every template: it cannot be cut to a
 	// token's templates. nil (and no MetricsFor) answers 404.
 	Metrics http.Handler
-	// OnIssue, when not nil, is called when each request to issue numbers
-	// (next, not preview) ends, with the template's name, how many
-	// numbers it issued, how long it took, and the code of its error, ""
-	// for none: those the Generator refused and those refused before it
-	// (a bad body, n, at or variable). sn serve counts them with package
-	// metrics (Metrics.Observe), so that a request passes each package
-	// once: server, sn, the engine, the store.
-	OnIssue func(template string, n int, took time.Duration, code wire.Code)
 }
 
 // Server is an http.Handler serving a config.Set. It does not own the
@@ -433,14 +425,6 @@ func (s *Server) visible(gr *grant) []string {
 }
 
 // grantIn returns the grant of the request w answers.
-// requestStart returns when ServeHTTP began the request w answers.
-func requestStart(w http.ResponseWriter) time.Time {
-	if rw, ok := w.(*recorder); ok {
-		return rw.start
-	}
-	return time.Now()
-}
-
 func grantIn(w http.ResponseWriter) *grant {
 	if rw, ok := w.(*recorder); ok && rw.grant != nil {
 		return rw.grant
@@ -495,14 +479,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	}
 	issued, ended := 0, wire.Code("")
 	if !preview {
-		start := requestStart(w)
-		defer func() {
-			now := time.Now()
-			s.counts[name].hist.issued(now, issued, ended)
-			if s.opts.OnIssue != nil {
-				s.opts.OnIssue(name, issued, now.Sub(start), ended)
-			}
-		}()
+		defer func() { s.counts[name].hist.issued(time.Now(), issued, ended) }()
 	}
 	failed := func(code wire.Code) {
 		ended = code
@@ -510,17 +487,27 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 			s.counts[name].failed(code)
 		}
 	}
-	rejected := failed // a request refused before the Generator saw it
+	// refuse answers e, for a request the server refuses before the
+	// Generator sees it, and passes it to the Generator's middleware
+	// (metrics, a log): every request to issue takes one path.
+	refuse := func(e wire.Error, status int, sr sn.Request) {
+		if status != 0 {
+			s.fail(w, e, status)
+		}
+		failed(e.Code)
+		if !preview {
+			g.Refuse(r.Context(), sr, e)
+		}
+	}
 	var req wire.NextRequest
 	present, code := s.decode(w, r, &req)
 	if code != "" {
-		rejected(code)
+		refuse(wire.Error{Code: code, Message: "the body of the request: see the answer"}, 0, sn.Request{})
 		return
 	}
 	at, err := instant(req.At)
 	if err != nil {
-		s.fail(w, wire.Error{Code: wire.CodeInstant, Message: fmt.Sprintf("at %q: want an RFC 3339 instant such as 2024-05-01T10:00:00Z", req.At), Field: "at"}, http.StatusBadRequest)
-		rejected(wire.CodeInstant)
+		refuse(wire.Error{Code: wire.CodeInstant, Message: fmt.Sprintf("at %q: want an RFC 3339 instant such as 2024-05-01T10:00:00Z", req.At), Field: "at"}, http.StatusBadRequest, sn.Request{N: req.N, Vars: req.Vars})
 		return
 	}
 	if unused := s.unusedVars(name, req.Vars); len(unused) > 0 {
@@ -536,25 +523,21 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		if len(unused) > 5 {
 			shown = append(shown, fmt.Sprintf("and %d more", len(unused)-5))
 		}
-		s.fail(w, wire.Error{Code: wire.CodeVarInvalid, Message: fmt.Sprintf("vars: %s: not a variable of template %s, which reads: %s", strings.Join(shown, ", "), quote(name), reads), Field: "vars." + unused[0][:min(len(unused[0]), 64)]}, http.StatusBadRequest)
-		rejected(wire.CodeVarInvalid)
+		refuse(wire.Error{Code: wire.CodeVarInvalid, Message: fmt.Sprintf("vars: %s: not a variable of template %s, which reads: %s", strings.Join(shown, ", "), quote(name), reads), Field: "vars." + unused[0][:min(len(unused[0]), 64)]}, http.StatusBadRequest, sn.Request{N: req.N, At: at, Vars: req.Vars})
 		return
 	}
 	if present["n"] && (req.N < 1 || req.N > sn.MaxN) {
-		s.fail(w, wire.Error{Code: wire.CodeTooMany, Message: fmt.Sprintf("n %d: want 1 to %d", req.N, sn.MaxN), Field: "n"}, http.StatusBadRequest)
-		rejected(wire.CodeTooMany)
+		refuse(wire.Error{Code: wire.CodeTooMany, Message: fmt.Sprintf("n %d: want 1 to %d", req.N, sn.MaxN), Field: "n"}, http.StatusBadRequest, sn.Request{At: at, Vars: req.Vars})
 		return
 	}
 	sr := sn.Request{N: req.N, At: at, Vars: req.Vars}
 	if key, ok := r.Header["Idempotency-Key"]; ok && !preview {
 		if len(key) != 1 || !idempotencyKey(key[0]) {
-			s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: want one value of 1 to %d visible ASCII characters", sequence.MaxIdempotencyKey), Field: "Idempotency-Key"}, http.StatusBadRequest)
-			rejected(wire.CodeBadRequest)
+			refuse(wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: want one value of 1 to %d visible ASCII characters", sequence.MaxIdempotencyKey), Field: "Idempotency-Key"}, http.StatusBadRequest, sr)
 			return
 		}
 		if !g.SharedIdempotency() {
-			s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: template %s keeps no idempotency keys in its store (its generator has none to share), so a retry that reached another replica would be given new numbers: send the request without the key", quote(name)), Field: "Idempotency-Key"}, http.StatusBadRequest)
-			rejected(wire.CodeBadRequest)
+			refuse(wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: template %s keeps no idempotency keys in its store (its generator has none to share), so a retry that reached another replica would be given new numbers: send the request without the key", quote(name)), Field: "Idempotency-Key"}, http.StatusBadRequest, sr)
 			return
 		}
 		sr.IdempotencyKey = key[0]
@@ -1063,7 +1046,7 @@ type recorder struct {
 	tracked trackedBody  // what body points to: one allocation for both
 	grant   *grant       // what the request's token may do, once authorized
 	name    string       // the template's name, when ServeHTTP routed the request itself
-	start   time.Time    // when ServeHTTP began: one reading of the clock for the log and OnIssue
+	start   time.Time    // when ServeHTTP began: for the log
 }
 
 func (r *recorder) WriteHeader(status int) {

@@ -94,6 +94,9 @@ var codes = []struct {
 // Classify gives err's code and HTTP status, from the sentinels it wraps:
 // [CodeInternal] for an error that wraps none of them.
 func Classify(err error) (Code, int) {
+	if e, ok := errors.AsType[Error](err); ok && e.Code != "" {
+		return e.Code, e.Code.Status() // the server's own answer (sn.Generator.Refuse)
+	}
 	for _, c := range codes {
 		if c.err != nil && matches(err, c.err) {
 			return c.code, c.status

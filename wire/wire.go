@@ -219,6 +219,11 @@ type Error struct {
 	Pos    *int   `json:"pos,omitempty"`
 }
 
+// Error makes e an error: the server passes the answers it gives before
+// a Generator sees the request to the Generator's middleware
+// (sn.Generator.Refuse), and [Classify] gives back e.Code.
+func (e Error) Error() string { return string(e.Code) + ": " + e.Message }
+
 // Monitor is the answer of GET /v1/monitor: what the monitor page at
 // /monitor shows, read when asked. Counts are since the server started;
 // the page turns them into rates between two readings.

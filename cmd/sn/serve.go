@@ -19,10 +19,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/server"
-	"github.com/sngen/sn/wire"
 )
 
 // tokensEnv names the environment variable that holds sn serve's bearer
@@ -108,7 +108,10 @@ func cmdServe(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	set, err := cfg.Build(ctx, config.WithDir(dir))
+	// Each Generator reports its calls, and the requests the server
+	// refuses before it (sn.Generator.Refuse), through the metrics
+	// middleware: one path for every request to issue.
+	set, err := cfg.Build(ctx, config.WithDir(dir), config.WithOptions(sn.WithMiddleware(m.Middleware())))
 	if err != nil {
 		return f.explain(err)
 	}
@@ -122,9 +125,6 @@ func cmdServe(e *env, args []string) error {
 		Scoped: tokens, TokenGrace: sv.Grace(), MaxBody: sv.MaxBody, Logger: logger,
 		MetricsFor: func(templates, stores map[string]bool, all bool) http.Handler {
 			return metrics.Handler(reg, templates, stores, all)
-		},
-		OnIssue: func(template string, n int, took time.Duration, code wire.Code) {
-			m.Observe(template, n, took, string(code))
 		},
 	})
 	if err != nil {
