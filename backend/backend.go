@@ -1,5 +1,6 @@
 // Package backend registers the durable backends of package
-// github.com/sngen/sn/config: "bolt", an embedded bbolt file; "sql", a
+// github.com/sngen/sn/config: "bolt", an embedded bbolt file; "sqlite",
+// one SQLite file that the processes of one machine share; "sql", a
 // ledger table in PostgreSQL or MySQL; "etcd", a ledger in an etcd
 // cluster; "redis", blocks of numbers reserved
 // from Redis; "redis-strict", every number from one Redis counter; and
@@ -189,6 +190,7 @@ func init() {
 	config.Register("redis-strict", strictDriver{})
 	config.Register("snowflake", snowflakeDriver{})
 	config.Register("etcd", etcdDriver{})
+	config.Register("sqlite", sqliteDriver{})
 }
 
 // seq is a sequence as the drivers of this package read it: the fields

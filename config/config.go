@@ -124,7 +124,7 @@ var ErrInvalid = errors.New("config: invalid")
 // Error reports a problem in a [Config]. Its message names the file and
 // the line, when the Config was read from one, the template and the field:
 //
-//	config: sn.yaml: line 9: template "orders": sequence.backend "etcd": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)
+//	config: sn.yaml: line 9: template "orders": sequence.backend "etcd": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)
 //
 // A [Driver]'s Check returns an Error whose Field is the field of the
 // [Sequence] at fault ("path"); Build then names the template and the

@@ -276,13 +276,13 @@ func TestValidate(t *testing.T) {
 			`config: template "my orders": bad name: want letters, digits, "_", "-" and "."`,
 		}},
 		{name: "unknown backend", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "mysql"}}}}, want: []string{
-			`config: template "orders": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
+			`config: template "orders": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
 		}},
 		{name: "backend close to a known one", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "rdis"}}}}, want: []string{
-			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`,
+			`config: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`,
 		}},
 		{name: "unknown store backend", cfg: config.Config{Store: config.Sequence{Backend: "consul"}, Templates: tpl("A@<seq>")}, want: []string{
-			`config: store.backend "consul": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`,
+			`config: store.backend "consul": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`,
 		}},
 		{name: "bad numbers", cfg: config.Config{Templates: map[string]config.Template{"orders": {Template: "A@<seq>", Floor: -1,
 			Sequence: config.Sequence{Backend: "bolt", Step: -5, MinStep: 20, MaxStep: 10, Prefetch: 1, Target: "soon", FetchTimeout: "-1s", Options: config.Options{"path": "x", "replicas": -1, "replica_timeout": "0s"}}}}}, want: []string{
@@ -431,7 +431,7 @@ templates:
 			`config: sn.yaml: line 13: template "daily": floor: ` + floorError(t, "@<date>@<seq, reset=day>"),
 			`config: sn.yaml: line 5: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
 			`config: sn.yaml: line 6: template "orders": ` + newError(t, "SN-@<seq, widht=8>"),
-			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
+			`config: sn.yaml: line 10: template "tickets": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`,
 		}},
 		{"json", "sn.json", `{
   "templates": {

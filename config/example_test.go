@@ -104,7 +104,7 @@ func ExampleConfig_Validate() {
 	// 	SN-@<seq, widht=8>
 	// 	          ^
 	// config: template "refunds": sequence.path: the bolt backend needs a file (set path here or in store)
-	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
+	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
 }
 
 func ExampleDrivers() {
@@ -112,8 +112,8 @@ func ExampleDrivers() {
 	_, err := config.Lookup("rdis")
 	fmt.Println(err)
 	// Output:
-	// [bolt etcd memory redis redis-strict snowflake sql]
-	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)
+	// [bolt etcd memory redis redis-strict snowflake sql sqlite]
+	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)
 }
 
 // Machines that share a Redis share a ledger too: a redis-strict counter

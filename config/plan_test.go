@@ -285,7 +285,7 @@ templates:
 			`line 11: template "a": sequence.balanced.members[2].balanced: a member is one store, not balanced itself`,
 			`line 12: template "a": sequence.balanced.members[3].step -3: want 1 or more (or 0 for the default)`,
 			`line 9: template "a": sequence.balanced.members[0].url: not used by the bolt backend`,
-			`line 10: template "a": sequence.balanced.members[1].backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`,
+			`line 10: template "a": sequence.balanced.members[1].backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`,
 		}, []string{"a sequence.balanced.members[2].balanced", "a sequence.balanced.members[3].step", "a sequence.balanced.members[0].url", "a sequence.balanced.members[1].backend"}},
 		{"member against the template", `templates:
   a:

@@ -571,7 +571,7 @@ func TestConfigFileErrors(t *testing.T) {
 	want := fmt.Sprintf("sn: config: %s: line 2: template \"orders\": sn: template: offset 10: seq: width=\"0\": want a whole number from 1 to 19\n", bad) +
 		"\tSN-@<seq, width=0>\n" +
 		"\t          ^\n" +
-		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)\n", bad)
+		fmt.Sprintf("sn: config: %s: line 3: template \"tickets\": sequence.backend \"mysql\": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)\n", bad)
 	if r.code != 2 || r.stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stderr, want)
 	}
@@ -611,7 +611,7 @@ templates:
 `, []string{
 			`line 12: template "invoices": sequence.fetch_timeout "5": want a positive duration such as "1m" or "30s"`,
 			`line 10: template "invoices": floor -1: want 0 (none) or more`,
-			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql)`,
+			`line 7: template "orders": sequence.backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`,
 			`line 7: template "orders": sequence.step 10: want at most max_step, 5`,
 		}},
 		{"json key given twice", "twice.json", `{"templates": {
