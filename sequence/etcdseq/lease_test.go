@@ -3,8 +3,6 @@ package etcdseq_test
 import (
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -83,23 +81,23 @@ func TestLeaserTakeover(t *testing.T) {
 	}, time.Second)
 }
 
-// TestMigrateWorkers opens a cluster whose worker-id leases release
-// e791946 kept in keys of their own: a live holder of id 0, under an etcd
-// lease of 2s, and id 1, released with a bound; and the layout of their
-// name. Three Stores lease at once, each moving them. Then a Lease in the
-// layout takes id 1 first, with its bound; id 0 stays held for its etcd
-// lease's ttl and a second, and is then leased with the bound the holder
-// renewed to; the release's renewal, run by a process of it still
-// running, fails (its lease is lost), and its check of the layout reads
-// one that is no layout. The control: before the move, the release's
-// renewal renews.
-func TestMigrateWorkers(t *testing.T) {
+// TestLeaseBesideEarlier: processes of release e791946, which kept
+// worker ids in keys of their own (w/NAME/ID/holder under an etcd lease,
+// w/NAME/ID/bound), still run beside this release's. Its holder of id 0
+// keeps it, renewing as before, and a Lease of this release passes it by
+// (ErrUnavailable with both ids of the layout held); id 1, released, is
+// taken with its bound, and the release's take of it after fails, for
+// the take put its holder key. Once the release's holder lets id 0 go, a
+// Lease takes it above the bound it recorded. Another layout is refused
+// for the name, and a name this release leased first carries its layout
+// for the earlier one.
+func TestLeaseBesideEarlier(t *testing.T) {
 	ctx := t.Context()
 	c := etcdtest.Shared(t)
-	first := newStore(t, c, etcdseq.Options{})
-	cli, p := c.Client(t), first.Prefix()
+	s := newStore(t, c, etcdseq.Options{})
+	cli, p := c.Client(t), s.Prefix()
 	live, released := time.Now().Add(time.Hour).UnixNano(), time.Now().Add(2*time.Hour).UnixNano()
-	g, err := cli.Grant(ctx, 2)
+	g, err := cli.Grant(ctx, 60)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,53 +113,53 @@ func TestMigrateWorkers(t *testing.T) {
 	if _, err := cli.Put(ctx, p+"w/snowflake/0/holder", "live", clientv3.WithLease(g.ID)); err != nil {
 		t.Fatal(err)
 	}
-	// The release's renewal of its live lease, as its lease.go wrote it.
-	renewed := func(bound int64) bool {
-		if _, err := cli.KeepAliveOnce(ctx, g.ID); err != nil {
-			return false
-		}
+	// The release's renewal, take and release, as its lease.go wrote them.
+	renew := func(bound int64) bool {
 		r, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.Value(p+"w/snowflake/0/holder"), "=", "live")).
 			Then(clientv3.OpPut(p+"w/snowflake/0/bound", fmt.Sprintf("%020d", bound))).Commit()
 		return err == nil && r.Succeeded
 	}
-	live++
-	if !renewed(live) {
-		t.Fatal("control: the release's renewal before the move did not renew")
+	take := func(id string) bool {
+		r, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(p+"w/snowflake/"+id+"/holder"), "=", 0)).
+			Then(clientv3.OpPut(p+"w/snowflake/"+id+"/holder", "old", clientv3.WithLease(g.ID))).Commit()
+		return err == nil && r.Succeeded
 	}
-	stores := []*etcdseq.Store{first, must(etcdseq.New(cli, etcdseq.Options{Prefix: p})), must(etcdseq.New(cli, etcdseq.Options{Prefix: p}))}
-	var wg sync.WaitGroup
-	for _, s := range stores {
-		wg.Go(func() {
-			if _, err := must(etcdseq.NewLeaser(s, etcdseq.LeaserOptions{Name: "other"})).Lease(ctx, layoutOf(8), time.Minute); err != nil {
-				t.Error(err)
-			}
-		})
+	l := must(etcdseq.NewLeaser(s, etcdseq.LeaserOptions{}))
+	if _, err := l.Lease(ctx, snowflake.Twitter, time.Minute); !errors.Is(err, snowflake.ErrLayout) {
+		t.Errorf("a Lease in another layout than the release's: %v; want ErrLayout", err)
 	}
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	if renewed(live + 1) {
-		t.Error("the release's renewal after the move renewed: its lease is not lost")
-	}
-	if got, err := sequence.Remember(ctx, first, "snowflake layout snowflake", tiny.String()); err != nil || !strings.Contains(got, "upgrade every process") {
-		t.Errorf("the release's check of the layout reads %q, %v; want a value that is no layout, saying to upgrade", got, err)
-	}
-	l := must(etcdseq.NewLeaser(stores[1], etcdseq.LeaserOptions{}))
 	one, err := l.Lease(ctx, tiny, time.Minute)
 	if err != nil || one.Worker() != 1 || one.Bound().UnixNano() != released {
-		t.Fatalf("first Lease: %v; want id 1, released, with its bound %d", err, released)
+		t.Fatalf("first Lease: %v; want id 1, free, with the release's bound %d", err, released)
+	}
+	if take("1") {
+		t.Error("the release took id 1 after this release's Lease took it")
+	}
+	live += int64(time.Second)
+	if !renew(live) {
+		t.Error("the release's holder of id 0 could not renew: it must keep its id")
 	}
 	if _, err := l.Lease(ctx, tiny, time.Minute); !errors.Is(err, sequence.ErrUnavailable) {
-		t.Fatalf("a Lease while the release holder's lease runs: %v; want ErrUnavailable", err)
+		t.Fatalf("a Lease while the release holds id 0: %v; want ErrUnavailable", err)
 	}
-	var zero snowflake.Lease
-	for deadline := time.Now().Add(15 * time.Second); zero == nil; time.Sleep(100 * time.Millisecond) {
-		if zero, err = l.Lease(ctx, tiny, time.Minute); err != nil && time.Now().After(deadline) {
-			t.Fatalf("id 0 never came free: %v", err)
-		}
+	// The release's holder lets id 0 go: its bound, and no holder.
+	live += int64(time.Second)
+	if r, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.Value(p+"w/snowflake/0/holder"), "=", "live")).
+		Then(clientv3.OpPut(p+"w/snowflake/0/bound", fmt.Sprintf("%020d", live)), clientv3.OpDelete(p+"w/snowflake/0/holder")).Commit(); err != nil || !r.Succeeded {
+		t.Fatal(err)
 	}
-	if zero.Worker() != 0 || zero.Bound().UnixNano() != live {
-		t.Errorf("after its ttl: id %d with bound %d; want id 0 with the bound its holder renewed to, %d", zero.Worker(), zero.Bound().UnixNano(), live)
+	zero, err := l.Lease(ctx, tiny, time.Minute)
+	if err != nil || zero.Worker() != 0 || zero.Bound().UnixNano() != live {
+		t.Fatalf("after the release let id 0 go: %v; want id 0 above its bound %d", err, live)
+	}
+	if take("0") {
+		t.Error("the release took id 0 after this release's Lease took it")
+	}
+	// A name this release leases first: its layout is the release's too.
+	if _, err := must(etcdseq.NewLeaser(s, etcdseq.LeaserOptions{Name: "fresh"})).Lease(ctx, tiny, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sequence.Remember(ctx, s, "snowflake layout fresh", snowflake.Twitter.String()); err != nil || got != tiny.String() {
+		t.Errorf("the release reads the layout of a name this release leased first as %q, %v; want %q", got, err, tiny.String())
 	}
 }

@@ -31,11 +31,12 @@ type records struct{ s *Store }
 func (r records) key(k string) string { return r.s.prefix + k }
 
 // own are the Store's own keys under its prefix, which the records share:
-// a counter, a deadline, a worker lease, the identity, the clock. A
-// commit may not write them: a put of "n/orders" through the records
-// would move a counter back. (The journals are records, written by
-// package journal.)
-var own = []string{"n/", "x/", "w/", "id", "clock"}
+// a counter, a deadline, the identity, the clock. A commit may not write
+// them: a put of "n/orders" through the records would move a counter
+// back. (The journals are records, written by package journal; so are
+// the worker leases of an earlier release, w/, which the Leaser leases
+// beside.)
+var own = []string{"n/", "x/", "id", "clock"}
 
 // checkOwn refuses an op that writes one of the Store's own keys, or a
 // range delete that reaches one.
@@ -51,7 +52,7 @@ func checkOwn(ops []record.Op) error {
 				hit = o.Key < end && o.End > p
 			}
 			if hit {
-				return fmt.Errorf("etcdseq: records: a write of %.64q reaches the Store's own keys under %q (counters, deadlines, leases, the identity, the clock): %w", o.Key, p, record.ErrInvalid)
+				return fmt.Errorf("etcdseq: records: a write of %.64q reaches the Store's own keys under %q (counters, deadlines, the identity, the clock): %w", o.Key, p, record.ErrInvalid)
 			}
 		}
 	}

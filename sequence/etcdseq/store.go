@@ -63,10 +63,9 @@ type Options struct {
 // concurrent use, and any number of processes may share one cluster and
 // prefix. It does not own the client, which the caller closes.
 type Store struct {
-	cli     *clientv3.Client
-	prefix  string
-	opts    Options
-	workers moved // the leases of an earlier release, moved (lease.go)
+	cli    *clientv3.Client
+	prefix string
+	opts   Options
 }
 
 // New returns a Store over cli, which it does not own. It checks its

@@ -39,9 +39,41 @@ import (
 // holder issues only after the bound, so the ids of two holders of one
 // id never meet. The bound is as durable as the store's commits.
 type RecordLeaser struct {
-	s    record.Store
-	name string
+	s       record.Store
+	name    string
+	earlier *Earlier
 }
+
+// Earlier is where the leaser of an earlier release kept a name's ids, in
+// records of the same store, for a RecordLeaser that leases beside it
+// ([RecordLeaser.Beside]) while processes of that release still run.
+type Earlier struct {
+	// Layout is the record of the name's layout.
+	Layout string
+	// Holder is the record present while a process of that release holds
+	// id: it takes an id only where the record is absent.
+	Holder func(id int64) string
+	// Bound is the record of id's bound, in decimal nanoseconds.
+	Bound func(id int64) string
+}
+
+// Beside makes l lease beside e, and returns l: a Lease takes an id only
+// while e's holder record of it is absent, and puts it, with a value no
+// token has, in the commit that takes the id, so that a process of that
+// release never takes it after; it issues above e's bound of the id too;
+// and it records its layout in e's layout record as well, refusing
+// another. Ids and processes of the two releases then never meet,
+// whatever the order of their steps: the condition and the write are one
+// commit of the store.
+func (l *RecordLeaser) Beside(e Earlier) *RecordLeaser {
+	l.earlier = &e
+	return l
+}
+
+// upgraded is what an earlier holder record holds once a RecordLeaser
+// took its id.
+const upgraded = "leased by a later release of sn: upgrade every process"
+
 
 // NewRecordLeaser returns a Leaser of the series name (1 to 255 bytes)
 // over s.
@@ -128,6 +160,19 @@ func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Durati
 			return fmt.Errorf("snowflake: Lease: the worker ids of %q were leased with the layout %q; this Gen's is %q. Ids of two layouts can meet: give this one a name of its own: %w",
 				l.name, lr.Value, layout.String(), ErrLayout)
 		}
+		if e := l.earlier; e != nil {
+			er, err := tx.Get1(e.Layout)
+			if err != nil {
+				return err
+			}
+			switch v := string(er.Value); {
+			case !er.Exists():
+				tx.Put(e.Layout, []byte(layout.String()))
+			case v != layout.String() && v != movedLayout:
+				return fmt.Errorf("snowflake: Lease: the worker ids of %q were leased by an earlier release with the layout %q; this Gen's is %q. Ids of two layouts can meet: give this one a name of its own: %w",
+					l.name, v, layout.String(), ErrLayout)
+			}
+		}
 		now, err := tx.Now()
 		if err != nil {
 			return err
@@ -173,6 +218,12 @@ func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Durati
 				taken[id] = true
 				continue
 			}
+			if held, err := l.besideEarlier(tx, id, &h); err != nil {
+				return err
+			} else if held {
+				taken[id] = true
+				continue
+			}
 			out.id, out.bound = id, h.Bound
 			return out.put(tx, now, h.Bound)
 		}
@@ -186,6 +237,34 @@ func (l *RecordLeaser) Lease(ctx context.Context, layout Layout, ttl time.Durati
 		return nil, fmt.Errorf("snowflake: Lease: all %d worker ids of %q are held: %w", workers, l.name, sequence.ErrUnavailable)
 	}
 	return out, nil
+}
+
+// besideEarlier reports whether a process of the earlier release holds
+// id; if not, it raises h's bound to the earlier bound of id, and puts
+// the earlier holder record so that no such process takes id after.
+func (l *RecordLeaser) besideEarlier(tx *record.Tx, id int64, h *held) (bool, error) {
+	e := l.earlier
+	if e == nil {
+		return false, nil
+	}
+	rs, err := tx.Get(e.Holder(id), e.Bound(id))
+	if err != nil {
+		return false, err
+	}
+	if rs[0].Exists() && string(rs[0].Value) != upgraded {
+		return true, nil // held: the earlier store deletes it when it lapses
+	}
+	if rs[1].Exists() {
+		b, err := strconv.ParseInt(string(rs[1].Value), 10, 64)
+		if err != nil || b < 0 {
+			return false, fmt.Errorf("snowflake: the earlier bound %q holds %.40q: %w", rs[1].Key, rs[1].Value, record.ErrInvalid)
+		}
+		h.Bound = max(h.Bound, b)
+	}
+	if !rs[0].Exists() {
+		tx.Put(e.Holder(id), []byte(upgraded))
+	}
+	return false, nil
 }
 
 // Adopt records in tx a lease of id taken elsewhere (in the layout of an
