@@ -74,7 +74,6 @@ func (l *RecordLeaser) Beside(e Earlier) *RecordLeaser {
 // took its id.
 const upgraded = "leased by a later release of sn: upgrade every process"
 
-
 // NewRecordLeaser returns a Leaser of the series name (1 to 255 bytes)
 // over s.
 func NewRecordLeaser(s record.Store, name string) (*RecordLeaser, error) {
