@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,7 +38,7 @@ import (
 // replica.
 //
 // An earlier release kept each name's ids in keys of their own (see
-// [Leaser.Lease]); the first Lease of a Leaser moves them.
+// [Leaser.Lease]); each Lease fences them, and adopts those in use.
 type Leaser struct {
 	rdb      redis.UniversalClient
 	prefix   string // the earlier release's keys of the name, ending in the hash tag
@@ -47,10 +46,6 @@ type Leaser struct {
 	replicas replicas
 	only     onlyRedis
 	l        *snowflake.RecordLeaser
-	moved    struct {
-		sync.Mutex
-		done bool
-	}
 }
 
 // LeaserOptions configure a [Leaser].
@@ -105,13 +100,16 @@ func NewLeaser(c redis.UniversalClient, o LeaserOptions) (*Leaser, error) {
 // [ErrUnsafe] for a server that may lose the bounds, and
 // sequence.ErrUnavailable when every id is held.
 //
-// The first Lease of a Leaser moves the ids an earlier release kept in
-// keys of their own (P{worker:NAME}:lease:ID, with an expiry, and
-// :bound:ID): in one script it sets the name's layout key to a value no
-// layout has, so that a Lease of that release refuses, and its epoch
-// marker too, so that a renewal of that release fails and its holder
-// stops issuing; then it adopts each id in the records, a live one held
-// for what was left of its expiry and a second, with its bound.
+// Each Lease first fences the ids an earlier release kept in keys of
+// their own (P{worker:NAME}:lease:ID, with an expiry, and :bound:ID), in
+// one script: it sets the name's layout key to a value no layout has, so
+// that a Lease of that release refuses, and its epoch marker too, so that
+// a renewal of that release fails and its holder stops issuing; and it
+// returns the ids a process of that release may still hold, which the
+// Lease adopts in the records, each held for what was left of its expiry
+// and a second, with its bound, before it takes one. Redis losing the
+// fence (FLUSHALL) lets a process of that release lease again until the
+// next Lease here, which fences again and adopts what it took.
 func (l *Leaser) Lease(ctx context.Context, layout snowflake.Layout, ttl time.Duration) (snowflake.Lease, error) {
 	if err := l.move(ctx, layout); err != nil {
 		return nil, err
@@ -125,37 +123,52 @@ const movedLayout = "moved to the records: upgrade every process of sn"
 
 // moveScript fences the keys of an earlier release under ARGV[1] (see
 // Leaser.Lease), keeping the layout they had, and returns that layout
-// ("" for none) and, for each id below ARGV[2] that has a lease or a
-// bound, the id, the lease's expiry in ms (-2 for none) and the bound.
+// ("" for none) and, for each id that a process of that release may
+// still hold, the id, the lease's expiry in ms (-2 for none) and the
+// bound. When it fences (the first time, or again after Redis lost the
+// fence), those are the ids below ARGV[2] that have a lease or a bound,
+// and it keeps the ids with a lease in the set "pending"; once fenced,
+// they are the pending ids whose lease has not lapsed: no process of
+// that release takes an id behind the fence.
 var moveScript = redis.NewScript(`
 local p, n, moved = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local lay = redis.call('GET', p .. 'layout')
+local out = {}
 if lay ~= moved then
 	if lay then redis.call('SET', p .. 'layout-was', lay) end
 	redis.call('SET', p .. 'layout', moved)
 	redis.call('SET', p .. 'epoch', moved)
-end
-local was = redis.call('GET', p .. 'layout-was')
-if not was then return {''} end
-local out = {was}
-for id = 0, n - 1 do
-	local t = redis.call('PTTL', p .. 'lease:' .. id)
-	local b = redis.call('GET', p .. 'bound:' .. id)
-	if t > 0 or b then
-		out[#out + 1] = tostring(id)
-		out[#out + 1] = tostring(t)
-		out[#out + 1] = b or ''
+	for id = 0, n - 1 do
+		local t = redis.call('PTTL', p .. 'lease:' .. id)
+		local b = redis.call('GET', p .. 'bound:' .. id)
+		if t > 0 then redis.call('SADD', p .. 'pending', id) end
+		if t > 0 or b then
+			out[#out + 1] = tostring(id)
+			out[#out + 1] = tostring(t)
+			out[#out + 1] = b or ''
+		end
+	end
+else
+	for _, id in ipairs(redis.call('SMEMBERS', p .. 'pending')) do
+		local t = redis.call('PTTL', p .. 'lease:' .. id)
+		if t > 0 then
+			out[#out + 1] = id
+			out[#out + 1] = tostring(t)
+			out[#out + 1] = redis.call('GET', p .. 'bound:' .. id) or ''
+		else
+			redis.call('SREM', p .. 'pending', id)
+		end
 	end
 end
+table.insert(out, 1, redis.call('GET', p .. 'layout-was') or '')
 return out
 `)
 
-// move moves the ids of an earlier release into the records, once per
-// Leaser.
+// move fences the ids of an earlier release, and adopts in the records
+// those its processes may still hold, before each Lease: Redis may have
+// lost the fence since the last (FLUSHALL, a replica that lagged).
 func (l *Leaser) move(ctx context.Context, layout snowflake.Layout) error {
-	l.moved.Lock()
-	defer l.moved.Unlock()
-	if l.moved.done || layout.WorkerBits < 0 || layout.WorkerBits > 30 {
+	if layout.WorkerBits < 0 || layout.WorkerBits > 30 {
 		return nil // a layout Lease refuses
 	}
 	if err := l.only.checkClient(ctx, l.rdb, "Lease", l.prefix); err != nil {
@@ -169,7 +182,7 @@ func (l *Leaser) move(ctx context.Context, layout snowflake.Layout) error {
 	if len(res) == 0 || len(res)%3 != 1 {
 		return newError(ErrCorrupt, nil, "Lease: the script that moves the leases of an earlier release returned %d values", len(res))
 	}
-	if res[0] != "" {
+	if res[0] != "" || len(res) > 1 {
 		recs := l.Records()
 		now, err := recs.Now(ctx)
 		if err != nil {
@@ -183,7 +196,7 @@ func (l *Leaser) move(ctx context.Context, layout snowflake.Layout) error {
 			if err != nil {
 				return err
 			}
-			if !r.Exists() {
+			if !r.Exists() && res[0] != "" {
 				tx.Put(lk, []byte(res[0]))
 			}
 			for i := 1; i < len(res); i += 3 {
@@ -216,7 +229,6 @@ func (l *Leaser) move(ctx context.Context, layout snowflake.Layout) error {
 			return err
 		}
 	}
-	l.moved.done = true
 	return nil
 }
 

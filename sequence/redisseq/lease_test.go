@@ -191,4 +191,22 @@ func TestMigrateWorkers(t *testing.T) {
 	if zero.Worker() != 0 || zero.Bound().UnixNano() != live {
 		t.Errorf("after its expiry: id %d with bound %d; want id 0 with the bound its holder renewed to, %d", zero.Worker(), zero.Bound().UnixNano(), live)
 	}
+	// Redis loses everything, fence included (FLUSHALL): a process of the
+	// release leases id 0 again before any Lease here. The next Lease, of
+	// a Leaser that leased before, fences again and passes id 0 by.
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := releaseLease.Run(ctx, rdb, []string{p}, p, tiny.String(), 0).Result(); err != nil || ok != "OK" {
+		t.Fatalf("the release's lease after FLUSHALL: %v, %v", ok, err)
+	}
+	if got, err := ls[0].Lease(ctx, tiny, time.Minute); err != nil || got.Worker() != 1 {
+		t.Errorf("a Lease after FLUSHALL, beside the release's holder of id 0: %v, %v; want id 1", got, err)
+	}
+	if _, err := ls[1].Lease(ctx, tiny, time.Minute); !errors.Is(err, sequence.ErrUnavailable) {
+		t.Errorf("a second Lease after FLUSHALL: %v; want ErrUnavailable (id 0 is the release's)", err)
+	}
+	if _, err := releaseLease.Run(ctx, rdb, []string{p}, p, tiny.String(), 1).Result(); err == nil {
+		t.Error("the release leased again after the fence was put back")
+	}
 }
