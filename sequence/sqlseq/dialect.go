@@ -61,6 +61,9 @@ type queries struct {
 	// legacyWorkersExist fails, with no such table, when there is no
 	// {workers}; legacyWorkersTable names it.
 	legacyWorkersExist, legacyWorkersTable string
+	// fencedWorkers, on PostgreSQL, of the table's name $1, reads whether
+	// it is the fence.
+	fencedWorkers string
 
 	// legacyRecords reads the named records of an earlier release (see
 	// migrate.go), name and value; legacyUnrecord, of name $1, deletes one.
@@ -186,6 +189,7 @@ ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline`),
 		moveWorkers:        r.Replace(`ALTER TABLE {workers} RENAME TO {workers_moved_bare}`),
 		legacyWorkersExist: r.Replace(`SELECT 1 FROM {workers} WHERE 1 = 0`),
 		legacyWorkersTable: r.Replace(`{workers}`),
+		fencedWorkers:      `SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass($1) AND conname = 'moved to the records: upgrade every process of sn')`,
 		legacyRecords:      r.Replace(`SELECT name, value FROM {records}`),
 		legacyUnrecord:     r.Replace(`DELETE FROM {records} WHERE name = $1`),
 		legacyEntries:      r.Replace(`SELECT id, name, spec, first_us, first_by FROM {catalog} ORDER BY first_us, id`),

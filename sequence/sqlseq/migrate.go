@@ -305,6 +305,15 @@ func (s *Store) migrateWorkers(ctx context.Context) error {
 				if err != nil || done[0].Exists() {
 					return err // moved by a process beside this one
 				}
+				// The table is the fence already, and the record that
+				// says so was deleted (by hand, a restore): say it again.
+				var fenced bool
+				if err := tx.QueryRowContext(ctx, s.q.fencedWorkers, s.q.legacyWorkersTable).Scan(&fenced); err != nil {
+					return err
+				}
+				if fenced {
+					return records{s: s, raw: true}.putIn(ctx, tx, workersMoved)
+				}
 				if err := s.adoptWorkers(ctx, tx); err != nil {
 					return err
 				}
@@ -382,7 +391,10 @@ func (s *Store) fenceMySQL(ctx context.Context, fresh bool) error {
 		if err != nil {
 			return err
 		}
-		if _, err := s.db.ExecContext(ctx, s.q.movedWorkers); err != nil && mysqlNumber(err) != "1146" {
+		// 1146: renamed by a process beside this one; 1050: an earlier
+		// migration's moved table is there (the record that said it was
+		// done deleted by hand), and this one's stays as it is.
+		if _, err := s.db.ExecContext(ctx, s.q.movedWorkers); err != nil && mysqlNumber(err) != "1146" && mysqlNumber(err) != "1050" {
 			return err
 		}
 		return nil

@@ -487,6 +487,17 @@ func TestMigrateWorkers(t *testing.T) {
 			if err := stores[1].Migrate(ctx); err != nil {
 				t.Errorf("a Migrate after: %v", err)
 			}
+			// The record that says the leases moved, deleted by hand: a
+			// Store started after says it again, and the fence stays.
+			if _, err := db.ExecContext(ctx, `DELETE FROM sn_ledger_kv WHERE k = 'm/workers'`); err != nil {
+				t.Fatal(err)
+			}
+			if err := must(sqlseq.New(db, b.dialect, sqlseq.Options{})).Migrate(ctx); err != nil {
+				t.Errorf("Migrate after the record of the move was deleted: %v", err)
+			}
+			if _, err := db.ExecContext(ctx, q(`INSERT INTO sn_ledger_workers VALUES ('other', 1, 'mine', now() + interval '2 seconds', 0)`)); err == nil {
+				t.Error("the release's table took a new lease after a Migrate that found the record of the move deleted")
+			}
 		})
 	}
 }
