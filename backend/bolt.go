@@ -15,20 +15,7 @@ type boltDriver struct{}
 // Check requires a path; the store is the file, whatever the path's
 // spelling (storeFile).
 func (boltDriver) Check(t *config.Target) (config.StoreInfo, error) {
-	st := config.StoreInfo{Durable: true, Fields: append([]string{"path"}, segmentFields...)}
-	s, err := decode(t)
-	if err != nil {
-		return st, err
-	}
-	if s.Path == "" {
-		return st, missing("path", "bolt", "a file")
-	}
-	abs, err := storeFile(t, s.Path)
-	if err != nil {
-		return st, &config.Error{Field: "path", Err: err}
-	}
-	st.ID = boltKey(abs)
-	return st, nil
+	return checkFile(t, "bolt")
 }
 
 // Open opens the bolt file, or shares the one the Build has open.
@@ -39,10 +26,6 @@ func (boltDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 	}
 	return serve(t, store)
 }
-
-// boltKey is the config.Share key, and the store ID, of the bolt file at
-// abs, as storeFile gives it.
-func boltKey(abs string) string { return "bolt " + abs }
 
 // openBolt opens the bolt file at t's path once per Build; bolt and
 // redis-strict sequences share it.
@@ -55,7 +38,7 @@ func openBolt(ctx context.Context, t *config.Target) (*boltseq.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.Share(t, boltKey(abs), func() (*boltseq.Store, error) {
+	return config.Share(t, fileKey("bolt", abs), func() (*boltseq.Store, error) {
 		return boltseq.Open(abs, boltseq.Options{LockTimeout: t.LockWait})
 	})
 }

@@ -16,20 +16,7 @@ type sqliteDriver struct{}
 // Check requires a path; the store is the file, whatever the path's
 // spelling (storeFile).
 func (sqliteDriver) Check(t *config.Target) (config.StoreInfo, error) {
-	st := config.StoreInfo{Durable: true, Fields: append([]string{"path"}, segmentFields...)}
-	s, err := decode(t)
-	if err != nil {
-		return st, err
-	}
-	if s.Path == "" {
-		return st, missing("path", "sqlite", "a file")
-	}
-	abs, err := storeFile(t, s.Path)
-	if err != nil {
-		return st, &config.Error{Field: "path", Err: err}
-	}
-	st.ID = "sqlite " + abs
-	return st, nil
+	return checkFile(t, "sqlite")
 }
 
 // Open opens the SQLite file once per Build, and serves it.
@@ -42,7 +29,7 @@ func (sqliteDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 	if err != nil {
 		return nil, err
 	}
-	store, err := config.Share(t, "sqlite "+abs, func() (*sqliteseq.Store, error) {
+	store, err := config.Share(t, fileKey("sqlite", abs), func() (*sqliteseq.Store, error) {
 		return sqliteseq.Open(abs, sqliteseq.Options{})
 	})
 	if err != nil {

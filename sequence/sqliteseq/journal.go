@@ -12,16 +12,6 @@ import (
 // The journals are kept in the records by package journal: a change to a
 // counter appends its record in the transaction that writes the counter.
 
-// appendEvent chains es after the last record of key's journal, with
-// before and mark the key's mark before and after, in tx.
-func appendEvent(ctx context.Context, tx *sql.Tx, key string, before, mark int64, es ...sequence.Event) error {
-	err := inRecords(ctx, tx, func(rt *record.Tx) error {
-		_, err := journal.Append(rt, key, before, mark, es...)
-		return err
-	})
-	return journal.Overwrite(key, err)
-}
-
 // inRecords runs fn over the records in tx (see [record.In]) and applies
 // what it wrote there.
 func inRecords(ctx context.Context, tx *sql.Tx, fn func(rt *record.Tx) error) error {

@@ -50,6 +50,8 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
+	"github.com/sngen/sn/sequence/record"
 )
 
 // MaxKeyLen is the longest counter key a Store takes, in bytes.
@@ -291,7 +293,12 @@ func (s *Store) counter(ctx context.Context, op, key string, change func(tx *sql
 		if len(es) == 0 {
 			return nil
 		}
-		return appendEvent(ctx, tx, key, last, mark, es...)
+		// The journal's records, chained after its head, in this
+		// transaction.
+		return journal.Overwrite(key, inRecords(ctx, tx, func(rt *record.Tx) error {
+			_, err := journal.Append(rt, key, last, mark, es...)
+			return err
+		}))
 	})
 }
 
