@@ -71,10 +71,12 @@ func openLeaser(path string) (snowflake.Leaser, func(), error) {
 }
 
 func TestAllocatorConformance(t *testing.T) {
+	t.Parallel() // a file of its own: the fsyncs of the tests overlap
 	sequencetest.RunAllocator(t, func(t *testing.T) sequence.Allocator { return open(t) })
 }
 
 func TestSegmentConformance(t *testing.T) {
+	t.Parallel() // a file of its own: the fsyncs of the tests overlap
 	sequencetest.Run(t, func(t *testing.T) sequence.Gen {
 		seg := must(sequence.NewSegment(open(t), sequence.SegmentOptions{}))
 		t.Cleanup(func() { seg.Close() })
@@ -96,6 +98,7 @@ func TestCatalog(t *testing.T) { sequencetest.RunCatalog(t, catalog.Of(open(t)))
 // The records, by goroutines and by processes killed with SIGKILL while
 // they write (recordtest).
 func TestRecords(t *testing.T) {
+	t.Parallel() // a file of its own: the fsyncs of the tests overlap
 	path := filepath.Join(t.TempDir(), "records.db")
 	s := must(sqliteseq.Open(path, sqliteseq.Options{}))
 	s.Close()
@@ -105,6 +108,7 @@ func TestRecords(t *testing.T) {
 // The worker-id leases (snowflake.RecordLeaser over the records), in
 // this process and across processes killed with SIGKILL.
 func TestLeaser(t *testing.T) {
+	t.Parallel() // a file of its own: the fsyncs of the tests overlap
 	s := open(t)
 	sequencetest.RunLeaser(t, func(t *testing.T, name string) snowflake.Leaser {
 		return must(snowflake.NewRecordLeaser(s.Records(), name))
@@ -112,6 +116,7 @@ func TestLeaser(t *testing.T) {
 }
 
 func TestLeaserProcesses(t *testing.T) {
+	t.Parallel() // a file of its own: the fsyncs of the tests overlap
 	path := filepath.Join(t.TempDir(), "leases.db")
 	s := must(sqliteseq.Open(path, sqliteseq.Options{}))
 	s.Close()
