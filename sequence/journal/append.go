@@ -45,7 +45,7 @@ func Append(tx *record.Tx, key string, before, mark int64, es ...sequence.Event)
 		out[i], head = sequence.Chain(head, key, e)
 		// Written once: a record already there is past a head moved
 		// back by hand, and writing over it would hide the edit.
-		if err := tx.Create(Key(key, out[i].Seq), sequence.MarshalEvent(out[i])); err != nil {
+		if err := tx.Create(Key(key, out[i].Seq), MarshalEvent(out[i])); err != nil {
 			return nil, Overwrite(key, err)
 		}
 	}

@@ -4,7 +4,7 @@
 //
 // A key's records are under "j/", the length of the key, "/", the key,
 // "/" and the record's number in 20 digits, as JSON
-// ([sequence.MarshalEvent]); the head, "seq hash mark", is under "jh/"
+// ([MarshalEvent]); the head, "seq hash mark", is under "jh/"
 // and the key. A key longer than [MaxPlain] bytes is named by the
 // SHA-256 of its bytes instead, in hexadecimal: its records under
 // "j/#/", the hash, "/" and the number, its head under "jhx/" and the
@@ -95,7 +95,7 @@ func decode(key string, r record.Record) (sequence.Event, error) {
 	if err != nil || !strings.HasPrefix(r.Key, p) || len(r.Key) != len(p)+20 {
 		return sequence.Event{}, fmt.Errorf("%w: the journal of %q holds a record under %.80q, not a 20-digit number", ErrCorrupt, key, r.Key)
 	}
-	e, err := sequence.UnmarshalEvent(seq, r.Value)
+	e, err := UnmarshalEvent(seq, r.Value)
 	if err != nil {
 		return sequence.Event{}, fmt.Errorf("%w: the journal of %q: %v", ErrCorrupt, key, err)
 	}

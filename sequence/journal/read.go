@@ -61,7 +61,7 @@ func Prune(ctx context.Context, s record.Store, key string, p sequence.Event) (s
 			return err
 		}
 		tx.DeleteRange(Prefix(key), Key(key, p.Seq))
-		tx.Put(Key(key, p.Seq), sequence.MarshalEvent(p))
+		tx.Put(Key(key, p.Seq), MarshalEvent(p))
 		return nil
 	})
 	if err != nil {

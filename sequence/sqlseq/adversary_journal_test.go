@@ -113,7 +113,7 @@ func TestAdvForgedPrune(t *testing.T) {
 			// hand with SQL.
 			put := func(e sequence.Event) {
 				t.Helper()
-				exec(`INSERT INTO sn_ledger_kv (k, v, ver) VALUES (?, ?, ?)`, []byte(journal.Key("inv", e.Seq)), sequence.MarshalEvent(e), 7000+e.Seq)
+				exec(`INSERT INTO sn_ledger_kv (k, v, ver) VALUES (?, ?, ?)`, []byte(journal.Key("inv", e.Seq)), journal.MarshalEvent(e), 7000+e.Seq)
 			}
 			deleteThrough := func(seq int64) {
 				t.Helper()

@@ -205,7 +205,7 @@ func (s *Store) migrateJournals(ctx context.Context) error {
 				e.Kind, _ = sequence.ParseEventKind(kind)
 				e.At, e.Deadline = sequence.FromMicros(at), sequence.FromMicros(deadline)
 				copy(e.Hash[:], h)
-				ops = append(ops, record.Put(journal.Key(string(k), e.Seq), sequence.MarshalEvent(e)))
+				ops = append(ops, record.Put(journal.Key(string(k), e.Seq), journal.MarshalEvent(e)))
 				through[string(id)] = max(through[string(id)], e.Seq)
 				n++
 			}
