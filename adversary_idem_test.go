@@ -9,6 +9,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
 )
 
@@ -21,12 +22,12 @@ type ambiguousSettle struct {
 	once bool
 }
 
-func (a *ambiguousSettle) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
-	return sequence.ReplayerOf(a.MemoryAllocator).Claim(ctx, id, digest, token, lease)
+func (a *ambiguousSettle) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (claim.Claim, error) {
+	return claim.Of(a.MemoryAllocator).Claim(ctx, id, digest, token, lease)
 }
 
 func (a *ambiguousSettle) Settle(ctx context.Context, id, token, answer string, keep time.Duration) error {
-	err := sequence.ReplayerOf(a.MemoryAllocator).Settle(ctx, id, token, answer, keep)
+	err := claim.Of(a.MemoryAllocator).Settle(ctx, id, token, answer, keep)
 	if err == nil && !a.once {
 		a.once = true
 		return errors.New("read tcp 10.0.0.1:5432: connection reset by peer")

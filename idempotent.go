@@ -15,6 +15,7 @@ import (
 
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 )
 
 // IdempotencyWindow is how long a store remembers the numbers a request
@@ -52,8 +53,8 @@ func (g *Generator) idempotent(next IssueFunc) IssueFunc {
 // issue: it claims the key in the store, issues, and records the
 // numbers; or returns the numbers recorded.
 func (g *Generator) replay(ctx context.Context, r Request, issue func(ctx context.Context, r Request) ([]string, error)) ([]string, error) {
-	if len(r.IdempotencyKey) > sequence.MaxIdempotencyKey {
-		return nil, fmt.Errorf("sn: an idempotency key of %d bytes, at most %d: %w", len(r.IdempotencyKey), sequence.MaxIdempotencyKey, sequence.ErrInvalidArgument)
+	if len(r.IdempotencyKey) > claim.MaxKey {
+		return nil, fmt.Errorf("sn: an idempotency key of %d bytes, at most %d: %w", len(r.IdempotencyKey), claim.MaxKey, sequence.ErrInvalidArgument)
 	}
 	if _, err := r.count(); err != nil {
 		return nil, err
@@ -141,7 +142,7 @@ func (g *Generator) replay(ctx context.Context, r Request, issue func(ctx contex
 
 // replayed answers a call whose key another call claimed: with the
 // numbers it recorded, or the error that says why not.
-func replayed(key string, c sequence.Claim, digest, legacy string) ([]string, error) {
+func replayed(key string, c claim.Claim, digest, legacy string) ([]string, error) {
 	switch {
 	case c.Digest != digest && c.Digest != legacy:
 		return nil, fmt.Errorf("%w: key %q was first used at most %v ago for another count, instant or variables, by another caller, or through another entry of the series", ErrIdempotencyConflict, key, IdempotencyWindow)
@@ -198,17 +199,17 @@ func requestDigest(r Request) string {
 // replayer returns the store that remembers the idempotency keys of the
 // Generator: that of its first sequence part, or, when it cannot, the
 // Generator itself.
-func (g *Generator) replayer() sequence.Replayer {
+func (g *Generator) replayer() claim.Replayer {
 	parts := g.plan.Parts()
 	for i := range parts {
 		if parts[i].Kind == engine.Seq {
-			var rp sequence.Replayer
+			var rp claim.Replayer
 			sequence.Walk(parts[i].Gen(), func(in sequence.Gen) {
 				if rp == nil {
 					// A Gen with a store of its own, or over one that
 					// keeps records (a snowflake Gen without a Leaser
 					// keeps none).
-					rp = sequence.ReplayerOf(in)
+					rp = claim.Of(in)
 				}
 			})
 			if rp != nil {
@@ -237,13 +238,13 @@ func (g *Generator) SharedIdempotency() bool {
 // cannot: they hold in this process only.
 type localMemos struct {
 	mu sync.Mutex
-	m  map[string]*sequence.Memo
+	m  map[string]*claim.Memo
 }
 
-// Claim claims id in the Generator's memory (see sequence.Replayer).
-func (l *localMemos) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (sequence.Claim, error) {
+// Claim claims id in the Generator's memory (see claim.Replayer).
+func (l *localMemos) Claim(ctx context.Context, id, digest, token string, lease time.Duration) (claim.Claim, error) {
 	if err := ctx.Err(); err != nil {
-		return sequence.Claim{}, err
+		return claim.Claim{}, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -258,7 +259,7 @@ func (l *localMemos) Claim(ctx context.Context, id, digest, token string, lease 
 	c, next := l.m[id].Claim(now, digest, token, lease)
 	if next != nil {
 		if l.m == nil {
-			l.m = map[string]*sequence.Memo{}
+			l.m = map[string]*claim.Memo{}
 		}
 		l.m[id] = next
 	}

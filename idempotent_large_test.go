@@ -11,12 +11,13 @@ import (
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/record"
 )
 
 // A call of MaxN numbers with an idempotency key, on a durable store
 // (bbolt), is answered and replayed, and a store keeps an answer of 2 MiB:
-// a claim's answer up to sequence.MaxAnswer fits a record once
+// a claim's answer up to claim.MaxAnswer fits a record once
 // JSON-encoded in its Memo (found by adversary run 3: the records took a
 // megabyte, and such calls failed, their numbers voided).
 func TestIdempotencyLargeAnswer(t *testing.T) {
@@ -39,7 +40,7 @@ func TestIdempotencyLargeAnswer(t *testing.T) {
 		if err == nil {
 			ans = len(`["` + strings.Join(first, `","`) + `"]`)
 		}
-		t.Logf("N=%d: err=%v (answer %d bytes; MaxAnswer %d, record.MaxValue %d)", n, err, ans, sequence.MaxAnswer, record.MaxValue)
+		t.Logf("N=%d: err=%v (answer %d bytes; MaxAnswer %d, record.MaxValue %d)", n, err, ans, claim.MaxAnswer, record.MaxValue)
 		if err != nil {
 			t.Errorf("N=%d with an idempotency key fails: %v", n, err)
 		} else {
@@ -49,7 +50,7 @@ func TestIdempotencyLargeAnswer(t *testing.T) {
 			}
 		}
 		// Direct: Replayer contract says answers up to MaxAnswer are kept.
-		rp := sequence.ReplayerOf(store)
+		rp := claim.Of(store)
 		c, err := rp.Claim(ctx, "direct", "d", "tok", time.Minute)
 		if err != nil || !c.Mine {
 			t.Fatal(c, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 )
 
 func TestIdempotencyKey(t *testing.T) {
@@ -112,7 +113,7 @@ func TestIdempotencySeries(t *testing.T) {
 	}
 	// The answer is under the canonical text too: a claim there is
 	// answered.
-	c, err := sequence.ReplayerOf(alloc).Claim(ctx, narrow.String()+"\x00order-1", "", "probe", time.Minute)
+	c, err := claim.Of(alloc).Claim(ctx, narrow.String()+"\x00order-1", "", "probe", time.Minute)
 	if err != nil || c.Mine || c.Answer == "" {
 		t.Errorf("the claim under the template's text: %+v, %v; want the answer recorded", c, err)
 	}
@@ -128,10 +129,10 @@ func TestIdempotencyLegacyClaim(t *testing.T) {
 	g := sn.MustNew("SN-@<seq, width=6>", sn.WithSequence("seq", must(sequence.NewSegment(alloc, sequence.SegmentOptions{}))))
 	req := sn.Request{N: 1, IdempotencyKey: "order-9"}
 	legacy := g.String() + "\x00order-9"
-	if c, err := sequence.ReplayerOf(alloc).Claim(ctx, legacy, sn.RequestDigest(req), "old", time.Minute); err != nil || !c.Mine {
+	if c, err := claim.Of(alloc).Claim(ctx, legacy, sn.RequestDigest(req), "old", time.Minute); err != nil || !c.Mine {
 		t.Fatal(c, err)
 	}
-	if err := sequence.ReplayerOf(alloc).Settle(ctx, legacy, "old", `["SN-000777"]`, time.Hour); err != nil {
+	if err := claim.Of(alloc).Settle(ctx, legacy, "old", `["SN-000777"]`, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	got, err := g.Issue(ctx, req)

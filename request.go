@@ -40,7 +40,7 @@ type Request struct {
 	// [ErrIdempotencyConflict]; while the first
 	// call is under way, others get [ErrInProgress]. At most 255 bytes.
 	// The keys are kept in the store, for every process that shares it,
-	// when it remembers them (its records, see [sequence.Claims]: bbolt, the SQL
+	// when it remembers them (its records, see [claim.Records]: bbolt, the SQL
 	// ledger, etcd, Redis with or without a ledger, timed by the store's
 	// clock; snowflake ids, in their workers' lease store); otherwise in
 	// the Generator, for this process only

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/sequencetest"
 )
@@ -284,7 +285,7 @@ func TestMemoryAllocatorJournal(t *testing.T) {
 }
 
 func TestMemoryAllocatorReplayer(t *testing.T) {
-	sequencetest.RunReplayer(t, sequence.ReplayerOf(sequence.NewMemoryAllocator()))
+	sequencetest.RunReplayer(t, claim.Of(sequence.NewMemoryAllocator()))
 }
 
 // TestPruneForged: whoever can write the store can make a pruned record

@@ -10,7 +10,7 @@
 // the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
 // [Releaser], [Identifier], [Marker], [Expirer], [Clock], [Recorder],
 // [Returner], [Limiter], [Numbering], [Journal], [Pruner],
-// [Replayer], [Continuous] and io.Closer. Callers
+// claim.Replayer, [Continuous] and io.Closer. Callers
 // that find them get faster or more capable; callers that do not fall
 // back to [Gen.Next]. Wrappers ([Segment], [Queued], [Balanced]) pass
 // them on to what they wrap, or answer errors.ErrUnsupported.

@@ -52,6 +52,7 @@ import (
 	"github.com/sngen/sn/internal/batchjson"
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/wire"
 )
 
@@ -533,7 +534,7 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	sr := sn.Request{N: req.N, At: at, Vars: req.Vars}
 	if key, ok := r.Header["Idempotency-Key"]; ok && !preview {
 		if len(key) != 1 || !idempotencyKey(key[0]) {
-			refuse(wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: want one value of 1 to %d visible ASCII characters", sequence.MaxIdempotencyKey), Field: "Idempotency-Key"}, http.StatusBadRequest, sr)
+			refuse(wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: want one value of 1 to %d visible ASCII characters", claim.MaxKey), Field: "Idempotency-Key"}, http.StatusBadRequest, sr)
 			return
 		}
 		if !g.SharedIdempotency() {
@@ -683,7 +684,7 @@ func printable(s string) bool {
 // idempotencyKey reports whether k is a key the API takes: 1 to 255
 // visible ASCII characters (a UUID, say), as quoted in logs and errors.
 func idempotencyKey(k string) bool {
-	if len(k) == 0 || len(k) > sequence.MaxIdempotencyKey {
+	if len(k) == 0 || len(k) > claim.MaxKey {
 		return false
 	}
 	for i := 0; i < len(k); i++ {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/sequencetest"
 )
 
@@ -921,7 +922,7 @@ func TestReplayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sequencetest.RunReplayer(t, sequence.ReplayerOf(s))
+	sequencetest.RunReplayer(t, claim.Of(s))
 }
 
 // The retention guard over a file: counters per second expire by this

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
@@ -23,7 +24,7 @@ import (
 //   - the bucket "sn.records", name -> value: each becomes the record
 //     "r/" and its name (see sequence.Remember), and the bucket is deleted;
 //   - the bucket "sn.idem", idempotency key -> its claim as JSON: each
-//     becomes a claim in the records (see sequence.Claims), and the bucket
+//     becomes a claim in the records (see claim.Records), and the bucket
 //     is deleted;
 //   - the buckets "sn.journal", a bucket per key (as in "sn.seq") of its
 //     journal's records under their Seq in 8 big-endian bytes, and
@@ -115,12 +116,12 @@ func migrate(tx *bolt.Tx) error {
 	if b := tx.Bucket(legacyIdem); b != nil {
 		var ops []record.Op
 		err := b.ForEach(func(k, v []byte) error {
-			var m sequence.Memo
+			var m claim.Memo
 			if err := json.Unmarshal(v, &m); err != nil {
 				return fmt.Errorf("%w: the claim of %q of an earlier release holds %.80q", ErrCorrupt, k, v)
 			}
 			if kv.Get(append([]byte("i/"), k...)) == nil {
-				ops = append(ops, sequence.ClaimOps(string(k), m)...)
+				ops = append(ops, claim.Ops(string(k), m)...)
 			}
 			return nil
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
 )
 
@@ -48,7 +49,7 @@ func TestMigrateRelease36dc60d(t *testing.T) {
 		if v, err := sequence.Remember(ctx, s, "fixture", "other"); err != nil || v != "kept" {
 			t.Fatalf("open %d: the release's record: %q, %v", open, v, err)
 		}
-		c, err := sequence.ReplayerOf(s).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
+		c, err := claim.Of(s).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
 		if err != nil || c.Mine || c.Answer != `["SN-000042"]` {
 			t.Fatalf("open %d: a retry of the key the release answered: %+v, %v; want its answer", open, c, err)
 		}

@@ -15,7 +15,7 @@
 // [sequence.Pruner], [sequence.Pinger] and a [record.Holder]: its records
 // keep the catalog of series (package catalog), named records
 // ([sequence.Remember]) and the claims of idempotency keys
-// ([sequence.Claims]). Its clock, by which counters
+// ([claim.Records]). Its clock, by which counters
 // of an hour or shorter expire, is kept in the cluster (see [Store.Now]). Put a
 // [sequence.Segment] in front of it: a range is one round trip to the
 // leader and one fsync on a majority, so numbers should come from memory.

@@ -14,6 +14,7 @@ import (
 	"github.com/sngen/sn/internal/testserver"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/etcdseq"
 	"github.com/sngen/sn/sequence/record/recordtest"
 	"github.com/sngen/sn/sequence/sequencetest"
@@ -66,7 +67,7 @@ func TestJournalConformance(t *testing.T) {
 }
 
 func TestReplayerConformance(t *testing.T) {
-	sequencetest.RunReplayer(t, sequence.ReplayerOf(newStore(t, etcdtest.Shared(t), etcdseq.Options{})))
+	sequencetest.RunReplayer(t, claim.Of(newStore(t, etcdtest.Shared(t), etcdseq.Options{})))
 }
 
 func TestCatalogConformance(t *testing.T) {

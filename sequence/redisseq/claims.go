@@ -5,12 +5,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/record"
 )
 
 // The claims of idempotency keys of a Redis without a ledger are records
-// (see sequence.Claims), timed by the server's clock. An earlier release
+// (see claim.Records), timed by the server's clock. An earlier release
 // kept each in a hash of its own,
 //
 //	P{claim:ID}  hash  digest, token, answer, until (Unix microseconds), done
@@ -40,10 +40,10 @@ func (r *redisRecords) migrateClaim(ctx context.Context, k string) error {
 	if err != nil {
 		return newError(ErrCorrupt, nil, "key %s holds the claim's time %q", old, f["until"])
 	}
-	m := sequence.Memo{Digest: f["digest"], Token: f["token"], Answer: f["answer"], Until: until, Done: f["done"] == "1"}
+	m := claim.Memo{Digest: f["digest"], Token: f["token"], Answer: f["answer"], Until: until, Done: f["done"] == "1"}
 	raw := *r
 	raw.raw = true
-	if _, err := raw.Commit(ctx, []record.Record{{Key: k}}, sequence.ClaimOps(id, m)); err != nil {
+	if _, err := raw.Commit(ctx, []record.Record{{Key: k}}, claim.Ops(id, m)); err != nil {
 		return err
 	}
 	return classify("delete a claim of an earlier release", old, r.rdb.Del(ctx, old).Err())

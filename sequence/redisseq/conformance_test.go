@@ -9,6 +9,7 @@ import (
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/redisseq"
 	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/sqlseq"
@@ -112,5 +113,5 @@ func TestExpirer(t *testing.T) {
 // The claims of idempotency keys without a ledger, kept in Redis.
 func TestReplayerRedisOnly(t *testing.T) {
 	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
-	sequencetest.RunReplayer(t, sequence.ReplayerOf(must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{Prefix: "claims:"}))))
+	sequencetest.RunReplayer(t, claim.Of(must(redisseq.NewRedisOnlyAllocator(rdb, redisseq.AllocatorOptions{Prefix: "claims:"}))))
 }

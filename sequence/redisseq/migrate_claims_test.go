@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/internal/redistest"
-	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/redisseq"
 )
 
@@ -28,7 +28,7 @@ func TestMigrateClaims(t *testing.T) {
 	}
 	lost := 0
 	for i, id := range ids {
-		c, err := sequence.ReplayerOf(a).Claim(ctx, id, "digest-1", "retry", time.Minute)
+		c, err := claim.Of(a).Claim(ctx, id, "digest-1", "retry", time.Minute)
 		t.Logf("id #%d (%.20q, %d bytes): %+v %v", i, id, len(id), c, err)
 		if err != nil || c.Mine || c.Answer != `["SN-000042"]` {
 			lost++
@@ -58,7 +58,7 @@ func TestMigrateBigAnswer(t *testing.T) {
 	}
 	for _, id := range []string{"series\x00small", "series\x00big"} {
 		for try := 0; try < 2; try++ {
-			c, err := sequence.ReplayerOf(a).Claim(ctx, id, "digest-1", "retry", time.Minute)
+			c, err := claim.Of(a).Claim(ctx, id, "digest-1", "retry", time.Minute)
 			t.Logf("%q try %d: mine=%v answer %d bytes, err=%.200v", id, try, c.Mine, len(c.Answer), err)
 			if err != nil || c.Mine || len(c.Answer) == 0 {
 				t.Errorf("%q: a retry of a call the previous release answered: mine=%v, %v", id, c.Mine, err)

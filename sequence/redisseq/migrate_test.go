@@ -9,6 +9,7 @@ import (
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/redisseq"
 )
 
@@ -51,7 +52,7 @@ func TestMigrateCatalog(t *testing.T) {
 	if n := rdb.Exists(ctx, "sn:{sn obfuscate k}:record").Val(); n != 0 {
 		t.Fatal("the release's record is left after it moved")
 	}
-	c, err := sequence.ReplayerOf(a).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
+	c, err := claim.Of(a).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
 	if err != nil || c.Mine || c.Answer != `["SN-000042"]` {
 		t.Fatalf("a retry of the key the release answered: %+v, %v; want its answer", c, err)
 	}

@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 )
 
-// RunReplayer checks the promises of a [sequence.Replayer]: a key is
+// RunReplayer checks the promises of a [claim.Replayer]: a key is
 // claimed once, by one of many callers at once; its holder may claim it
 // again; others see it under way, then its answer and the digest it was
 // first used with; a claim past its lease is taken over, and its first
 // holder's Settle is refused; an answer past its keep is forgotten. r may
 // be a store shared with other runs: the suite's keys are its own.
-func RunReplayer(t *testing.T, r sequence.Replayer) {
+func RunReplayer(t *testing.T, r claim.Replayer) {
 	ctx := context.Background()
 	run := fmt.Sprintf("sequencetest %016x ", rand.Uint64())
 	t.Run("Claim", func(t *testing.T) {
@@ -34,8 +35,8 @@ func RunReplayer(t *testing.T, r sequence.Replayer) {
 		if c, err := r.Claim(ctx, id, "d2", "t2", time.Minute); err != nil || c.Mine || c.Answer != "" || c.Digest != "d1" {
 			t.Errorf("another claims it under way: %+v %v, want not mine, no answer, digest d1", c, err)
 		}
-		if err := r.Settle(ctx, id, "t2", "wrong", time.Minute); !errors.Is(err, sequence.ErrClaimLost) {
-			t.Errorf("Settle by another token: %v, want ErrClaimLost", err)
+		if err := r.Settle(ctx, id, "t2", "wrong", time.Minute); !errors.Is(err, claim.ErrLost) {
+			t.Errorf("Settle by another token: %v, want claim.ErrLost", err)
 		}
 		if err := r.Settle(ctx, id, "t1", "A-1\nA-2", time.Minute); err != nil {
 			t.Fatal(err)
@@ -43,8 +44,8 @@ func RunReplayer(t *testing.T, r sequence.Replayer) {
 		if c, err := r.Claim(ctx, id, "d3", "t3", time.Minute); err != nil || c.Mine || c.Answer != "A-1\nA-2" || c.Digest != "d1" {
 			t.Errorf("a Claim after Settle: %+v %v, want the answer and digest d1", c, err)
 		}
-		if err := r.Settle(ctx, id, "t1", "again", time.Minute); !errors.Is(err, sequence.ErrClaimLost) {
-			t.Errorf("a second Settle: %v, want ErrClaimLost", err)
+		if err := r.Settle(ctx, id, "t1", "again", time.Minute); !errors.Is(err, claim.ErrLost) {
+			t.Errorf("a second Settle: %v, want claim.ErrLost", err)
 		}
 	})
 	t.Run("Lapse", func(t *testing.T) {
@@ -56,8 +57,8 @@ func RunReplayer(t *testing.T, r sequence.Replayer) {
 		if c, err := r.Claim(ctx, id, "d1", "t2", time.Minute); err != nil || !c.Mine {
 			t.Fatalf("a Claim past the lease: %+v %v, want it taken over", c, err)
 		}
-		if err := r.Settle(ctx, id, "t1", "late", time.Minute); !errors.Is(err, sequence.ErrClaimLost) {
-			t.Errorf("the first holder's late Settle: %v, want ErrClaimLost", err)
+		if err := r.Settle(ctx, id, "t1", "late", time.Minute); !errors.Is(err, claim.ErrLost) {
+			t.Errorf("the first holder's late Settle: %v, want claim.ErrLost", err)
 		}
 		if err := r.Settle(ctx, id, "t2", "B", 20*time.Millisecond); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/sngen/sn/internal/guardtest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 	"github.com/sngen/sn/sequence/record/recordtest"
@@ -91,7 +92,7 @@ func TestExpirer(t *testing.T) {
 	sequencetest.RunExpirer(t, s, sequencetest.AllocDraw(s))
 }
 
-func TestReplayer(t *testing.T) { sequencetest.RunReplayer(t, sequence.ReplayerOf(open(t))) }
+func TestReplayer(t *testing.T) { sequencetest.RunReplayer(t, claim.Of(open(t))) }
 
 func TestCatalog(t *testing.T) { sequencetest.RunCatalog(t, catalog.Of(open(t))) }
 

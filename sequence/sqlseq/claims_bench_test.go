@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -34,4 +34,4 @@ func BenchmarkClaimSettle(b *testing.B) {
 	}
 }
 
-func replayerOf(s *sqlseq.Store) sequence.Replayer { return sequence.ReplayerOf(s) }
+func replayerOf(s *sqlseq.Store) claim.Replayer { return claim.Of(s) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/sequencetest"
 	"github.com/sngen/sn/sequence/sqlseq"
@@ -265,7 +266,7 @@ func states(r *journal.Report) map[journal.State]int64 {
 func TestReplayer(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			sequencetest.RunReplayer(t, sequence.ReplayerOf(newStore(t, b, b.open(t), sqlseq.Options{})))
+			sequencetest.RunReplayer(t, claim.Of(newStore(t, b, b.open(t), sqlseq.Options{})))
 		})
 	}
 }

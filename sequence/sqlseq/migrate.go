@@ -11,6 +11,7 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 	"github.com/sngen/sn/sequence/snowflake"
@@ -36,7 +37,7 @@ import (
 //   - the claims of idempotency keys, the ledger's name and "_idem", keyed
 //     by the SHA-256 of the key: Migrate deletes those past their time,
 //     and while any is left, a claim that finds no record of its key
-//     moves the key's row into the records (see sequence.Claims), and
+//     moves the key's row into the records (see claim.Records), and
 //     deletes it;
 //   - the worker-id leases, the ledger's name and "_workers" (a row per
 //     name and id): each becomes the id's record of
@@ -505,7 +506,7 @@ func (s *Store) migrateClaim(ctx context.Context, k string) (bool, error) {
 		return false, nil
 	}
 	h := sha256.Sum256([]byte(id))
-	var m sequence.Memo
+	var m claim.Memo
 	var done int
 	err := s.retry(ctx, "read a claim of an earlier release", func() error {
 		return s.db.QueryRowContext(ctx, s.q.legacyMemo, h[:]).Scan(&m.Digest, &m.Token, &m.Answer, &m.Until, &done)
@@ -517,7 +518,7 @@ func (s *Store) migrateClaim(ctx context.Context, k string) (bool, error) {
 		return false, err
 	}
 	m.Done = done != 0
-	if _, err := (records{s: s, raw: true}).Commit(ctx, []record.Record{{Key: k}}, sequence.ClaimOps(id, m)); err != nil {
+	if _, err := (records{s: s, raw: true}).Commit(ctx, []record.Record{{Key: k}}, claim.Ops(id, m)); err != nil {
 		return false, err
 	}
 	return true, s.retry(ctx, "delete a claim of an earlier release", func() error {

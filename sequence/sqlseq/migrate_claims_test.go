@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -35,7 +35,7 @@ func TestMigrateLongClaim(t *testing.T) {
 	}
 	lost := 0
 	for i, id := range ids {
-		c, err := sequence.ReplayerOf(s).Claim(ctx, id, "digest-1", "retry", time.Minute)
+		c, err := claim.Of(s).Claim(ctx, id, "digest-1", "retry", time.Minute)
 		t.Logf("id #%d (%d bytes): %+v %v", i, len(id), c, err)
 		if err != nil || c.Mine || c.Answer != `["SN-000042"]` {
 			lost++

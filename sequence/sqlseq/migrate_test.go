@@ -14,6 +14,7 @@ import (
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/sequence/sqlseq"
@@ -130,7 +131,7 @@ func TestMigrateCatalog(t *testing.T) {
 			if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sn_ledger_records`).Scan(&left); err != nil || left != 0 {
 				t.Fatalf("the release's table of records holds %d rows after the migration (%v)", left, err)
 			}
-			c, err := sequence.ReplayerOf(s2).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
+			c, err := claim.Of(s2).Claim(ctx, "series\x00order-1", "digest-1", "retry", time.Minute)
 			if err != nil || c.Mine || c.Answer != `["SN-000042"]` {
 				t.Fatalf("a retry of the key the release answered: %+v, %v; want its answer", c, err)
 			}

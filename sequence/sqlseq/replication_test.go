@@ -16,6 +16,7 @@ import (
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/sqlseq"
 )
 
@@ -285,7 +286,7 @@ func TestLibraryPathRefusesAsync(t *testing.T) {
 	if _, err := catalog.Of(store).Enroll(ctx, catalog.Entry{ID: "x", Name: "x", Spec: "x", By: "t"}, func([]catalog.Entry) error { return nil }); !errors.Is(err, sqlseq.ErrAsyncReplication) {
 		t.Errorf("an enrollment: %v", err)
 	}
-	if _, err := sequence.ReplayerOf(store).Claim(ctx, "key", "digest", "token", time.Minute); !errors.Is(err, sqlseq.ErrAsyncReplication) {
+	if _, err := claim.Of(store).Claim(ctx, "key", "digest", "token", time.Minute); !errors.Is(err, sqlseq.ErrAsyncReplication) {
 		t.Errorf("an idempotency claim: %v", err)
 	}
 	// The refusal says what to change.

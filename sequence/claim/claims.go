@@ -1,4 +1,4 @@
-package sequence
+package claim
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/sngen/sn/sequence/record"
 )
 
-// Claims over a store's records, written once for every store:
+// Records over a store's records, written once for every store:
 //
 //	i/ID                the claim of idempotency key ID, a JSON Memo
 //	ix/UNTIL/HASH       the claim's place in the sweep: UNTIL, in 20
@@ -22,27 +22,27 @@ import (
 //
 // A claim under way stays for claimLinger past its lease, so that a call
 // that settles late, when nobody took the key over, still records its
-// answer; a settled one until its keep has passed. Claims and settles
+// answer; a settled one until its keep has passed. Records and settles
 // sweep the index now and then.
 
 // claimLinger is how long a claim that was not settled stays in a store
 // after its lease has passed.
 const claimLinger = 24 * time.Hour
 
-// Claims returns the [Replayer] that keeps idempotency claims in s, timed
+// Records returns the [Replayer] that keeps idempotency claims in s, timed
 // by its clock: what every store whose records are shared keeps them in.
-func Claims(s record.Store) Replayer { return claims{s} }
+func Records(s record.Store) Replayer { return claims{s} }
 
 type claims struct{ s record.Store }
 
-// ReplayerOf returns the Replayer of g: g itself when it is one, or the
+// Of returns the Replayer of g: g itself when it is one, or the
 // claims in the records of its store; nil when it keeps neither.
-func ReplayerOf(g any) Replayer {
+func Of(g any) Replayer {
 	if r, ok := g.(Replayer); ok {
 		return r
 	}
 	if s := record.Of(g); s != nil {
-		return Claims(s)
+		return Records(s)
 	}
 	return nil
 }
@@ -58,10 +58,10 @@ func sweepKey(key string, us int64) string {
 	return fmt.Sprintf("ix/%020d/%s", max(us, 0), hex.EncodeToString(h[:16]))
 }
 
-// ClaimOps returns the writes that record m as the claim of id, with its
+// Ops returns the writes that record m as the claim of id, with its
 // place in the sweep: what a store's migration of an earlier layout
 // writes.
-func ClaimOps(id string, m Memo) []record.Op {
+func Ops(id string, m Memo) []record.Op {
 	k := claimKey(id)
 	v, _ := json.Marshal(m)
 	return []record.Op{record.Put(k, v), record.Put(sweepKey(k, m.gone()), []byte(k))}
@@ -83,7 +83,7 @@ func memo(tx *record.Tx, key string) (*Memo, error) {
 	}
 	var m Memo
 	if err := json.Unmarshal(r.Value, &m); err != nil {
-		return nil, fmt.Errorf("sequence: the claim %.80q holds %.80q: %w", key, r.Value, errCorruptClaim)
+		return nil, fmt.Errorf("claim: the claim %.80q holds %.80q: %w", key, r.Value, errCorruptClaim)
 	}
 	return &m, nil
 }
@@ -143,7 +143,7 @@ func (c claims) Settle(ctx context.Context, id, token, answer string, keep time.
 		}
 		next, err := m.Settle(now, token, answer, keep)
 		if err != nil {
-			return fmt.Errorf("sequence: settle an idempotency key: %w", err)
+			return fmt.Errorf("claim: settle an idempotency key: %w", err)
 		}
 		if next != m {
 			put(tx, k, m, next)

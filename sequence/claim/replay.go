@@ -1,12 +1,14 @@
-package sequence
+package claim
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/sngen/sn/sequence"
 )
 
-// Replayer is implemented by a [Gen] or [Allocator] whose store
+// Replayer is implemented by a [sequence.Gen] or [sequence.Allocator] whose store
 // remembers the answers of idempotent calls, so that a caller that did
 // not hear back (a timeout, a cut connection) can ask again and get the
 // numbers it was given, not new ones. Every process sharing the store
@@ -27,7 +29,7 @@ type Replayer interface {
 	Claim(ctx context.Context, id, digest, token string, lease time.Duration) (Claim, error)
 	// Settle records answer as id's, kept for keep, if token still holds
 	// the claim; otherwise (the lease passed and another took it over) it
-	// records nothing and returns an error wrapping [ErrClaimLost]. A
+	// records nothing and returns an error wrapping [ErrLost]. A
 	// Settle of the answer token recorded already succeeds.
 	Settle(ctx context.Context, id, token, answer string, keep time.Duration) error
 }
@@ -41,23 +43,23 @@ type Claim struct {
 	Until  time.Time // when the claim lapses, or the answer is forgotten
 }
 
-// ErrClaimLost means a call settled an idempotency key that another had
+// ErrLost means a call settled an idempotency key that another had
 // taken over after the call's lease passed: its answer is not recorded.
-var ErrClaimLost = fmt.Errorf("sequence: the idempotency key's claim lapsed and was taken over")
+var ErrLost = fmt.Errorf("claim: the idempotency key's claim lapsed and was taken over")
 
-// MaxIdempotencyKey is the longest idempotency key a store takes, in
+// MaxKey is the longest idempotency key a store takes, in
 // bytes, and MaxAnswer the longest answer.
 const (
-	MaxIdempotencyKey = 255
-	MaxAnswer         = 4 << 20
+	MaxKey    = 255
+	MaxAnswer = 4 << 20
 )
 
-// checkClaim returns an error wrapping [ErrInvalidArgument] for an id or
+// checkClaim returns an error wrapping [sequence.ErrInvalidArgument] for an id or
 // answer a store does not take.
 func checkClaim(id, answer string) error {
-	if id == "" || len(id) > MaxIdempotencyKey+1024 || len(answer) > MaxAnswer {
-		return fmt.Errorf("sequence: an idempotency key of %d bytes (1 to %d) and an answer of %d (at most %d): %w",
-			len(id), MaxIdempotencyKey+1024, len(answer), MaxAnswer, ErrInvalidArgument)
+	if id == "" || len(id) > MaxKey+1024 || len(answer) > MaxAnswer {
+		return fmt.Errorf("claim: an idempotency key of %d bytes (1 to %d) and an answer of %d (at most %d): %w",
+			len(id), MaxKey+1024, len(answer), MaxAnswer, sequence.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -78,20 +80,20 @@ type Memo struct {
 // is the caller's.
 func (m *Memo) Claim(now time.Time, digest, token string, lease time.Duration) (Claim, *Memo) {
 	if m != nil && now.UnixMicro() < m.Until {
-		return Claim{Mine: !m.Done && m.Token == token, Digest: m.Digest, Answer: m.Answer, Until: FromMicros(m.Until)}, nil
+		return Claim{Mine: !m.Done && m.Token == token, Digest: m.Digest, Answer: m.Answer, Until: sequence.FromMicros(m.Until)}, nil
 	}
 	next := &Memo{Digest: digest, Token: token, Until: now.Add(lease).UnixMicro()}
-	return Claim{Mine: true, Digest: digest, Until: FromMicros(next.Until)}, next
+	return Claim{Mine: true, Digest: digest, Until: sequence.FromMicros(next.Until)}, next
 }
 
 // Settle applies [Replayer.Settle]'s rules to m: the memo to record, or
-// an error wrapping ErrClaimLost.
+// an error wrapping ErrLost.
 func (m *Memo) Settle(now time.Time, token, answer string, keep time.Duration) (*Memo, error) {
 	if m != nil && m.Done && m.Token == token && m.Answer == answer {
 		return m, nil // settled already: a retry of a Settle whose answer was lost
 	}
 	if m == nil || m.Done || m.Token != token {
-		return nil, ErrClaimLost
+		return nil, ErrLost
 	}
 	return &Memo{Digest: m.Digest, Token: token, Answer: answer, Until: now.Add(keep).UnixMicro(), Done: true}, nil
 }
