@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -99,7 +100,7 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 			return seq.Delete(k)
 		}
 		var d [8]byte
-		binary.BigEndian.PutUint64(d[:], uint64(now.Add(ttl).UnixNano()))
+		binary.BigEndian.PutUint64(d[:], uint64(now.UnixNano()+min(int64(ttl), math.MaxInt64-now.UnixNano()))) // past 2262, at the end of time
 		if err := byKey.Put(k, d[:]); err != nil {
 			return err
 		}

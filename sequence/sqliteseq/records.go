@@ -78,7 +78,13 @@ func apply(ctx context.Context, tx *sql.Tx, cond []record.Record, ops []record.O
 	}
 	var ver int64 // the last version given before this write
 	if puts > 0 {
-		if err := tx.QueryRowContext(ctx, `UPDATE sn_meta SET value = CAST(value AS INTEGER) + ? WHERE name = 'ver' RETURNING CAST(value AS INTEGER) - ?`, puts, puts).Scan(&ver); err != nil {
+		err := tx.QueryRowContext(ctx, `UPDATE sn_meta SET value = CAST(value AS INTEGER) + ?
+WHERE name = 'ver' AND CAST(CAST(value AS INTEGER) AS TEXT) = value AND CAST(value AS INTEGER) < 9223372036854775807 - ?
+RETURNING CAST(value AS INTEGER) - ?`, puts, puts, puts).Scan(&ver)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: the counter of the records' versions (sn_meta's row ver) is gone, not a number, or at its end: reopen the file to restore it", ErrCorrupt)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,11 @@
 // readers do not wait for writers; every write is one transaction begun
 // IMMEDIATE, so that processes writing at once take turns (each waits
 // up to Options.BusyTimeout). The file must be on a local disk: SQLite's
-// locks do not hold over a network file system.
+// locks do not hold over a network file system. Never delete the file's
+// companions, FILE-wal and FILE-shm, while a process has it open, nor
+// after one was killed: the log holds the last commits, and the shared
+// memory the locks, so that SQLite would lose commits (numbers issued
+// again) or let two writers in at once.
 //
 // Every promise sn makes of a store is written once above two things the
 // Store gives: its Allocator, one transaction per range, and its records
@@ -139,6 +143,13 @@ func Open(path string, o Options) (*Store, error) {
 		if err != nil {
 			return err
 		}
+		// The versions' counter is never below a version given: a row
+		// deleted or set back by hand would give versions twice, and a
+		// condition would hold over a write it never saw.
+		if _, err := tx.ExecContext(ctx, `UPDATE sn_meta SET value = (SELECT max(ver) FROM sn_kv)
+WHERE name = 'ver' AND (SELECT max(ver) FROM sn_kv) > CAST(value AS INTEGER) AND CAST(CAST(value AS INTEGER) AS TEXT) = value`); err != nil {
+			return err
+		}
 		return tx.QueryRowContext(ctx, `SELECT value FROM sn_meta WHERE name = 'id'`).Scan(&s.id)
 	})
 	if err != nil {
@@ -261,7 +272,7 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO sn_expiry (k, deadline) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET deadline = excluded.deadline`,
-			[]byte(key), now+int64(ttl))
+			[]byte(key), now+min(int64(ttl), math.MaxInt64-now)) // past 2262, at the end of time
 		return err
 	})
 }
@@ -275,13 +286,14 @@ func (s *Store) counter(ctx context.Context, op, key string, change func(tx *sql
 		return fmt.Errorf("sqliteseq: %s: %w", op, err)
 	}
 	return s.write(ctx, op, func(tx *sql.Tx) error {
-		var last int64
-		err := tx.QueryRowContext(ctx, `SELECT last FROM sn_counters WHERE k = ?`, []byte(key)).Scan(&last)
+		var v any
+		err := tx.QueryRowContext(ctx, `SELECT last FROM sn_counters WHERE k = ?`, []byte(key)).Scan(&v)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if last < 0 {
-			return fmt.Errorf("%w: the counter %.64q holds %d", ErrCorrupt, key, last)
+		last, ok := v.(int64)
+		if v != nil && (!ok || last < 0) {
+			return fmt.Errorf("%w: the counter %.64q holds %v, not a number at or above 0", ErrCorrupt, key, v)
 		}
 		mark, es, err := change(tx, last)
 		if err != nil || (mark == last && len(es) == 0) {

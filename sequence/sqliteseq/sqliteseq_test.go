@@ -2,6 +2,7 @@ package sqliteseq_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -204,4 +205,80 @@ func canceled() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx
+}
+
+// A ttl whose deadline lies past 2262 (Unix nanoseconds end there) keeps
+// the key for good, rather than wrapping to a deadline long past that the
+// next sweep deletes: the counter goes on. (The adversary's helper found
+// numbers issued twice for a template issued At a time after 2262.) The
+// control, a ttl of a second, is swept.
+func TestExpireFarFuture(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	for _, k := range []string{"far", "near"} {
+		if _, err := s.Allocate(ctx, k, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Expire(ctx, "far", 250*365*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Expire(ctx, "near", time.Nanosecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Millisecond)
+	if err := s.Expire(ctx, "sweep", time.Hour); err != nil { // a sweep
+		t.Fatal(err)
+	}
+	if r, err := s.Allocate(ctx, "far", 1); err != nil || r.First != 11 {
+		t.Errorf("after a sweep, the key that expires in 250 years gives %v, %v; want 11", r, err)
+	}
+	if r, err := s.Allocate(ctx, "near", 1); err != nil || r.First != 1 {
+		t.Errorf("control: the key whose ttl passed gives %v, %v; want 1, swept", r, err)
+	}
+}
+
+// The file's contents changed by hand: the versions' counter set back
+// (then reopened, it is raised above every version again), or not a
+// number, and a counter that is not a number: each is ErrCorrupt or
+// repaired, never a version given twice.
+func TestHandEditedMeta(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "sn.db")
+	s := must(sqliteseq.Open(path, sqliteseq.Options{}))
+	recs := s.Records()
+	if ok, err := recs.Commit(ctx, nil, []record.Op{record.Put("a", []byte("1"))}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	a := must(recs.Get(ctx, "a"))[0]
+	db := must(sql.Open("sqlite", path))
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE sn_meta SET value = '0' WHERE name = 'ver'`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = must(sqliteseq.Open(path, sqliteseq.Options{}))
+	defer s.Close()
+	recs = s.Records()
+	if ok, err := recs.Commit(ctx, nil, []record.Op{record.Put("b", []byte("2"))}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if b := must(recs.Get(ctx, "b"))[0]; b.Version <= a.Version {
+		t.Errorf("after the versions' counter was set back and the file reopened: version %d, not above %d", b.Version, a.Version)
+	}
+	if _, err := db.Exec(`UPDATE sn_meta SET value = 'junk' WHERE name = 'ver'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recs.Commit(ctx, nil, []record.Op{record.Put("c", []byte("3"))}); !errors.Is(err, sqliteseq.ErrCorrupt) {
+		t.Errorf("a commit with the versions' counter not a number: %v; want ErrCorrupt", err)
+	}
+	if _, err := s.Allocate(ctx, "k", 1); err == nil {
+		t.Fatal("an allocation with the versions' counter not a number journaled")
+	}
+	if _, err := db.Exec(`INSERT INTO sn_counters (k, last) VALUES (CAST('x' AS BLOB), 'abc')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Allocate(ctx, "x", 1); !errors.Is(err, sqliteseq.ErrCorrupt) {
+		t.Errorf("a counter that is not a number: %v; want ErrCorrupt", err)
+	}
 }
