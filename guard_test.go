@@ -166,3 +166,31 @@ func TestWithRetention(t *testing.T) {
 		t.Fatalf("WithRetention(1m) = %v", err)
 	}
 }
+
+// Numbers issued At an instant far ahead (the year 2400, past the
+// longest Duration from now): the counter's expiry saturates rather than
+// wrapping to a negative ttl, which deletes the key at once and numbers
+// the hour again (the adversary's helper found 21 repeats on SQLite).
+func TestClockGuardFarFuture(t *testing.T) {
+	ctx := context.Background()
+	seg, err := sequence.NewSegment(sequence.NewMemoryAllocator(), sequence.SegmentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	g := sn.MustNew(`H-@<date, format=yyyyMMddHH>-@<seq, reset=hour>`, sn.WithSequence("seq", seg))
+	at := time.Date(2400, 1, 1, 0, 30, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	for _, a := range []time.Time{at, at.Add(time.Hour), at} {
+		nums, err := g.Issue(ctx, sn.Request{N: 3, At: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range nums {
+			if seen[s] {
+				t.Errorf("%s issued twice", s)
+			}
+			seen[s] = true
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -218,7 +219,13 @@ func (g *guard) drawn(ctx context.Context, at time.Time, key string) {
 		return
 	}
 	clock := g.st.clock.Add(time.Since(g.st.readAt))
-	ttl := max(at.Sub(clock), 0) + 2*g.period + g.retention
+	// Sub saturates at the longest Duration; the sum must too, or an
+	// instant far ahead (the year 2400) would give a negative ttl, which
+	// deletes the key at once.
+	ttl := max(at.Sub(clock), 0)
+	for _, d := range []time.Duration{2 * g.period, g.retention} {
+		ttl = min(ttl, math.MaxInt64-d) + d
+	}
 	if err := g.expirer.Expire(ctx, key, ttl); err != nil {
 		return
 	}
