@@ -57,9 +57,6 @@ func allocChild(path string) int {
 // and started again, four at a time over ten rounds: no number is issued
 // twice. The control, processes that count in memory, repeats.
 func TestProcessesKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts 40 processes")
-	}
 	path := filepath.Join(t.TempDir(), "sn.db")
 	s := must(sqliteseq.Open(path, sqliteseq.Options{}))
 	s.Close()
