@@ -934,33 +934,3 @@ func TestClockGuard(t *testing.T) {
 		return s
 	})
 }
-
-// A ttl whose deadline lies past 2262 keeps the key for good, rather than
-// wrapping to a deadline long past that the next sweep deletes (numbers
-// issued twice, found by the adversary's helper on SQLite, the same
-// here). The control, a ttl of a nanosecond, is swept.
-func TestExpireFarFuture(t *testing.T) {
-	ctx := t.Context()
-	s := open(t, tempPath(t), boltseq.Options{})
-	for _, k := range []string{"far", "near"} {
-		if _, err := s.Allocate(ctx, k, 10); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Expire(ctx, "far", 250*365*24*time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Expire(ctx, "near", time.Nanosecond); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Millisecond)
-	if err := s.Expire(ctx, "sweep", time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if r, err := s.Allocate(ctx, "far", 1); err != nil || r.First != 11 {
-		t.Errorf("after a sweep, the key that expires in 250 years gives %v, %v; want 11", r, err)
-	}
-	if r, err := s.Allocate(ctx, "near", 1); err != nil || r.First != 1 {
-		t.Errorf("control: the key whose ttl passed gives %v, %v; want 1, swept", r, err)
-	}
-}

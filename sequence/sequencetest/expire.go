@@ -113,6 +113,24 @@ func RunExpirer(t *testing.T, s MarkExpirer, draw func(ctx context.Context, key 
 			t.Fatalf("a key whose deadline was moved later draws %d, %v; want 4", n, err)
 		}
 	})
+
+	// A deadline past 2262, where Unix nanoseconds end, keeps the key:
+	// it does not wrap to one long past that the next sweep deletes.
+	t.Run("FarFuture", func(t *testing.T) {
+		far := key("far")
+		if n, err := draw(ctx, far); err != nil || n != 1 {
+			t.Fatalf("draw = %d, %v; want 1", n, err)
+		}
+		if err := s.Expire(ctx, far, 250*365*24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Expire(ctx, key("far-sweep"), time.Hour); err != nil { // a sweep, where the store needs one
+			t.Fatal(err)
+		}
+		if n, err := draw(ctx, far); err != nil || n != 2 {
+			t.Fatalf("a key that expires in 250 years draws %d, %v after a sweep; want 2", n, err)
+		}
+	})
 }
 
 // AllocDraw returns a draw function for [RunExpirer] over an Allocator:

@@ -207,37 +207,6 @@ func canceled() context.Context {
 	return ctx
 }
 
-// A ttl whose deadline lies past 2262 (Unix nanoseconds end there) keeps
-// the key for good, rather than wrapping to a deadline long past that the
-// next sweep deletes: the counter goes on. (The adversary's helper found
-// numbers issued twice for a template issued At a time after 2262.) The
-// control, a ttl of a second, is swept.
-func TestExpireFarFuture(t *testing.T) {
-	ctx := t.Context()
-	s := open(t)
-	for _, k := range []string{"far", "near"} {
-		if _, err := s.Allocate(ctx, k, 10); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Expire(ctx, "far", 250*365*24*time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Expire(ctx, "near", time.Nanosecond); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Millisecond)
-	if err := s.Expire(ctx, "sweep", time.Hour); err != nil { // a sweep
-		t.Fatal(err)
-	}
-	if r, err := s.Allocate(ctx, "far", 1); err != nil || r.First != 11 {
-		t.Errorf("after a sweep, the key that expires in 250 years gives %v, %v; want 11", r, err)
-	}
-	if r, err := s.Allocate(ctx, "near", 1); err != nil || r.First != 1 {
-		t.Errorf("control: the key whose ttl passed gives %v, %v; want 1, swept", r, err)
-	}
-}
-
 // The file's contents changed by hand: the versions' counter set back
 // (then reopened, it is raised above every version again), or not a
 // number, and a counter that is not a number: each is ErrCorrupt or
