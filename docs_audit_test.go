@@ -23,7 +23,7 @@ func TestDocAudit(t *testing.T) {
 	}
 	key, _ := invoices.Key(sn.Request{})
 	events, _, _ := journal.ReadJournal(ctx, a, key)
-	if last := events[len(events)-1]; last.Kind != sequence.Voided || last.Actor != "alice" || last.Range.First != 2 {
+	if last := events[len(events)-1]; last.Kind != journal.Voided || last.Actor != "alice" || last.Range.First != 2 {
 		t.Errorf("the void's record: %v", last)
 	}
 }
@@ -45,7 +45,7 @@ func TestVoidTwice(t *testing.T) {
 	events, _, _ := journal.ReadJournal(ctx, a, key)
 	voids := 0
 	for _, e := range events {
-		if e.Kind == sequence.Voided {
+		if e.Kind == journal.Voided {
 			voids++
 		}
 	}

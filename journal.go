@@ -36,7 +36,7 @@ func ActorOf(ctx context.Context) string {
 // number must fit the template (an error wrapping [ErrInvalidNumber]
 // otherwise) and be at or below its counter's mark: a number not issued
 // yet cannot be voided. reason must not be empty. A sequence whose store
-// keeps no journal ([sequence.Journal]), or whose numbers are not its
+// keeps no journal ([journal.Keeper]), or whose numbers are not its
 // store's counters one to one (snowflake, Balanced), gives an error
 // wrapping errors.ErrUnsupported, and nothing is recorded.
 func (g *Generator) Void(ctx context.Context, number, reason string) error {
@@ -57,7 +57,7 @@ func (g *Generator) VoidNumbers(ctx context.Context, numbers []string, reason st
 		return fmt.Errorf("%w: give the reason the numbers are void", sequence.ErrInvalidArgument)
 	}
 	type counter struct {
-		j   sequence.Journal
+		j   journal.Keeper
 		key string
 	}
 	drawn := map[counter][]int64{}
@@ -99,7 +99,7 @@ func (g *Generator) VoidNumbers(ctx context.Context, numbers []string, reason st
 			for i++; i < len(vals) && vals[i] == r.Last+1; i++ {
 				r.Last = vals[i]
 			}
-			if _, err := c.j.Note(ctx, c.key, sequence.Event{Kind: sequence.Voided, Range: r, Reason: reason, Actor: ActorOf(ctx)}); err != nil {
+			if _, err := c.j.Note(ctx, c.key, journal.Event{Kind: journal.Voided, Range: r, Reason: reason, Actor: ActorOf(ctx)}); err != nil {
 				return fmt.Errorf("counter %q, %v: %w", c.key, r, err)
 			}
 		}
@@ -111,7 +111,7 @@ func (g *Generator) VoidNumbers(ctx context.Context, numbers []string, reason st
 // one of vals, numbers of key's counter in journal j, is void already,
 // naming who voided it, when and why: a number is voided once, and the
 // journal keeps its first voider.
-func voidedBefore(ctx context.Context, j sequence.Journal, key string, vals []int64) error {
+func voidedBefore(ctx context.Context, j journal.Keeper, key string, vals []int64) error {
 	events, head, err := journal.ReadJournal(ctx, j, key)
 	if err != nil {
 		return fmt.Errorf("counter %q: %w", key, err)
@@ -131,11 +131,11 @@ func voidedBefore(ctx context.Context, j sequence.Journal, key string, vals []in
 
 // journalOf returns the journal of the store g draws from, with numbers
 // one to one.
-func journalOf(g sequence.Gen) (sequence.Journal, error) {
+func journalOf(g sequence.Gen) (journal.Keeper, error) {
 	if n, ok := g.(sequence.Numbering); ok {
 		return nil, fmt.Errorf("%w: its numbers (%s) are not its store's counters one to one", errors.ErrUnsupported, n.Numbering())
 	}
-	j, ok := g.(sequence.Journal)
+	j, ok := g.(journal.Keeper)
 	if !ok {
 		return nil, fmt.Errorf("%w: %T keeps no journal", errors.ErrUnsupported, g)
 	}
@@ -158,7 +158,7 @@ func (g *Generator) seqPart(offset int) *engine.Part {
 // [journal.Audit]: the counter keys come from [Generator.Parse] or
 // [Generator.Key]. It returns an error wrapping errors.ErrUnsupported
 // when the store keeps none.
-func (g *Generator) Journal() (sequence.Journal, error) {
+func (g *Generator) Journal() (journal.Keeper, error) {
 	parts := g.plan.Parts()
 	for i := range parts {
 		if parts[i].Kind == engine.Seq {

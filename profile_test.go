@@ -9,6 +9,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // continuous is a gapless Gen for the tests: the memory allocator's
@@ -16,7 +17,7 @@ import (
 type continuous struct{ *sequence.MemoryAllocator }
 
 func (c continuous) Next(ctx context.Context, key string) (int64, error) {
-	r, err := c.Allocate(sequence.WithDrawn(ctx, true), key, 1)
+	r, err := c.Allocate(journal.WithDrawn(ctx, true), key, 1)
 	return r.First, err
 }
 

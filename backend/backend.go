@@ -180,6 +180,7 @@ import (
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
 
@@ -340,7 +341,7 @@ type exact struct {
 
 // Next reserves one number.
 func (e exact) Next(ctx context.Context, key string) (int64, error) {
-	ctx, cancel := context.WithTimeout(sequence.WithDrawn(ctx, true), e.timeout)
+	ctx, cancel := context.WithTimeout(journal.WithDrawn(ctx, true), e.timeout)
 	defer cancel()
 	r, err := e.a.Allocate(ctx, key, 1)
 	if err != nil {
@@ -357,7 +358,7 @@ func (e exact) NextN(ctx context.Context, key string, dst []int64, n int) ([]int
 	if n == 0 {
 		return dst, nil
 	}
-	ctx, cancel := context.WithTimeout(sequence.WithDrawn(ctx, true), e.timeout)
+	ctx, cancel := context.WithTimeout(journal.WithDrawn(ctx, true), e.timeout)
 	defer cancel()
 	r, err := e.a.Allocate(ctx, key, int64(n))
 	if err != nil {
@@ -394,8 +395,8 @@ func (e exact) Mark(ctx context.Context, key string, v int64) (int64, error) {
 func (e exact) Records() record.Store { return record.Of(e.a) }
 
 // journal returns the Allocator's journal.
-func (e exact) journal() (sequence.Journal, error) {
-	j, ok := e.a.(sequence.Journal)
+func (e exact) journal() (journal.Keeper, error) {
+	j, ok := e.a.(journal.Keeper)
 	if !ok {
 		return nil, fmt.Errorf("%T keeps no journal: %w", e.a, errors.ErrUnsupported)
 	}
@@ -403,17 +404,17 @@ func (e exact) journal() (sequence.Journal, error) {
 }
 
 // Note appends a record to key's journal in the Allocator's store (see
-// sequence.Journal).
-func (e exact) Note(ctx context.Context, key string, ev sequence.Event) (sequence.Event, error) {
+// journal.Keeper).
+func (e exact) Note(ctx context.Context, key string, ev journal.Event) (journal.Event, error) {
 	j, err := e.journal()
 	if err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
 	return j.Note(ctx, key, ev)
 }
 
 // Events reads key's journal in the Allocator's store.
-func (e exact) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+func (e exact) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	j, err := e.journal()
 	if err != nil {
 		return nil, err
@@ -422,10 +423,10 @@ func (e exact) Events(ctx context.Context, key string, after int64, limit int) (
 }
 
 // Head returns where key's journal ends in the Allocator's store.
-func (e exact) Head(ctx context.Context, key string) (sequence.Head, error) {
+func (e exact) Head(ctx context.Context, key string) (journal.Head, error) {
 	j, err := e.journal()
 	if err != nil {
-		return sequence.Head{}, err
+		return journal.Head{}, err
 	}
 	return j.Head(ctx, key)
 }
@@ -441,11 +442,11 @@ func (e exact) StoreID(ctx context.Context) (string, error) {
 }
 
 // Prune prunes key's journal in the Allocator's store (see
-// sequence.Pruner).
-func (e exact) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
-	pr, ok := e.a.(sequence.Pruner)
+// journal.Pruner).
+func (e exact) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
+	pr, ok := e.a.(journal.Pruner)
 	if !ok {
-		return sequence.Event{}, fmt.Errorf("%T cannot prune journals: %w", e.a, errors.ErrUnsupported)
+		return journal.Event{}, fmt.Errorf("%T cannot prune journals: %w", e.a, errors.ErrUnsupported)
 	}
 	return pr.Prune(ctx, key, p)
 }

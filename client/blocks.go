@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/wire"
 )
 
@@ -18,7 +19,7 @@ import (
 // both). A block taken by a process that dies unused is a gap in the
 // counter's journal, never a repeat: no one else is given its numbers.
 //
-// Blocks is also a [sequence.Journal] that notes only: a Segment over it
+// Blocks is also a [journal.Keeper] that notes only: a Segment over it
 // notes what became of its blocks through the server (POST .../notes),
 // so that the numbers a process leaves unused when it closes show in
 // the journal as released, not open. Events and Head are not served.
@@ -48,7 +49,7 @@ func (t *Generator) Blocks(template, engine string) *Blocks {
 // a gap.
 func (b *Blocks) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
 	var out wire.BlockResponse
-	req := wire.BlockRequest{Key: key, N: n, Template: b.template, Engine: b.engine, Client: sequence.ProcessName()}
+	req := wire.BlockRequest{Key: key, N: n, Template: b.template, Engine: b.engine, Client: journal.ProcessName()}
 	err := b.g.c.retryWith(ctx, b.g.path+"/blocks", "", func() any {
 		req.Now = b.now().UTC().Format(time.RFC3339Nano) // each try reads the clock again
 		return req
@@ -68,34 +69,34 @@ func (b *Blocks) Allocate(ctx context.Context, key string, n int64) (sequence.Ra
 	return sequence.Range{First: out.First, Last: out.Last}, nil
 }
 
-// Note adds e, a record of the client's own blocks — [sequence.Released],
-// [sequence.Lost] or [sequence.Closed] — to key's journal on the server:
-// sequence.Journal. It sends the receipt the server gave with the key's
+// Note adds e, a record of the client's own blocks — [journal.Released],
+// [journal.Lost] or [journal.Closed] — to key's journal on the server:
+// journal.Keeper. It sends the receipt the server gave with the key's
 // blocks, so that only this Blocks notes in its process's name; the
 // server takes a release only of numbers of blocks it handed to it
 // lately. The record comes back with Seq and By set.
-func (b *Blocks) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+func (b *Blocks) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	b.mu.Lock()
 	receipt := b.receipts[key]
 	b.mu.Unlock()
 	var out wire.BlockNoteResponse
-	req := wire.BlockNote{Key: key, Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, Reason: e.Reason, Client: sequence.ProcessName(), Receipt: receipt}
+	req := wire.BlockNote{Key: key, Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, Reason: e.Reason, Client: journal.ProcessName(), Receipt: receipt}
 	if err := b.g.c.retryWith(ctx, b.g.path+"/notes", "", func() any { return req }, &out); err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
 	e.Seq, e.By = out.Seq, out.By
 	return e, nil
 }
 
-// Events is not served: sequence.Journal. Read a counter's journal
+// Events is not served: journal.Keeper. Read a counter's journal
 // where its store is (sn gaps).
-func (b *Blocks) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+func (b *Blocks) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	return nil, fmt.Errorf("client: the journal of %q is read where its store is (sn gaps), not through sn serve: %w", key, errors.ErrUnsupported)
 }
 
-// Head is not served: sequence.Journal.
-func (b *Blocks) Head(ctx context.Context, key string) (sequence.Head, error) {
-	return sequence.Head{}, fmt.Errorf("client: the journal of %q is read where its store is (sn gaps), not through sn serve: %w", key, errors.ErrUnsupported)
+// Head is not served: journal.Keeper.
+func (b *Blocks) Head(ctx context.Context, key string) (journal.Head, error) {
+	return journal.Head{}, fmt.Errorf("client: the journal of %q is read where its store is (sn gaps), not through sn serve: %w", key, errors.ErrUnsupported)
 }
 
-var _ sequence.Journal = (*Blocks)(nil)
+var _ journal.Keeper = (*Blocks)(nil)

@@ -324,10 +324,10 @@ templates:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := blocks.Note(t.Context(), key, sequence.Event{Kind: sequence.Released, Range: sequence.Range{First: 1, Last: got.Last}}); err == nil {
+	if _, err := blocks.Note(t.Context(), key, journal.Event{Kind: journal.Released, Range: sequence.Range{First: 1, Last: got.Last}}); err == nil {
 		t.Errorf("a release of [1, %d], beyond the client's block %v: taken", got.Last, got)
 	}
-	if _, err := blocks.Note(t.Context(), key, sequence.Event{Kind: sequence.Released, Range: got, Reason: "test"}); err != nil {
+	if _, err := blocks.Note(t.Context(), key, journal.Event{Kind: journal.Released, Range: got, Reason: "test"}); err != nil {
 		t.Errorf("a release of the client's own block %v: %v", got, err)
 	}
 

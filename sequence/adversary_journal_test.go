@@ -18,9 +18,9 @@ type flakyNotes struct {
 	failed atomic.Bool
 }
 
-func (f *flakyNotes) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
-	if e.Kind == sequence.Released && f.failed.CompareAndSwap(false, true) {
-		return sequence.Event{}, errors.New("connection reset by peer")
+func (f *flakyNotes) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	if e.Kind == journal.Released && f.failed.CompareAndSwap(false, true) {
+		return journal.Event{}, errors.New("connection reset by peer")
 	}
 	return f.MemoryAllocator.Note(ctx, key, e)
 }

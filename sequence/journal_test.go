@@ -17,7 +17,7 @@ import (
 
 // audit reads key's journal from j, checks its chain and returns its
 // report.
-func audit(t *testing.T, j sequence.Journal, key string) *journal.Report {
+func audit(t *testing.T, j journal.Keeper, key string) *journal.Report {
 	t.Helper()
 	events, head, err := journal.ReadJournal(context.Background(), j, key)
 	if err != nil {
@@ -144,13 +144,13 @@ func TestJournalVoidFloorRelease(t *testing.T) {
 	a := sequence.NewMemoryAllocator()
 	s := newSegment(t, a, 10)
 	take(t, s, "k", 4)
-	if _, err := s.Note(ctx, "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 2, Last: 2}, Reason: "customer cancelled", Actor: "alice"}); err != nil {
+	if _, err := s.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 2, Last: 2}, Reason: "customer cancelled", Actor: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Note(ctx, "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 9999, Last: 9999}, Reason: "x"}); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if _, err := s.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 9999, Last: 9999}, Reason: "x"}); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("void above the mark: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := s.Note(ctx, "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 3, Last: 3}}); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if _, err := s.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 3, Last: 3}}); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("void without a reason: %v, want ErrInvalidArgument", err)
 	}
 	if err := s.Floor(ctx, "k", 100); err != nil {
@@ -209,21 +209,21 @@ func TestVerifyChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := journal.VerifyChain("k", events, head, sequence.Head{Seq: 3, Hash: events[2].Hash}); err != nil {
+	if err := journal.VerifyChain("k", events, head, journal.Head{Seq: 3, Hash: events[2].Hash}); err != nil {
 		t.Fatalf("an untouched journal: %v", err)
 	}
-	cp := func() []sequence.Event { return append([]sequence.Event(nil), events...) }
+	cp := func() []journal.Event { return append([]journal.Event(nil), events...) }
 
 	altered := cp()
 	altered[2].Range.Last += 5
 	deleted := append(cp()[:2], events[3:]...)
-	inserted := append(cp()[:3], append([]sequence.Event{events[2]}, events[3:]...)...)
+	inserted := append(cp()[:3], append([]journal.Event{events[2]}, events[3:]...)...)
 	lastGone := cp()[:4]
 	rewritten := cp()
 	rewritten[1].Reason = "rewritten"
 	var prev [32]byte
 	for i := range rewritten {
-		rewritten[i].Hash = sequence.ChainHash(prev, "k", rewritten[i])
+		rewritten[i].Hash = journal.ChainHash(prev, "k", rewritten[i])
 		prev = rewritten[i].Hash
 	}
 	rehead := head
@@ -231,17 +231,17 @@ func TestVerifyChain(t *testing.T) {
 
 	for _, c := range []struct {
 		name   string
-		events []sequence.Event
-		head   sequence.Head
+		events []journal.Event
+		head   journal.Head
 		seq    int64
-		anchor []sequence.Head
+		anchor []journal.Head
 	}{
 		{"altered", altered, head, 3, nil},
 		{"deleted", deleted, head, 3, nil},
 		{"inserted", inserted, head, 3, nil},
 		{"last deleted", lastGone, head, 5, nil},
 		{"other key", events, head, 1, nil},
-		{"rewritten", rewritten, rehead, 3, []sequence.Head{{Seq: 3, Hash: events[2].Hash}}},
+		{"rewritten", rewritten, rehead, 3, []journal.Head{{Seq: 3, Hash: events[2].Hash}}},
 	} {
 		key := "k"
 		if c.name == "other key" {
@@ -268,12 +268,12 @@ func TestAuditUnaccounted(t *testing.T) {
 		}
 	}
 	events, head, _ := journal.ReadJournal(ctx, a, "k")
-	gone := append(append([]sequence.Event(nil), events[:1]...), events[2:]...)
+	gone := append(append([]journal.Event(nil), events[:1]...), events[2:]...)
 	r := journal.Audit("k", gone, head, time.Now())
 	if r.Explained() || states(r)[journal.Unaccounted] != 10 {
 		t.Errorf("a reservation deleted: %v, %v", r.Spans, r.Problems)
 	}
-	twice := append(append([]sequence.Event(nil), events...), events[1])
+	twice := append(append([]journal.Event(nil), events...), events[1])
 	r = journal.Audit("k", twice, head, time.Now())
 	if r.Explained() || len(r.Problems) == 0 || !strings.Contains(r.Problems[0], "reserved twice") {
 		t.Errorf("a block reserved twice: %v", r.Problems)
@@ -304,7 +304,7 @@ func TestPruneForged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.Note(ctx, "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 3, Last: 3}, Reason: "cancelled"}); err != nil {
+	if _, err := a.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 3, Last: 3}, Reason: "cancelled"}); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
@@ -313,19 +313,19 @@ func TestPruneForged(t *testing.T) {
 		}
 	}
 	events, head, _ := journal.ReadJournal(ctx, a, "k")
-	latest := sequence.Head{Seq: head.Seq, Hash: head.Hash}
-	early := sequence.Head{Seq: 2, Hash: events[1].Hash}
+	latest := journal.Head{Seq: head.Seq, Hash: head.Hash}
+	early := journal.Head{Seq: 2, Hash: events[1].Hash}
 	pub, sk, _ := ed25519.GenerateKey(nil)
 	_, intruder, _ := ed25519.GenerateKey(nil)
 	trusted := []ed25519.PublicKey{pub}
 
 	// The intruder's prune through the void (record 5), without it.
-	withoutVoid := append(append([]sequence.Event(nil), events[:4]...), sequence.Event{Seq: 5, Kind: sequence.Released, Range: sequence.Range{First: 3, Last: 3}, Hash: events[4].Hash})
+	withoutVoid := append(append([]journal.Event(nil), events[:4]...), journal.Event{Seq: 5, Kind: journal.Released, Range: sequence.Range{First: 3, Last: 3}, Hash: events[4].Hash})
 	forged, err := journal.PruneRecord("k", withoutVoid, time.Now(), intruder)
 	if err != nil {
 		t.Fatal(err)
 	}
-	forgedJournal := append([]sequence.Event{forged}, events[5:]...)
+	forgedJournal := append([]journal.Event{forged}, events[5:]...)
 	if rep := journal.Audit("k", forgedJournal, head, time.Now()); countState(rep, journal.Void) != 0 {
 		t.Fatalf("control: the forged journal still shows the void: %v", rep.Spans)
 	}
@@ -338,13 +338,13 @@ func TestPruneForged(t *testing.T) {
 	// The same forged record, re-labelled with the trusted key's ID.
 	relabelled := forged
 	relabelled.Reason = strings.Replace(forged.Reason, journal.KeyID(intruder.Public().(ed25519.PublicKey)), journal.KeyID(pub), 1)
-	if err := journal.VerifySealed("k", append([]sequence.Event{relabelled}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "does not hold") {
+	if err := journal.VerifySealed("k", append([]journal.Event{relabelled}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "does not hold") {
 		t.Errorf("a forged prune under the trusted key's name: %v", err)
 	}
 	// A prune sealed the way an earlier release did (a bare hash):
 	// anyone can make it.
-	legacy := sequence.Event{Seq: 5, Kind: sequence.Pruned, Range: sequence.Range{First: 1, Last: 40}, At: time.Now(), By: "x", Reason: "nothing to see; seal 00", Hash: events[4].Hash}
-	if err := journal.VerifySealed("k", append([]sequence.Event{legacy}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "without a signature") {
+	legacy := journal.Event{Seq: 5, Kind: journal.Pruned, Range: sequence.Range{First: 1, Last: 40}, At: time.Now(), By: "x", Reason: "nothing to see; seal 00", Hash: events[4].Hash}
+	if err := journal.VerifySealed("k", append([]journal.Event{legacy}, events[5:]...), head, trusted); err == nil || !strings.Contains(err.Error(), "without a signature") {
 		t.Errorf("a prune sealed by a bare hash: %v", err)
 	}
 
@@ -353,7 +353,7 @@ func TestPruneForged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := append([]sequence.Event{p}, events[5:]...)
+	good := append([]journal.Event{p}, events[5:]...)
 	if err := journal.VerifySealed("k", good, head, trusted, early, latest); err != nil {
 		t.Errorf("a pruned record as PruneRecord makes it: %v", err)
 	}
@@ -371,11 +371,11 @@ func TestPruneForged(t *testing.T) {
 	}
 	altered := p
 	altered.Range.Last = 5
-	if err := journal.VerifySealed("k", append([]sequence.Event{altered}, events[5:]...), head, trusted); err == nil {
+	if err := journal.VerifySealed("k", append([]journal.Event{altered}, events[5:]...), head, trusted); err == nil {
 		t.Error("a pruned record altered verifies")
 	}
 	one, _ := journal.PruneRecord("k", events[:1], time.Now(), sk)
-	if err := journal.VerifySealed("k", append([]sequence.Event{one}, events[1:]...), head, trusted, early); err != nil {
+	if err := journal.VerifySealed("k", append([]journal.Event{one}, events[1:]...), head, trusted, early); err != nil {
 		t.Errorf("pruned through the first record: %v", err)
 	}
 	if _, err := journal.PruneRecord("k", events[:1], time.Now(), nil); !errors.Is(err, sequence.ErrInvalidArgument) {
@@ -417,16 +417,16 @@ func TestAuditVoidReleased(t *testing.T) {
 	ctx := context.Background()
 	for _, void := range []bool{false, true} {
 		a := sequence.NewMemoryAllocator()
-		holder := sequence.WithBy(ctx, "holder")
+		holder := journal.WithBy(ctx, "holder")
 		if _, err := a.Allocate(holder, "k", 10); err != nil {
 			t.Fatal(err)
 		}
 		if void {
-			if _, err := a.Note(sequence.WithBy(ctx, "clerk"), "k", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 5, Last: 5}, Reason: "cancelled", Actor: "alice"}); err != nil {
+			if _, err := a.Note(journal.WithBy(ctx, "clerk"), "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 5, Last: 5}, Reason: "cancelled", Actor: "alice"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := a.Note(holder, "k", sequence.Event{Kind: sequence.Released, Range: sequence.Range{First: 3, Last: 10}, Reason: "closed"}); err != nil {
+		if _, err := a.Note(holder, "k", journal.Event{Kind: journal.Released, Range: sequence.Range{First: 3, Last: 10}, Reason: "closed"}); err != nil {
 			t.Fatal(err)
 		}
 		events, head, _ := journal.ReadJournal(ctx, a, "k")

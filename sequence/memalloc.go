@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
 
@@ -15,7 +16,7 @@ import (
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer], [Marker], [Expirer], [Clock], [record.Holder], [Returner], [Journal] and [Identifier]: each
+// use and implements [Floorer], [Marker], [Expirer], [Clock], [record.Holder], [Returner], [journal.Keeper] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id     string
@@ -55,7 +56,7 @@ func (a *MemoryAllocator) Allocate(ctx context.Context, key string, n int64) (Ra
 	}
 	a.last[key] = last + n
 	r := Range{First: last + 1, Last: last + n}
-	a.jour.append(key, Event{Kind: AllocateKind(ctx), Range: r, By: ByOf(ctx)}, last, r.Last)
+	a.jour.append(key, journal.Event{Kind: journal.AllocateKind(ctx), Range: r, By: journal.ByOf(ctx)}, last, r.Last)
 	return r, nil
 }
 
@@ -65,7 +66,7 @@ func (a *MemoryAllocator) Floor(ctx context.Context, key string, floor int64) er
 	return a.floor(ctx, key, floor, true)
 }
 
-func (a *MemoryAllocator) floor(ctx context.Context, key string, floor int64, journal bool) error {
+func (a *MemoryAllocator) floor(ctx context.Context, key string, floor int64, noted bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -77,8 +78,8 @@ func (a *MemoryAllocator) floor(ctx context.Context, key string, floor int64, jo
 	defer a.mu.Unlock()
 	if last := a.last[key]; floor > last {
 		a.last[key] = floor
-		if journal {
-			a.jour.append(key, Event{Kind: Floored, Range: Range{last + 1, floor}, By: ByOf(ctx)}, last, floor)
+		if noted {
+			a.jour.append(key, journal.Event{Kind: journal.Floored, Range: Range{First: last + 1, Last: floor}, By: journal.ByOf(ctx)}, last, floor)
 		}
 	}
 	if a.floors == nil {
@@ -153,23 +154,23 @@ func (a *MemoryAllocator) Return(ctx context.Context, key string, r Range) (bool
 		return false, nil
 	}
 	a.last[key] = r.First - 1
-	a.jour.append(key, Event{Kind: Returned, Range: r, By: ByOf(ctx)}, r.Last, r.First-1)
+	a.jour.append(key, journal.Event{Kind: journal.Returned, Range: r, By: journal.ByOf(ctx)}, r.Last, r.First-1)
 	return true, nil
 }
 
-// Note appends e to key's journal (see [Journal]).
-func (a *MemoryAllocator) Note(ctx context.Context, key string, e Event) (Event, error) {
+// Note appends e to key's journal (see [journal.Keeper]).
+func (a *MemoryAllocator) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	if err := ctx.Err(); err != nil {
-		return Event{}, err
+		return journal.Event{}, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	h, _ := a.jour.headOf(ctx, key)
-	if err := CheckNote(key, e, h.Mark); err != nil {
-		return Event{}, err
+	if err := journal.CheckNote(key, e, h.Mark); err != nil {
+		return journal.Event{}, err
 	}
-	e.By = ByOf(ctx)
-	if e.Kind == Voided && a.floors[key] < e.Range.Last {
+	e.By = journal.ByOf(ctx)
+	if e.Kind == journal.Voided && a.floors[key] < e.Range.Last {
 		// A void holds: no Return gives the number back.
 		if a.floors == nil {
 			a.floors = map[string]int64{}
@@ -179,12 +180,12 @@ func (a *MemoryAllocator) Note(ctx context.Context, key string, e Event) (Event,
 	return a.jour.append(key, e, h.Mark, h.Mark), nil
 }
 
-// Events returns records of key's journal (see [Journal]).
-func (a *MemoryAllocator) Events(ctx context.Context, key string, after int64, limit int) ([]Event, error) {
+// Events returns records of key's journal (see [journal.Keeper]).
+func (a *MemoryAllocator) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	return a.jour.events(ctx, key, after, limit)
 }
 
-// Head returns where key's journal ends (see [Journal]).
-func (a *MemoryAllocator) Head(ctx context.Context, key string) (Head, error) {
+// Head returns where key's journal ends (see [journal.Keeper]).
+func (a *MemoryAllocator) Head(ctx context.Context, key string) (journal.Head, error) {
 	return a.jour.headOf(ctx, key)
 }

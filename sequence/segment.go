@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sngen/sn/sequence/journal"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -180,8 +181,8 @@ func NewSegment(a Allocator, opts SegmentOptions) (*Segment, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	by := fmt.Sprintf("%s segment %d", ProcessName(), segments.Add(1))
-	ctx, cancel := context.WithCancel(WithBy(context.Background(), by))
+	by := fmt.Sprintf("%s segment %d", journal.ProcessName(), segments.Add(1))
+	ctx, cancel := context.WithCancel(journal.WithBy(context.Background(), by))
 	s := &Segment{alloc: a, opts: opts.withDefaults(), by: by, ctx: ctx, cancel: cancel}
 	s.start = s.opts.Now()
 	s.keys.init()
@@ -708,7 +709,7 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 		// lost: between the last block and this one, the journal is to
 		// count none of this Segment's blocks as issued.
 		if r.First > k.high+1 {
-			s.note(k.key, Event{Kind: Lost, Range: Range{k.high + 1, r.First - 1}, Reason: "a reservation whose answer was lost"})
+			s.note(k.key, journal.Event{Kind: journal.Lost, Range: Range{First: k.high + 1, Last: r.First - 1}, Reason: "a reservation whose answer was lost"})
 		}
 		k.setDoubt(false)
 	}
@@ -722,7 +723,7 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 		// Floor raised the key while this block was being fetched: keep
 		// only the part above the floor, if any; the rest is never
 		// issued, and the journal says so.
-		cut := Range{r.First, min(r.Last, k.high)}
+		cut := Range{First: r.First, Last: min(r.Last, k.high)}
 		s.note(k.key, released([]Range{cut}, 0, "skipped by a floor raised while the block was fetched")...)
 		if r.Last <= k.high {
 			return
@@ -822,7 +823,7 @@ func skipTo(b *block, floor int64) Range {
 			return Range{}
 		}
 		if b.used.CompareAndSwap(u, want) {
-			return Range{b.first + u, b.first + want - 1}
+			return Range{First: b.first + u, Last: b.first + want - 1}
 		}
 	}
 }
@@ -906,7 +907,7 @@ func (s *Segment) Close() error {
 		}
 	}
 	s.closing.Unlock()
-	ctx, cancel := context.WithTimeout(WithBy(context.Background(), s.by), s.opts.FetchTimeout)
+	ctx, cancel := context.WithTimeout(journal.WithBy(context.Background(), s.by), s.opts.FetchTimeout)
 	defer cancel()
 	if ret, ok := s.alloc.(Returner); ok && len(back) > 0 {
 		for key, rs := range back {
@@ -927,7 +928,7 @@ func (s *Segment) Close() error {
 			}
 		}
 	}
-	if j, ok := s.alloc.(Journal); ok {
+	if j, ok := s.alloc.(journal.Keeper); ok {
 		s.notes.Lock()
 		q := s.notes.q
 		s.notes.q = nil
@@ -938,14 +939,14 @@ func (s *Segment) Close() error {
 			}
 			q = append(q, keyEventsOf(key, released(append(unused[key], back[key]...), h, "unused when the process closed")...)...)
 		}
-		ctx, cancel := context.WithTimeout(WithBy(context.Background(), s.by), s.opts.FetchTimeout)
+		ctx, cancel := context.WithTimeout(journal.WithBy(context.Background(), s.by), s.opts.FetchTimeout)
 		defer cancel()
 		s.writeNotes(ctx, j, q)
 	}
 	return nil
 }
 
-func keyEventsOf(key string, es ...Event) []keyEvent {
+func keyEventsOf(key string, es ...journal.Event) []keyEvent {
 	q := make([]keyEvent, len(es))
 	for i, e := range es {
 		q[i] = keyEvent{key, e}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sngen/sn/sequence/journal"
 	"sync/atomic"
 )
 
@@ -17,14 +18,14 @@ var segments atomic.Int64
 
 type keyEvent struct {
 	key string
-	e   Event
+	e   journal.Event
 }
 
 // note queues records for key's journal, written in the background by
 // one goroutine; Close writes what is left. It does nothing when the
 // Allocator keeps no journal.
-func (s *Segment) note(key string, es ...Event) {
-	j, ok := s.alloc.(Journal)
+func (s *Segment) note(key string, es ...journal.Event) {
+	j, ok := s.alloc.(journal.Keeper)
 	if !ok || len(es) == 0 {
 		return
 	}
@@ -62,7 +63,7 @@ func (s *Segment) note(key string, es ...Event) {
 				return
 			}
 			s.notes.Unlock()
-			s.writeNotes(WithBy(context.Background(), s.by), j, q)
+			s.writeNotes(journal.WithBy(context.Background(), s.by), j, q)
 		}
 	}()
 }
@@ -71,13 +72,13 @@ func (s *Segment) note(key string, es ...Event) {
 // done. Once a record of a key fails (or was dropped), the key's later
 // Closed records are not written: a Closed after a lost Released would
 // report the released numbers issued; without it they stay open.
-func (s *Segment) writeNotes(parent context.Context, j Journal, q []keyEvent) {
+func (s *Segment) writeNotes(parent context.Context, j journal.Keeper, q []keyEvent) {
 	for _, ke := range q {
 		if parent.Err() != nil {
 			return
 		}
 		s.notes.Lock()
-		skip := ke.e.Kind == Closed && s.notes.dropped[ke.key]
+		skip := ke.e.Kind == journal.Closed && s.notes.dropped[ke.key]
 		s.notes.Unlock()
 		if skip {
 			continue
@@ -100,21 +101,21 @@ func (s *Segment) writeNotes(parent context.Context, j Journal, q []keyEvent) {
 
 // released returns the records of a key whose unused numbers rs are
 // released for reason, and that holds nothing up to high any more.
-func released(rs []Range, high int64, reason string) []Event {
-	var es []Event
+func released(rs []Range, high int64, reason string) []journal.Event {
+	var es []journal.Event
 	for _, r := range rs {
 		if r.First >= 1 && r.Len() > 0 { // seal's Range{} is no numbers
-			es = append(es, Event{Kind: Released, Range: r, Reason: reason})
+			es = append(es, journal.Event{Kind: journal.Released, Range: r, Reason: reason})
 		}
 	}
 	if high > 0 {
-		es = append(es, Event{Kind: Closed, Range: Range{1, high}})
+		es = append(es, journal.Event{Kind: journal.Closed, Range: Range{First: 1, Last: high}})
 	}
 	return es
 }
 
-func (s *Segment) journal(op string) (Journal, error) {
-	j, ok := s.alloc.(Journal)
+func (s *Segment) journal(op string) (journal.Keeper, error) {
+	j, ok := s.alloc.(journal.Keeper)
 	if !ok {
 		return nil, fmt.Errorf("sequence: Segment.%s: %T keeps no journal: %w", op, s.alloc, errors.ErrUnsupported)
 	}
@@ -122,18 +123,18 @@ func (s *Segment) journal(op string) (Journal, error) {
 }
 
 // Note appends e to key's journal in the Allocator's store (see
-// [Journal]). A void of numbers the Segment holds and has not issued is
+// [journal.Keeper]). A void of numbers the Segment holds and has not issued is
 // refused with an error wrapping [ErrInvalidArgument]: they would be
 // issued later, void. (Numbers another process holds unissued cannot be
 // told from those it issued: void only numbers that were issued.)
-func (s *Segment) Note(ctx context.Context, key string, e Event) (Event, error) {
+func (s *Segment) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	j, err := s.journal("Note")
 	if err != nil {
-		return Event{}, err
+		return journal.Event{}, err
 	}
-	if e.Kind == Voided {
+	if e.Kind == journal.Voided {
 		if held, ok := s.unissued(key, e.Range); ok {
-			return Event{}, fmt.Errorf("sequence: void %v of key %q: %v is reserved by this process and not issued yet: %w", e.Range, key, held, ErrInvalidArgument)
+			return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: %v is reserved by this process and not issued yet: %w", e.Range, key, held, ErrInvalidArgument)
 		}
 	}
 	return j.Note(ctx, key, e)
@@ -152,21 +153,21 @@ func (s *Segment) unissued(key string, r Range) (Range, bool) {
 	defer k.unlock()
 	var held []Range
 	if cur := k.cur.Load(); cur != spent && cur.size > 0 {
-		held = append(held, Range{k.position(), cur.first + cur.size - 1})
+		held = append(held, Range{First: k.position(), Last: cur.first + cur.size - 1})
 	}
 	if next := k.next(); next != nil && next.size > 0 {
-		held = append(held, Range{next.first + min(next.used.Load(), next.size), next.first + next.size - 1})
+		held = append(held, Range{First: next.first + min(next.used.Load(), next.size), Last: next.first + next.size - 1})
 	}
 	for _, h := range held {
 		if lo, hi := max(h.First, r.First), min(h.Last, r.Last); lo <= hi {
-			return Range{lo, hi}, true
+			return Range{First: lo, Last: hi}, true
 		}
 	}
 	return Range{}, false
 }
 
-// Events reads key's journal in the Allocator's store (see [Journal]).
-func (s *Segment) Events(ctx context.Context, key string, after int64, limit int) ([]Event, error) {
+// Events reads key's journal in the Allocator's store (see [journal.Keeper]).
+func (s *Segment) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	j, err := s.journal("Events")
 	if err != nil {
 		return nil, err
@@ -175,20 +176,20 @@ func (s *Segment) Events(ctx context.Context, key string, after int64, limit int
 }
 
 // Head returns where key's journal in the Allocator's store ends (see
-// [Journal]).
-func (s *Segment) Head(ctx context.Context, key string) (Head, error) {
+// [journal.Keeper]).
+func (s *Segment) Head(ctx context.Context, key string) (journal.Head, error) {
 	j, err := s.journal("Head")
 	if err != nil {
-		return Head{}, err
+		return journal.Head{}, err
 	}
 	return j.Head(ctx, key)
 }
 
-// Prune prunes key's journal in the Allocator's store (see [Pruner]).
-func (s *Segment) Prune(ctx context.Context, key string, p Event) (Event, error) {
-	pr, ok := s.alloc.(Pruner)
+// Prune prunes key's journal in the Allocator's store (see [journal.Pruner]).
+func (s *Segment) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
+	pr, ok := s.alloc.(journal.Pruner)
 	if !ok {
-		return Event{}, fmt.Errorf("sequence: Segment.Prune: %T cannot prune journals: %w", s.alloc, errors.ErrUnsupported)
+		return journal.Event{}, fmt.Errorf("sequence: Segment.Prune: %T cannot prune journals: %w", s.alloc, errors.ErrUnsupported)
 	}
 	return pr.Prune(ctx, key, p)
 }

@@ -9,7 +9,7 @@
 // Extra powers are small optional interfaces discovered by type assertion, in
 // the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
 // [Releaser], [Identifier], [Marker], [Expirer], [Clock], [Recorder],
-// [Returner], [Limiter], [Numbering], [Journal], [Pruner],
+// [Returner], [Limiter], [Numbering], [journal.Keeper], [journal.Pruner],
 // claim.Replayer, [Continuous] and io.Closer. Callers
 // that find them get faster or more capable; callers that do not fall
 // back to [Gen.Next]. Wrappers ([Segment], [Queued], [Balanced]) pass
@@ -21,7 +21,7 @@
 // series (package catalog). A store, and each wrapper of one, gives them
 // with a Records method ([record.Holder]).
 //
-// A durable store keeps a journal per key ([Journal]): every block
+// A durable store keeps a journal per key ([journal.Keeper]): every block
 // reserved, handed back, released, every number voided, every floor, one
 // record per block, hash-chained, so that [journal.Audit] can say what became of
 // every number and [journal.VerifyChain] that nobody edited the record.
@@ -33,7 +33,8 @@ package sequence
 import (
 	"context"
 	"errors"
-	"fmt"
+
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Gen issues numbers. Next returns a number for key that this Gen (and every
@@ -58,21 +59,9 @@ type Allocator interface {
 	Allocate(ctx context.Context, key string, n int64) (Range, error)
 }
 
-// Range is an inclusive block of numbers [First, Last].
-type Range struct {
-	First, Last int64
-}
-
-// Len returns the number of numbers in r, or 0 when r is empty.
-func (r Range) Len() int64 {
-	if r.Last < r.First {
-		return 0
-	}
-	return r.Last - r.First + 1
-}
-
-// String formats r as "[First, Last]".
-func (r Range) String() string { return fmt.Sprintf("[%d, %d]", r.First, r.Last) }
+// Range is an inclusive block of numbers [First, Last]. It is the Range
+// of package journal, whose records are about the blocks reserved.
+type Range = journal.Range
 
 // Batcher is implemented by a [Gen] that can issue several numbers at once
 // more cheaply than by repeated calls to Next. NextN appends n numbers for
@@ -163,8 +152,9 @@ var (
 	// ErrClosed is returned by a Gen or Allocator used after Close.
 	ErrClosed = errors.New("sequence: closed")
 
-	// ErrInvalidArgument is returned for a bad n, floor or key.
-	ErrInvalidArgument = errors.New("sequence: invalid argument")
+	// ErrInvalidArgument is returned for a bad n, floor or key, and for
+	// a journal record a store does not take: it is [journal.ErrInvalid].
+	ErrInvalidArgument = journal.ErrInvalid
 
 	// ErrClockRollback means the clock went back further than a
 	// time-based Gen waits out: issuing at the earlier time could repeat

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/snowflake"
 	"github.com/sngen/sn/wire"
 )
@@ -91,7 +92,7 @@ func (s *Server) blocks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	by := blockActor(w, req.Client)
-	rg, err := src.alloc.Allocate(sequence.WithBy(r.Context(), by), req.Key, req.N)
+	rg, err := src.alloc.Allocate(journal.WithBy(r.Context(), by), req.Key, req.N)
 	if err != nil {
 		s.error(w, err)
 		return
@@ -159,7 +160,7 @@ func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	j, journaled := src.alloc.(sequence.Journal)
+	j, journaled := src.alloc.(journal.Keeper)
 	switch {
 	case !journaled:
 		s.error(w, fmt.Errorf("template %s: its store keeps no journal: %w", quote(name), errors.ErrUnsupported))
@@ -167,8 +168,8 @@ func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 	case !s.journalText(w, "client", req.Client, " naming the client process"), !s.journalText(w, "reason", req.Reason, ""):
 		return
 	}
-	kind, err := sequence.ParseEventKind(req.Kind)
-	if err != nil || (kind != sequence.Released && kind != sequence.Lost && kind != sequence.Closed) {
+	kind, err := journal.ParseEventKind(req.Kind)
+	if err != nil || (kind != journal.Released && kind != journal.Lost && kind != journal.Closed) {
 		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Field: "kind", Message: fmt.Sprintf("kind %s: want released, lost or closed (a void is POST /v1/templates/%s/void)", quote(req.Kind), name)}, http.StatusBadRequest)
 		return
 	}
@@ -184,16 +185,16 @@ func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 	case !known:
 		s.fail(w, wire.Error{Code: wire.CodeInvalid, Field: "receipt", Message: fmt.Sprintf("receipt: not the one this server gave %s with its blocks of key %s since it started: a client notes only its own blocks, with their receipt", quote(by), quote(req.Key))}, http.StatusBadRequest)
 		return
-	case kind == sequence.Released && !covered:
+	case kind == journal.Released && !covered:
 		s.fail(w, wire.Error{Code: wire.CodeInvalid, Field: "first", Message: fmt.Sprintf("released %v: not within the blocks this server handed to %s lately", rg, quote(by))}, http.StatusBadRequest)
 		return
 	}
-	e, err := j.Note(sequence.WithBy(r.Context(), by), req.Key, sequence.Event{Kind: kind, Range: rg, Reason: req.Reason})
+	e, err := j.Note(journal.WithBy(r.Context(), by), req.Key, journal.Event{Kind: kind, Range: rg, Reason: req.Reason})
 	if err != nil {
 		s.error(w, err)
 		return
 	}
-	if kind == sequence.Closed {
+	if kind == journal.Closed {
 		s.handed.forget(owner, hk, rg.Last)
 	}
 	reply(w, http.StatusOK, wire.BlockNoteResponse{Seq: e.Seq, By: e.By})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/wire"
 )
 
@@ -233,7 +234,7 @@ func periodEnd(g *sn.Generator, now time.Time) (time.Time, bool) {
 }
 
 // gapKinds are the journal records that leave numbers unissued.
-var gapKinds = map[sequence.EventKind]bool{sequence.Released: true, sequence.Voided: true, sequence.Floored: true, sequence.Lost: true, sequence.Returned: true}
+var gapKinds = map[journal.EventKind]bool{journal.Released: true, journal.Voided: true, journal.Floored: true, journal.Lost: true, journal.Returned: true}
 
 // latestGaps returns up to limit of the last records of key's journal
 // that leave numbers unissued, newest first: what sn gaps explains.

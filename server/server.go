@@ -53,6 +53,7 @@ import (
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/claim"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/wire"
 )
 
@@ -706,8 +707,8 @@ func (s *Server) void(w http.ResponseWriter, r *http.Request) {
 	if _, code := s.decode(w, r, &req); code != "" {
 		return
 	}
-	if req.Reason == "" || len(req.Reason) > sequence.MaxReason || !printable(req.Reason) {
-		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("reason: want why the number is void, 1 to %d bytes of printable text (no control characters): an auditor reads it", sequence.MaxReason), Field: "reason"}, http.StatusBadRequest)
+	if req.Reason == "" || len(req.Reason) > journal.MaxReason || !printable(req.Reason) {
+		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("reason: want why the number is void, 1 to %d bytes of printable text (no control characters): an auditor reads it", journal.MaxReason), Field: "reason"}, http.StatusBadRequest)
 		return
 	}
 	if err := g.Void(sn.WithActor(r.Context(), actor(grantIn(w))), req.Number, req.Reason); err != nil {

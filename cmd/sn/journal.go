@@ -24,7 +24,7 @@ var errUnexplained = errors.New("unexplained")
 // --var name.
 type journalTarget struct {
 	gen   *sn.Generator
-	j     sequence.Journal
+	j     journal.Keeper
 	key   string
 	close func() error
 }
@@ -79,10 +79,10 @@ func (jt *journalTarget) resolveKey(f *flags, number string) error {
 // readCounter opens the store, finds the counter key (from --key, a
 // NUMBER in pos, or --at and --var) and reads its journal. The caller
 // closes jt.
-func (f *flags) readCounter(e *env, pos []string, key string) (jt *journalTarget, events []sequence.Event, head sequence.Head, err error) {
+func (f *flags) readCounter(e *env, pos []string, key string) (jt *journalTarget, events []journal.Event, head journal.Head, err error) {
 	jt, pos, err = f.openJournal(e, pos, key)
 	if err != nil {
-		return nil, nil, sequence.Head{}, err
+		return nil, nil, journal.Head{}, err
 	}
 	number := ""
 	switch {
@@ -99,7 +99,7 @@ func (f *flags) readCounter(e *env, pos []string, key string) (jt *journalTarget
 	}
 	if err != nil {
 		jt.close()
-		return nil, nil, sequence.Head{}, err
+		return nil, nil, journal.Head{}, err
 	}
 	return jt, events, head, nil
 }
@@ -180,7 +180,7 @@ func cmdVerify(e *env, args []string) error {
 	f.stores()
 	f.call()
 	key := f.fs.String("key", "", "")
-	var anchors []sequence.Head
+	var anchors []journal.Head
 	f.fs.Func("anchor", "", func(s string) error {
 		seq, h, ok := strings.Cut(s, ":")
 		n, err := strconv.ParseInt(seq, 10, 64)
@@ -188,7 +188,7 @@ func cmdVerify(e *env, args []string) error {
 		if !ok || err != nil || herr != nil || len(b) != 32 || n < 1 {
 			return fmt.Errorf("want RECORD:HASH, as sn verify prints it, got %q", s)
 		}
-		var a sequence.Head
+		var a journal.Head
 		a.Seq = n
 		copy(a.Hash[:], b)
 		anchors = append(anchors, a)
@@ -277,7 +277,7 @@ func cmdPrune(e *env, args []string) error {
 		return err
 	}
 	defer jt.close()
-	p, ok := jt.j.(sequence.Pruner)
+	p, ok := jt.j.(journal.Pruner)
 	if !ok {
 		return fmt.Errorf("the store cannot prune journals: %w", errors.ErrUnsupported)
 	}

@@ -90,6 +90,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // MaxKeyLen is the longest counter key, in bytes, that a [Store] accepts:
@@ -346,7 +347,7 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		if err := put(b, k, r.Last); err != nil {
 			return err
 		}
-		return appendEvent(ctx, b.Tx(), key, last, r.Last, sequence.Event{Kind: sequence.AllocateKind(ctx), Range: r})
+		return appendEvent(ctx, b.Tx(), key, last, r.Last, journal.Event{Kind: journal.AllocateKind(ctx), Range: r})
 	})
 	if err != nil {
 		return sequence.Range{}, err
@@ -373,7 +374,7 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 		if err := put(b, k, floor); err != nil {
 			return err
 		}
-		return appendEvent(ctx, b.Tx(), key, last, floor, sequence.Event{Kind: sequence.Floored, Range: sequence.Range{First: last + 1, Last: floor}})
+		return appendEvent(ctx, b.Tx(), key, last, floor, journal.Event{Kind: journal.Floored, Range: sequence.Range{First: last + 1, Last: floor}})
 	})
 }
 

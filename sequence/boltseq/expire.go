@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // The deadlines of expiring keys, in two buckets: by key, and by deadline
@@ -129,7 +130,7 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 		if err := put(b, k, r.First-1); err != nil {
 			return err
 		}
-		return appendEvent(ctx, b.Tx(), key, last, r.First-1, sequence.Event{Kind: sequence.Returned, Range: r})
+		return appendEvent(ctx, b.Tx(), key, last, r.First-1, journal.Event{Kind: journal.Returned, Range: r})
 	})
 	return done, err
 }

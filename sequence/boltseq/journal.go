@@ -8,7 +8,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
@@ -19,7 +18,7 @@ import (
 
 // appendEvent chains es after the last record of key's journal, with
 // before and mark the key's mark before and after, in tx.
-func appendEvent(ctx context.Context, tx *bolt.Tx, key string, before, mark int64, es ...sequence.Event) error {
+func appendEvent(ctx context.Context, tx *bolt.Tx, key string, before, mark int64, es ...journal.Event) error {
 	err := inRecords(ctx, tx, func(rt *record.Tx) error {
 		_, err := journal.Append(rt, key, before, mark, es...)
 		return err
@@ -53,13 +52,13 @@ func inRecords(ctx context.Context, tx *bolt.Tx, fn func(rt *record.Tx) error) e
 }
 
 // Note appends e to key's journal, in one durable transaction: a
-// [sequence.Journal]. A void raises the key's floor, so that no Return
+// [journal.Keeper]. A void raises the key's floor, so that no Return
 // gives the number back.
-func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
-	var out sequence.Event
+func (s *Store) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	var out journal.Event
 	err := s.update(ctx, "note", key, func(b *bolt.Bucket, k []byte) error {
 		return inRecords(ctx, b.Tx(), func(rt *record.Tx) (err error) {
-			if out, err = journal.Note(rt, key, e); err != nil || e.Kind != sequence.Voided {
+			if out, err = journal.Note(rt, key, e); err != nil || e.Kind != journal.Voided {
 				return err
 			}
 			return raiseFloor(b.Tx(), k, e.Range.Last)
@@ -69,20 +68,20 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 }
 
 // Events returns up to limit records of key's journal after the record
-// after (a [sequence.Journal]).
-func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+// after (a [journal.Keeper]).
+func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	return journal.Events(ctx, s.Records(), key, after, limit)
 }
 
-// Head returns where key's journal ends (a [sequence.Journal]).
-func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
-	return journal.Head(ctx, s.Records(), key)
+// Head returns where key's journal ends (a [journal.Keeper]).
+func (s *Store) Head(ctx context.Context, key string) (journal.Head, error) {
+	return journal.ReadHead(ctx, s.Records(), key)
 }
 
 // Prune replaces the records of key's journal through record p.Seq with
-// p, the signed Pruned record that sums them up (a [sequence.Pruner]),
+// p, the signed Pruned record that sums them up (a [journal.Pruner]),
 // in one durable transaction.
-func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+func (s *Store) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
 	return journal.Prune(ctx, s.Records(), key, p)
 }
 

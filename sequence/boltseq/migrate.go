@@ -8,7 +8,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
@@ -63,7 +62,7 @@ func migrateJournals(tx *bolt.Tx, kv *bolt.Bucket) error {
 			if len(v) != 48 || len(k) < 1 || k[0] != keyPrefix {
 				return fmt.Errorf("%w: the journal head of %q of an earlier release has %d bytes, want 48", ErrCorrupt, k, len(v))
 			}
-			h := sequence.Head{Seq: int64(binary.BigEndian.Uint64(v)), Mark: int64(binary.BigEndian.Uint64(v[40:]))}
+			h := journal.Head{Seq: int64(binary.BigEndian.Uint64(v)), Mark: int64(binary.BigEndian.Uint64(v[40:]))}
 			copy(h.Hash[:], v[8:40])
 			ops = append(ops, record.Put(journal.HeadKey(string(k[1:])), journal.EncodeHead(h)))
 			return nil

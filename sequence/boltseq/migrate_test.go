@@ -54,7 +54,7 @@ func TestMigrateRelease36dc60d(t *testing.T) {
 			t.Fatalf("open %d: a retry of the key the release answered: %+v, %v; want its answer", open, c, err)
 		}
 		if open == 1 {
-			anchor := sequence.Head{Seq: 2, Mark: 150}
+			anchor := journal.Head{Seq: 2, Mark: 150}
 			h, _ := hex.DecodeString("594a5a89c809c9a0555ba36f640d6ba83768956df542da5a8a95fb670b917c94")
 			copy(anchor.Hash[:], h)
 			events, head, err := journal.ReadJournal(ctx, s, "order")

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
 
@@ -85,12 +86,12 @@ func Sort(es []Entry) {
 // Catalog is the catalog of one store.
 type Catalog struct {
 	s record.Store
-	j sequence.Journal // where enrollments and forgets are noted, or nil
+	j journal.Keeper // where enrollments and forgets are noted, or nil
 }
 
 // New returns the catalog kept in s, whose enrollments and forgets are
-// noted in j's journal of [sequence.CatalogKey] when j is not nil.
-func New(s record.Store, j sequence.Journal) *Catalog { return &Catalog{s: s, j: j} }
+// noted in j's journal of [journal.CatalogKey] when j is not nil.
+func New(s record.Store, j journal.Keeper) *Catalog { return &Catalog{s: s, j: j} }
 
 // Of returns the catalog of the store v keeps its records in (see
 // [record.Of]): a store, or a Gen or Allocator over one, whose journal,
@@ -101,7 +102,7 @@ func Of(v any) *Catalog {
 	if s == nil {
 		return nil
 	}
-	j, _ := v.(sequence.Journal)
+	j, _ := v.(journal.Keeper)
 	return New(s, j)
 }
 
@@ -110,7 +111,7 @@ func (c *Catalog) Records() record.Store { return c.s }
 
 // note notes an enrollment or a forget in the catalog's journal. It is
 // best effort: the catalog is the record, its journal the history.
-func (c *Catalog) note(ctx context.Context, kind sequence.EventKind, id, name string) {
+func (c *Catalog) note(ctx context.Context, kind journal.EventKind, id, name string) {
 	if c.j == nil {
 		return
 	}
@@ -118,7 +119,7 @@ func (c *Catalog) note(ctx context.Context, kind sequence.EventKind, id, name st
 	if name != "" {
 		reason += " " + name
 	}
-	_, _ = c.j.Note(context.WithoutCancel(ctx), sequence.CatalogKey, sequence.Event{Kind: kind, Reason: reason})
+	_, _ = c.j.Note(context.WithoutCancel(ctx), journal.CatalogKey, journal.Event{Kind: kind, Reason: reason})
 }
 
 // Enroll records e in the catalog unless an entry with e.ID is
@@ -173,7 +174,7 @@ func (c *Catalog) Enroll(ctx context.Context, e Entry, check func([]Entry) error
 		return Entry{}, err
 	}
 	if added {
-		c.note(ctx, sequence.Enrolled, got.ID, got.Name)
+		c.note(ctx, journal.Enrolled, got.ID, got.Name)
 	}
 	return got, nil
 }
@@ -207,7 +208,7 @@ func (c *Catalog) Forget(ctx context.Context, id string) (bool, error) {
 		return nil
 	})
 	if err == nil && found {
-		c.note(ctx, sequence.Forgotten, id, "")
+		c.note(ctx, journal.Forgotten, id, "")
 	}
 	return found, err
 }

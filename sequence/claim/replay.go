@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Replayer is implemented by a [sequence.Gen] or [sequence.Allocator] whose store
@@ -80,10 +81,10 @@ type Memo struct {
 // is the caller's.
 func (m *Memo) Claim(now time.Time, digest, token string, lease time.Duration) (Claim, *Memo) {
 	if m != nil && now.UnixMicro() < m.Until {
-		return Claim{Mine: !m.Done && m.Token == token, Digest: m.Digest, Answer: m.Answer, Until: sequence.FromMicros(m.Until)}, nil
+		return Claim{Mine: !m.Done && m.Token == token, Digest: m.Digest, Answer: m.Answer, Until: journal.FromMicros(m.Until)}, nil
 	}
 	next := &Memo{Digest: digest, Token: token, Until: now.Add(lease).UnixMicro()}
-	return Claim{Mine: true, Digest: digest, Until: sequence.FromMicros(next.Until)}, next
+	return Claim{Mine: true, Digest: digest, Until: journal.FromMicros(next.Until)}, next
 }
 
 // Settle applies [Replayer.Settle]'s rules to m: the memo to record, or

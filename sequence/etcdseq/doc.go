@@ -11,8 +11,8 @@
 //
 // A [Store] is a [sequence.Allocator], [sequence.Floorer],
 // [sequence.Returner], [sequence.Marker], [sequence.Expirer],
-// [sequence.Clock], [sequence.Identifier], [sequence.Journal],
-// [sequence.Pruner], [sequence.Pinger] and a [record.Holder]: its records
+// [sequence.Clock], [sequence.Identifier], [journal.Keeper],
+// [journal.Pruner], [sequence.Pinger] and a [record.Holder]: its records
 // keep the catalog of series (package catalog), named records
 // ([sequence.Remember]) and the claims of idempotency keys
 // ([claim.Records]). Its clock, by which counters

@@ -10,12 +10,11 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
 
-// The journal (see [sequence.Journal]) is kept in the store's records by
+// The journal (see [journal.Keeper]) is kept in the store's records by
 // package journal: the store's keys under its prefix are its records. A
 // write that changes a counter and has a record compares the counter's
 // and the head's revisions and writes the counter, the records and the
@@ -53,8 +52,8 @@ func (seen) Now(context.Context) (time.Time, error) { return time.Now(), nil }
 // counter's new mark and the records to append, and writes them if
 // neither changed since, in one transaction; it reads again and retries
 // when another process changed them first.
-func (s *Store) journaled(ctx context.Context, op, key string, change func(m mark, head sequence.Head) (next mark, es []sequence.Event, err error)) (out []sequence.Event, err error) {
-	by := sequence.ByOf(ctx)
+func (s *Store) journaled(ctx context.Context, op, key string, change func(m mark, head journal.Head) (next mark, es []journal.Event, err error)) (out []journal.Event, err error) {
+	by := journal.ByOf(ctx)
 	err = s.retry(ctx, op, key, func(ctx context.Context) (again bool, err error) {
 		out, again, err = s.journalOnce(ctx, by, key, change)
 		return again, err
@@ -64,7 +63,7 @@ func (s *Store) journaled(ctx context.Context, op, key string, change func(m mar
 
 // journalOnce is one attempt of journaled: again is true when another
 // process changed the counter or the head between the read and the write.
-func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m mark, head sequence.Head) (next mark, es []sequence.Event, err error)) (out []sequence.Event, again bool, err error) {
+func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m mark, head journal.Head) (next mark, es []journal.Event, err error)) (out []journal.Event, again bool, err error) {
 	hr := journal.HeadKey(key)
 	k, hk := s.counter(key), s.prefix+hr
 	{
@@ -97,7 +96,7 @@ func (s *Store) journalOnce(ctx context.Context, by, key string, change func(m m
 		if next != m {
 			ops = append(ops, clientv3.OpPut(k, next.String()))
 		}
-		cond, jops, err := record.In(sequence.WithBy(ctx, by), seen{hrec}, func(tx *record.Tx) (err error) {
+		cond, jops, err := record.In(journal.WithBy(ctx, by), seen{hrec}, func(tx *record.Tx) (err error) {
 			out, err = journal.Append(tx, key, m.high, next.high, es...)
 			return err
 		})
@@ -140,50 +139,50 @@ func rev(kvs []*mvccpb.KeyValue) int64 {
 	return kvs[0].ModRevision
 }
 
-// Note appends e to key's journal: a [sequence.Journal].
-func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+// Note appends e to key's journal: a [journal.Keeper].
+func (s *Store) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	if err := checkKey("Note", key); err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
-	out, err := s.journaled(ctx, "Note", key, func(m mark, head sequence.Head) (mark, []sequence.Event, error) {
-		if err := sequence.CheckNote(key, e, max(m.high, head.Mark)); err != nil {
+	out, err := s.journaled(ctx, "Note", key, func(m mark, head journal.Head) (mark, []journal.Event, error) {
+		if err := journal.CheckNote(key, e, max(m.high, head.Mark)); err != nil {
 			return m, nil, err
 		}
-		if e.Kind == sequence.Voided && m.floor < min(e.Range.Last, m.high) {
+		if e.Kind == journal.Voided && m.floor < min(e.Range.Last, m.high) {
 			// A void holds: no Return gives the number back.
 			m.floor = min(e.Range.Last, m.high)
 		}
-		return m, []sequence.Event{e}, nil
+		return m, []journal.Event{e}, nil
 	})
 	if err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
 	return out[len(out)-1], nil
 }
 
 // Events returns up to limit records of key's journal after the record
-// after: a [sequence.Journal].
-func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+// after: a [journal.Keeper].
+func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	if err := checkKey("Events", key); err != nil {
 		return nil, err
 	}
 	return journal.Events(ctx, s.Records(), key, after, limit)
 }
 
-// Head returns where key's journal ends: a [sequence.Journal].
-func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
+// Head returns where key's journal ends: a [journal.Keeper].
+func (s *Store) Head(ctx context.Context, key string) (journal.Head, error) {
 	if err := checkKey("Head", key); err != nil {
-		return sequence.Head{}, err
+		return journal.Head{}, err
 	}
-	return journal.Head(ctx, s.Records(), key)
+	return journal.ReadHead(ctx, s.Records(), key)
 }
 
 // Prune replaces the records of key's journal through record p.Seq with
-// p, the signed Pruned record that sums them up (a [sequence.Pruner]), in
+// p, the signed Pruned record that sums them up (a [journal.Pruner]), in
 // one transaction that the head and that record did not move under.
-func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+func (s *Store) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
 	if err := checkKey("Prune", key); err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
 	return journal.Prune(ctx, s.Records(), key, p)
 }

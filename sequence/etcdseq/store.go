@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // DefaultPrefix is the prefix of the Store's keys when Options.Prefix is
@@ -218,13 +219,13 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		return sequence.Range{}, err
 	}
 	var first int64
-	_, err := s.journaled(ctx, "Allocate", key, func(m mark, _ sequence.Head) (mark, []sequence.Event, error) {
+	_, err := s.journaled(ctx, "Allocate", key, func(m mark, _ journal.Head) (mark, []journal.Event, error) {
 		if m.high > math.MaxInt64-n {
 			return m, nil, fmt.Errorf("etcdseq: Allocate(%q, %d) past %d: %w", key, n, m.high, sequence.ErrExhausted)
 		}
 		first = m.high + 1
 		m.high += n
-		return m, []sequence.Event{{Kind: sequence.AllocateKind(ctx), Range: sequence.Range{First: first, Last: m.high}}}, nil
+		return m, []journal.Event{{Kind: journal.AllocateKind(ctx), Range: sequence.Range{First: first, Last: m.high}}}, nil
 	})
 	if err != nil {
 		return sequence.Range{}, err
@@ -243,13 +244,13 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if err := checkKey("Floor", key); err != nil {
 		return err
 	}
-	_, err := s.journaled(ctx, "Floor", key, func(m mark, _ sequence.Head) (mark, []sequence.Event, error) {
+	_, err := s.journaled(ctx, "Floor", key, func(m mark, _ journal.Head) (mark, []journal.Event, error) {
 		if m.floor >= floor && m.high >= floor {
 			return m, nil, nil
 		}
-		var es []sequence.Event
+		var es []journal.Event
 		if floor > m.high {
-			es = []sequence.Event{{Kind: sequence.Floored, Range: sequence.Range{First: m.high + 1, Last: floor}}}
+			es = []journal.Event{{Kind: journal.Floored, Range: sequence.Range{First: m.high + 1, Last: floor}}}
 		}
 		m.floor = max(m.floor, floor)
 		m.high = max(m.high, floor)
@@ -280,13 +281,13 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	tctx, cancel := context.WithTimeout(ctx, s.opts.AttemptTimeout)
 	defer cancel()
 	done := false
-	_, raced, err := s.journalOnce(tctx, sequence.ByOf(ctx), key, func(m mark, _ sequence.Head) (mark, []sequence.Event, error) {
+	_, raced, err := s.journalOnce(tctx, journal.ByOf(ctx), key, func(m mark, _ journal.Head) (mark, []journal.Event, error) {
 		if m.high != r.Last || m.floor >= r.First {
 			return m, nil, nil
 		}
 		done = true
 		m.high = r.First - 1
-		return m, []sequence.Event{{Kind: sequence.Returned, Range: r}}, nil
+		return m, []journal.Event{{Kind: journal.Returned, Range: r}}, nil
 	})
 	if err != nil {
 		return false, s.wrap("Return", key, fmt.Errorf("%w: the transaction's answer was lost, and it may have been applied; it is not tried again: %w", sequence.ErrUnavailable, err))

@@ -4,24 +4,23 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/record"
 )
 
 // HeadOf reads the head of key's journal in tx.
-func HeadOf(tx *record.Tx, key string) (sequence.Head, error) {
+func HeadOf(tx *record.Tx, key string) (Head, error) {
 	r, err := tx.Get1(HeadKey(key))
 	if err != nil {
-		return sequence.Head{}, err
+		return Head{}, err
 	}
 	return DecodeHead(key, r.Value)
 }
 
 // Append chains es after the last record of key's journal in tx, for a
 // change of the key's mark from before to mark, and writes them and the
-// head: first the records [sequence.Reconcile] gives when the head does
+// head: first the records [Reconcile] gives when the head does
 // not end at before. Each record's By is the writer tx's context names
-// ([sequence.ByOf]). It returns the records as written, none for no es.
+// ([ByOf]). It returns the records as written, none for no es.
 // A record is written once ([record.Tx.Create]): one already at a new
 // record's number, after a head moved back by hand, is an error wrapping
 // [ErrCorrupt] and [record.ErrExists] (a store's own transaction refuses
@@ -29,7 +28,7 @@ func HeadOf(tx *record.Tx, key string) (sequence.Head, error) {
 // and nothing is written.
 // The caller's transaction orders the key's writes: a [record.Update],
 // or the store's own through [record.In].
-func Append(tx *record.Tx, key string, before, mark int64, es ...sequence.Event) ([]sequence.Event, error) {
+func Append(tx *record.Tx, key string, before, mark int64, es ...Event) ([]Event, error) {
 	if len(es) == 0 {
 		return nil, nil
 	}
@@ -37,12 +36,12 @@ func Append(tx *record.Tx, key string, before, mark int64, es ...sequence.Event)
 	if err != nil {
 		return nil, err
 	}
-	es = append(sequence.Reconcile(head, before), es...)
-	by := sequence.ByOf(tx.Context())
-	out := make([]sequence.Event, len(es))
+	es = append(Reconcile(head, before), es...)
+	by := ByOf(tx.Context())
+	out := make([]Event, len(es))
 	for i, e := range es {
 		e.By = by
-		out[i], head = sequence.Chain(head, key, e)
+		out[i], head = Chain(head, key, e)
 		// Written once: a record already there is past a head moved
 		// back by hand, and writing over it would hide the edit.
 		if err := tx.Create(Key(key, out[i].Seq), MarshalEvent(out[i])); err != nil {
@@ -55,20 +54,20 @@ func Append(tx *record.Tx, key string, before, mark int64, es ...sequence.Event)
 }
 
 // Note appends e, a record only a caller knows of (see
-// [sequence.Journal]), to key's journal in tx, after checking it against
-// the mark the head keeps ([sequence.CheckNote]). A store that keeps a
+// [Keeper]), to key's journal in tx, after checking it against
+// the mark the head keeps ([CheckNote]). A store that keeps a
 // floor raises it for a void in the same transaction.
-func Note(tx *record.Tx, key string, e sequence.Event) (sequence.Event, error) {
+func Note(tx *record.Tx, key string, e Event) (Event, error) {
 	head, err := HeadOf(tx, key)
 	if err != nil {
-		return sequence.Event{}, err
+		return Event{}, err
 	}
-	if err := sequence.CheckNote(key, e, head.Mark); err != nil {
-		return sequence.Event{}, err
+	if err := CheckNote(key, e, head.Mark); err != nil {
+		return Event{}, err
 	}
 	out, err := Append(tx, key, head.Mark, head.Mark, e)
 	if err != nil {
-		return sequence.Event{}, err
+		return Event{}, err
 	}
 	return out[0], nil
 }

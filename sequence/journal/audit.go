@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/sngen/sn/sequence"
 )
 
 // State is what became of a number, as its key's journal tells it.
@@ -23,30 +21,30 @@ const (
 	// block bounds it.
 	Open
 	// Unused: the number was reserved and will never be issued
-	// ([sequence.Released]).
+	// ([Released]).
 	Unused
-	// Skipped: a floor passed over the number ([sequence.Floored]).
+	// Skipped: a floor passed over the number ([Floored]).
 	Skipped
-	// Void: the number was voided, with a reason ([sequence.Voided]).
+	// Void: the number was voided, with a reason ([Voided]).
 	Void
 	// Pending: the number is held for a gapless series, before its
-	// deadline ([sequence.Held]).
+	// deadline ([Held]).
 	Pending
 	// Lapsed: the number was held for a gapless series and its deadline
 	// passed with neither a commit nor a void: someone must commit or
 	// void it.
 	Lapsed
-	// Pruned: the journal records about the number were removed by
-	// retention; the record that replaced them ([sequence.Pruned]) sums
+	// Summed: the journal records about the number were removed by
+	// retention; the record that replaced them ([Pruned]) sums
 	// them up.
-	Pruned
+	Summed
 	// Unaccounted: no record of the journal accounts for the number.
 	Unaccounted
 )
 
 var stateNames = [...]string{
 	Issued: "issued", Open: "open", Unused: "unused", Skipped: "skipped", Void: "void",
-	Pending: "pending", Lapsed: "lapsed", Pruned: "pruned", Unaccounted: "unaccounted",
+	Pending: "pending", Lapsed: "lapsed", Summed: "summed", Unaccounted: "unaccounted",
 }
 
 // String returns the state's name: "issued", "open" and so on.
@@ -64,9 +62,9 @@ func (s State) Explained() bool { return s != Lapsed && s != Unaccounted }
 // Span is a run of consecutive numbers in one state, with the journal
 // record that put them there.
 type Span struct {
-	Range sequence.Range
+	Range Range
 	State State
-	Event sequence.Event // the record that explains it; zero for Unaccounted
+	Event Event // the record that explains it; zero for Unaccounted
 }
 
 // Cause says in a sentence why the numbers of s are in their state.
@@ -75,26 +73,26 @@ func (s Span) Cause() string {
 	at := e.At.UTC().Format(time.RFC3339)
 	switch s.State {
 	case Issued:
-		if e.Kind == sequence.Drawn {
+		if e.Kind == Drawn {
 			return fmt.Sprintf("drawn and issued at once by %s at %s (record %d)", e.By, at, e.Seq)
 		}
-		if e.Kind == sequence.Committed {
+		if e.Kind == Committed {
 			return fmt.Sprintf("committed by %s at %s (record %d)", e.By, at, e.Seq)
 		}
-		if e.Kind == sequence.Handed {
+		if e.Kind == Handed {
 			return fmt.Sprintf("issued from the block handed to %s (record %d, at %s)", e.Actor, e.Seq, at)
 		}
 		return fmt.Sprintf("issued from the block reserved by %s at %s (record %d)", e.By, at, e.Seq)
 	case Open:
 		switch e.Kind {
-		case sequence.Cached:
+		case Cached:
 			return fmt.Sprintf("held by %s since %s (record %d): not handed to a process yet, or handed to one whose record the cache lost with its data", e.By, at, e.Seq)
-		case sequence.Handed:
+		case Handed:
 			return fmt.Sprintf("in the block handed to %s (record %d, at %s), which has not closed the key since: issued, or never printed if the process ended without closing", e.Actor, e.Seq, at)
 		}
 		return fmt.Sprintf("in the block reserved by %s at %s (record %d), which has not closed the key since: issued, or never printed if the process ended without closing", e.By, at, e.Seq)
 	case Unused:
-		if e.Kind == sequence.Lost {
+		if e.Kind == Lost {
 			return fmt.Sprintf("reserved for %s, which never received the block (record %d, at %s): %s", e.By, e.Seq, at, e.Reason)
 		}
 		return fmt.Sprintf("released unused by %s at %s (record %d): %s", e.By, at, e.Seq, e.Reason)
@@ -110,7 +108,7 @@ func (s Span) Cause() string {
 		return fmt.Sprintf("held by %s at %s (record %d) until %s, to be committed or voided", e.By, at, e.Seq, e.Deadline.UTC().Format(time.RFC3339))
 	case Lapsed:
 		return fmt.Sprintf("held by %s at %s (record %d) until %s, and neither committed nor voided since: commit or void it", e.By, at, e.Seq, e.Deadline.UTC().Format(time.RFC3339))
-	case Pruned:
+	case Summed:
 		return fmt.Sprintf("its records were pruned at %s (record %d): %s", at, e.Seq, e.Reason)
 	}
 	return "no record of the journal accounts for it"
@@ -119,7 +117,7 @@ func (s Span) Cause() string {
 // Report is what a key's journal says of its numbers: [Audit]'s answer.
 type Report struct {
 	Key  string
-	Head sequence.Head
+	Head Head
 	// Spans cover every number from 1 to the journal's mark, in order,
 	// each run of numbers in one state by one record.
 	Spans []Span
@@ -175,13 +173,13 @@ func (r *Report) Gaps() []Span {
 // decides which holds have lapsed.
 //
 // A block is Open while the process that reserved it has not closed the
-// key; it is Issued once that process noted [sequence.Closed] above it, or reserved two
+// key; it is Issued once that process noted [Closed] above it, or reserved two
 // more blocks of the key after it (a [sequence.Segment] takes a block only when
 // the one before it is used up, and holds two at most). Returned numbers
 // leave the block, to be reserved again; released, voided and skipped
 // ones take the state their record gives.
-func Audit(key string, events []sequence.Event, head sequence.Head, now time.Time) *Report {
-	a := &auditor{events: events, blocks: map[string][]sequence.Range{}}
+func Audit(key string, events []Event, head Head, now time.Time) *Report {
+	a := &auditor{events: events, blocks: map[string][]Range{}}
 	r := &Report{Key: key, Head: head}
 	for i, e := range events {
 		if msg := a.replay(i, now); msg != "" {
@@ -191,7 +189,7 @@ func Audit(key string, events []sequence.Event, head sequence.Head, now time.Tim
 	if a.mark != head.Mark && !(head.Mark == 0 && head.Seq == 0) {
 		r.Problems = append(r.Problems, fmt.Sprintf("the head says the journal's mark is %d, and its records %d", head.Mark, a.mark))
 		if head.Mark > a.mark {
-			a.paint(sequence.Range{First: a.mark + 1, Last: head.Mark}, Unaccounted, -1)
+			a.paint(Range{First: a.mark + 1, Last: head.Mark}, Unaccounted, -1)
 		}
 	}
 	for _, s := range a.spans {
@@ -212,23 +210,23 @@ func Audit(key string, events []sequence.Event, head sequence.Head, now time.Tim
 // span is a run of numbers in one state, by the record events[ev] (-1
 // for none).
 type span struct {
-	r     sequence.Range
+	r     Range
 	state State
 	ev    int
 }
 
 type auditor struct {
-	events []sequence.Event
+	events []Event
 	spans  []span
 	mark   int64
-	blocks map[string][]sequence.Range // per process, its blocks not settled, in order
-	caches map[string]bool             // the writers of sequence.Cached records
+	blocks map[string][]Range // per process, its blocks not settled, in order
+	caches map[string]bool    // the writers of Cached records
 }
 
 // holder returns the process that holds the numbers of record e: the one
 // a Handed record names, or its writer.
-func holder(e sequence.Event) string {
-	if e.Kind == sequence.Handed {
+func holder(e Event) string {
+	if e.Kind == Handed {
 		return e.Actor
 	}
 	return e.By
@@ -239,34 +237,34 @@ func (a *auditor) replay(i int, now time.Time) string {
 	e := &a.events[i]
 	r := e.Range
 	switch e.Kind {
-	case sequence.Pruned:
-		a.paint(sequence.Range{First: 1, Last: r.Last}, Pruned, i)
+	case Pruned:
+		a.paint(Range{First: 1, Last: r.Last}, Summed, i)
 		a.mark = r.Last
-	case sequence.Restarted:
+	case Restarted:
 		// A new life: what the report says is of this one. sn never
 		// draws again from a counter that expired (the period is over),
 		// so a counter that went back was deleted or lowered by hand, or
 		// restored from an old copy: its numbers above r.Last may be
 		// issued twice.
 		msg := fmt.Sprintf("the counter went back from %d to %d (deleted, lowered by hand, or restored from an old copy): numbers %d to %d may be issued twice", a.mark, r.Last, r.Last+1, a.mark)
-		a.spans, a.blocks, a.mark = nil, map[string][]sequence.Range{}, r.Last
+		a.spans, a.blocks, a.mark = nil, map[string][]Range{}, r.Last
 		if r.Last > 0 {
-			a.paint(sequence.Range{First: 1, Last: r.Last}, Pruned, i)
+			a.paint(Range{First: 1, Last: r.Last}, Summed, i)
 		}
 		return msg
-	case sequence.Reserved, sequence.Floored, sequence.Drawn, sequence.Held, sequence.Cached:
+	case Reserved, Floored, Drawn, Held, Cached:
 		if r.Len() == 0 || r.First < 1 {
 			return fmt.Sprintf("%s an empty range %v", e.Kind, r)
 		}
 		var msg string
 		if r.First <= a.mark {
-			msg = fmt.Sprintf("%s %v, at or below the mark %d: numbers %v were reserved twice", e.Kind, r, a.mark, sequence.Range{First: r.First, Last: min(r.Last, a.mark)})
+			msg = fmt.Sprintf("%s %v, at or below the mark %d: numbers %v were reserved twice", e.Kind, r, a.mark, Range{First: r.First, Last: min(r.Last, a.mark)})
 		} else if r.First > a.mark+1 {
-			a.paint(sequence.Range{First: a.mark + 1, Last: r.First - 1}, Unaccounted, -1)
+			a.paint(Range{First: a.mark + 1, Last: r.First - 1}, Unaccounted, -1)
 		}
 		a.mark = max(a.mark, r.Last)
 		switch e.Kind {
-		case sequence.Reserved:
+		case Reserved:
 			a.paint(r, Open, i)
 			bs := append(a.blocks[e.By], r)
 			for len(bs) > 2 {
@@ -274,7 +272,7 @@ func (a *auditor) replay(i int, now time.Time) string {
 				bs = bs[1:]
 			}
 			a.blocks[e.By] = bs
-		case sequence.Cached:
+		case Cached:
 			// The cache's until it hands them out: open, and never taken
 			// to be issued (a cache that lost its data, and the records
 			// of what it handed out, cannot say more).
@@ -283,11 +281,11 @@ func (a *auditor) replay(i int, now time.Time) string {
 				a.caches = map[string]bool{}
 			}
 			a.caches[e.By] = true
-		case sequence.Floored:
+		case Floored:
 			a.paint(r, Skipped, i)
-		case sequence.Drawn:
+		case Drawn:
 			a.paint(r, Issued, i)
-		case sequence.Held:
+		case Held:
 			st := Pending
 			if !now.Before(e.Deadline) {
 				st = Lapsed
@@ -295,7 +293,7 @@ func (a *auditor) replay(i int, now time.Time) string {
 			a.paint(r, st, i)
 		}
 		return msg
-	case sequence.Returned:
+	case Returned:
 		if r.Last != a.mark || r.Len() == 0 || r.First < 1 {
 			return fmt.Sprintf("returned %v, not the top of the numbers reserved (the mark is %d)", r, a.mark)
 		}
@@ -310,7 +308,7 @@ func (a *auditor) replay(i int, now time.Time) string {
 			}
 		}
 		a.blocks[e.By] = bs
-	case sequence.Handed:
+	case Handed:
 		if r.Len() == 0 || r.First < 1 || r.Last > a.mark {
 			return fmt.Sprintf("handed %v, numbers not reserved (the mark is %d)", r, a.mark)
 		}
@@ -328,13 +326,13 @@ func (a *auditor) replay(i int, now time.Time) string {
 			}
 			a.blocks[h] = bs
 		}
-	case sequence.Released, sequence.Voided, sequence.Committed:
+	case Released, Voided, Committed:
 		if r.Len() == 0 || r.First < 1 || r.Last > a.mark {
 			return fmt.Sprintf("%s %v, numbers not reserved (the mark is %d)", e.Kind, r, a.mark)
 		}
-		st := map[sequence.EventKind]State{sequence.Released: Unused, sequence.Voided: Void, sequence.Committed: Issued}[e.Kind]
+		st := map[EventKind]State{Released: Unused, Voided: Void, Committed: Issued}[e.Kind]
 		var msg string
-		if e.Kind == sequence.Released {
+		if e.Kind == Released {
 			// A number voided, then released unused by the process that
 			// held it: it was never issued, and the void was of a number
 			// on no document.
@@ -342,16 +340,16 @@ func (a *auditor) replay(i int, now time.Time) string {
 				if sp := a.spans[j]; sp.state == Void {
 					v := a.events[sp.ev]
 					msg = fmt.Sprintf("released %v unused, and numbers %v of it were voided by %s at %s (record %d) while %s held them unissued: the void was of numbers never issued",
-						r, sequence.Range{First: max(sp.r.First, r.First), Last: min(sp.r.Last, r.Last)}, cmp.Or(v.Actor, v.By), v.At.UTC().Format(time.RFC3339), v.Seq, e.By)
+						r, Range{First: max(sp.r.First, r.First), Last: min(sp.r.Last, r.Last)}, cmp.Or(v.Actor, v.By), v.At.UTC().Format(time.RFC3339), v.Seq, e.By)
 					break
 				}
 			}
 		}
 		a.paint(r, st, i)
 		return msg
-	case sequence.Enrolled, sequence.Forgotten:
+	case Enrolled, Forgotten:
 		// The catalog's history: no numbers.
-	case sequence.Lost:
+	case Lost:
 		if r.Len() == 0 || r.First < 1 || r.Last > a.mark {
 			return fmt.Sprintf("lost %v, numbers not reserved (the mark is %d)", r, a.mark)
 		}
@@ -363,10 +361,10 @@ func (a *auditor) replay(i int, now time.Time) string {
 			if sp.ev < 0 || (sp.state != Open && sp.state != Issued) {
 				continue
 			}
-			if rec := a.events[sp.ev]; rec.Kind != sequence.Reserved && rec.Kind != sequence.Handed || holder(rec) != e.By {
+			if rec := a.events[sp.ev]; rec.Kind != Reserved && rec.Kind != Handed || holder(rec) != e.By {
 				continue
 			}
-			part := sequence.Range{First: max(sp.r.First, r.First), Last: min(sp.r.Last, r.Last)}
+			part := Range{First: max(sp.r.First, r.First), Last: min(sp.r.Last, r.Last)}
 			a.paint(part, Unused, i)
 			j = a.find(part.Last+1) - 1
 		}
@@ -377,7 +375,7 @@ func (a *auditor) replay(i int, now time.Time) string {
 			}
 		}
 		a.blocks[e.By] = bs
-	case sequence.Closed:
+	case Closed:
 		bs := a.blocks[e.By]
 		for len(bs) > 0 && bs[0].Last <= r.Last {
 			a.settle(e.By, bs[0])
@@ -391,25 +389,25 @@ func (a *auditor) replay(i int, now time.Time) string {
 }
 
 // cut returns bs without the numbers of r.
-func cut(bs []sequence.Range, r sequence.Range) []sequence.Range {
-	var out []sequence.Range
+func cut(bs []Range, r Range) []Range {
+	var out []Range
 	for _, b := range bs {
 		if b.Last < r.First || b.First > r.Last {
 			out = append(out, b)
 			continue
 		}
 		if b.First < r.First {
-			out = append(out, sequence.Range{First: b.First, Last: r.First - 1})
+			out = append(out, Range{First: b.First, Last: r.First - 1})
 		}
 		if b.Last > r.Last {
-			out = append(out, sequence.Range{First: r.Last + 1, Last: b.Last})
+			out = append(out, Range{First: r.Last + 1, Last: b.Last})
 		}
 	}
 	return out
 }
 
 // settle makes the numbers of b still Open by by Issued.
-func (a *auditor) settle(by string, b sequence.Range) {
+func (a *auditor) settle(by string, b Range) {
 	for i := a.find(b.First); i < len(a.spans) && a.spans[i].r.First <= b.Last; i++ {
 		s := a.spans[i]
 		if s.state != Open || holder(a.events[s.ev]) != by {
@@ -419,7 +417,7 @@ func (a *auditor) settle(by string, b sequence.Range) {
 			a.spans[i].state = Issued
 			continue
 		}
-		part := sequence.Range{First: max(s.r.First, b.First), Last: min(s.r.Last, b.Last)}
+		part := Range{First: max(s.r.First, b.First), Last: min(s.r.Last, b.Last)}
 		a.paint(part, Issued, s.ev)
 		i = a.find(part.Last+1) - 1
 	}
@@ -433,7 +431,7 @@ func (a *auditor) find(v int64) int {
 // paint puts the numbers of r in state st by the record events[ev],
 // splitting the spans it covers in part; ev -2 takes them out of every
 // span.
-func (a *auditor) paint(r sequence.Range, st State, ev int) {
+func (a *auditor) paint(r Range, st State, ev int) {
 	i := a.find(r.First)
 	if i == len(a.spans) && ev != -2 {
 		a.spans = append(a.spans, span{r, st, ev})

@@ -4,9 +4,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
-
-	"github.com/sngen/sn/sequence"
 )
 
 // eventJSON is a journal record as a store that keeps records as values
@@ -27,7 +24,7 @@ type eventJSON struct {
 // MarshalEvent encodes e but its Seq as the JSON a store that keeps
 // records as values writes: kind, first, last, at_us, by, actor, reason,
 // deadline_us and hash (hexadecimal).
-func MarshalEvent(e sequence.Event) []byte {
+func MarshalEvent(e Event) []byte {
 	v, _ := json.Marshal(eventJSON{Kind: e.Kind.String(), First: e.Range.First, Last: e.Range.Last, At: micros(e.At), By: e.By,
 		Actor: e.Actor, Reason: e.Reason, Deadline: micros(e.Deadline), Hash: hex.EncodeToString(e.Hash[:])})
 	return v
@@ -35,27 +32,19 @@ func MarshalEvent(e sequence.Event) []byte {
 
 // UnmarshalEvent decodes what [MarshalEvent] wrote, the record seq. A
 // hash that does not decode is left zero, for [VerifyChain] to report.
-func UnmarshalEvent(seq int64, v []byte) (sequence.Event, error) {
+func UnmarshalEvent(seq int64, v []byte) (Event, error) {
 	var r eventJSON
 	if err := json.Unmarshal(v, &r); err != nil {
-		return sequence.Event{}, fmt.Errorf("record %d: %v", seq, err)
+		return Event{}, fmt.Errorf("record %d: %v", seq, err)
 	}
-	kind, err := sequence.ParseEventKind(r.Kind)
+	kind, err := ParseEventKind(r.Kind)
 	if err != nil {
-		return sequence.Event{}, fmt.Errorf("record %d: %v", seq, err)
+		return Event{}, fmt.Errorf("record %d: %v", seq, err)
 	}
-	e := sequence.Event{Seq: seq, Kind: kind, Range: sequence.Range{First: r.First, Last: r.Last}, At: sequence.FromMicros(r.At), By: r.By,
-		Actor: r.Actor, Reason: r.Reason, Deadline: sequence.FromMicros(r.Deadline)}
+	e := Event{Seq: seq, Kind: kind, Range: Range{First: r.First, Last: r.Last}, At: FromMicros(r.At), By: r.By,
+		Actor: r.Actor, Reason: r.Reason, Deadline: FromMicros(r.Deadline)}
 	if h, err := hex.DecodeString(r.Hash); err == nil && len(h) == 32 {
 		copy(e.Hash[:], h)
 	}
 	return e, nil
-}
-
-// micros returns t in microseconds since 1970, 0 for the zero time.
-func micros(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMicro()
 }

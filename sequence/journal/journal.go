@@ -1,17 +1,25 @@
-// Package journal keeps the journals of [sequence.Journal] in a store's
-// records (package record), written once for every store: the layout,
-// the chain's appends under a head, the reads and the prune.
+// Package journal is what sn records of each counter key: a journal of
+// what became of its numbers, hash-chained so that an edit shows, and the
+// analysis that explains every number not issued.
 //
-// A key's records are under "j/", the length of the key, "/", the key,
-// "/" and the record's number in 20 digits, as JSON
-// ([MarshalEvent]); the head, "seq hash mark", is under "jh/"
-// and the key. A key longer than [MaxPlain] bytes is named by the
-// SHA-256 of its bytes instead, in hexadecimal: its records under
-// "j/#/", the hash, "/" and the number, its head under "jhx/" and the
-// hash, so that every record key stays within [record.MaxKey]. A store appends in the transaction that changes the
-// key's counter (its allocator's, seen as records through [record.In]),
-// so that no block is reserved without its record; reading and pruning
-// go through the records alone.
+// The vocabulary is [Event] and its kinds ([Reserved], [Voided] and the
+// others), [Head] and [Range]; a store, or a wrapper of one, that keeps
+// journals is a [Keeper]. [Audit] explains a journal's numbers,
+// [VerifyChain] and [VerifySealed] check its chain, [PruneRecord] sums up
+// the records of a closed period in one signed record.
+//
+// The journals are kept in a store's records (package record), written
+// once for every store: the layout, the chain's appends under a head, the
+// reads and the prune. A key's records are under "j/", the length of the
+// key, "/", the key, "/" and the record's number in 20 digits, as JSON
+// ([MarshalEvent]); the head, "seq hash mark", is under "jh/" and the
+// key. A key longer than [MaxPlain] bytes is named by the SHA-256 of its
+// bytes instead, in hexadecimal: its records under "j/#/", the hash, "/"
+// and the number, its head under "jhx/" and the hash, so that every
+// record key stays within [record.MaxKey]. A store appends in the
+// transaction that changes the key's counter (its allocator's, seen as
+// records through [record.In]), so that no block is reserved without its
+// record; reading and pruning go through the records alone.
 package journal
 
 import (
@@ -22,13 +30,19 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/record"
 )
 
 // ErrCorrupt is wrapped by the error for a head or a record that does
 // not decode: written by hand, or by something other than sn.
 var ErrCorrupt = errors.New("journal: corrupt record")
+
+// ErrInvalid is wrapped by the error of a record a journal does not take
+// ([CheckNote]), and of a prune it refuses. It is the sequence layer's one
+// error for a bad argument: package sequence's ErrInvalidArgument is this
+// error, so that a caller tells a refused void from a refused floor with
+// either name.
+var ErrInvalid = errors.New("sequence: invalid argument")
 
 // MaxPlain is the longest key whose journal's record keys hold it as it
 // is.
@@ -59,14 +73,14 @@ func HeadKey(key string) string {
 }
 
 // EncodeHead is the value of a head record: "seq hash mark".
-func EncodeHead(h sequence.Head) []byte {
+func EncodeHead(h Head) []byte {
 	return fmt.Appendf(nil, "%d %s %d", h.Seq, hex.EncodeToString(h.Hash[:]), h.Mark)
 }
 
 // DecodeHead decodes the head record of key's journal; an absent or
 // empty one is the zero Head.
-func DecodeHead(key string, v []byte) (sequence.Head, error) {
-	var h sequence.Head
+func DecodeHead(key string, v []byte) (Head, error) {
+	var h Head
 	if len(v) == 0 {
 		return h, nil
 	}
@@ -83,21 +97,21 @@ func DecodeHead(key string, v []byte) (sequence.Head, error) {
 		h.Mark, err3 = strconv.ParseInt(f[2], 10, 64)
 	}
 	if len(f) != 3 || err1 != nil || err2 != nil || err3 != nil || h.Seq < 0 || h.Mark < 0 {
-		return sequence.Head{}, fmt.Errorf("%w: the journal head of %q holds %.60q", ErrCorrupt, key, v)
+		return Head{}, fmt.Errorf("%w: the journal head of %q holds %.60q", ErrCorrupt, key, v)
 	}
 	return h, nil
 }
 
 // decode decodes record r of key's journal.
-func decode(key string, r record.Record) (sequence.Event, error) {
+func decode(key string, r record.Record) (Event, error) {
 	p := Prefix(key)
 	seq, err := strconv.ParseInt(strings.TrimPrefix(r.Key, p), 10, 64)
 	if err != nil || !strings.HasPrefix(r.Key, p) || len(r.Key) != len(p)+20 {
-		return sequence.Event{}, fmt.Errorf("%w: the journal of %q holds a record under %.80q, not a 20-digit number", ErrCorrupt, key, r.Key)
+		return Event{}, fmt.Errorf("%w: the journal of %q holds a record under %.80q, not a 20-digit number", ErrCorrupt, key, r.Key)
 	}
 	e, err := UnmarshalEvent(seq, r.Value)
 	if err != nil {
-		return sequence.Event{}, fmt.Errorf("%w: the journal of %q: %v", ErrCorrupt, key, err)
+		return Event{}, fmt.Errorf("%w: the journal of %q: %v", ErrCorrupt, key, err)
 	}
 	return e, nil
 }

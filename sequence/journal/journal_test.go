@@ -15,9 +15,9 @@ import (
 
 // allocate is an allocator over records, as a store's own transaction
 // would be: the counter under "n/" and the journal beside it.
-func allocate(t *testing.T, s record.Store, key string, n int64) sequence.Range {
+func allocate(t *testing.T, s record.Store, key string, n int64) journal.Range {
 	t.Helper()
-	var r sequence.Range
+	var r journal.Range
 	err := record.Update(t.Context(), s, func(tx *record.Tx) error {
 		c, err := tx.Get1("n/" + key)
 		if err != nil {
@@ -27,9 +27,9 @@ func allocate(t *testing.T, s record.Store, key string, n int64) sequence.Range 
 		if c.Exists() {
 			last = int64(len(c.Value))
 		}
-		r = sequence.Range{First: last + 1, Last: last + n}
+		r = journal.Range{First: last + 1, Last: last + n}
 		tx.Put("n/"+key, []byte(strings.Repeat("x", int(r.Last))))
-		_, err = journal.Append(tx, key, last, r.Last, sequence.Event{Kind: sequence.Reserved, Range: r})
+		_, err = journal.Append(tx, key, last, r.Last, journal.Event{Kind: journal.Reserved, Range: r})
 		return err
 	})
 	if err != nil {
@@ -44,16 +44,16 @@ func TestAppendNoteVerify(t *testing.T) {
 		s := record.NewMemory()
 		r1 := allocate(t, s, key, 10)
 		allocate(t, s, key, 5)
-		var noted sequence.Event
+		var noted journal.Event
 		err := record.Update(ctx, s, func(tx *record.Tx) (err error) {
-			noted, err = journal.Note(tx, key, sequence.Event{Kind: sequence.Voided, Range: r1, Reason: "a test"})
+			noted, err = journal.Note(tx, key, journal.Event{Kind: journal.Voided, Range: r1, Reason: "a test"})
 			return err
 		})
-		if err != nil || noted.Seq != 3 || noted.Kind != sequence.Voided {
+		if err != nil || noted.Seq != 3 || noted.Kind != journal.Voided {
 			t.Fatalf("key of %d bytes: Note: %+v, %v", len(key), noted, err)
 		}
 		err = record.Update(ctx, s, func(tx *record.Tx) error {
-			_, err := journal.Note(tx, key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 16, Last: 20}})
+			_, err := journal.Note(tx, key, journal.Event{Kind: journal.Voided, Range: journal.Range{First: 16, Last: 20}})
 			return err
 		})
 		if !errors.Is(err, sequence.ErrInvalidArgument) {
@@ -86,7 +86,7 @@ func TestPrune(t *testing.T) {
 		allocate(t, s, "orders", 10)
 	}
 	err := record.Update(ctx, s, func(tx *record.Tx) error {
-		_, err := journal.Note(tx, "orders", sequence.Event{Kind: sequence.Closed, Range: sequence.Range{First: 1, Last: 40}})
+		_, err := journal.Note(tx, "orders", journal.Event{Kind: journal.Closed, Range: journal.Range{First: 1, Last: 40}})
 		return err
 	})
 	if err != nil {
@@ -108,10 +108,10 @@ func TestPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(after) != 3 || after[0].Kind != sequence.Pruned || head2 != head {
+	if len(after) != 3 || after[0].Kind != journal.Pruned || head2 != head {
 		t.Errorf("after the prune: %d records from %v, head %+v; want 3 from a pruned one, head %+v", len(after), after[0].Kind, head2, head)
 	}
-	if err := journal.VerifySealed("orders", after, head2, []ed25519.PublicKey{pub}, sequence.Head{Seq: 2, Hash: events[1].Hash}); err != nil {
+	if err := journal.VerifySealed("orders", after, head2, []ed25519.PublicKey{pub}, journal.Head{Seq: 2, Hash: events[1].Hash}); err != nil {
 		t.Error(err)
 	}
 	// Record 3 is the Pruned one now, not the one p2 seals.
@@ -130,23 +130,23 @@ func TestCorruptHead(t *testing.T) {
 	if _, err := s.Commit(t.Context(), nil, []record.Op{record.Put(journal.HeadKey("orders"), []byte("7 zz 3"))}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := journal.Head(t.Context(), s, "orders"); !errors.Is(err, journal.ErrCorrupt) {
+	if _, err := journal.ReadHead(t.Context(), s, "orders"); !errors.Is(err, journal.ErrCorrupt) {
 		t.Errorf("a head written by hand: %v; want ErrCorrupt", err)
 	}
 }
 
 type journalOf struct{ s record.Store }
 
-func (j journalOf) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
-	return sequence.Event{}, errors.ErrUnsupported
+func (j journalOf) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	return journal.Event{}, errors.ErrUnsupported
 }
 
-func (j journalOf) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+func (j journalOf) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	return journal.Events(ctx, j.s, key, after, limit)
 }
 
-func (j journalOf) Head(ctx context.Context, key string) (sequence.Head, error) {
-	return journal.Head(ctx, j.s, key)
+func (j journalOf) Head(ctx context.Context, key string) (journal.Head, error) {
+	return journal.ReadHead(ctx, j.s, key)
 }
 
 func mustScan(t *testing.T, s record.Store) []record.Record {
@@ -171,12 +171,12 @@ func TestAppendWritesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back := sequence.Head{Seq: 3, Hash: events[2].Hash, Mark: head.Mark}
+	back := journal.Head{Seq: 3, Hash: events[2].Hash, Mark: head.Mark}
 	if _, err := s.Commit(ctx, nil, []record.Op{record.Put(journal.HeadKey("orders"), journal.EncodeHead(back))}); err != nil {
 		t.Fatal(err)
 	}
 	err = record.Update(ctx, s, func(tx *record.Tx) error {
-		_, err := journal.Append(tx, "orders", head.Mark, head.Mark+1, sequence.Event{Kind: sequence.Reserved, Range: sequence.Range{First: head.Mark + 1, Last: head.Mark + 1}})
+		_, err := journal.Append(tx, "orders", head.Mark, head.Mark+1, journal.Event{Kind: journal.Reserved, Range: journal.Range{First: head.Mark + 1, Last: head.Mark + 1}})
 		return err
 	})
 	if !errors.Is(err, journal.ErrCorrupt) {

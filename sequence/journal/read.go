@@ -3,13 +3,12 @@ package journal
 import (
 	"context"
 
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/record"
 )
 
 // Events returns up to limit records of key's journal in s whose Seq is
 // greater than after, in order of Seq.
-func Events(ctx context.Context, s record.Store, key string, after int64, limit int) ([]sequence.Event, error) {
+func Events(ctx context.Context, s record.Store, key string, after int64, limit int) ([]Event, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -17,7 +16,7 @@ func Events(ctx context.Context, s record.Store, key string, after int64, limit 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]sequence.Event, len(rs))
+	out := make([]Event, len(rs))
 	for i, r := range rs {
 		if out[i], err = decode(key, r); err != nil {
 			return nil, err
@@ -27,25 +26,25 @@ func Events(ctx context.Context, s record.Store, key string, after int64, limit 
 }
 
 // Head returns where key's journal in s ends.
-func Head(ctx context.Context, s record.Store, key string) (sequence.Head, error) {
+func ReadHead(ctx context.Context, s record.Store, key string) (Head, error) {
 	rs, err := s.Get(ctx, HeadKey(key))
 	if err != nil {
-		return sequence.Head{}, err
+		return Head{}, err
 	}
 	return DecodeHead(key, rs[0].Value)
 }
 
 // Prune replaces the records of key's journal in s through record p.Seq
 // with p, the signed Pruned record that sums them up (see
-// [sequence.Pruner]), if the head and that record are still those
+// [Pruner]), if the head and that record are still those
 // [CheckPrune] checks p against when it commits.
-func Prune(ctx context.Context, s record.Store, key string, p sequence.Event) (sequence.Event, error) {
+func Prune(ctx context.Context, s record.Store, key string, p Event) (Event, error) {
 	err := record.Update(ctx, s, func(tx *record.Tx) error {
 		head, err := HeadOf(tx, key)
 		if err != nil {
 			return err
 		}
-		var at sequence.Event
+		var at Event
 		if p.Seq >= 1 {
 			r, err := tx.Get1(Key(key, p.Seq))
 			if err != nil {
@@ -65,7 +64,7 @@ func Prune(ctx context.Context, s record.Store, key string, p sequence.Event) (s
 		return nil
 	})
 	if err != nil {
-		return sequence.Event{}, err
+		return Event{}, err
 	}
 	return p, nil
 }

@@ -9,11 +9,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/sngen/sn/sequence"
 )
 
-// A prune is sealed: the [sequence.Pruned] record that replaces a journal's first
+// A prune is sealed: the [Pruned] record that replaces a journal's first
 // records carries an Ed25519 signature, made with a key that does not
 // live in the store (the service's, or the auditor's), over the record
 // and the hashes of every record it replaces. Whoever can write the
@@ -63,7 +61,7 @@ type pruneSeal struct {
 // parseSeal reads the seal of Pruned record p. ok is false for a
 // Pruned record without one (the summary of numbers reserved before the
 // store kept a journal, written as an ordinary record of the chain).
-func parseSeal(p sequence.Event) (s pruneSeal, ok bool) {
+func parseSeal(p Event) (s pruneSeal, ok bool) {
 	if i := strings.LastIndex(p.Reason, signedMark); i >= 0 {
 		s.summary = p.Reason[:i]
 		rest := p.Reason[i+len(signedMark):]
@@ -100,7 +98,7 @@ func parseSeal(p sequence.Event) (s pruneSeal, ok bool) {
 // message is what the seal of Pruned record p, of key's journal, signs:
 // a fixed prefix, then the key, every field of p but its reason's seal,
 // and the hashes kept, each length-prefixed or of fixed size.
-func (s pruneSeal) message(key string, p sequence.Event) []byte {
+func (s pruneSeal) message(key string, p Event) []byte {
 	b := appendFields([]byte("sn prune seal 2\n"), key, p, s.summary)
 	b = append(b, p.Hash[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(s.first))
@@ -118,9 +116,9 @@ func (s pruneSeal) reason() string {
 // keptHashes returns the hashes the journal events keeps of its records,
 // from the first one on: those a sealed Pruned record first in events
 // kept, then each record's own. first is the record the list starts at.
-func keptHashes(events []sequence.Event) (first int64, hashes []byte) {
+func keptHashes(events []Event) (first int64, hashes []byte) {
 	first = 1
-	if len(events) > 0 && events[0].Kind == sequence.Pruned {
+	if len(events) > 0 && events[0].Kind == Pruned {
 		if s, ok := parseSeal(events[0]); ok {
 			switch {
 			case s.legacy || s.bad != "":
@@ -141,14 +139,14 @@ func keptHashes(events []sequence.Event) (first int64, hashes []byte) {
 // sealedPrune reports whether Pruned record p carries a seal (signed, or
 // by an earlier release's bare hash), unlike the record of numbers
 // reserved before the store kept a journal.
-func sealedPrune(p sequence.Event) bool {
+func sealedPrune(p Event) bool {
 	_, ok := parseSeal(p)
 	return ok
 }
 
 // PruneSummary returns the summary a Pruned record's reason gives,
 // without its seal: what a report prints.
-func PruneSummary(p sequence.Event) string {
+func PruneSummary(p Event) string {
 	if s, ok := parseSeal(p); ok {
 		return s.summary
 	}
@@ -157,7 +155,7 @@ func PruneSummary(p sequence.Event) string {
 
 // SealedBy returns the [KeyID] of the key that signed Pruned record p,
 // or "" when it is not signed.
-func SealedBy(p sequence.Event) string {
+func SealedBy(p Event) string {
 	if s, ok := parseSeal(p); ok && !s.legacy {
 		return s.keyID
 	}
@@ -167,7 +165,7 @@ func SealedBy(p sequence.Event) string {
 // checkPruned checks Pruned record p, the first of key's journal,
 // against the public keys trusted, and returns the hashes it keeps and
 // the record they start at, or what is wrong with it.
-func checkPruned(key string, p sequence.Event, keys []ed25519.PublicKey) (first int64, hashes []byte, problem string) {
+func checkPruned(key string, p Event, keys []ed25519.PublicKey) (first int64, hashes []byte, problem string) {
 	s, _ := parseSeal(p)
 	switch {
 	case s.legacy:
@@ -194,50 +192,24 @@ func checkPruned(key string, p sequence.Event, keys []ed25519.PublicKey) (first 
 	return 0, nil, fmt.Sprintf("is a pruned record signed by key %s, not one of the keys trusted (%s): made by hand, or by another key", s.keyID, strings.Join(ids, ", "))
 }
 
-// CheckPrune returns an error wrapping [sequence.ErrInvalidArgument] when p cannot
+// CheckPrune returns an error wrapping [ErrInvalid] when p cannot
 // replace the records of key's journal through p.Seq, whose record
 // p.Seq is at (zero when the journal has none) and whose head is head:
-// what a [sequence.Pruner] checks before it writes. p must be a Pruned record
+// what a [Pruner] checks before it writes. p must be a Pruned record
 // sealed by [PruneRecord] from those records; the store cannot check the
 // signature (it has no key), only that p ends the chain where the
 // journal does.
-func CheckPrune(key string, p sequence.Event, at sequence.Event, head sequence.Head) error {
+func CheckPrune(key string, p Event, at Event, head Head) error {
 	s, ok := parseSeal(p)
 	switch {
-	case p.Kind != sequence.Pruned || !ok || s.legacy:
-		return fmt.Errorf("sequence: prune the journal of %q: a sequence.Pruned record signed by PruneRecord, not %s %q: %w", key, p.Kind, p.Reason, sequence.ErrInvalidArgument)
+	case p.Kind != Pruned || !ok || s.legacy:
+		return fmt.Errorf("journal: prune the journal of %q: a Pruned record signed by PruneRecord, not %s %q: %w", key, p.Kind, p.Reason, ErrInvalid)
 	case s.bad != "":
-		return fmt.Errorf("sequence: prune the journal of %q: %s: %w", key, s.bad, sequence.ErrInvalidArgument)
+		return fmt.Errorf("journal: prune the journal of %q: %s: %w", key, s.bad, ErrInvalid)
 	case p.Seq < 1 || p.Seq > head.Seq:
-		return fmt.Errorf("sequence: prune the journal of %q through record %d: it has records to %d: %w", key, p.Seq, head.Seq, sequence.ErrInvalidArgument)
+		return fmt.Errorf("journal: prune the journal of %q through record %d: it has records to %d: %w", key, p.Seq, head.Seq, ErrInvalid)
 	case at.Seq != p.Seq || at.Hash != p.Hash:
-		return fmt.Errorf("sequence: prune the journal of %q through record %d: the record there is not the one sealed (the journal changed since it was read): %w", key, p.Seq, sequence.ErrInvalidArgument)
+		return fmt.Errorf("journal: prune the journal of %q through record %d: the record there is not the one sealed (the journal changed since it was read): %w", key, p.Seq, ErrInvalid)
 	}
 	return nil
-}
-
-// appendFields appends what a seal signs of record e of key's journal,
-// with reason for its reason: the key, Seq, Kind, Range, At, By, Actor
-// and reason, each length-prefixed or of fixed size, as the chain's hash
-// does (ChainHash).
-func appendFields(b []byte, key string, e sequence.Event, reason string) []byte {
-	str := func(s string) {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	num := func(v int64) { b = binary.BigEndian.AppendUint64(b, uint64(v)) }
-	var at int64
-	if !e.At.IsZero() {
-		at = e.At.UnixMicro()
-	}
-	str(key)
-	num(e.Seq)
-	b = append(b, byte(e.Kind))
-	num(e.Range.First)
-	num(e.Range.Last)
-	num(at)
-	str(e.By)
-	str(e.Actor)
-	str(reason)
-	return b
 }

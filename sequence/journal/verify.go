@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/sngen/sn/sequence"
 )
 
 // HashString formats a hash as 64 hexadecimal digits.
@@ -24,7 +22,7 @@ type ChainError struct {
 
 // Error names the key and the record, and says what is wrong with it.
 func (e *ChainError) Error() string {
-	return fmt.Sprintf("sequence: journal of %q: record %d: %s", e.Key, e.Seq, e.Reason)
+	return fmt.Sprintf("journal of %q: record %d: %s", e.Key, e.Seq, e.Reason)
 }
 
 // VerifyChain checks key's journal: records numbered 1, 2, 3... (or from
@@ -39,10 +37,10 @@ func (e *ChainError) Error() string {
 // auditor, sign it) and give it back as an anchor: VerifyChain then also
 // checks that the journal still passes through it.
 //
-// A journal pruned ([sequence.Pruner]) starts with a Pruned record signed by a
+// A journal pruned ([Pruner]) starts with a Pruned record signed by a
 // key outside the store: VerifyChain cannot check it, and says so;
 // [VerifySealed] checks it with the public key.
-func VerifyChain(key string, events []sequence.Event, head sequence.Head, anchors ...sequence.Head) error {
+func VerifyChain(key string, events []Event, head Head, anchors ...Head) error {
 	return VerifySealed(key, events, head, nil, anchors...)
 }
 
@@ -50,13 +48,13 @@ func VerifyChain(key string, events []sequence.Event, head sequence.Head, anchor
 // the Pruned record it starts with must be signed by one of keys (see
 // [PruneRecord]), and an anchor taken before the prune, at one of the
 // records it replaced, verifies against the hashes the record keeps.
-func VerifySealed(key string, events []sequence.Event, head sequence.Head, keys []ed25519.PublicKey, anchors ...sequence.Head) error {
+func VerifySealed(key string, events []Event, head Head, keys []ed25519.PublicKey, anchors ...Head) error {
 	var prev [32]byte
 	var want int64 = 1
 	var keptFrom int64 // the record the hashes kept by a prune start at
 	var kept []byte
 	for i, e := range events {
-		if i == 0 && e.Kind == sequence.Pruned && sealedPrune(e) {
+		if i == 0 && e.Kind == Pruned && sealedPrune(e) {
 			// The summary of the records pruned: signed, and the chain
 			// goes on from the hash it keeps.
 			first, hashes, problem := checkPruned(key, e, keys)
@@ -76,7 +74,7 @@ func VerifySealed(key string, events []sequence.Event, head sequence.Head, keys 
 		if e.Seq > head.Seq {
 			return &ChainError{key, e.Seq, fmt.Sprintf("is past the head kept beside the counter (record %d): records were inserted", head.Seq)}
 		}
-		if got := sequence.ChainHash(prev, key, e); got != e.Hash {
+		if got := ChainHash(prev, key, e); got != e.Hash {
 			return &ChainError{key, e.Seq, fmt.Sprintf("was altered: it hashes to %s, and the hash stored is %s (or records before it were deleted or inserted and the rest renumbered)", HashString(got)[:16], HashString(e.Hash)[:16])}
 		}
 		prev = e.Hash
@@ -118,15 +116,15 @@ func VerifySealed(key string, events []sequence.Event, head sequence.Head, keys 
 // The head is read after the records, and the records written meanwhile
 // after it, so that the two agree; a record past the head (inserted by
 // hand) is kept, for [VerifyChain] to find.
-func ReadJournal(ctx context.Context, j sequence.Journal, key string) ([]sequence.Event, sequence.Head, error) {
+func ReadJournal(ctx context.Context, j Keeper, key string) ([]Event, Head, error) {
 	const page = 1000
-	var events []sequence.Event
+	var events []Event
 	var after int64
 	for tries := 0; ; tries++ {
 		for {
 			p, err := j.Events(ctx, key, after, page)
 			if err != nil {
-				return nil, sequence.Head{}, err
+				return nil, Head{}, err
 			}
 			events = append(events, p...)
 			if len(p) < page {
@@ -139,7 +137,7 @@ func ReadJournal(ctx context.Context, j sequence.Journal, key string) ([]sequenc
 		}
 		head, err := j.Head(ctx, key)
 		if err != nil {
-			return nil, sequence.Head{}, err
+			return nil, Head{}, err
 		}
 		if head.Seq <= after || tries == 10 {
 			return events, head, nil
@@ -153,20 +151,20 @@ func ReadJournal(ctx context.Context, j sequence.Journal, key string) ([]sequenc
 // each number, signed with sk ([seal.go]'s format), and keeping the
 // hashes of the records it replaces. Records that do not explain every
 // number ([Audit]) are not pruned: an error wrapping
-// [sequence.ErrInvalidArgument]. Verify events ([VerifySealed]) before: the
+// [ErrInvalid]. Verify events ([VerifySealed]) before: the
 // record vouches for them.
-func PruneRecord(key string, events []sequence.Event, now time.Time, sk ed25519.PrivateKey) (sequence.Event, error) {
+func PruneRecord(key string, events []Event, now time.Time, sk ed25519.PrivateKey) (Event, error) {
 	if len(events) == 0 {
-		return sequence.Event{}, fmt.Errorf("sequence: prune the journal of %q: no records: %w", key, sequence.ErrInvalidArgument)
+		return Event{}, fmt.Errorf("journal: prune the journal of %q: no records: %w", key, ErrInvalid)
 	}
 	if len(sk) != ed25519.PrivateKeySize {
-		return sequence.Event{}, fmt.Errorf("sequence: prune the journal of %q: a prune is signed with an Ed25519 private key kept outside the store (sn keygen), got %d bytes: %w", key, len(sk), sequence.ErrInvalidArgument)
+		return Event{}, fmt.Errorf("journal: prune the journal of %q: a prune is signed with an Ed25519 private key kept outside the store (sn keygen), got %d bytes: %w", key, len(sk), ErrInvalid)
 	}
 	last := events[len(events)-1]
-	rep := Audit(key, events, sequence.Head{}, now)
+	rep := Audit(key, events, Head{}, now)
 	if !rep.Explained() {
-		return sequence.Event{}, fmt.Errorf("sequence: prune the journal of %q through record %d: it does not explain every number (a hold lapsed, a number unaccounted for, or %d problems): commit or void what is pending first: %w",
-			key, last.Seq, len(rep.Problems), sequence.ErrInvalidArgument)
+		return Event{}, fmt.Errorf("journal: prune the journal of %q through record %d: it does not explain every number (a hold lapsed, a number unaccounted for, or %d problems): commit or void what is pending first: %w",
+			key, last.Seq, len(rep.Problems), ErrInvalid)
 	}
 	count := map[State]int64{}
 	var top int64
@@ -186,7 +184,7 @@ func PruneRecord(key string, events []sequence.Event, now time.Time, sk ed25519.
 		keyID:   KeyID(sk.Public().(ed25519.PublicKey)),
 		first:   first, last: last.Seq, hashes: hashes,
 	}
-	p := sequence.Event{Seq: last.Seq, Kind: sequence.Pruned, Range: sequence.Range{First: 1, Last: top}, At: sequence.FromMicros(now.UnixMicro()), By: sequence.ProcessName(), Hash: last.Hash}
+	p := Event{Seq: last.Seq, Kind: Pruned, Range: Range{First: 1, Last: top}, At: FromMicros(now.UnixMicro()), By: ProcessName(), Hash: last.Hash}
 	s.sig = ed25519.Sign(sk, s.message(key, p))
 	p.Reason = s.reason()
 	return p, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Defaults and limits of [CounterOptions].
@@ -411,7 +412,7 @@ func (k *counterKey) take(ctx context.Context, want int64) (take, last int64, er
 	if k.exact && k.key != "" {
 		// The block is recorded, in the same script, in the key's list
 		// of grants, with the process it goes to (see grants.go).
-		res, err = k.c.replicas.scriptKeys(ctx, k.c.rdb, script, []string{k.rangeKey, k.c.grantsKey(k.key)}, want, id, sequence.ByOf(ctx)).Result()
+		res, err = k.c.replicas.scriptKeys(ctx, k.c.rdb, script, []string{k.rangeKey, k.c.grantsKey(k.key)}, want, id, journal.ByOf(ctx)).Result()
 	} else {
 		res, err = k.c.replicas.script(ctx, k.c.rdb, script, k.rangeKey, want, id).Result()
 	}
@@ -611,9 +612,9 @@ func (k *counterKey) allocate(ctx context.Context, n int64) (r sequence.Range, e
 	// holds the range for the processes it serves, not drawn at once; an
 	// Allocator's range is Cached, and the processes that take its blocks
 	// are recorded later (Handed, see grants.go).
-	ctx = sequence.WithDrawn(sequence.WithBy(ctx, k.c.cacheName()), false)
+	ctx = journal.WithDrawn(journal.WithBy(ctx, k.c.cacheName()), false)
 	if k.exact {
-		ctx = sequence.WithCache(ctx)
+		ctx = journal.WithCache(ctx)
 	}
 	return k.c.durable.Allocate(ctx, k.key, n)
 }

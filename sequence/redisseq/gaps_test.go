@@ -31,7 +31,7 @@ import (
 // number to s.Out as it is issued (what a process prints), and its name
 // in the journals to s.Out+".by"; then it closes the Segment.
 func runStreamChild(s ledgerSpec, rdb *redis.Client, ledger *sqlseq.Store) int {
-	if err := os.WriteFile(s.Out+".by", []byte(sequence.ProcessName()), 0o644); err != nil {
+	if err := os.WriteFile(s.Out+".by", []byte(journal.ProcessName()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
 	}
@@ -195,7 +195,7 @@ func TestGapsOverRedis(t *testing.T) {
 			t.Logf("child %d: %s", p, logs[p])
 		}
 		for _, e := range events {
-			if e.Kind != sequence.Handed || e.Seq > int64(len(events))-8 {
+			if e.Kind != journal.Handed || e.Seq > int64(len(events))-8 {
 				t.Logf("%v (actor %s)", e, e.Actor)
 			}
 		}
@@ -214,13 +214,13 @@ func TestGapsOverRedis(t *testing.T) {
 	}
 
 	// The control: the journal as the release before kept it.
-	var old []sequence.Event
+	var old []journal.Event
 	for _, e := range events {
 		switch e.Kind {
-		case sequence.Handed:
+		case journal.Handed:
 			continue
-		case sequence.Cached:
-			e.Kind = sequence.Reserved
+		case journal.Cached:
+			e.Kind = journal.Reserved
 		}
 		old = append(old, e)
 	}
@@ -239,7 +239,7 @@ func TestGapsOverRedis(t *testing.T) {
 	if issued <= int64(total) && named {
 		t.Error("control: the journal without the cache's records is exact too: the test cannot see the fault")
 	}
-	if !slices.ContainsFunc(events, func(e sequence.Event) bool { return e.Kind == sequence.Handed }) {
+	if !slices.ContainsFunc(events, func(e journal.Event) bool { return e.Kind == journal.Handed }) {
 		t.Error("no handed record in the journal")
 	}
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Grants: an Allocator in front of a ledger reserves ranges from the
 // ledger for the cache (a Cached record in the ledger's journal), and
 // hands blocks of them to the processes it serves from Redis, one script
 // per block. The script appends the block and the process it went to
-// ([sequence.ByOf], a Segment's name) to a list beside the range, in the
+// ([journal.ByOf], a Segment's name) to a list beside the range, in the
 // same hash slot: "count last holder". A Return appends the numbers that
 // went back to the cache the same way, its holder the cache. The list is
 // moved into the ledger's journal as Handed records, in order, under a
@@ -86,7 +87,7 @@ func parseGrant(s string) (grant, bool) {
 // flush moves key's grants from Redis into the ledger's journal, when
 // there are any, under a lock that keeps them in order.
 func (c *Counter) flush(ctx context.Context, key string) error {
-	j, ok := c.durable.(sequence.Journal)
+	j, ok := c.durable.(journal.Keeper)
 	if !ok {
 		return nil
 	}
@@ -150,7 +151,7 @@ func (c *Counter) flush(ctx context.Context, key string) error {
 // have been written already, by a flusher that stopped before it could
 // say so: those found among the last records of the journal are not
 // written twice.
-func (c *Counter) record(ctx context.Context, j sequence.Journal, lock *Lock, key string, raw []string, again bool) error {
+func (c *Counter) record(ctx context.Context, j journal.Keeper, lock *Lock, key string, raw []string, again bool) error {
 	var gs []grant
 	for _, s := range raw {
 		g, ok := parseGrant(s)
@@ -174,27 +175,27 @@ func (c *Counter) record(ctx context.Context, j sequence.Journal, lock *Lock, ke
 			return err
 		}
 		for _, e := range tail {
-			if e.Kind == sequence.Handed {
+			if e.Kind == journal.Handed {
 				written[grant{r: e.Range, holder: e.Actor}] = true
 			}
 		}
 	}
-	var todo []sequence.Event
+	var todo []journal.Event
 	for _, g := range gs {
 		if !written[grant{r: g.r, holder: g.holder}] {
-			todo = append(todo, sequence.Event{Kind: sequence.Handed, Range: g.r, Actor: g.holder})
+			todo = append(todo, journal.Event{Kind: journal.Handed, Range: g.r, Actor: g.holder})
 		}
 	}
 	// A ledger that takes many records in one transaction (sqlseq) takes
 	// a few hundred a round; another, one.
-	note, size := func(es []sequence.Event) error {
+	note, size := func(es []journal.Event) error {
 		_, err := j.Note(ctx, key, es[0])
 		return err
 	}, 1
 	if all, ok := j.(interface {
-		NoteAll(ctx context.Context, key string, es []sequence.Event) ([]sequence.Event, error)
+		NoteAll(ctx context.Context, key string, es []journal.Event) ([]journal.Event, error)
 	}); ok {
-		note, size = func(es []sequence.Event) error {
+		note, size = func(es []journal.Event) error {
 			_, err := all.NoteAll(ctx, key, es)
 			return err
 		}, 500
@@ -219,7 +220,7 @@ func (c *Counter) record(ctx context.Context, j sequence.Journal, lock *Lock, ke
 
 // flushLater flushes key's grants in the background, after a refill.
 func (c *Counter) flushLater(key string) {
-	ctx, cancel := context.WithTimeout(sequence.WithBy(context.Background(), c.cacheName()), time.Minute)
+	ctx, cancel := context.WithTimeout(journal.WithBy(context.Background(), c.cacheName()), time.Minute)
 	defer cancel()
 	_ = c.flush(ctx, key)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Redis is a cache in front of the ledger: the journal and the claims of
@@ -33,29 +34,29 @@ func durableAs[T any](c *Counter, what string) (T, error) {
 }
 
 // Note appends a record to key's journal in the ledger (see
-// [sequence.Journal]). A void holds: a number still in the range Redis
+// [journal.Keeper]). A void holds: a number still in the range Redis
 // serves, which no process has taken yet, is refused (it would be issued
 // afterwards, void), and once Redis has handed a voided number out, no
 // Return gives it back to Redis; the ledger, in the same way, takes no
 // Return of it.
-func (c *Counter) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
-	j, err := durableAs[sequence.Journal](c, "journal")
+func (c *Counter) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	j, err := durableAs[journal.Keeper](c, "journal")
 	if err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
 	// What the cache handed out first, so that a process's record (its
 	// Closed) follows the blocks it was handed.
 	if err := c.flush(ctx, key); err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
-	if e.Kind == sequence.Voided && e.Range.Last >= 1 {
+	if e.Kind == journal.Voided && e.Range.Last >= 1 {
 		rkey := c.Key(key)
 		res, err := c.replicas.script(ctx, c.rdb, voidScript, rkey, strconv.FormatInt(e.Range.Last, 10)).Slice()
 		if err != nil {
-			return sequence.Event{}, classify("void", rkey, err)
+			return journal.Event{}, classify("void", rkey, err)
 		}
 		if len(res) == 3 && res[0] == int64(0) {
-			return sequence.Event{}, fmt.Errorf("redisseq: void %v of key %q: numbers %v-%v are in the range Redis serves (%s), and no process has taken them yet: a number not issued cannot be voided: %w",
+			return journal.Event{}, fmt.Errorf("redisseq: void %v of key %q: numbers %v-%v are in the range Redis serves (%s), and no process has taken them yet: a number not issued cannot be voided: %w",
 				e.Range, key, res[1], res[2], rkey, sequence.ErrInvalidArgument)
 		}
 	}
@@ -90,8 +91,8 @@ return {1}
 // Events reads key's journal in the ledger. Read from its start (after
 // 0), it first records there to whom the cache handed blocks since the
 // last refill, so that the journal read is complete.
-func (c *Counter) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
-	j, err := durableAs[sequence.Journal](c, "journal")
+func (c *Counter) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
+	j, err := durableAs[journal.Keeper](c, "journal")
 	if err != nil {
 		return nil, err
 	}
@@ -104,40 +105,40 @@ func (c *Counter) Events(ctx context.Context, key string, after int64, limit int
 }
 
 // Head returns where key's journal in the ledger ends.
-func (c *Counter) Head(ctx context.Context, key string) (sequence.Head, error) {
-	j, err := durableAs[sequence.Journal](c, "journal")
+func (c *Counter) Head(ctx context.Context, key string) (journal.Head, error) {
+	j, err := durableAs[journal.Keeper](c, "journal")
 	if err != nil {
-		return sequence.Head{}, err
+		return journal.Head{}, err
 	}
 	return j.Head(ctx, key)
 }
 
-// Prune prunes key's journal in the ledger (see [sequence.Pruner]).
-func (c *Counter) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
-	pr, err := durableAs[sequence.Pruner](c, "journal")
+// Prune prunes key's journal in the ledger (see [journal.Pruner]).
+func (c *Counter) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
+	pr, err := durableAs[journal.Pruner](c, "journal")
 	if err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
 	return pr.Prune(ctx, key, p)
 }
 
 // Note appends a record to key's journal in the ledger (see
-// [sequence.Journal]).
-func (a *Allocator) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+// [journal.Keeper]).
+func (a *Allocator) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	return a.core.Note(ctx, key, e)
 }
 
 // Events reads key's journal in the ledger.
-func (a *Allocator) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+func (a *Allocator) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	return a.core.Events(ctx, key, after, limit)
 }
 
 // Head returns where key's journal in the ledger ends.
-func (a *Allocator) Head(ctx context.Context, key string) (sequence.Head, error) {
+func (a *Allocator) Head(ctx context.Context, key string) (journal.Head, error) {
 	return a.core.Head(ctx, key)
 }
 
-// Prune prunes key's journal in the ledger (see [sequence.Pruner]).
-func (a *Allocator) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+// Prune prunes key's journal in the ledger (see [journal.Pruner]).
+func (a *Allocator) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
 	return a.core.Prune(ctx, key, p)
 }

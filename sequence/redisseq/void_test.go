@@ -7,6 +7,7 @@ import (
 
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/redisseq"
 )
 
@@ -21,8 +22,8 @@ func TestVoidHolds(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ledger := pgLedger(t)
 	a := must(redisseq.NewAllocator(rdb, ledger, redisseq.AllocatorOptions{Chunk: 100}))
-	void := func(j sequence.Journal, key string, n int64) error {
-		_, err := j.Note(ctx, key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: n, Last: n}, Reason: "a test"})
+	void := func(j journal.Keeper, key string, n int64) error {
+		_, err := j.Note(ctx, key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: n, Last: n}, Reason: "a test"})
 		return err
 	}
 

@@ -17,15 +17,15 @@ import (
 )
 
 // JournalAllocator is an [sequence.Allocator] whose store keeps a
-// [sequence.Journal].
+// [journal.Keeper].
 type JournalAllocator interface {
 	sequence.Allocator
-	sequence.Journal
+	journal.Keeper
 }
 
-// RunJournal checks the promises of a [sequence.Journal] kept by an
+// RunJournal checks the promises of a [journal.Keeper] kept by an
 // Allocator: Allocate, Floor and Return each write their record, with
-// the writer named by the context ([sequence.WithBy]); Note takes
+// the writer named by the context ([journal.WithBy]); Note takes
 // released, closed and voided records and refuses anything else with
 // nothing written; Events pages in order of Seq; the head follows the
 // last record and the mark; the chain verifies after many goroutines
@@ -38,7 +38,7 @@ func RunJournal(t *testing.T, a JournalAllocator) {
 	t.Run("Keys", func(t *testing.T) { journalKeys(t, a, newKeyspace(t)) })
 	t.Run("Concurrent", func(t *testing.T) { journalConcurrent(t, a, newKeyspace(t)) })
 	t.Run("Segment", func(t *testing.T) { journalSegment(t, a, newKeyspace(t)) })
-	if p, ok := a.(sequence.Pruner); ok {
+	if p, ok := a.(journal.Pruner); ok {
 		t.Run("Prune", func(t *testing.T) { journalPrune(t, a, p, newKeyspace(t)) })
 	}
 	if r, ok := a.(sequence.Returner); ok {
@@ -91,7 +91,7 @@ func journalWrittenOnce(t *testing.T, a JournalAllocator, rs record.Store, ks ke
 	if err != nil || len(events) != 4 {
 		t.Fatalf("%d records, %v; want 4", len(events), err)
 	}
-	back := sequence.Head{Seq: 3, Hash: events[2].Hash, Mark: head.Mark}
+	back := journal.Head{Seq: 3, Hash: events[2].Hash, Mark: head.Mark}
 	if ok, err := rs.Commit(ctx, hk, []record.Op{record.Put(journal.HeadKey(key), journal.EncodeHead(back))}); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -112,7 +112,7 @@ func journalWrittenOnce(t *testing.T, a JournalAllocator, rs record.Store, ks ke
 }
 
 // journalCatalog: a template enrolled, and forgotten, is in the journal
-// of sequence.CatalogKey; enrolling it again records nothing more.
+// of journal.CatalogKey; enrolling it again records nothing more.
 func journalCatalog(t *testing.T, a JournalAllocator, c *catalog.Catalog, ks keyspace) {
 	ctx := context.Background()
 	id := fmt.Sprintf("%x", []byte(ks.prefix))
@@ -128,14 +128,14 @@ func journalCatalog(t *testing.T, a JournalAllocator, c *catalog.Catalog, ks key
 	if ok, err := c.Forget(ctx, id); err != nil || !ok {
 		t.Fatalf("Forget: %v %v", ok, err)
 	}
-	events, _ := readChain(t, a, sequence.CatalogKey)
+	events, _ := readChain(t, a, journal.CatalogKey)
 	var enrolled, forgotten int
 	for _, ev := range events {
 		if strings.HasPrefix(ev.Reason, id) {
 			switch ev.Kind {
-			case sequence.Enrolled:
+			case journal.Enrolled:
 				enrolled++
-			case sequence.Forgotten:
+			case journal.Forgotten:
 				forgotten++
 			}
 		}
@@ -143,12 +143,12 @@ func journalCatalog(t *testing.T, a JournalAllocator, c *catalog.Catalog, ks key
 	if enrolled != 1 || forgotten != 1 {
 		t.Errorf("the catalog's journal: %d enrolled and %d forgotten records of the entry, want 1 and 1", enrolled, forgotten)
 	}
-	if _, err := a.Note(ctx, ks.key("x"), sequence.Event{Kind: sequence.Enrolled, Reason: "x"}); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if _, err := a.Note(ctx, ks.key("x"), journal.Event{Kind: journal.Enrolled, Reason: "x"}); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("an enrolled record in a counter's journal: %v, want ErrInvalidArgument", err)
 	}
 }
 
-func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspace) {
+func journalPrune(t *testing.T, a JournalAllocator, p journal.Pruner, ks keyspace) {
 	ctx := context.Background()
 	key := ks.key("prune")
 	pub, sk, err := ed25519.GenerateKey(nil)
@@ -164,13 +164,13 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 		}
 		last = r
 	}
-	if _, err := a.Note(ctx, key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 12, Last: 12}, Reason: "a test"}); err != nil {
+	if _, err := a.Note(ctx, key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 12, Last: 12}, Reason: "a test"}); err != nil {
 		t.Fatal(err)
 	}
 	before, head := readChain(t, a, key)
-	early := sequence.Head{Seq: 2, Hash: before[1].Hash} // pruned below
-	anchor := sequence.Head{Seq: 5, Hash: before[4].Hash}
-	seal := func(events []sequence.Event) sequence.Event {
+	early := journal.Head{Seq: 2, Hash: before[1].Hash} // pruned below
+	anchor := journal.Head{Seq: 5, Hash: before[4].Hash}
+	seal := func(events []journal.Event) journal.Event {
 		t.Helper()
 		pr, err := journal.PruneRecord(key, events, time.Now(), sk)
 		if err != nil {
@@ -187,7 +187,7 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 	unsigned.Reason = "records 1 to 3 pruned: nothing to see"
 	other := seal(before[:2])
 	other.Seq = 3
-	for name, bad := range map[string]sequence.Event{"past the head": past, "unsigned": unsigned, "another record's hash": other} {
+	for name, bad := range map[string]journal.Event{"past the head": past, "unsigned": unsigned, "another record's hash": other} {
 		if _, err := p.Prune(ctx, key, bad); !errors.Is(err, sequence.ErrInvalidArgument) {
 			t.Errorf("Prune %s: %v, want ErrInvalidArgument", name, err)
 		}
@@ -199,7 +199,7 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pr.Kind != sequence.Pruned || pr.Seq != 3 || pr.Range != (sequence.Range{First: 1, Last: 30}) || pr.Hash != before[2].Hash {
+	if pr.Kind != journal.Pruned || pr.Seq != 3 || pr.Range != (sequence.Range{First: 1, Last: 30}) || pr.Hash != before[2].Hash {
 		t.Errorf("the pruned record: %v", pr)
 	}
 	events, head, err := journal.ReadJournal(ctx, a, key)
@@ -212,7 +212,7 @@ func journalPrune(t *testing.T, a JournalAllocator, p sequence.Pruner, ks keyspa
 	if err := journal.VerifySealed(key, events, head, keys, early, anchor); err != nil {
 		t.Errorf("after Prune, with anchors before and after it: %v", err)
 	}
-	if len(events) != len(before)-2 || events[0].Kind != sequence.Pruned {
+	if len(events) != len(before)-2 || events[0].Kind != journal.Pruned {
 		t.Errorf("%d records after pruning 3 of %d: %v", len(events), len(before), events)
 	}
 	rep := journal.Audit(key, events, head, time.Now())
@@ -253,7 +253,7 @@ func journalVoidHolds(t *testing.T, a JournalAllocator, ret sequence.Returner, k
 			t.Fatal(err)
 		}
 		if void {
-			if _, err := a.Note(ctx, key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: r.First + 4, Last: r.First + 4}, Reason: "a test"}); err != nil {
+			if _, err := a.Note(ctx, key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: r.First + 4, Last: r.First + 4}, Reason: "a test"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -275,7 +275,7 @@ func journalVoidHolds(t *testing.T, a JournalAllocator, ret sequence.Returner, k
 }
 
 // readChain reads key's journal and verifies its chain.
-func readChain(t *testing.T, j sequence.Journal, key string) ([]sequence.Event, sequence.Head) {
+func readChain(t *testing.T, j journal.Keeper, key string) ([]journal.Event, journal.Head) {
 	t.Helper()
 	events, head, err := journal.ReadJournal(context.Background(), j, key)
 	if err != nil {
@@ -288,23 +288,23 @@ func readChain(t *testing.T, j sequence.Journal, key string) ([]sequence.Event, 
 }
 
 func journalRecords(t *testing.T, a JournalAllocator, ks keyspace) {
-	ctx := sequence.WithBy(context.Background(), "sequencetest "+ks.prefix)
+	ctx := journal.WithBy(context.Background(), "sequencetest "+ks.prefix)
 	key := ks.key("records")
 	before := time.Now().Add(-time.Minute)
-	var want []sequence.Event
+	var want []journal.Event
 	for _, n := range []int64{3, 1, 5} {
 		r, err := a.Allocate(ctx, key, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, sequence.Event{Kind: sequence.Reserved, Range: r})
+		want = append(want, journal.Event{Kind: journal.Reserved, Range: r})
 	}
 	mark := want[len(want)-1].Range.Last
 	if f, ok := a.(sequence.Floorer); ok {
 		if err := f.Floor(ctx, key, mark+10); err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, sequence.Event{Kind: sequence.Floored, Range: sequence.Range{First: mark + 1, Last: mark + 10}})
+		want = append(want, journal.Event{Kind: journal.Floored, Range: sequence.Range{First: mark + 1, Last: mark + 10}})
 		mark += 10
 		if err := f.Floor(ctx, key, 2); err != nil { // below the mark: no record
 			t.Fatal(err)
@@ -315,11 +315,11 @@ func journalRecords(t *testing.T, a JournalAllocator, ks keyspace) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, sequence.Event{Kind: sequence.Reserved, Range: r})
+		want = append(want, journal.Event{Kind: journal.Reserved, Range: r})
 		if ok, err := ret.Return(ctx, key, sequence.Range{First: r.First + 2, Last: r.Last}); err != nil || !ok {
 			t.Fatalf("Return: %v %v", ok, err)
 		}
-		want = append(want, sequence.Event{Kind: sequence.Returned, Range: sequence.Range{First: r.First + 2, Last: r.Last}})
+		want = append(want, journal.Event{Kind: journal.Returned, Range: sequence.Range{First: r.First + 2, Last: r.Last}})
 		if ok, err := ret.Return(ctx, key, sequence.Range{First: r.First + 5, Last: r.Last + 3}); err != nil || ok {
 			t.Fatalf("a Return not at the mark: %v %v, want false and no record", ok, err)
 		}
@@ -351,7 +351,7 @@ func journalRecords(t *testing.T, a JournalAllocator, ks keyspace) {
 	if page, err := a.Events(ctx, ks.key("none"), 0, 10); err != nil || len(page) != 0 {
 		t.Errorf("Events of a key never used: %v %v", page, err)
 	}
-	if h, err := a.Head(ctx, ks.key("none")); err != nil || h != (sequence.Head{}) {
+	if h, err := a.Head(ctx, ks.key("none")); err != nil || h != (journal.Head{}) {
 		t.Errorf("Head of a key never used: %v %v", h, err)
 	}
 }
@@ -363,10 +363,10 @@ func journalNote(t *testing.T, a JournalAllocator, ks keyspace) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := []sequence.Event{
-		{Kind: sequence.Voided, Range: sequence.Range{First: r.First, Last: r.First}, Reason: "a test", Actor: "sequencetest"},
-		{Kind: sequence.Released, Range: sequence.Range{First: r.First + 5, Last: r.Last}, Reason: "a test"},
-		{Kind: sequence.Closed, Range: sequence.Range{First: 1, Last: r.Last}},
+	good := []journal.Event{
+		{Kind: journal.Voided, Range: sequence.Range{First: r.First, Last: r.First}, Reason: "a test", Actor: "sequencetest"},
+		{Kind: journal.Released, Range: sequence.Range{First: r.First + 5, Last: r.Last}, Reason: "a test"},
+		{Kind: journal.Closed, Range: sequence.Range{First: 1, Last: r.Last}},
 	}
 	for _, e := range good {
 		got, err := a.Note(ctx, key, e)
@@ -377,16 +377,16 @@ func journalNote(t *testing.T, a JournalAllocator, ks keyspace) {
 			t.Errorf("Note(%v) returned %v", e, got)
 		}
 	}
-	bad := []sequence.Event{
-		{Kind: sequence.Voided, Range: sequence.Range{First: r.Last + 1, Last: r.Last + 1}, Reason: "above the mark"},
-		{Kind: sequence.Voided, Range: sequence.Range{First: r.First, Last: r.First}},
-		{Kind: sequence.Released, Range: sequence.Range{First: 5, Last: 4}, Reason: "empty"},
-		{Kind: sequence.Reserved, Range: sequence.Range{First: r.First, Last: r.First}},
-		{Kind: sequence.Returned, Range: sequence.Range{First: r.Last, Last: r.Last}},
-		{Kind: sequence.Floored, Range: sequence.Range{First: r.Last + 1, Last: r.Last + 9}},
-		{Kind: sequence.Closed, Range: sequence.Range{First: 2, Last: r.Last}},
-		{Kind: sequence.Closed, Range: sequence.Range{First: 1, Last: r.Last + 1}},
-		{Kind: sequence.Voided, Range: sequence.Range{First: r.First, Last: r.First}, Reason: string(make([]byte, sequence.MaxReason+1))},
+	bad := []journal.Event{
+		{Kind: journal.Voided, Range: sequence.Range{First: r.Last + 1, Last: r.Last + 1}, Reason: "above the mark"},
+		{Kind: journal.Voided, Range: sequence.Range{First: r.First, Last: r.First}},
+		{Kind: journal.Released, Range: sequence.Range{First: 5, Last: 4}, Reason: "empty"},
+		{Kind: journal.Reserved, Range: sequence.Range{First: r.First, Last: r.First}},
+		{Kind: journal.Returned, Range: sequence.Range{First: r.Last, Last: r.Last}},
+		{Kind: journal.Floored, Range: sequence.Range{First: r.Last + 1, Last: r.Last + 9}},
+		{Kind: journal.Closed, Range: sequence.Range{First: 2, Last: r.Last}},
+		{Kind: journal.Closed, Range: sequence.Range{First: 1, Last: r.Last + 1}},
+		{Kind: journal.Voided, Range: sequence.Range{First: r.First, Last: r.First}, Reason: string(make([]byte, journal.MaxReason+1))},
 	}
 	for _, e := range bad {
 		if _, err := a.Note(ctx, key, e); !errors.Is(err, sequence.ErrInvalidArgument) {
@@ -397,7 +397,7 @@ func journalNote(t *testing.T, a JournalAllocator, ks keyspace) {
 	if len(events) != 1+len(good) {
 		t.Errorf("%d records after the refused notes, want %d", len(events), 1+len(good))
 	}
-	rep := journal.Audit(key, events, sequence.Head{Seq: events[len(events)-1].Seq, Hash: events[len(events)-1].Hash, Mark: r.Last}, time.Now())
+	rep := journal.Audit(key, events, journal.Head{Seq: events[len(events)-1].Seq, Hash: events[len(events)-1].Hash, Mark: r.Last}, time.Now())
 	if !rep.Explained() {
 		t.Errorf("not explained: %v", rep.Problems)
 	}
@@ -414,7 +414,7 @@ func journalKeys(t *testing.T, a JournalAllocator, ks keyspace) {
 	}
 	for _, key := range keys {
 		events, head := readChain(t, a, key)
-		if n := len(events); n == 0 || events[n-1].Kind != sequence.Reserved || events[n-1].Range.Last != head.Mark {
+		if n := len(events); n == 0 || events[n-1].Kind != journal.Reserved || events[n-1].Range.Last != head.Mark {
 			t.Errorf("the journal of %.40q: %v, head %v", key, events, head)
 		}
 	}
@@ -429,7 +429,7 @@ func journalConcurrent(t *testing.T, a JournalAllocator, ks keyspace) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wctx := sequence.WithBy(ctx, fmt.Sprintf("worker %d", w))
+			wctx := journal.WithBy(ctx, fmt.Sprintf("worker %d", w))
 			for i := range 10 {
 				r, err := a.Allocate(wctx, key, int64(1+i%3))
 				if err != nil {
@@ -437,13 +437,13 @@ func journalConcurrent(t *testing.T, a JournalAllocator, ks keyspace) {
 					return
 				}
 				if i%4 == 3 {
-					if _, err := a.Note(wctx, key, sequence.Event{Kind: sequence.Released, Range: r, Reason: "test"}); err != nil {
+					if _, err := a.Note(wctx, key, journal.Event{Kind: journal.Released, Range: r, Reason: "test"}); err != nil {
 						errs <- err
 						return
 					}
 				}
 			}
-			if _, err := a.Note(wctx, key, sequence.Event{Kind: sequence.Closed, Range: sequence.Range{First: 1, Last: 1}}); err != nil {
+			if _, err := a.Note(wctx, key, journal.Event{Kind: journal.Closed, Range: sequence.Range{First: 1, Last: 1}}); err != nil {
 				errs <- err
 			}
 		}()

@@ -23,9 +23,9 @@ func inRecords(ctx context.Context, tx *sql.Tx, fn func(rt *record.Tx) error) er
 }
 
 // Note appends e to key's journal, in one durable transaction: a
-// [sequence.Journal].
-func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
-	var out sequence.Event
+// [journal.Keeper].
+func (s *Store) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	var out journal.Event
 	err := s.write(ctx, "note", func(tx *sql.Tx) error {
 		return inRecords(ctx, tx, func(rt *record.Tx) (err error) {
 			out, err = journal.Note(rt, key, e)
@@ -36,26 +36,26 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 }
 
 // Events returns up to limit records of key's journal after the record
-// after (a [sequence.Journal]).
-func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+// after (a [journal.Keeper]).
+func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	return journal.Events(ctx, s.Records(), key, after, limit)
 }
 
-// Head returns where key's journal ends (a [sequence.Journal]).
-func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
-	return journal.Head(ctx, s.Records(), key)
+// Head returns where key's journal ends (a [journal.Keeper]).
+func (s *Store) Head(ctx context.Context, key string) (journal.Head, error) {
+	return journal.ReadHead(ctx, s.Records(), key)
 }
 
 // Prune replaces the records of key's journal through record p.Seq with
-// p, the signed Pruned record that sums them up (a [sequence.Pruner]).
-func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+// p, the signed Pruned record that sums them up (a [journal.Pruner]).
+func (s *Store) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
 	return journal.Prune(ctx, s.Records(), key, p)
 }
 
 var (
 	_ sequence.Allocator  = (*Store)(nil)
-	_ sequence.Journal    = (*Store)(nil)
-	_ sequence.Pruner     = (*Store)(nil)
+	_ journal.Keeper      = (*Store)(nil)
+	_ journal.Pruner      = (*Store)(nil)
 	_ sequence.Expirer    = (*Store)(nil)
 	_ sequence.Marker     = (*Store)(nil)
 	_ sequence.Clock      = (*Store)(nil)

@@ -194,12 +194,12 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		return sequence.Range{}, fmt.Errorf("sqliteseq: allocate %.64q with n=%d: %w", key, n, sequence.ErrInvalidArgument)
 	}
 	var r sequence.Range
-	err := s.counter(ctx, "allocate", key, func(tx *sql.Tx, last int64) (int64, []sequence.Event, error) {
+	err := s.counter(ctx, "allocate", key, func(tx *sql.Tx, last int64) (int64, []journal.Event, error) {
 		if last > math.MaxInt64-n {
 			return 0, nil, fmt.Errorf("sqliteseq: allocate %.64q: %d numbers after %d would pass %d: %w", key, n, last, int64(math.MaxInt64), sequence.ErrExhausted)
 		}
 		r = sequence.Range{First: last + 1, Last: last + n}
-		return r.Last, []sequence.Event{{Kind: sequence.AllocateKind(ctx), Range: r}}, nil
+		return r.Last, []journal.Event{{Kind: journal.AllocateKind(ctx), Range: r}}, nil
 	})
 	if err != nil {
 		return sequence.Range{}, err
@@ -214,11 +214,11 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if floor < 0 {
 		return fmt.Errorf("sqliteseq: floor %.64q to %d: negative: %w", key, floor, sequence.ErrInvalidArgument)
 	}
-	return s.counter(ctx, "floor", key, func(tx *sql.Tx, last int64) (int64, []sequence.Event, error) {
+	return s.counter(ctx, "floor", key, func(tx *sql.Tx, last int64) (int64, []journal.Event, error) {
 		if last >= floor {
 			return last, nil, nil
 		}
-		return floor, []sequence.Event{{Kind: sequence.Floored, Range: sequence.Range{First: last + 1, Last: floor}}}, nil
+		return floor, []journal.Event{{Kind: journal.Floored, Range: sequence.Range{First: last + 1, Last: floor}}}, nil
 	})
 }
 
@@ -229,7 +229,7 @@ func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
 		return 0, fmt.Errorf("sqliteseq: mark %.64q to %d: negative: %w", key, v, sequence.ErrInvalidArgument)
 	}
 	var mark int64
-	err := s.counter(ctx, "mark", key, func(tx *sql.Tx, last int64) (int64, []sequence.Event, error) {
+	err := s.counter(ctx, "mark", key, func(tx *sql.Tx, last int64) (int64, []journal.Event, error) {
 		mark = max(last, v)
 		return mark, nil, nil
 	})
@@ -281,7 +281,7 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 // the new mark and the journal's records of the change; the mark is
 // written, and the records appended, only if it moved or there are
 // records.
-func (s *Store) counter(ctx context.Context, op, key string, change func(tx *sql.Tx, last int64) (int64, []sequence.Event, error)) error {
+func (s *Store) counter(ctx context.Context, op, key string, change func(tx *sql.Tx, last int64) (int64, []journal.Event, error)) error {
 	if err := checkKey(key); err != nil {
 		return fmt.Errorf("sqliteseq: %s: %w", op, err)
 	}

@@ -24,7 +24,7 @@ func advQ(b backend, stmt string) string {
 	return stmt
 }
 
-func advAudit(t *testing.T, s *sqlseq.Store, key string) (*journal.Report, error, []sequence.Event) {
+func advAudit(t *testing.T, s *sqlseq.Store, key string) (*journal.Report, error, []journal.Event) {
 	t.Helper()
 	events, head, err := journal.ReadJournal(context.Background(), s, key)
 	if err != nil {
@@ -43,7 +43,7 @@ func TestAdvCounterRolledBack(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			s := newStore(t, b, db, sqlseq.Options{})
-			r1, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10)
+			r1, err := s.Allocate(journal.WithDrawn(ctx, true), "inv", 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestAdvCounterRolledBack(t *testing.T) {
 			if _, err := db.ExecContext(ctx, advQ(b, `UPDATE sn_ledger SET last = 3 WHERE id = ?`), id[:]); err != nil {
 				t.Fatal(err)
 			}
-			r2, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10)
+			r2, err := s.Allocate(journal.WithDrawn(ctx, true), "inv", 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,14 +87,14 @@ func TestAdvForgedPrune(t *testing.T) {
 			db := b.open(t)
 			s := newStore(t, b, db, sqlseq.Options{})
 			for range 3 {
-				if _, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10); err != nil {
+				if _, err := s.Allocate(journal.WithDrawn(ctx, true), "inv", 10); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := s.Note(ctx, "inv", sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: 12, Last: 12}, Reason: "cancelled"}); err != nil {
+			if _, err := s.Note(ctx, "inv", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 12, Last: 12}, Reason: "cancelled"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Allocate(sequence.WithDrawn(ctx, true), "inv", 10); err != nil {
+			if _, err := s.Allocate(journal.WithDrawn(ctx, true), "inv", 10); err != nil {
 				t.Fatal(err)
 			}
 			events, head, err := journal.ReadJournal(ctx, s, "inv")
@@ -102,7 +102,7 @@ func TestAdvForgedPrune(t *testing.T) {
 				t.Fatal(err)
 			}
 			latest := head
-			early := sequence.Head{Seq: 2, Hash: events[1].Hash}
+			early := journal.Head{Seq: 2, Hash: events[1].Hash}
 			exec := func(stmt string, args ...any) {
 				t.Helper()
 				if _, err := db.ExecContext(ctx, advQ(b, stmt), args...); err != nil {
@@ -111,7 +111,7 @@ func TestAdvForgedPrune(t *testing.T) {
 			}
 			// The journal's rows in the table of records, written by
 			// hand with SQL.
-			put := func(e sequence.Event) {
+			put := func(e journal.Event) {
 				t.Helper()
 				exec(`INSERT INTO sn_ledger_kv (k, v, ver) VALUES (?, ?, ?)`, []byte(journal.Key("inv", e.Seq)), journal.MarshalEvent(e), 7000+e.Seq)
 			}
@@ -119,13 +119,13 @@ func TestAdvForgedPrune(t *testing.T) {
 				t.Helper()
 				exec(`DELETE FROM sn_ledger_kv WHERE k >= ? AND k <= ?`, []byte(journal.Key("inv", 0)), []byte(journal.Key("inv", seq)))
 			}
-			forge := func(p sequence.Event) {
+			forge := func(p journal.Event) {
 				t.Helper()
 				deleteThrough(p.Seq)
 				put(p)
 			}
 			// Records 1 to 4 (the void is 4), summed up without the void.
-			withoutVoid := append(append([]sequence.Event(nil), events[:3]...), sequence.Event{Seq: 4, Kind: sequence.Drawn, Range: sequence.Range{First: 31, Last: 31}, Hash: events[3].Hash})
+			withoutVoid := append(append([]journal.Event(nil), events[:3]...), journal.Event{Seq: 4, Kind: journal.Drawn, Range: sequence.Range{First: 31, Last: 31}, Hash: events[3].Hash})
 			forged, err := journal.PruneRecord("inv", withoutVoid, time.Now(), intruder)
 			if err != nil {
 				t.Fatal(err)

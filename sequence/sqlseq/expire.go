@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Mark raises key's high-water mark to at least v and returns it: a
@@ -113,7 +114,7 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	}
 	fid := hash(floorKey(key))
 	done := false
-	_, err := s.journaled(ctx, "return", key, func(_ execer, last, _ int64) (int64, []sequence.Event, error) {
+	_, err := s.journaled(ctx, "return", key, func(_ execer, last, _ int64) (int64, []journal.Event, error) {
 		done = false
 		if last != r.Last {
 			return last, nil, nil
@@ -127,7 +128,7 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 			return last, nil, nil // a floor was raised into r: it stays reserved
 		}
 		done = true
-		return r.First - 1, []sequence.Event{{Kind: sequence.Returned, Range: r}}, nil
+		return r.First - 1, []journal.Event{{Kind: journal.Returned, Range: r}}, nil
 	})
 	return done && err == nil, err
 }

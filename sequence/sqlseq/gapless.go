@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 )
 
@@ -49,7 +50,7 @@ import (
 // A key drawn by Gapless must be drawn by nothing else: a block reserved
 // for it with [Store.Allocate] would be a gap. Gapless implements
 // [sequence.Batcher] (n consecutive numbers in one statement) and
-// [sequence.Journal]. Every draw appends a Drawn record to the key's
+// [journal.Keeper]. Every draw appends a Drawn record to the key's
 // journal in the caller's transaction, committed or rolled back with it.
 // Outside a transaction, a number is held ([Gapless.Hold]) and then
 // committed or voided; a void ([Gapless.Void]) is the only way a number
@@ -149,8 +150,8 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 		}
 		return 0, s.refused(ctx, key, fmt.Sprintf("%d more numbers", n))
 	}
-	_, err = s.appendIn(ctx, &txRecords{s: s, tx: tx}, id, key, last-n, last, func(sequence.Head) (int64, []sequence.Event, error) {
-		return last, []sequence.Event{{Kind: sequence.Drawn, Range: sequence.Range{First: last - n + 1, Last: last}}}, nil
+	_, err = s.appendIn(ctx, &txRecords{s: s, tx: tx}, id, key, last-n, last, func(journal.Head) (int64, []journal.Event, error) {
+		return last, []journal.Event{{Kind: journal.Drawn, Range: sequence.Range{First: last - n + 1, Last: last}}}, nil
 	})
 	if err != nil {
 		return 0, classify("gapless draw: the journal", s.table, err, ctx)
@@ -234,7 +235,7 @@ func (g *Gapless) Hold(ctx context.Context, key string, ttl time.Duration) (Hold
 	}
 	s := g.s
 	var h Hold
-	_, err := s.journaled(ctx, "hold", key, func(tx execer, last, _ int64) (int64, []sequence.Event, error) {
+	_, err := s.journaled(ctx, "hold", key, func(tx execer, last, _ int64) (int64, []journal.Event, error) {
 		if last == math.MaxInt64 {
 			return 0, nil, fmt.Errorf("sqlseq: key %q: mark %d leaves no room for a hold: %w", key, last, sequence.ErrExhausted)
 		}
@@ -243,7 +244,7 @@ func (g *Gapless) Hold(ctx context.Context, key string, ttl time.Duration) (Hold
 		if _, err := tx.ExecContext(ctx, s.q.addHold, id[:], h.N, h.Deadline.UnixMicro()); err != nil {
 			return 0, nil, err
 		}
-		return h.N, []sequence.Event{{Kind: sequence.Held, Range: sequence.Range{First: h.N, Last: h.N}, Deadline: h.Deadline}}, nil
+		return h.N, []journal.Event{{Kind: journal.Held, Range: sequence.Range{First: h.N, Last: h.N}, Deadline: h.Deadline}}, nil
 	})
 	if err != nil {
 		return Hold{}, err
@@ -256,7 +257,7 @@ func (g *Gapless) Hold(ctx context.Context, key string, ttl time.Duration) (Hold
 // held) gives an error wrapping [ErrNotHeld], and records nothing.
 func (g *Gapless) Commit(ctx context.Context, key string, n int64) error {
 	s := g.s
-	_, err := s.journaled(ctx, "commit", key, func(tx execer, last, _ int64) (int64, []sequence.Event, error) {
+	_, err := s.journaled(ctx, "commit", key, func(tx execer, last, _ int64) (int64, []journal.Event, error) {
 		id := hash(key)
 		res, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n)
 		if err != nil {
@@ -267,7 +268,7 @@ func (g *Gapless) Commit(ctx context.Context, key string, n int64) error {
 		} else if k != 1 {
 			return 0, nil, fmt.Errorf("sqlseq: commit number %d of key %q: %w", n, key, ErrNotHeld)
 		}
-		return last, []sequence.Event{{Kind: sequence.Committed, Range: sequence.Range{First: n, Last: n}}}, nil
+		return last, []journal.Event{{Kind: journal.Committed, Range: sequence.Range{First: n, Last: n}}}, nil
 	})
 	return err
 }
@@ -277,24 +278,24 @@ func (g *Gapless) Commit(ctx context.Context, key string, n int64) error {
 // and the journal says why; for a gapless series it is the only way a
 // number leaves the series unused.
 func (g *Gapless) Void(ctx context.Context, key string, n int64, reason string) error {
-	_, err := g.s.Note(ctx, key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: n, Last: n}, Reason: reason})
+	_, err := g.s.Note(ctx, key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: n, Last: n}, Reason: reason})
 	return err
 }
 
 // Note appends e to key's journal in the Store's ledger: a
-// [sequence.Journal], so that sn's Generator.Void reaches a gapless
+// [journal.Keeper], so that sn's Generator.Void reaches a gapless
 // series.
-func (g *Gapless) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
+func (g *Gapless) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	return g.s.Note(ctx, key, e)
 }
 
 // Events reads key's journal in the Store's ledger.
-func (g *Gapless) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+func (g *Gapless) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	return g.s.Events(ctx, key, after, limit)
 }
 
 // Head returns where key's journal in the Store's ledger ends.
-func (g *Gapless) Head(ctx context.Context, key string) (sequence.Head, error) {
+func (g *Gapless) Head(ctx context.Context, key string) (journal.Head, error) {
 	return g.s.Head(ctx, key)
 }
 
@@ -303,8 +304,8 @@ func (g *Gapless) Head(ctx context.Context, key string) (sequence.Head, error) {
 func (g *Gapless) Continuous() bool { return true }
 
 // Prune prunes key's journal in the Store's ledger (see
-// [sequence.Pruner]).
-func (g *Gapless) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+// [journal.Pruner]).
+func (g *Gapless) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
 	return g.s.Prune(ctx, key, p)
 }
 

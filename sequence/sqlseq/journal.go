@@ -14,7 +14,7 @@ import (
 	"github.com/sngen/sn/sequence/record"
 )
 
-// The journal (see [sequence.Journal]) is kept in the table of records
+// The journal (see [journal.Keeper]) is kept in the table of records
 // by package journal. Every write that changes a key's mark and has a
 // record (Allocate, Floor, Return, a gapless draw) locks the key's ledger
 // row, changes it, and appends the record and the head, in one
@@ -24,7 +24,7 @@ import (
 // appends the records op returns to key's journal in the same
 // transaction. op gets the row's mark and the journal's, and returns the
 // row's new mark.
-func (s *Store) journaled(ctx context.Context, what, key string, op func(tx execer, last, journaled int64) (next int64, es []sequence.Event, err error)) (out []sequence.Event, err error) {
+func (s *Store) journaled(ctx context.Context, what, key string, op func(tx execer, last, journaled int64) (next int64, es []journal.Event, err error)) (out []journal.Event, err error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 		if string(k) != key || last < 0 {
 			return fmt.Errorf("%w: table %s: the row of key %q holds the key %q and the mark %d", ErrCorrupt, s.table, key, k, last)
 		}
-		out, err = s.appendIn(ctx, view, id, key, last, last, func(head sequence.Head) (int64, []sequence.Event, error) {
+		out, err = s.appendIn(ctx, view, id, key, last, last, func(head journal.Head) (int64, []journal.Event, error) {
 			return op(tx, last, head.Mark)
 		})
 		if err != nil {
@@ -113,7 +113,7 @@ func (s *Store) migrated(ctx context.Context) error {
 // writes them, the head and the mark (when it is not stored, the mark
 // the ledger's row holds) in tx. The caller holds key's ledger row locked
 // in tx.
-func (s *Store) appendIn(ctx context.Context, view *txRecords, id [32]byte, key string, before, stored int64, change func(head sequence.Head) (int64, []sequence.Event, error)) (out []sequence.Event, err error) {
+func (s *Store) appendIn(ctx context.Context, view *txRecords, id [32]byte, key string, before, stored int64, change func(head journal.Head) (int64, []journal.Event, error)) (out []journal.Event, err error) {
 	next := stored
 	tx := view.tx
 	cond, ops, err := record.In(ctx, view, func(rt *record.Tx) error {
@@ -121,7 +121,7 @@ func (s *Store) appendIn(ctx context.Context, view *txRecords, id [32]byte, key 
 		if err != nil {
 			return err
 		}
-		var es []sequence.Event
+		var es []journal.Event
 		if next, es, err = change(head); err != nil {
 			return err
 		}
@@ -296,13 +296,13 @@ func (s *Store) ensureHead(ctx context.Context, key string) error {
 // key's journal in one transaction that locks key's row: for a cache that
 // records many at once (redisseq's blocks handed to processes), one round
 // of the ledger instead of one per record.
-func (s *Store) NoteAll(ctx context.Context, key string, es []sequence.Event) ([]sequence.Event, error) {
-	return s.journaled(ctx, "note", key, func(tx execer, last, journaled int64) (int64, []sequence.Event, error) {
+func (s *Store) NoteAll(ctx context.Context, key string, es []journal.Event) ([]journal.Event, error) {
+	return s.journaled(ctx, "note", key, func(tx execer, last, journaled int64) (int64, []journal.Event, error) {
 		for _, e := range es {
-			if e.Kind == sequence.Voided {
+			if e.Kind == journal.Voided {
 				return 0, nil, fmt.Errorf("sqlseq: journal of %q: a void is noted alone (Note): %w", key, sequence.ErrInvalidArgument)
 			}
-			if err := sequence.CheckNote(key, e, max(journaled, last)); err != nil {
+			if err := journal.CheckNote(key, e, max(journaled, last)); err != nil {
 				return 0, nil, err
 			}
 		}
@@ -311,13 +311,13 @@ func (s *Store) NoteAll(ctx context.Context, key string, es []sequence.Event) ([
 }
 
 // Note appends e to key's journal, in a transaction that locks key's
-// row: a [sequence.Journal].
-func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequence.Event, error) {
-	out, err := s.journaled(ctx, "note", key, func(tx execer, last, journaled int64) (int64, []sequence.Event, error) {
-		if err := sequence.CheckNote(key, e, max(journaled, last)); err != nil {
+// row: a [journal.Keeper].
+func (s *Store) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	out, err := s.journaled(ctx, "note", key, func(tx execer, last, journaled int64) (int64, []journal.Event, error) {
+		if err := journal.CheckNote(key, e, max(journaled, last)); err != nil {
 			return 0, nil, err
 		}
-		if e.Kind == sequence.Voided {
+		if e.Kind == journal.Voided {
 			// A gapless hold voided is a hold no more.
 			id := hash(key)
 			if _, err := tx.ExecContext(ctx, s.q.deleteHolds, id[:], e.Range.First, e.Range.Last); err != nil {
@@ -332,37 +332,37 @@ func (s *Store) Note(ctx context.Context, key string, e sequence.Event) (sequenc
 				return 0, nil, err
 			}
 		}
-		return last, []sequence.Event{e}, nil
+		return last, []journal.Event{e}, nil
 	})
 	if err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
 	return out[len(out)-1], nil
 }
 
 // Events returns up to limit records of key's journal after the record
-// after: a [sequence.Journal].
-func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]sequence.Event, error) {
+// after: a [journal.Keeper].
+func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
 	return journal.Events(ctx, s.Records(), key, after, limit)
 }
 
-// Head returns where key's journal ends: a [sequence.Journal].
-func (s *Store) Head(ctx context.Context, key string) (sequence.Head, error) {
+// Head returns where key's journal ends: a [journal.Keeper].
+func (s *Store) Head(ctx context.Context, key string) (journal.Head, error) {
 	if err := checkKey(key); err != nil {
-		return sequence.Head{}, err
+		return journal.Head{}, err
 	}
-	return journal.Head(ctx, s.Records(), key)
+	return journal.ReadHead(ctx, s.Records(), key)
 }
 
 // Prune replaces the records of key's journal through record p.Seq with
-// p, the signed Pruned record that sums them up (a [sequence.Pruner]), in
+// p, the signed Pruned record that sums them up (a [journal.Pruner]), in
 // one transaction that the head and that record did not move under.
-func (s *Store) Prune(ctx context.Context, key string, p sequence.Event) (sequence.Event, error) {
+func (s *Store) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
 	if err := checkKey(key); err != nil {
-		return sequence.Event{}, err
+		return journal.Event{}, err
 	}
 	return journal.Prune(ctx, s.Records(), key, p)
 }

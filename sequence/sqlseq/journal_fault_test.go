@@ -69,7 +69,7 @@ func journalChild(s journalSpec) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(s.Name, []byte(sequence.ProcessName()), 0o644); err != nil {
+	if err := os.WriteFile(s.Name, []byte(journal.ProcessName()), 0o644); err != nil {
 		return err
 	}
 	out, err := os.OpenFile(s.Out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -91,7 +91,7 @@ func journalChild(s journalSpec) error {
 		}
 		switch r.IntN(200) {
 		case 0:
-			if _, err := seg.Note(ctx, s.Key, sequence.Event{Kind: sequence.Voided, Range: sequence.Range{First: v, Last: v}, Reason: "a test: void"}); err != nil {
+			if _, err := seg.Note(ctx, s.Key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: v, Last: v}, Reason: "a test: void"}); err != nil {
 				return err
 			}
 		case 1:
@@ -239,7 +239,7 @@ func testJournalFaults(t *testing.T, b backend) {
 		some = v
 		break
 	}
-	if _, err := store.Note(ctx, key, sequence.Event{Kind: sequence.Released, Range: sequence.Range{First: some, Last: some}, Reason: "a lie"}); err != nil {
+	if _, err := store.Note(ctx, key, journal.Event{Kind: journal.Released, Range: sequence.Range{First: some, Last: some}, Reason: "a lie"}); err != nil {
 		t.Fatal(err)
 	}
 	if p := check(t); len(p) == 0 {

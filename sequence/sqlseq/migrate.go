@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
 	"github.com/sngen/sn/sequence/claim"
 	"github.com/sngen/sn/sequence/journal"
@@ -194,7 +193,7 @@ func (s *Store) migrateJournals(ctx context.Context) error {
 			through := map[string]int64{}
 			for rows.Next() {
 				var k, id, h []byte
-				var e sequence.Event
+				var e journal.Event
 				var kind string
 				var at, deadline int64
 				if err := rows.Scan(&k, &id, &e.Seq, &kind, &e.Range.First, &e.Range.Last, &at, &e.By, &e.Actor, &e.Reason, &deadline, &h); err != nil {
@@ -203,8 +202,8 @@ func (s *Store) migrateJournals(ctx context.Context) error {
 				}
 				// The kind as written, even one this release does not
 				// know: VerifyChain reports what does not hash.
-				e.Kind, _ = sequence.ParseEventKind(kind)
-				e.At, e.Deadline = sequence.FromMicros(at), sequence.FromMicros(deadline)
+				e.Kind, _ = journal.ParseEventKind(kind)
+				e.At, e.Deadline = journal.FromMicros(at), journal.FromMicros(deadline)
 				copy(e.Hash[:], h)
 				ops = append(ops, record.Put(journal.Key(string(k), e.Seq), journal.MarshalEvent(e)))
 				through[string(id)] = max(through[string(id)], e.Seq)
@@ -240,7 +239,7 @@ func (s *Store) migrateJournals(ctx context.Context) error {
 		var ids [][]byte
 		for rows.Next() {
 			var k, id, hb []byte
-			var h sequence.Head
+			var h journal.Head
 			if err := rows.Scan(&k, &id, &h.Seq, &hb, &h.Mark); err != nil {
 				rows.Close()
 				return err

@@ -200,7 +200,7 @@ var legacyJournalDDL = map[sqlseq.Dialect][]string{
 // a journal of n records for each key, after allocating the numbers with
 // s, and leaves no record of s's own; it returns each key's head, an
 // anchor taken before the migration.
-func legacyJournal(t *testing.T, b backend, db *sql.DB, s *sqlseq.Store, keys map[string]int) map[string]sequence.Head {
+func legacyJournal(t *testing.T, b backend, db *sql.DB, s *sqlseq.Store, keys map[string]int) map[string]journal.Head {
 	t.Helper()
 	ctx := context.Background()
 	exec := func(stmt string, args ...any) {
@@ -212,7 +212,7 @@ func legacyJournal(t *testing.T, b backend, db *sql.DB, s *sqlseq.Store, keys ma
 	for _, ddl := range legacyJournalDDL[b.dialect] {
 		exec(ddl)
 	}
-	anchors := map[string]sequence.Head{}
+	anchors := map[string]journal.Head{}
 	for key, n := range keys {
 		r, err := s.Allocate(ctx, key, int64(n))
 		if err != nil {
@@ -220,7 +220,7 @@ func legacyJournal(t *testing.T, b backend, db *sql.DB, s *sqlseq.Store, keys ma
 		}
 		// The earlier release's journal of those numbers: one record
 		// per number drawn, written 200 rows a statement.
-		var head sequence.Head
+		var head journal.Head
 		id := sha256.Sum256([]byte(key))
 		var vals []string
 		var args []any
@@ -231,8 +231,8 @@ func legacyJournal(t *testing.T, b backend, db *sql.DB, s *sqlseq.Store, keys ma
 			}
 		}
 		for v := r.First; v <= r.Last; v++ {
-			var e sequence.Event
-			e, head = sequence.Chain(head, key, sequence.Event{Kind: sequence.Drawn, Range: sequence.Range{First: v, Last: v}, Reason: "an earlier release"})
+			var e journal.Event
+			e, head = journal.Chain(head, key, journal.Event{Kind: journal.Drawn, Range: sequence.Range{First: v, Last: v}, Reason: "an earlier release"})
 			vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 			args = append(args, id[:], e.Seq, e.Kind.String(), e.Range.First, e.Range.Last, e.At.UnixMicro(), e.By, e.Actor, e.Reason, int64(0), e.Hash[:])
 			if len(vals) == 200 {

@@ -72,6 +72,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Dialect is the SQL a Store speaks.
@@ -246,12 +247,12 @@ func (s *Store) Allocate(ctx context.Context, key string, n int64) (sequence.Ran
 		return sequence.Range{}, fmt.Errorf("sqlseq: allocate %d numbers: %w", n, sequence.ErrInvalidArgument)
 	}
 	var r sequence.Range
-	_, err := s.journaled(ctx, "allocate", key, func(_ execer, last, _ int64) (int64, []sequence.Event, error) {
+	_, err := s.journaled(ctx, "allocate", key, func(_ execer, last, _ int64) (int64, []journal.Event, error) {
 		if last > math.MaxInt64-n {
 			return 0, nil, fmt.Errorf("sqlseq: key %q: mark %d leaves no room for %d more numbers: %w", key, last, n, sequence.ErrExhausted)
 		}
 		r = sequence.Range{First: last + 1, Last: last + n}
-		return r.Last, []sequence.Event{{Kind: sequence.AllocateKind(ctx), Range: r}}, nil
+		return r.Last, []journal.Event{{Kind: journal.AllocateKind(ctx), Range: r}}, nil
 	})
 	if err != nil {
 		return sequence.Range{}, err
@@ -286,11 +287,11 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.journaled(ctx, "floor", key, func(_ execer, last, _ int64) (int64, []sequence.Event, error) {
+	_, err = s.journaled(ctx, "floor", key, func(_ execer, last, _ int64) (int64, []journal.Event, error) {
 		if floor <= last {
 			return last, nil, nil
 		}
-		return floor, []sequence.Event{{Kind: sequence.Floored, Range: sequence.Range{First: last + 1, Last: floor}}}, nil
+		return floor, []journal.Event{{Kind: journal.Floored, Range: sequence.Range{First: last + 1, Last: floor}}}, nil
 	})
 	return err
 }
