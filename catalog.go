@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/sngen/sn/internal/engine"
-	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/catalog"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Series is a template in a store's catalog (see [Generator.Enroll]), as
@@ -36,8 +36,9 @@ type Counter struct {
 	Key   string
 	Fixed bool
 	// Last is the last number reserved for a fixed key (the counter's
-	// high-water mark), when the store keeps marks (sequence.Marker);
-	// -1 when it is not known.
+	// high-water mark), as the head of its journal keeps it; -1 when it
+	// is not known: the key has no journal (nothing was drawn from it, or
+	// only before the store kept journals) or the store keeps none.
 	Last int64
 	// Max is the largest number the part's width prints, 0 for none.
 	Max int64
@@ -53,10 +54,10 @@ func (c Counter) Used() float64 {
 }
 
 // ReadCatalog returns the templates of cat, oldest first, with their
-// counters; marks, when not nil, gives the last number of each counter
-// whose key is fixed (sequence.Marker.Mark with 0 raises nothing). An
-// entry that cannot be read back has its Err set.
-func ReadCatalog(ctx context.Context, cat *catalog.Catalog, marks sequence.Marker) ([]Series, error) {
+// counters, and the last number of each counter whose key is fixed, read
+// from its journal in the catalog's store. An entry that cannot be read
+// back has its Err set.
+func ReadCatalog(ctx context.Context, cat *catalog.Catalog) ([]Series, error) {
 	es, err := cat.Entries(ctx)
 	if err != nil {
 		return nil, err
@@ -78,10 +79,8 @@ func ReadCatalog(ctx context.Context, cat *catalog.Catalog, marks sequence.Marke
 					c := Counter{Part: p.Name, Offset: p.Offset, Key: pl.KeyPattern(i), Last: -1, Max: p.MaxSeq()}
 					if k, ok := p.FixedKey(); ok {
 						c.Key, c.Fixed = k, true
-						if marks != nil {
-							if m, err := marks.Mark(ctx, k, 0); err == nil {
-								c.Last = m
-							}
+						if h, err := journal.ReadHead(ctx, cat.Records(), k); err == nil && h.Seq > 0 {
+							c.Last = h.Mark
 						}
 					}
 					s.Counters = append(s.Counters, c)

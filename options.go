@@ -84,8 +84,8 @@ func WithClock(now func() time.Time) Option {
 // period ends: two hours unless set, and at least one, so that the hour a
 // zone repeats in the autumn finds its counter. Such counters expire, by
 // the store's clock, in stores that can expire keys and tell their time
-// (sequence.Expirer and sequence.Clock: every store of package sequence
-// and its subpackages). A call at an instant more than half the retention
+// (sequence.Expirer, and the clock of their records: every store of
+// package sequence and its subpackages). A call at an instant more than half the retention
 // before the store's time is refused, since its counter may be gone and
 // starting it again would repeat numbers: with an error wrapping
 // sequence.ErrClockRollback when the instant is the clock's, and

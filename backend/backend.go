@@ -381,15 +381,6 @@ func (e exact) Floor(ctx context.Context, key string, floor int64) error {
 	return fl.Floor(ctx, key, floor)
 }
 
-// Mark raises key's mark in the Allocator's store (see sequence.Marker).
-func (e exact) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	m, ok := e.a.(sequence.Marker)
-	if !ok {
-		return 0, fmt.Errorf("%T keeps no marks: %w", e.a, errors.ErrUnsupported)
-	}
-	return m.Mark(ctx, key, v)
-}
-
 // Records returns the records of the Allocator's store (see package
 // record), where its catalog is kept.
 func (e exact) Records() record.Store { return record.Of(e.a) }

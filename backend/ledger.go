@@ -187,7 +187,6 @@ type ledgerStore interface {
 	sequence.Floorer
 	sequence.Identifier
 	record.Holder
-	sequence.Marker
 	sequence.Pinger
 }
 

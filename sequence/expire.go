@@ -16,41 +16,14 @@ import (
 // and what it keeps for it, once ttl has passed; a key deleted starts again
 // at 1. A later Expire of the key sets a new ttl. sn calls it for the
 // counters of periods of an hour or shorter (reset=hour, minute, second),
-// which would otherwise pile up in the store, and guards against drawing
-// from a deleted key with a [Marker]. A wrapper whose store cannot expire
-// keys returns an error wrapping errors.ErrUnsupported.
+// which would otherwise pile up in the store, when the store keeps records
+// (package record): it expires keys by the clock of its records
+// (record.Store.Now), and sn guards against drawing from a deleted key by
+// that clock, keeping the latest reading of it in those records. A
+// wrapper whose store cannot expire keys returns an error wrapping
+// errors.ErrUnsupported.
 type Expirer interface {
 	Expire(ctx context.Context, key string, ttl time.Duration) error
-}
-
-// Marker is implemented by a [Gen] or [Allocator] that keeps high-water
-// marks in its store. Mark raises the mark of key to at least v and
-// returns the mark, read from the store at the time of the call (never
-// from a cache): the largest v any process has marked. Marks share the
-// keys of counters: the mark of a key is its counter's last number, and a
-// key used for marks must not be drawn from. sn keeps the latest reading
-// of the store's [Clock] as a mark, so that a store whose clock went back
-// does not let a process draw from a period whose counter the store has
-// deleted. A wrapper whose store cannot keep marks returns an error
-// wrapping errors.ErrUnsupported.
-type Marker interface {
-	Mark(ctx context.Context, key string, v int64) (int64, error)
-}
-
-// Clock is implemented by a [Gen] or [Allocator] whose store expires keys
-// ([Expirer]) by a clock of its own. Now returns that clock's time, read
-// from the store at the time of the call: a database's now(), Redis's
-// TIME, the process's clock for a store in a local file or in memory.
-//
-// sn reads it to know which counters the store may have deleted: a
-// counter per hour, minute or second expires by the store's clock, not by
-// the caller's, so a call for an instant whose period's counter may be
-// gone by that clock is refused, however long nothing was drawn and
-// whatever the caller's clock says. A store that expires keys must be a
-// Clock, or sn does not let its counters expire. A wrapper whose store
-// has no clock returns an error wrapping errors.ErrUnsupported.
-type Clock interface {
-	Now(ctx context.Context) (time.Time, error)
 }
 
 // Recorder is implemented by a [Gen] or [Allocator] whose store keeps

@@ -16,7 +16,8 @@ import (
 // memory. The first [Range] of every key starts at 1. Like [Memory], it
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
-// use and implements [Floorer], [Marker], [Expirer], [Clock], [record.Holder], [Returner], [journal.Keeper] and [Identifier]: each
+// use and implements [Floorer], [Expirer], [record.Holder], [Returner],
+// [journal.Keeper] and [Identifier]: each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id     string
@@ -87,26 +88,6 @@ func (a *MemoryAllocator) floor(ctx context.Context, key string, floor int64, no
 	}
 	a.floors[key] = max(a.floors[key], floor)
 	return nil
-}
-
-// Mark raises the last number reserved for key to at least v and returns
-// it.
-func (a *MemoryAllocator) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	if err := a.floor(ctx, key, v, false); err != nil {
-		return 0, err
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.last[key], nil
-}
-
-// Now returns the time the MemoryAllocator's deadlines are kept by:
-// time.Now.
-func (a *MemoryAllocator) Now(ctx context.Context) (time.Time, error) {
-	if err := ctx.Err(); err != nil {
-		return time.Time{}, err
-	}
-	return time.Now(), nil
 }
 
 // Expire deletes key once ttl has passed (on a later Mark, Floor or

@@ -15,7 +15,8 @@ import (
 // at 1 for each key (see Start) and are lost when the process ends, so
 // Memory suits tests, examples and numbers that only need to be unique within
 // one run. It is safe for concurrent use and implements [Batcher], [Binder],
-// [Floorer], [Marker], [Expirer], [Clock] and [record.Holder] (its catalog and named records: see package catalog and [Remember]).
+// [Floorer], [Expirer] and [record.Holder] (its catalog and named records:
+// see package catalog and [Remember]; its clock is the process's).
 //
 // The zero Memory is ready to use; its fields, the options, must not
 // change once it is:
@@ -26,8 +27,9 @@ type Memory struct {
 	// Start every call returns an error wrapping [ErrInvalidArgument], as
 	// a constructor's bad argument does.
 	Start int64
-	// Clock is the time of [Memory.Expire]'s deadlines and of [Memory.Now];
-	// nil means time.Now. Tests that move the clock set it.
+	// Clock is the time of [Memory.Expire]'s deadlines and of its
+	// records (record.Store.Now); nil means time.Now. Tests that move the
+	// clock set it.
 	Clock func() time.Time
 
 	counters sync.Map // key -> *atomic.Int64 holding the last number issued
@@ -142,24 +144,6 @@ func (m *Memory) Floor(ctx context.Context, key string, floor int64) error {
 	}
 }
 
-// Mark raises the last number of key to at least v and returns it.
-func (m *Memory) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	m.exp.sweep(m.clock(), func(k string) { m.counters.Delete(k) })
-	if err := m.Floor(ctx, key, v); err != nil {
-		return 0, err
-	}
-	return m.counter(key).Load(), nil
-}
-
-// Now returns the time the Memory's deadlines are kept by: its Clock, or
-// time.Now.
-func (m *Memory) Now(ctx context.Context) (time.Time, error) {
-	if err := ctx.Err(); err != nil {
-		return time.Time{}, err
-	}
-	return m.clock(), nil
-}
-
 // Expire deletes key once ttl has passed (on a later Mark or Expire; at
 // once when ttl <= 0): its numbers then start again at the first. A Handle bound to key keeps the
 // old counter.
@@ -178,4 +162,12 @@ func (m *Memory) Expire(ctx context.Context, key string, ttl time.Duration) erro
 
 // Records returns the Memory's records (see package record), where its
 // catalog is kept.
-func (m *Memory) Records() record.Store { return &m.kv }
+func (m *Memory) Records() record.Store { return memoryRecords{&m.kv, m.clock} }
+
+// memoryRecords are a Memory's records, timed by its Clock.
+type memoryRecords struct {
+	*record.Memory
+	clock func() time.Time
+}
+
+func (r memoryRecords) Now(ctx context.Context) (time.Time, error) { return r.clock(), ctx.Err() }

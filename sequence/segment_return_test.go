@@ -113,8 +113,8 @@ func TestSegmentCloseReturnsUnderLoad(t *testing.T) {
 					top = max(top, v)
 				}
 				mu.Unlock()
-				last, _ := store.Mark(ctx, "k", 0)
-				store.Return(ctx, "k", sequence.Range{First: top, Last: last})
+				h, _ := store.Head(ctx, "k")
+				store.Return(ctx, "k", sequence.Range{First: top, Last: h.Mark})
 			}
 		}
 		return repeats

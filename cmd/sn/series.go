@@ -116,8 +116,7 @@ func catalogOf(gen sequence.Gen) *catalog.Catalog {
 }
 
 func listSeries(ctx context.Context, e *env, cat *catalog.Catalog, gen sequence.Gen) error {
-	marks, _ := gen.(sequence.Marker)
-	ss, err := sn.ReadCatalog(ctx, cat, marks)
+	ss, err := sn.ReadCatalog(ctx, cat)
 	if err != nil {
 		return err
 	}
@@ -159,8 +158,7 @@ func listSeries(ctx context.Context, e *env, cat *catalog.Catalog, gen sequence.
 // forget removes an entry, given by its ID or a prefix of it, once told
 // that it is meant: what it risks is said first.
 func forget(e *env, cat *catalog.Catalog, gen sequence.Gen, id string, yes bool) error {
-	marks, _ := gen.(sequence.Marker)
-	ss, err := sn.ReadCatalog(e.ctx, cat, marks)
+	ss, err := sn.ReadCatalog(e.ctx, cat)
 	if err != nil {
 		return err
 	}

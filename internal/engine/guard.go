@@ -2,15 +2,18 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 )
 
 // DefaultRetention is how long the counter of a period of an hour or
@@ -26,8 +29,8 @@ const MinRetention = time.Hour
 // from drawing from a counter the store has deleted.
 //
 // The counters of such periods expire in the store (sequence.Expirer), so
-// they do not pile up, and they expire by the store's clock
-// (sequence.Clock): a database's now(), Redis's TIME. So the guard reads
+// they do not pile up, and they expire by the store's clock (the clock of
+// its records, record.Store.Now): a database's now(), Redis's TIME. So the guard reads
 // that clock, not the caller's and not the instants numbers were issued
 // at. A counter is given, when it is first drawn from, an expiry that
 // ends the retention R after its period ends by the store's clock
@@ -41,14 +44,15 @@ const MinRetention = time.Hour
 //
 // The store's time is read when a call first draws in a period later than
 // any before (at most once a period), and every R/4 on the process's
-// monotonic clock, and carried forward on that clock between readings. Each reading is also raised
-// into a mark in the store (sequence.Marker), shared by every process, and
-// the latest mark counts as the store's time: a store whose clock went
-// back (a failover to a server whose clock is behind) does not let a call
-// into a period whose counter was deleted by the clock before.
+// monotonic clock, and carried forward on that clock between readings.
+// Each reading is also raised into a mark in the store's records (see
+// mark), shared by every process, and the latest mark counts as the
+// store's time: a store whose clock went back (a failover to a server
+// whose clock is behind) does not let a call into a period whose counter
+// was deleted by the clock before.
 type guard struct {
-	clock     sequence.Clock
-	marker    sequence.Marker  // nil: the store keeps no marks
+	gen       sequence.Gen     // for the mark an earlier release kept in a counter
+	records   record.Store     // the store's clock and the mark
 	expirer   sequence.Expirer // nil: the store keeps every counter
 	key       string           // the mark's key
 	period    time.Duration
@@ -86,12 +90,11 @@ func newGuard(s *Part, gen sequence.Gen, base string, retention time.Duration) *
 	default:
 		return nil
 	}
-	c, ok := gen.(sequence.Clock)
-	if !ok {
+	rs := record.Of(gen)
+	if rs == nil {
 		return nil
 	}
-	g := &guard{clock: c, key: escapeKey(base) + "|clock", period: period, retention: retention}
-	g.marker, _ = gen.(sequence.Marker)
+	g := &guard{gen: gen, records: rs, key: escapeKey(base) + "|clock", period: period, retention: retention}
 	g.expirer, _ = gen.(sequence.Expirer)
 	return g
 }
@@ -163,7 +166,7 @@ func (g *guard) check(ctx context.Context, b int64, at time.Time, given bool, ke
 
 // read reads the store's clock and raises the mark; g.mu is held.
 func (g *guard) read(ctx context.Context) error {
-	t, err := g.clock.Now(ctx)
+	t, err := g.records.Now(ctx)
 	if errors.Is(err, errors.ErrUnsupported) {
 		g.off = true // no clock: Expire is never called, counters stay
 		return nil
@@ -172,25 +175,66 @@ func (g *guard) read(ctx context.Context) error {
 		return fmt.Errorf("%w: reading the store's clock: %w", sequence.ErrUnavailable, err)
 	}
 	readAt := time.Now()
+	// What this process saw before, carried forward, goes in too: a store
+	// whose clock went back since is caught on its own.
+	push := t.UnixMicro()
+	if !g.st.readAt.IsZero() {
+		push = max(push, g.st.mark.Add(readAt.Sub(g.st.readAt)).UnixMicro())
+	}
+	m, err := g.mark(ctx, max(push, 0))
+	if err != nil {
+		return fmt.Errorf("%w: marking the store's clock: %w", sequence.ErrUnavailable, err)
+	}
 	mark := t
-	if g.marker != nil {
-		// What this process saw before, carried forward, goes in too: a
-		// store whose clock went back since is caught on its own.
-		push := t.UnixMicro()
-		if !g.st.readAt.IsZero() {
-			push = max(push, g.st.mark.Add(readAt.Sub(g.st.readAt)).UnixMicro())
-		}
-		m, err := g.marker.Mark(ctx, g.key, max(push, 0))
-		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
-			return fmt.Errorf("%w: marking the store's clock: %w", sequence.ErrUnavailable, err)
-		}
-		if err == nil && m > mark.UnixMicro() {
-			mark = time.UnixMicro(m)
-		}
+	if m > mark.UnixMicro() {
+		mark = time.UnixMicro(m)
 	}
 	g.st = guardState{clock: t, mark: mark, readAt: readAt}
 	g.expired = map[string]bool{}
 	return nil
+}
+
+// mark raises the mark, the latest reading of the store's clock any
+// process made (in microseconds), to at least v, and returns it. It is
+// kept in the store's records under "mk/" and the mark's key.
+//
+// An earlier release kept it as the last number of the counter of that
+// key: where the record is missing, that counter is drawn from once, and
+// the number before the one drawn is the mark it kept.
+func (g *guard) mark(ctx context.Context, v int64) (int64, error) {
+	rkey := "mk/" + g.key
+	if len(rkey) > record.MaxKey {
+		rkey = fmt.Sprintf("mk/#%x", sha256.Sum256([]byte(g.key)))
+	}
+	got, err := g.records.Get(ctx, rkey)
+	if err != nil {
+		return 0, err
+	}
+	var earlier int64
+	if !got[0].Exists() {
+		n, err := g.gen.Next(ctx, g.key)
+		if err != nil {
+			return 0, fmt.Errorf("reading the mark of an earlier release: %w", err)
+		}
+		earlier = n - 1
+	}
+	err = record.Update(ctx, g.records, func(tx *record.Tx) error {
+		r, err := tx.Get1(rkey)
+		if err != nil {
+			return err
+		}
+		cur := earlier
+		if r.Exists() {
+			if cur, err = strconv.ParseInt(string(r.Value), 10, 64); err != nil {
+				return fmt.Errorf("the mark %q is %.40q, not a number: %w", rkey, r.Value, record.ErrInvalid)
+			}
+		}
+		if v = max(v, cur); v > cur || !r.Exists() {
+			tx.Put(rkey, strconv.AppendInt(nil, v, 10))
+		}
+		return nil
+	})
+	return v, err
 }
 
 // late refuses an instant more than half the retention before the store's

@@ -13,14 +13,15 @@ import (
 	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/internal/engine"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 )
 
-// Store is a store whose counters expire by its own clock: what the
-// retention guard reads.
+// Store is a store whose counters expire by its own clock, the clock of
+// its records: what the retention guard reads.
 type Store interface {
 	sequence.Allocator
 	sequence.Expirer
-	sequence.Clock
+	record.Holder
 }
 
 // NewStore returns a fresh store for one test of the guard.
@@ -38,7 +39,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("PostDated", func(t *testing.T) { t.Parallel(); guardPostDated(t, newStore) })
 }
 
-// noClock hides a Segment's Clock, Marker and Expirer: sn then neither
+// noClock hides a Segment's records and Expirer: sn then neither
 // guards nor expires its counters. The controls of the guard's tests
 // expire them themselves, as the guard and the store would.
 type noClock struct{ s *sequence.Segment }

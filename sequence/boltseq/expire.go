@@ -21,31 +21,10 @@ var (
 	deadlineBucket = []byte("sn.deadlines") // deadline (8 bytes) k<key> -> nil
 )
 
-// Mark raises key's high-water mark to at least v and returns it, in one
-// durable transaction: a [sequence.Marker]. sn keeps the latest instant
-// it issued numbers at this way (see [sequence.Marker]).
-func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	if v < 0 {
-		return 0, fmt.Errorf("boltseq: mark %s to %d: negative: %w", quoteKey(key), v, sequence.ErrInvalidArgument)
-	}
-	var mark int64
-	err := s.update(ctx, "mark", key, func(b *bolt.Bucket, k []byte) error {
-		last, err := s.get(b, k, key)
-		if err != nil {
-			return err
-		}
-		if mark = max(last, v); mark > last {
-			return put(b, k, mark)
-		}
-		return nil
-	})
-	return mark, err
-}
-
-// Now returns the process's clock, time.Now, by which [Store.Expire]
-// keeps its deadlines: a [sequence.Clock]. It fails only on a closed
+// now returns the process's clock, time.Now, by which [Store.Expire]
+// keeps its deadlines, the clock of its records. It fails only on a closed
 // Store or a done ctx.
-func (s *Store) Now(ctx context.Context) (time.Time, error) {
+func (s *Store) now(ctx context.Context) (time.Time, error) {
 	err := s.view(ctx, "now", func(*bolt.Tx) error { return nil })
 	return time.Now(), err
 }

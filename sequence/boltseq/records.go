@@ -113,4 +113,4 @@ func applyRecords(b *bolt.Bucket, ops []record.Op) error {
 	return nil
 }
 
-func (r records) Now(ctx context.Context) (time.Time, error) { return time.Now(), ctx.Err() }
+func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.now(ctx) }

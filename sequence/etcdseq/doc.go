@@ -10,13 +10,14 @@
 //	seg, err := sequence.NewSegment(store, sequence.SegmentOptions{})
 //
 // A [Store] is a [sequence.Allocator], [sequence.Floorer],
-// [sequence.Returner], [sequence.Marker], [sequence.Expirer],
-// [sequence.Clock], [sequence.Identifier], [journal.Keeper],
+// [sequence.Returner], [sequence.Expirer], [sequence.Identifier],
+// [journal.Keeper],
 // [journal.Pruner], [sequence.Pinger] and a [record.Holder]: its records
 // keep the catalog of series (package catalog), named records
 // ([sequence.Remember]) and the claims of idempotency keys
 // ([claim.Records]). Its clock, by which counters
-// of an hour or shorter expire, is kept in the cluster (see [Store.Now]). Put a
+// of an hour or shorter expire, is kept in the cluster: the clock of its
+// records. Put a
 // [sequence.Segment] in front of it: a range is one round trip to the
 // leader and one fsync on a majority, so numbers should come from memory.
 //

@@ -140,11 +140,11 @@ func TestExpirerConformance(t *testing.T) {
 func TestClock(t *testing.T) {
 	ctx := t.Context()
 	s := newStore(t, etcdtest.Shared(t), etcdseq.Options{})
-	a, err := s.Now(ctx)
+	a, err := s.Records().Now(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.Now(ctx)
+	b, err := s.Records().Now(ctx)
 	if err != nil || b.Before(a) || time.Since(b) > time.Minute || time.Until(b) > time.Minute {
 		t.Fatalf("Now = %v then %v, %v", a, b, err)
 	}

@@ -27,11 +27,10 @@ func (s *Store) clockKey() string { return s.prefix + "clock" }
 // deadlineKey returns the key of key's expiry deadline.
 func (s *Store) deadlineKey(key string) string { return s.prefix + "x/" + key }
 
-// Now returns the Store's clock: the largest time a process sharing the
-// prefix has read, this one's included (see the package doc): a
-// [sequence.Clock]. It raises the clock to this process's time when that
+// now returns the Store's clock: the largest time a process sharing the
+// prefix has read, this one's included (see the package doc), the clock of its records. It raises the clock to this process's time when that
 // is later.
-func (s *Store) Now(ctx context.Context) (time.Time, error) {
+func (s *Store) now(ctx context.Context) (time.Time, error) {
 	k := s.clockKey()
 	var now int64
 	err := s.retry(ctx, "Now", "", func(ctx context.Context) (bool, error) {
@@ -71,7 +70,7 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 }
 
 // Expire deletes key's counter once ttl has passed by the Store's clock
-// ([Store.Now]): a [sequence.Expirer]. The deadline is a key of its own;
+// (the clock of its records): a [sequence.Expirer]. The deadline is a key of its own;
 // each Expire first deletes every counter past its deadline, each with its
 // deadline in one transaction that holds only if the deadline has not
 // changed since it was read. A ttl <= 0 deletes key's counter at once. A
@@ -80,7 +79,7 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 	if err := checkKey("Expire", key); err != nil {
 		return err
 	}
-	now, err := s.Now(ctx)
+	now, err := s.now(ctx)
 	if err != nil {
 		return err
 	}
@@ -137,7 +136,4 @@ func (s *Store) sweep(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-var (
-	_ sequence.Clock   = (*Store)(nil)
-	_ sequence.Expirer = (*Store)(nil)
-)
+var _ sequence.Expirer = (*Store)(nil)

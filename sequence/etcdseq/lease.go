@@ -19,7 +19,7 @@ import (
 // It is the [snowflake.RecordLeaser] over the Store's records
 // ([Store.Records]): each id of a name is a record holding a random
 // token, the holder's; a deadline by the Store's shared clock
-// ([Store.Now]), never a client's; and the bound, the last instant its
+// (the clock of its records), never a client's; and the bound, the last instant its
 // holders may have issued at. Taking, renewing and releasing an id are
 // each one transaction guarded by the id's ModRevision, committed on a
 // majority of members.

@@ -145,10 +145,6 @@ func TestLostAnswersThatRaise(t *testing.T) {
 	if err := a.Floor(ctx, "k", 100); err != nil {
 		t.Errorf("Floor, its answer lost: %v", err)
 	}
-	l.armed.Store(true)
-	if m, err := a.Mark(ctx, "k", 200); err != nil || m != 200 {
-		t.Errorf("Mark(200), its answer lost: %d, %v", m, err)
-	}
 	if _, err := catalog.Of(a).Enroll(ctx, catalog.Entry{ID: "t1"}, func([]catalog.Entry) error { return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // Records returns the cluster's records under the Store's prefix: a
 // [record.Store] whose commits are transactions guarded by ModRevision
 // compares, committed on a majority of members, and whose clock is the
-// shared one of [Store.Now]. etcd bounds a transaction: a commit of more
+// shared one of the package doc. etcd bounds a transaction: a commit of more
 // than its --max-txn-ops (128 by default) conditions or operations, or
 // over its --max-request-bytes (1.5 MiB), is refused; what sn writes in
 // one commit stays far below both.
@@ -172,4 +172,4 @@ func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.
 	return ok && err == nil, err
 }
 
-func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
+func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.now(ctx) }

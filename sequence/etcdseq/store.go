@@ -295,25 +295,6 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 	return done && !raced, nil
 }
 
-// Mark raises key's high-water mark to at least v and returns it, as etcd
-// holds it after the call: a [sequence.Marker].
-func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	if v < 0 {
-		return 0, fmt.Errorf("etcdseq: Mark(%q, %d): %w", key, v, sequence.ErrInvalidArgument)
-	}
-	if err := checkKey("Mark", key); err != nil {
-		return 0, err
-	}
-	m, err := s.update(ctx, "Mark", key, func(m mark) (mark, bool, error) {
-		if m.high >= v {
-			return m, false, nil
-		}
-		m.high = v
-		return m, true, nil
-	})
-	return m.high, err
-}
-
 // Last returns key's high-water mark: the largest number reserved for it,
 // or 0.
 func (s *Store) Last(ctx context.Context, key string) (int64, error) {

@@ -353,7 +353,7 @@ func Chain(head Head, key string, e Event) (Event, Head) {
 // head does not end there: a Pruned record of [1, before] for a key used
 // before the store kept journals; a Restarted record for a counter
 // deleted by expiry, or found below the journal's mark; a Floored record
-// for a counter raised without a record (a [sequence.Marker]'s mark).
+// for a counter raised without a record (an earlier release's mark).
 func Reconcile(head Head, before int64) []Event {
 	switch {
 	case head.Seq == 0 && before > 0:

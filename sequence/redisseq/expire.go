@@ -40,45 +40,6 @@ end
 return 1
 `)
 
-// Mark raises key's mark and returns it (a [sequence.Marker]): with a
-// ledger, in the ledger, which must be a Marker itself; without one, in
-// the counter in Redis, as Floor does.
-func (a *Allocator) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	if a.core != nil {
-		return a.core.Mark(ctx, key, v)
-	}
-	rkey := a.Key(key)
-	if v < 0 {
-		return 0, newError(sequence.ErrInvalidArgument, nil, "Mark key %s: %d is negative", rkey, v)
-	}
-	if err := a.only.check(ctx, a, "Mark", rkey); err != nil {
-		return 0, err
-	}
-	s, err := a.replicas.script(ctx, a.rdb, markScript, rkey, strconv.FormatInt(v, 10)).Text()
-	if err != nil {
-		return 0, classify("Mark", rkey, err)
-	}
-	m, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, newError(ErrCorrupt, nil, "key %s: the mark script returned %q", rkey, s)
-	}
-	return m, nil
-}
-
-// Now returns the clock keys expire by (a [sequence.Clock]): with a
-// ledger, the ledger's, which must be a Clock itself; without one, the
-// Redis server's (TIME).
-func (a *Allocator) Now(ctx context.Context) (time.Time, error) {
-	if a.core != nil {
-		return a.core.Now(ctx)
-	}
-	t, err := a.rdb.Time(ctx).Result()
-	if err != nil {
-		return time.Time{}, classify("Now", a.prefix, err)
-	}
-	return t, nil
-}
-
 // Expire lets key's counter expire after ttl (a [sequence.Expirer]): with
 // a ledger, its range in Redis and its row in the ledger, which must be an
 // Expirer itself; without one, the counter and its epoch marker. A ttl
@@ -90,35 +51,6 @@ func (a *Allocator) Expire(ctx context.Context, key string, ttl time.Duration) e
 	rkey := a.Key(key)
 	a.only.expires.Store(rkey, time.Now().Add(ttl)) // from then on, a missing marker is the expiry
 	return expireKeys(ctx, a.rdb, "Expire", ttl, rkey, rkey+":epoch")
-}
-
-// Mark raises key's mark in the durable allocator, which must be a
-// [sequence.Marker], and returns it.
-func (c *Counter) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	m, ok := c.durable.(sequence.Marker)
-	if !ok {
-		return 0, fmt.Errorf("redisseq: Mark key %s: the durable allocator %T keeps no marks: %w", c.Key(key), c.durable, errors.ErrUnsupported)
-	}
-	last, err := m.Mark(ctx, key, v)
-	if err != nil {
-		return 0, durableError("mark", c.Key(key), c.durable, err)
-	}
-	return last, nil
-}
-
-// Now returns the durable allocator's clock (a [sequence.Clock]): its
-// rows expire first, by that clock. The durable allocator must be a
-// Clock itself.
-func (c *Counter) Now(ctx context.Context) (time.Time, error) {
-	k, ok := c.durable.(sequence.Clock)
-	if !ok {
-		return time.Time{}, fmt.Errorf("redisseq: Now: the durable allocator %T has no clock: %w", c.durable, errors.ErrUnsupported)
-	}
-	t, err := k.Now(ctx)
-	if err != nil {
-		return time.Time{}, durableError("read the clock of", c.prefix, c.durable, err)
-	}
-	return t, nil
 }
 
 // Expire lets key's range in Redis and its row in the durable allocator,

@@ -19,7 +19,7 @@ import (
 	"github.com/sngen/sn/sequence/redisseq"
 )
 
-// hideClock hides a Segment's Clock, Marker and Expirer: sn then neither
+// hideClock hides a Segment's records and Expirer: sn then neither
 // guards nor expires its counters. The control of TestClockGuardMachines
 // expires them itself, as the guard and the store would.
 type hideClock struct{ s *sequence.Segment }

@@ -3,77 +3,27 @@ package sequencetest
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sngen/sn/sequence"
 )
 
-// MarkExpirer is a store that keeps marks and expires keys: what sn needs
-// for counters that reset every hour or faster.
-type MarkExpirer interface {
-	sequence.Marker
-	sequence.Expirer
-}
-
-// RunExpirer checks the [sequence.Marker] and [sequence.Expirer] contracts
-// of s, whose keys draw counts from with the store's own numbering (its
-// Next, or the First of an Allocate of 1):
+// RunExpirer checks the [sequence.Expirer] contract of s, whose keys
+// draw counts from with the store's own numbering (its Next, or the First
+// of an Allocate of 1):
 //
-//   - Mark returns the largest value marked, never less, also when many
-//     goroutines mark at once;
 //   - a key given an expiry is deleted once it has passed and a later
 //     Expire has run (its numbers start again at 1), and not before;
 //   - a second Expire replaces the first deadline;
 //   - Expire with ttl <= 0 deletes at once.
 //
 // Expiries are real time: the test waits about a second in all.
-func RunExpirer(t *testing.T, s MarkExpirer, draw func(ctx context.Context, key string) (int64, error)) {
+func RunExpirer(t *testing.T, s sequence.Expirer, draw func(ctx context.Context, key string) (int64, error)) {
 	t.Helper()
 	ctx := context.Background()
 	prefix := fmt.Sprintf("sequencetest-expire-%d-", time.Now().UnixNano())
 	key := func(name string) string { return prefix + name }
-
-	t.Run("Mark", func(t *testing.T) {
-		k := key("mark")
-		for _, c := range []struct{ v, want int64 }{{5, 5}, {3, 5}, {9, 9}, {9, 9}, {0, 9}} {
-			got, err := s.Mark(ctx, k, c.v)
-			if err != nil {
-				t.Fatalf("Mark(%d): %v", c.v, err)
-			}
-			if got != c.want {
-				t.Fatalf("Mark(%d) = %d, want %d", c.v, got, c.want)
-			}
-		}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		seen := int64(0)
-		for w := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range 25 {
-					v := int64(100 + w*1000 + i)
-					got, err := s.Mark(ctx, k, v)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if got < v {
-						t.Errorf("Mark(%d) = %d, less than marked", v, got)
-					}
-					mu.Lock()
-					seen = max(seen, v)
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		if got, _ := s.Mark(ctx, k, 0); got != seen {
-			t.Fatalf("after concurrent marks the mark is %d, want %d", got, seen)
-		}
-	})
 
 	t.Run("Expire", func(t *testing.T) {
 		gone, kept, now := key("gone"), key("kept"), key("now")

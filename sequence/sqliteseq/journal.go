@@ -57,8 +57,6 @@ var (
 	_ journal.Keeper      = (*Store)(nil)
 	_ journal.Pruner      = (*Store)(nil)
 	_ sequence.Expirer    = (*Store)(nil)
-	_ sequence.Marker     = (*Store)(nil)
-	_ sequence.Clock      = (*Store)(nil)
 	_ sequence.Identifier = (*Store)(nil)
 	_ sequence.Pinger     = (*Store)(nil)
 	_ record.Holder       = (*Store)(nil)

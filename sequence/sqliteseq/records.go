@@ -56,7 +56,7 @@ func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.
 	return err == nil, err
 }
 
-func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
+func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.now(ctx) }
 
 // apply checks cond in tx and applies ops; it returns an error wrapping
 // record.ErrExists, writing nothing, when a condition does not hold.

@@ -222,24 +222,9 @@ func (s *Store) Floor(ctx context.Context, key string, floor int64) error {
 	})
 }
 
-// Mark raises key's high-water mark to at least v and returns it, in one
-// durable transaction: a [sequence.Marker].
-func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	if v < 0 {
-		return 0, fmt.Errorf("sqliteseq: mark %.64q to %d: negative: %w", key, v, sequence.ErrInvalidArgument)
-	}
-	var mark int64
-	err := s.counter(ctx, "mark", key, func(tx *sql.Tx, last int64) (int64, []journal.Event, error) {
-		mark = max(last, v)
-		return mark, nil, nil
-	})
-	return mark, err
-}
-
-// Now returns this machine's clock, by which [Store.Expire] keeps its
-// deadlines, for the processes that share the file share it: a
-// [sequence.Clock]. It fails only on a closed Store or a done ctx.
-func (s *Store) Now(ctx context.Context) (time.Time, error) {
+// now returns this machine's clock, by which [Store.Expire] keeps its
+// deadlines, for the processes that share the file share it, the clock of its records. It fails only on a closed Store or a done ctx.
+func (s *Store) now(ctx context.Context) (time.Time, error) {
 	if err := s.usable(ctx, "now"); err != nil {
 		return time.Time{}, err
 	}

@@ -11,38 +11,9 @@ import (
 	"github.com/sngen/sn/sequence/journal"
 )
 
-// Mark raises key's high-water mark to at least v and returns it: a
-// [sequence.Marker]. It is one statement, as Floor is.
-func (s *Store) Mark(ctx context.Context, key string, v int64) (int64, error) {
-	if v < 0 {
-		return 0, fmt.Errorf("sqlseq: mark %d: %w", v, sequence.ErrInvalidArgument)
-	}
-	if err := checkKey(key); err != nil {
-		return 0, err
-	}
-	if v == 0 {
-		return s.Last(ctx, key)
-	}
-	id := hash(key)
-	var last int64
-	var found bool
-	err := s.retry(ctx, "mark", func() error {
-		var err error
-		last, found, err = s.q.floor(ctx, s.db, id, key, v)
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	if !found {
-		return 0, s.refused(ctx, key, "a floor")
-	}
-	return last, nil
-}
-
-// Now returns the database's clock, by which [Store.Expire] keeps its
-// deadlines: a [sequence.Clock].
-func (s *Store) Now(ctx context.Context) (time.Time, error) {
+// now returns the database's clock, by which [Store.Expire] keeps its
+// deadlines, the clock of its records.
+func (s *Store) now(ctx context.Context) (time.Time, error) {
 	var us int64
 	err := s.retry(ctx, "read the clock", func() error {
 		return s.db.QueryRowContext(ctx, s.q.nowMicros).Scan(&us)
@@ -94,9 +65,7 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 }
 
 var _ interface {
-	sequence.Marker
 	sequence.Expirer
-	sequence.Clock
 	sequence.Returner
 } = (*Store)(nil)
 

@@ -254,7 +254,7 @@ func (txRecords) Commit(context.Context, []record.Record, []record.Op) (bool, er
 	return false, errors.ErrUnsupported
 }
 
-func (r *txRecords) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
+func (r *txRecords) Now(ctx context.Context) (time.Time, error) { return r.s.now(ctx) }
 
 // ensureRow makes key's ledger row and journal head exist, with mark 0
 // and no record, once per key and Store: the transactions that change

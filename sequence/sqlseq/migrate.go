@@ -479,7 +479,7 @@ func (s *Store) putAbsent(ctx context.Context, tx *sql.Tx, ops []record.Op) erro
 func (s *Store) sweepClaims(ctx context.Context) error {
 	var left int64
 	err := s.retry(ctx, "sweep the claims of an earlier release", func() error {
-		now, err := s.Now(ctx)
+		now, err := s.now(ctx)
 		if err != nil {
 			return err
 		}

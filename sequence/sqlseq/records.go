@@ -312,7 +312,7 @@ func (s *Store) onConflictNothing() string {
 	return ``
 }
 
-func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.Now(ctx) }
+func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.now(ctx) }
 
 // querier is what reads rows: the Store's *sql.DB, or a *sql.Tx.
 type querier interface {
