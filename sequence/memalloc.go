@@ -26,7 +26,6 @@ type MemoryAllocator struct {
 	floors map[string]int64 // key -> the highest floor raised (see Return)
 	exp    expiries
 	kv     record.Memory
-	jour   journals
 }
 
 // NewMemoryAllocator returns an empty MemoryAllocator.
@@ -55,9 +54,11 @@ func (a *MemoryAllocator) Allocate(ctx context.Context, key string, n int64) (Ra
 	if n > math.MaxInt64-last {
 		return Range{}, fmt.Errorf("%w: key %q has %d numbers left, Allocate asked for %d", ErrExhausted, key, math.MaxInt64-last, n)
 	}
-	a.last[key] = last + n
 	r := Range{First: last + 1, Last: last + n}
-	a.jour.append(key, journal.Event{Kind: journal.AllocateKind(ctx), Range: r, By: journal.ByOf(ctx)}, last, r.Last)
+	if err := a.noted(ctx, key, last, r.Last, journal.Event{Kind: journal.AllocateKind(ctx), Range: r}); err != nil {
+		return Range{}, err
+	}
+	a.last[key] = r.Last
 	return r, nil
 }
 
@@ -78,10 +79,12 @@ func (a *MemoryAllocator) floor(ctx context.Context, key string, floor int64, no
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if last := a.last[key]; floor > last {
-		a.last[key] = floor
 		if noted {
-			a.jour.append(key, journal.Event{Kind: journal.Floored, Range: Range{First: last + 1, Last: floor}, By: journal.ByOf(ctx)}, last, floor)
+			if err := a.noted(ctx, key, last, floor, journal.Event{Kind: journal.Floored, Range: Range{First: last + 1, Last: floor}}); err != nil {
+				return err
+			}
 		}
+		a.last[key] = floor
 	}
 	if a.floors == nil {
 		a.floors = map[string]int64{}
@@ -134,8 +137,10 @@ func (a *MemoryAllocator) Return(ctx context.Context, key string, r Range) (bool
 	if a.last[key] != r.Last || a.floors[key] >= r.First {
 		return false, nil
 	}
+	if err := a.noted(ctx, key, r.Last, r.First-1, journal.Event{Kind: journal.Returned, Range: r}); err != nil {
+		return false, err
+	}
 	a.last[key] = r.First - 1
-	a.jour.append(key, journal.Event{Kind: journal.Returned, Range: r, By: journal.ByOf(ctx)}, r.Last, r.First-1)
 	return true, nil
 }
 
@@ -146,11 +151,13 @@ func (a *MemoryAllocator) Note(ctx context.Context, key string, e journal.Event)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	h, _ := a.jour.headOf(ctx, key)
-	if err := journal.CheckNote(key, e, h.Mark); err != nil {
+	err := record.Update(ctx, &a.kv, func(tx *record.Tx) (err error) {
+		e, err = journal.Note(tx, key, e)
+		return err
+	})
+	if err != nil {
 		return journal.Event{}, err
 	}
-	e.By = journal.ByOf(ctx)
 	if e.Kind == journal.Voided && a.floors[key] < e.Range.Last {
 		// A void holds: no Return gives the number back.
 		if a.floors == nil {
@@ -158,15 +165,25 @@ func (a *MemoryAllocator) Note(ctx context.Context, key string, e journal.Event)
 		}
 		a.floors[key] = e.Range.Last
 	}
-	return a.jour.append(key, e, h.Mark, h.Mark), nil
+	return e, nil
 }
 
 // Events returns records of key's journal (see [journal.Keeper]).
 func (a *MemoryAllocator) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	return a.jour.events(ctx, key, after, limit)
+	return journal.Events(ctx, &a.kv, key, after, limit)
 }
 
 // Head returns where key's journal ends (see [journal.Keeper]).
 func (a *MemoryAllocator) Head(ctx context.Context, key string) (journal.Head, error) {
-	return a.jour.headOf(ctx, key)
+	return journal.ReadHead(ctx, &a.kv, key)
+}
+
+// noted appends es to key's journal in the records, for a change of the
+// key's mark from before to mark: what a durable store does in the
+// transaction that moves the counter. a.mu is held.
+func (a *MemoryAllocator) noted(ctx context.Context, key string, before, mark int64, es ...journal.Event) error {
+	return record.Update(ctx, &a.kv, func(tx *record.Tx) error {
+		_, err := journal.Append(tx, key, before, mark, es...)
+		return err
+	})
 }

@@ -16,3 +16,12 @@ type Numbering interface {
 // Numbering returns "balanced N", N its Gens: a number is a Gen's value
 // shifted left, with the Gen's index in the low bits.
 func (b *Balanced) Numbering() string { return fmt.Sprintf("balanced %d", len(b.gens)) }
+
+// Continuous is implemented by a [Gen] that issues every number of a
+// key, in order, without a gap: one at a time, each in the caller's
+// transaction or held and then committed or voided, never from a block
+// (sqlseq's Gapless). Continuous reports whether it does. sn's legal
+// profiles that demand an unbroken series accept only such a Gen.
+type Continuous interface {
+	Continuous() bool
+}
