@@ -135,8 +135,8 @@ func journalOf(g sequence.Gen) (journal.Keeper, error) {
 	if n, ok := g.(sequence.Numbering); ok {
 		return nil, fmt.Errorf("%w: its numbers (%s) are not its store's counters one to one", errors.ErrUnsupported, n.Numbering())
 	}
-	j, ok := g.(journal.Keeper)
-	if !ok {
+	j := journal.Of(g)
+	if j == nil {
 		return nil, fmt.Errorf("%w: %T keeps no journal", errors.ErrUnsupported, g)
 	}
 	return j, nil

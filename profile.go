@@ -96,7 +96,7 @@ func (g *Generator) checkGapless(profile string) error {
 			return fmt.Errorf("%w %s: %s at offset %d draws from %T, which can leave gaps (blocks, a cache): draw from a gapless sequence (sqlseq's Store.Gapless), in the document's transaction or as a hold then committed",
 				ErrProfile, profile, partLabel(p), p.Offset, p.Gen())
 		}
-		if _, ok := p.Gen().(journal.Keeper); !ok {
+		if journal.Of(p.Gen()) == nil {
 			return fmt.Errorf("%w %s: %s at offset %d draws from %T, which keeps no journal of its voids", ErrProfile, profile, partLabel(p), p.Offset, p.Gen())
 		}
 	}

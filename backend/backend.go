@@ -385,42 +385,9 @@ func (e exact) Floor(ctx context.Context, key string, floor int64) error {
 // record), where its catalog is kept.
 func (e exact) Records() record.Store { return record.Of(e.a) }
 
-// journal returns the Allocator's journal.
-func (e exact) journal() (journal.Keeper, error) {
-	j, ok := e.a.(journal.Keeper)
-	if !ok {
-		return nil, fmt.Errorf("%T keeps no journal: %w", e.a, errors.ErrUnsupported)
-	}
-	return j, nil
-}
-
-// Note appends a record to key's journal in the Allocator's store (see
-// journal.Keeper).
-func (e exact) Note(ctx context.Context, key string, ev journal.Event) (journal.Event, error) {
-	j, err := e.journal()
-	if err != nil {
-		return journal.Event{}, err
-	}
-	return j.Note(ctx, key, ev)
-}
-
-// Events reads key's journal in the Allocator's store.
-func (e exact) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	j, err := e.journal()
-	if err != nil {
-		return nil, err
-	}
-	return j.Events(ctx, key, after, limit)
-}
-
-// Head returns where key's journal ends in the Allocator's store.
-func (e exact) Head(ctx context.Context, key string) (journal.Head, error) {
-	j, err := e.journal()
-	if err != nil {
-		return journal.Head{}, err
-	}
-	return j.Head(ctx, key)
-}
+// Journal returns the journals of the Allocator's store (see
+// journal.Holder), or nil when it keeps none.
+func (e exact) Journal() journal.Keeper { return journal.Of(e.a) }
 
 // StoreID returns the identity of the Allocator's store (see
 // sequence.Identifier).
@@ -432,12 +399,3 @@ func (e exact) StoreID(ctx context.Context) (string, error) {
 	return id.StoreID(ctx)
 }
 
-// Prune prunes key's journal in the Allocator's store (see
-// journal.Pruner).
-func (e exact) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	pr, ok := e.a.(journal.Pruner)
-	if !ok {
-		return journal.Event{}, fmt.Errorf("%T cannot prune journals: %w", e.a, errors.ErrUnsupported)
-	}
-	return pr.Prune(ctx, key, p)
-}

@@ -144,13 +144,13 @@ func TestJournalVoidFloorRelease(t *testing.T) {
 	a := sequence.NewMemoryAllocator()
 	s := newSegment(t, a, 10)
 	take(t, s, "k", 4)
-	if _, err := s.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 2, Last: 2}, Reason: "customer cancelled", Actor: "alice"}); err != nil {
+	if _, err := journal.Of(s).Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 2, Last: 2}, Reason: "customer cancelled", Actor: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 9999, Last: 9999}, Reason: "x"}); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if _, err := journal.Of(s).Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 9999, Last: 9999}, Reason: "x"}); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("void above the mark: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := s.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 3, Last: 3}}); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if _, err := journal.Of(s).Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 3, Last: 3}}); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("void without a reason: %v, want ErrInvalidArgument", err)
 	}
 	if err := s.Floor(ctx, "k", 100); err != nil {

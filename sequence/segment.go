@@ -928,7 +928,7 @@ func (s *Segment) Close() error {
 			}
 		}
 	}
-	if j, ok := s.alloc.(journal.Keeper); ok {
+	if j := journal.Of(s.alloc); j != nil {
 		s.notes.Lock()
 		q := s.notes.q
 		s.notes.q = nil

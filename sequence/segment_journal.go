@@ -25,8 +25,8 @@ type keyEvent struct {
 // one goroutine; Close writes what is left. It does nothing when the
 // Allocator keeps no journal.
 func (s *Segment) note(key string, es ...journal.Event) {
-	j, ok := s.alloc.(journal.Keeper)
-	if !ok || len(es) == 0 {
+	j := journal.Of(s.alloc)
+	if j == nil || len(es) == 0 {
 		return
 	}
 	s.mu.Lock()
@@ -114,30 +114,42 @@ func released(rs []Range, high int64, reason string) []journal.Event {
 	return es
 }
 
-func (s *Segment) journal(op string) (journal.Keeper, error) {
-	j, ok := s.alloc.(journal.Keeper)
-	if !ok {
-		return nil, fmt.Errorf("sequence: Segment.%s: %T keeps no journal: %w", op, s.alloc, errors.ErrUnsupported)
+// Journal returns the journals of the Allocator's store (see
+// [journal.Holder]), or nil when it keeps none. A void noted there of
+// numbers the Segment holds and has not issued is refused with an error
+// wrapping [ErrInvalidArgument]: they would be issued later, void.
+// (Numbers another process holds unissued cannot be told from those it
+// issued: void only numbers that were issued.)
+func (s *Segment) Journal() journal.Keeper {
+	j := journal.Of(s.alloc)
+	if j == nil {
+		return nil
 	}
-	return j, nil
+	return segmentJournal{j, s}
 }
 
-// Note appends e to key's journal in the Allocator's store (see
-// [journal.Keeper]). A void of numbers the Segment holds and has not issued is
-// refused with an error wrapping [ErrInvalidArgument]: they would be
-// issued later, void. (Numbers another process holds unissued cannot be
-// told from those it issued: void only numbers that were issued.)
-func (s *Segment) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	j, err := s.journal("Note")
-	if err != nil {
-		return journal.Event{}, err
-	}
+// segmentJournal is the journals of a Segment's store, with the
+// Segment's check of a void.
+type segmentJournal struct {
+	journal.Keeper
+	s *Segment
+}
+
+func (j segmentJournal) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	if e.Kind == journal.Voided {
-		if held, ok := s.unissued(key, e.Range); ok {
+		if held, ok := j.s.unissued(key, e.Range); ok {
 			return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: %v is reserved by this process and not issued yet: %w", e.Range, key, held, ErrInvalidArgument)
 		}
 	}
-	return j.Note(ctx, key, e)
+	return j.Keeper.Note(ctx, key, e)
+}
+
+func (j segmentJournal) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
+	pr, ok := j.Keeper.(journal.Pruner)
+	if !ok {
+		return journal.Event{}, fmt.Errorf("sequence: Segment: %T cannot prune journals: %w", j.s.alloc, errors.ErrUnsupported)
+	}
+	return pr.Prune(ctx, key, p)
 }
 
 // unissued returns the numbers of r that the Segment holds for key and
@@ -164,34 +176,6 @@ func (s *Segment) unissued(key string, r Range) (Range, bool) {
 		}
 	}
 	return Range{}, false
-}
-
-// Events reads key's journal in the Allocator's store (see [journal.Keeper]).
-func (s *Segment) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	j, err := s.journal("Events")
-	if err != nil {
-		return nil, err
-	}
-	return j.Events(ctx, key, after, limit)
-}
-
-// Head returns where key's journal in the Allocator's store ends (see
-// [journal.Keeper]).
-func (s *Segment) Head(ctx context.Context, key string) (journal.Head, error) {
-	j, err := s.journal("Head")
-	if err != nil {
-		return journal.Head{}, err
-	}
-	return j.Head(ctx, key)
-}
-
-// Prune prunes key's journal in the Allocator's store (see [journal.Pruner]).
-func (s *Segment) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	pr, ok := s.alloc.(journal.Pruner)
-	if !ok {
-		return journal.Event{}, fmt.Errorf("sequence: Segment.Prune: %T cannot prune journals: %w", s.alloc, errors.ErrUnsupported)
-	}
-	return pr.Prune(ctx, key, p)
 }
 
 // StoreID returns the identity of the Allocator's store (see

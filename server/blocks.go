@@ -160,9 +160,9 @@ func (s *Server) notes(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	j, journaled := src.alloc.(journal.Keeper)
+	j := journal.Of(src.alloc)
 	switch {
-	case !journaled:
+	case j == nil:
 		s.error(w, fmt.Errorf("template %s: its store keeps no journal: %w", quote(name), errors.ErrUnsupported))
 		return
 	case !s.journalText(w, "client", req.Client, " naming the client process"), !s.journalText(w, "reason", req.Reason, ""):

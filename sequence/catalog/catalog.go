@@ -102,8 +102,7 @@ func Of(v any) *Catalog {
 	if s == nil {
 		return nil
 	}
-	j, _ := v.(journal.Keeper)
-	return New(s, j)
+	return New(s, journal.Of(v))
 }
 
 // Records returns the records the catalog is kept in.

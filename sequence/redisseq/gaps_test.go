@@ -156,7 +156,7 @@ func TestGapsOverRedis(t *testing.T) {
 	}
 
 	reader := must(redisseq.NewAllocator(srv.Client(t), ledger, redisseq.AllocatorOptions{Chunk: 500}))
-	events, head, err := journal.ReadJournal(ctx, reader, "orders")
+	events, head, err := journal.ReadJournal(ctx, journal.Of(reader), "orders")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,8 +87,8 @@ func parseGrant(s string) (grant, bool) {
 // flush moves key's grants from Redis into the ledger's journal, when
 // there are any, under a lock that keeps them in order.
 func (c *Counter) flush(ctx context.Context, key string) error {
-	j, ok := c.durable.(journal.Keeper)
-	if !ok {
+	j := journal.Of(c.durable)
+	if j == nil {
 		return nil
 	}
 	gk, lk, pk := c.grantsKey(key), redisKey(c.prefix, key, ":flush"), c.grantsKey(key)+":pending"

@@ -122,23 +122,11 @@ func (c *Counter) Prune(ctx context.Context, key string, p journal.Event) (journ
 	return pr.Prune(ctx, key, p)
 }
 
-// Note appends a record to key's journal in the ledger (see
-// [journal.Keeper]).
-func (a *Allocator) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	return a.core.Note(ctx, key, e)
-}
-
-// Events reads key's journal in the ledger.
-func (a *Allocator) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	return a.core.Events(ctx, key, after, limit)
-}
-
-// Head returns where key's journal in the ledger ends.
-func (a *Allocator) Head(ctx context.Context, key string) (journal.Head, error) {
-	return a.core.Head(ctx, key)
-}
-
-// Prune prunes key's journal in the ledger (see [journal.Pruner]).
-func (a *Allocator) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	return a.core.Prune(ctx, key, p)
+// Journal returns the journals in the ledger, through the cache (see
+// [Counter.Note]), or nil without a ledger: a [journal.Holder].
+func (a *Allocator) Journal() journal.Keeper {
+	if a.core == nil {
+		return nil
+	}
+	return a.core
 }

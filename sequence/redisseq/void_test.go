@@ -31,7 +31,7 @@ func TestVoidHolds(t *testing.T) {
 	if err != nil || r != (sequence.Range{First: 1, Last: 10}) {
 		t.Fatalf("Allocate: %v %v", r, err)
 	}
-	if err := void(a, "inv", 50); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if err := void(journal.Of(a), "inv", 50); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("void of 50, in Redis's range and not taken: %v, want ErrInvalidArgument", err)
 	} else {
 		t.Logf("refused: %v", err)
@@ -42,7 +42,7 @@ func TestVoidHolds(t *testing.T) {
 	// Number 55, handed out in [51, 60], voided; the holder returns the
 	// top [53, 60] of its block.
 	r, _ = a.Allocate(ctx, "inv", 10)
-	if err := void(a, "inv", r.First+4); err != nil {
+	if err := void(journal.Of(a), "inv", r.First+4); err != nil {
 		t.Fatalf("void of %d, handed out: %v", r.First+4, err)
 	}
 	if back, err := a.Return(ctx, "inv", sequence.Range{First: r.First + 2, Last: r.Last}); err != nil || back {

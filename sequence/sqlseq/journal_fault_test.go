@@ -91,7 +91,7 @@ func journalChild(s journalSpec) error {
 		}
 		switch r.IntN(200) {
 		case 0:
-			if _, err := seg.Note(ctx, s.Key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: v, Last: v}, Reason: "a test: void"}); err != nil {
+			if _, err := journal.Of(seg).Note(ctx, s.Key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: v, Last: v}, Reason: "a test: void"}); err != nil {
 				return err
 			}
 		case 1:
