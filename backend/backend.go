@@ -398,4 +398,3 @@ func (e exact) StoreID(ctx context.Context) (string, error) {
 	}
 	return id.StoreID(ctx)
 }
-
