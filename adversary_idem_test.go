@@ -58,7 +58,7 @@ func TestAdvAmbiguousSettle(t *testing.T) {
 	}
 	t.Logf("retry got %v", nums)
 	key, _ := g.Key(sn.Request{})
-	events, head, _ := journal.ReadJournal(ctx, alloc, key)
+	events, head, _ := journal.ReadJournal(ctx, journal.Of(alloc), key)
 	rep := journal.Audit(key, events, head, time.Now())
 	for _, sp := range rep.Spans {
 		t.Logf("%v %s: %s", sp.Range, sp.State, sp.Cause())

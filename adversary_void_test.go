@@ -47,7 +47,7 @@ func TestAdvVoidAheadOfIssue(t *testing.T) {
 	}
 	t.Logf("issued after the void: %v", printed)
 	key, _ := g.Key(sn.Request{})
-	events, head, err := journal.ReadJournal(ctx, alloc, key)
+	events, head, err := journal.ReadJournal(ctx, journal.Of(alloc), key)
 	if err != nil {
 		t.Fatal(err)
 	}

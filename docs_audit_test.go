@@ -22,7 +22,7 @@ func TestDocAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, _ := invoices.Key(sn.Request{})
-	events, _, _ := journal.ReadJournal(ctx, a, key)
+	events, _, _ := journal.ReadJournal(ctx, journal.Of(a), key)
 	if last := events[len(events)-1]; last.Kind != journal.Voided || last.Actor != "alice" || last.Range.First != 2 {
 		t.Errorf("the void's record: %v", last)
 	}
@@ -42,7 +42,7 @@ func TestVoidTwice(t *testing.T) {
 		t.Errorf("a second void: %v; want it refused naming alice and her reason", err)
 	}
 	key, _ := invoices.Key(sn.Request{})
-	events, _, _ := journal.ReadJournal(ctx, a, key)
+	events, _, _ := journal.ReadJournal(ctx, journal.Of(a), key)
 	voids := 0
 	for _, e := range events {
 		if e.Kind == journal.Voided {

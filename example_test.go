@@ -382,7 +382,7 @@ func ExampleGenerator_Void() {
 	fmt.Println(err)
 
 	key, _ := g.Key(sn.Request{})
-	events, head, _ := journal.ReadJournal(ctx, store, key)
+	events, head, _ := journal.ReadJournal(ctx, journal.Of(store), key)
 	report := journal.Audit(key, events, head, time.Now())
 	for _, s := range report.Within(1, 3) {
 		fmt.Println(s.Range, s.State)
@@ -409,7 +409,7 @@ func ExampleGenerator_VoidNumbers() {
 	fmt.Println(err)
 
 	key, _ := g.Key(sn.Request{})
-	events, head, _ := journal.ReadJournal(ctx, store, key)
+	events, head, _ := journal.ReadJournal(ctx, journal.Of(store), key)
 	for _, s := range journal.Audit(key, events, head, time.Now()).Within(1, 8) {
 		fmt.Println(s.Range, s.State)
 	}

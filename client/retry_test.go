@@ -218,11 +218,11 @@ templates:
 			}
 			var key string
 			for _, k := range keys {
-				if h, _ := store.Head(t.Context(), k.Key); h.Seq > 0 {
+				if h, _ := journal.Of(store).Head(t.Context(), k.Key); h.Seq > 0 {
 					key = k.Key
 				}
 			}
-			events, head, err := journal.ReadJournal(t.Context(), store, key)
+			events, head, err := journal.ReadJournal(t.Context(), journal.Of(store), key)
 			if err != nil {
 				t.Fatal(err)
 			}

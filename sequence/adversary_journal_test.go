@@ -22,7 +22,7 @@ func (f *flakyNotes) Note(ctx context.Context, key string, e journal.Event) (jou
 	if e.Kind == journal.Released && f.failed.CompareAndSwap(false, true) {
 		return journal.Event{}, errors.New("connection reset by peer")
 	}
-	return f.MemoryAllocator.Note(ctx, key, e)
+	return journal.Of(f.MemoryAllocator).Note(ctx, key, e)
 }
 
 // TestAdvLostReleaseThenClosed: when the Released record of a key fails
@@ -48,7 +48,7 @@ func TestAdvLostReleaseThenClosed(t *testing.T) {
 	if err := seg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	events, head, err := journal.ReadJournal(ctx, alloc, "k")
+	events, head, err := journal.ReadJournal(ctx, journal.Of(alloc), "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestAdvFloorDuringFetch(t *testing.T) {
 	if err := seg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	events, head, err := journal.ReadJournal(ctx, alloc, "k")
+	events, head, err := journal.ReadJournal(ctx, journal.Of(alloc), "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestAdvAmbiguousAllocate(t *testing.T) {
 	if err := seg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	events, head, _ := journal.ReadJournal(ctx, alloc, "k")
+	events, head, _ := journal.ReadJournal(ctx, journal.Of(alloc), "k")
 	for _, e := range events {
 		t.Logf("%v", e)
 	}
@@ -259,7 +259,7 @@ func TestAdvSegmentsStress(t *testing.T) {
 			}
 			segs[i%2].Release("k")
 			if i%50 == 0 {
-				h, _ := alloc.Head(ctx, "k")
+				h, _ := journal.Of(alloc).Head(ctx, "k")
 				_ = segs[i%2].Floor(ctx, "k", h.Mark+3)
 			}
 			time.Sleep(100 * time.Microsecond)
@@ -271,7 +271,7 @@ func TestAdvSegmentsStress(t *testing.T) {
 	close(stop)
 	segs[1].Close()
 	<-done
-	events, head, _ := journal.ReadJournal(ctx, alloc, "k")
+	events, head, _ := journal.ReadJournal(ctx, journal.Of(alloc), "k")
 	if err := journal.VerifyChain("k", events, head); err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func TestJournalSegment(t *testing.T) {
 	if err := s1.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r := audit(t, a, "k")
+	r := audit(t, journal.Of(a), "k")
 	st := states(r)
 	if st[journal.Issued] != 15 || st[journal.Unused] < 5 {
 		t.Errorf("after the first Close: %v\n%v", st, r.Spans)
@@ -104,7 +104,7 @@ func TestJournalSegment(t *testing.T) {
 	}
 
 	// s2 never closes: its blocks are open, bounded by them.
-	r = audit(t, a, "k")
+	r = audit(t, journal.Of(a), "k")
 	var open int64
 	for _, sp := range r.Spans {
 		if sp.State == journal.Open {
@@ -125,14 +125,14 @@ func TestJournalSegment(t *testing.T) {
 	if err := s3.Close(); err != nil {
 		t.Fatal(err)
 	}
-	h, err := a.Head(ctx, "k")
+	h, err := journal.Of(a).Head(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h.Mark != v {
 		t.Errorf("mark after s3's Close: %d, want %d (its last number)", h.Mark, v)
 	}
-	if r := audit(t, a, "k"); !r.Explained() {
+	if r := audit(t, journal.Of(a), "k"); !r.Explained() {
 		t.Errorf("not explained: %v", r.Problems)
 	}
 }
@@ -163,7 +163,7 @@ func TestJournalVoidFloorRelease(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r := audit(t, a, "k")
+	r := audit(t, journal.Of(a), "k")
 	state := func(v int64) journal.Span {
 		for _, sp := range r.Spans {
 			if sp.Range.First <= v && v <= sp.Range.Last {
@@ -205,7 +205,7 @@ func TestVerifyChain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	events, head, err := journal.ReadJournal(ctx, a, "k")
+	events, head, err := journal.ReadJournal(ctx, journal.Of(a), "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestAuditUnaccounted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	events, head, _ := journal.ReadJournal(ctx, a, "k")
+	events, head, _ := journal.ReadJournal(ctx, journal.Of(a), "k")
 	gone := append(append([]journal.Event(nil), events[:1]...), events[2:]...)
 	r := journal.Audit("k", gone, head, time.Now())
 	if r.Explained() || states(r)[journal.Unaccounted] != 10 {
@@ -304,7 +304,7 @@ func TestPruneForged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 3, Last: 3}, Reason: "cancelled"}); err != nil {
+	if _, err := journal.Of(a).Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 3, Last: 3}, Reason: "cancelled"}); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
@@ -312,7 +312,7 @@ func TestPruneForged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	events, head, _ := journal.ReadJournal(ctx, a, "k")
+	events, head, _ := journal.ReadJournal(ctx, journal.Of(a), "k")
 	latest := journal.Head{Seq: head.Seq, Hash: head.Hash}
 	early := journal.Head{Seq: 2, Hash: events[1].Hash}
 	pub, sk, _ := ed25519.GenerateKey(nil)
@@ -402,7 +402,7 @@ func TestAuditRestarted(t *testing.T) {
 	a.Allocate(ctx, "k", 10)
 	a.Expire(ctx, "k", 0) // deleted
 	a.Allocate(ctx, "k", 3)
-	events, head, _ := journal.ReadJournal(ctx, a, "k")
+	events, head, _ := journal.ReadJournal(ctx, journal.Of(a), "k")
 	r := journal.Audit("k", events, head, time.Now())
 	if r.Explained() || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "may be issued twice") {
 		t.Errorf("a counter that went back: %v", r.Problems)
@@ -422,14 +422,14 @@ func TestAuditVoidReleased(t *testing.T) {
 			t.Fatal(err)
 		}
 		if void {
-			if _, err := a.Note(journal.WithBy(ctx, "clerk"), "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 5, Last: 5}, Reason: "cancelled", Actor: "alice"}); err != nil {
+			if _, err := journal.Of(a).Note(journal.WithBy(ctx, "clerk"), "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 5, Last: 5}, Reason: "cancelled", Actor: "alice"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := a.Note(holder, "k", journal.Event{Kind: journal.Released, Range: sequence.Range{First: 3, Last: 10}, Reason: "closed"}); err != nil {
+		if _, err := journal.Of(a).Note(holder, "k", journal.Event{Kind: journal.Released, Range: sequence.Range{First: 3, Last: 10}, Reason: "closed"}); err != nil {
 			t.Fatal(err)
 		}
-		events, head, _ := journal.ReadJournal(ctx, a, "k")
+		events, head, _ := journal.ReadJournal(ctx, journal.Of(a), "k")
 		rep := journal.Audit("k", events, head, time.Now())
 		switch {
 		case !void && len(rep.Problems) > 0:

@@ -2,6 +2,7 @@ package sequence
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -137,52 +138,40 @@ func (a *MemoryAllocator) Return(ctx context.Context, key string, r Range) (bool
 	if a.last[key] != r.Last || a.floors[key] >= r.First {
 		return false, nil
 	}
-	if err := a.noted(ctx, key, r.Last, r.First-1, journal.Event{Kind: journal.Returned, Range: r}); err != nil {
+	if err := a.noted(ctx, key, r.Last, r.First-1, journal.Event{Kind: journal.Returned, Range: r}); errors.Is(err, journal.ErrVoid) {
+		return false, nil // a number of r was voided: it stays used
+	} else if err != nil {
 		return false, err
 	}
 	a.last[key] = r.First - 1
 	return true, nil
 }
 
-// Note appends e to key's journal (see [journal.Keeper]).
-func (a *MemoryAllocator) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	if err := ctx.Err(); err != nil {
-		return journal.Event{}, err
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	err := record.Update(ctx, &a.kv, func(tx *record.Tx) (err error) {
-		e, err = journal.Note(tx, key, e)
-		return err
-	})
-	if err != nil {
-		return journal.Event{}, err
-	}
-	if e.Kind == journal.Voided && a.floors[key] < e.Range.Last {
-		// A void holds: no Return gives the number back.
-		if a.floors == nil {
-			a.floors = map[string]int64{}
-		}
-		a.floors[key] = e.Range.Last
-	}
-	return e, nil
+// Journal returns the journals kept in the MemoryAllocator's records (a
+// [journal.Holder]).
+func (a *MemoryAllocator) Journal() journal.Keeper { return memoryJournal{journal.InRecords(&a.kv), a} }
+
+// memoryJournal is a MemoryAllocator's journals, noted in turn with its
+// changes, as a store's transactions take turns.
+type memoryJournal struct {
+	journal.Keeper
+	a *MemoryAllocator
 }
 
-// Events returns records of key's journal (see [journal.Keeper]).
-func (a *MemoryAllocator) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	return journal.Events(ctx, &a.kv, key, after, limit)
-}
-
-// Head returns where key's journal ends (see [journal.Keeper]).
-func (a *MemoryAllocator) Head(ctx context.Context, key string) (journal.Head, error) {
-	return journal.ReadHead(ctx, &a.kv, key)
+func (j memoryJournal) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	j.a.mu.Lock()
+	defer j.a.mu.Unlock()
+	return j.Keeper.Note(ctx, key, e)
 }
 
 // noted appends es to key's journal in the records, for a change of the
 // key's mark from before to mark: what a durable store does in the
 // transaction that moves the counter. a.mu is held.
 func (a *MemoryAllocator) noted(ctx context.Context, key string, before, mark int64, es ...journal.Event) error {
-	return record.Update(ctx, &a.kv, func(tx *record.Tx) error {
+	// Past the caller's check of ctx, a change is made whole: a context
+	// done in between does not leave a reservation unrecorded, or a
+	// caller in doubt of one it was never given.
+	return record.Update(context.WithoutCancel(ctx), &a.kv, func(tx *record.Tx) error {
 		_, err := journal.Append(tx, key, before, mark, es...)
 		return err
 	})

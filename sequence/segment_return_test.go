@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // A Segment hands back at Close what it holds and nobody took: the next
@@ -113,7 +114,7 @@ func TestSegmentCloseReturnsUnderLoad(t *testing.T) {
 					top = max(top, v)
 				}
 				mu.Unlock()
-				h, _ := store.Head(ctx, "k")
+				h, _ := journal.Of(store).Head(ctx, "k")
 				store.Return(ctx, "k", sequence.Range{First: top, Last: h.Mark})
 			}
 		}

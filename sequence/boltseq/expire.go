@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -111,6 +112,9 @@ func (s *Store) Return(ctx context.Context, key string, r sequence.Range) (bool,
 		}
 		return appendEvent(ctx, b.Tx(), key, last, r.First-1, journal.Event{Kind: journal.Returned, Range: r})
 	})
+	if errors.Is(err, journal.ErrVoid) {
+		return false, nil // a number of r was voided: it stays used
+	}
 	return done, err
 }
 

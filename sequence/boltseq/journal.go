@@ -51,39 +51,9 @@ func inRecords(ctx context.Context, tx *bolt.Tx, fn func(rt *record.Tx) error) e
 	return applyRecords(kv, ops)
 }
 
-// Note appends e to key's journal, in one durable transaction: a
-// [journal.Keeper]. A void raises the key's floor, so that no Return
-// gives the number back.
-func (s *Store) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	var out journal.Event
-	err := s.update(ctx, "note", key, func(b *bolt.Bucket, k []byte) error {
-		return inRecords(ctx, b.Tx(), func(rt *record.Tx) (err error) {
-			if out, err = journal.Note(rt, key, e); err != nil || e.Kind != journal.Voided {
-				return err
-			}
-			return raiseFloor(b.Tx(), k, e.Range.Last)
-		})
-	})
-	return out, journal.Overwrite(key, err)
-}
-
-// Events returns up to limit records of key's journal after the record
-// after (a [journal.Keeper]).
-func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	return journal.Events(ctx, s.Records(), key, after, limit)
-}
-
-// Head returns where key's journal ends (a [journal.Keeper]).
-func (s *Store) Head(ctx context.Context, key string) (journal.Head, error) {
-	return journal.ReadHead(ctx, s.Records(), key)
-}
-
-// Prune replaces the records of key's journal through record p.Seq with
-// p, the signed Pruned record that sums them up (a [journal.Pruner]),
-// in one durable transaction.
-func (s *Store) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	return journal.Prune(ctx, s.Records(), key, p)
-}
+// Journal returns the journals kept in the file's records (a
+// [journal.Holder]).
+func (s *Store) Journal() journal.Keeper { return journal.InRecords(s.Records()) }
 
 // txRecords are the file's records in a transaction the Store runs, as
 // [record.In] reads them.

@@ -57,7 +57,7 @@ func TestMigrateRelease36dc60d(t *testing.T) {
 			anchor := journal.Head{Seq: 2, Mark: 150}
 			h, _ := hex.DecodeString("594a5a89c809c9a0555ba36f640d6ba83768956df542da5a8a95fb670b917c94")
 			copy(anchor.Hash[:], h)
-			events, head, err := journal.ReadJournal(ctx, s, "order")
+			events, head, err := journal.ReadJournal(ctx, journal.Of(s), "order")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,8 +40,14 @@ func Append(tx *record.Tx, key string, before, mark int64, es ...Event) ([]Event
 	by := ByOf(tx.Context())
 	out := make([]Event, len(es))
 	for i, e := range es {
+		if e.Kind == Returned && e.Range.First <= head.Void {
+			return nil, fmt.Errorf("%w: key %q: %v goes back, and %d was voided", ErrVoid, key, e.Range, head.Void)
+		}
 		e.By = by
 		out[i], head = Chain(head, key, e)
+		if e.Kind == Voided {
+			head.Void = max(head.Void, e.Range.Last)
+		}
 		// Written once: a record already there is past a head moved
 		// back by hand, and writing over it would hide the edit.
 		if err := tx.Create(Key(key, out[i].Seq), MarshalEvent(out[i])); err != nil {

@@ -76,13 +76,19 @@ func (r Range) Len() int64 {
 func (r Range) String() string { return fmt.Sprintf("[%d, %d]", r.First, r.Last) }
 
 // Head is where a key's journal ends, as its store keeps it beside the
-// counter: the Seq and Hash of the last record, and the counter's mark
-// (the largest number reserved or floored). A zero Head is a key with
-// no journal.
+// counter: the Seq and Hash of the last record, the counter's mark (the
+// largest number reserved or floored), and the largest number voided. A
+// zero Head is a key with no journal.
 type Head struct {
 	Seq  int64
 	Hash [32]byte
 	Mark int64
+	// Void is the largest number a Voided record names: a void holds,
+	// and no Returned record takes back a range that starts at or below
+	// it ([ErrVoid]), so that no Return gives a voided number back to be
+	// issued again. Every store keeps it alike, in the transaction that
+	// appends the record.
+	Void int64
 }
 
 // EventKind says what a journal record records.
@@ -345,7 +351,7 @@ func Chain(head Head, key string, e Event) (Event, Head) {
 	e.By, e.Actor, e.Reason = strings.ToValidUTF8(e.By, "?"), strings.ToValidUTF8(e.Actor, "?"), strings.ToValidUTF8(e.Reason, "?")
 	e.Seq = head.Seq + 1
 	e.Hash = ChainHash(head.Hash, key, e)
-	return e, Head{Seq: e.Seq, Hash: e.Hash, Mark: head.Mark}
+	return e, Head{Seq: e.Seq, Hash: e.Hash, Mark: head.Mark, Void: head.Void}
 }
 
 // Reconcile returns the records a store appends before the first one of

@@ -37,6 +37,11 @@ import (
 // not decode: written by hand, or by something other than sn.
 var ErrCorrupt = errors.New("journal: corrupt record")
 
+// ErrVoid is wrapped by the error of an append of a Returned record
+// whose range starts at or below a number voided ([Head.Void]): a store's
+// Return refuses it, and takes nothing back.
+var ErrVoid = errors.New("journal: a void holds: nothing at or below it goes back")
+
 // ErrInvalid is wrapped by the error of a record a journal does not take
 // ([CheckNote]), and of a prune it refuses. It is the sequence layer's one
 // error for a bad argument: package sequence's ErrInvalidArgument is this
@@ -72,9 +77,14 @@ func HeadKey(key string) string {
 	return "jh/" + key
 }
 
-// EncodeHead is the value of a head record: "seq hash mark".
+// EncodeHead is the value of a head record: "seq hash mark", and
+// " void" when a number was voided.
 func EncodeHead(h Head) []byte {
-	return fmt.Appendf(nil, "%d %s %d", h.Seq, hex.EncodeToString(h.Hash[:]), h.Mark)
+	b := fmt.Appendf(nil, "%d %s %d", h.Seq, hex.EncodeToString(h.Hash[:]), h.Mark)
+	if h.Void > 0 {
+		b = fmt.Appendf(b, " %d", h.Void)
+	}
+	return b
 }
 
 // DecodeHead decodes the head record of key's journal; an absent or
@@ -85,8 +95,11 @@ func DecodeHead(key string, v []byte) (Head, error) {
 		return h, nil
 	}
 	f := strings.Fields(string(v))
-	var err1, err2, err3 error
-	if len(f) == 3 {
+	var err1, err2, err3, err4 error
+	if len(f) == 4 {
+		h.Void, err4 = strconv.ParseInt(f[3], 10, 64)
+	}
+	if len(f) == 3 || len(f) == 4 {
 		h.Seq, err1 = strconv.ParseInt(f[0], 10, 64)
 		var b []byte
 		b, err2 = hex.DecodeString(f[1])
@@ -96,7 +109,7 @@ func DecodeHead(key string, v []byte) (Head, error) {
 		copy(h.Hash[:], b)
 		h.Mark, err3 = strconv.ParseInt(f[2], 10, 64)
 	}
-	if len(f) != 3 || err1 != nil || err2 != nil || err3 != nil || h.Seq < 0 || h.Mark < 0 {
+	if len(f) < 3 || len(f) > 4 || err1 != nil || err2 != nil || err3 != nil || err4 != nil || h.Seq < 0 || h.Mark < 0 || h.Void < 0 || (len(f) == 4 && h.Void == 0) {
 		return Head{}, fmt.Errorf("%w: the journal head of %q holds %.60q", ErrCorrupt, key, v)
 	}
 	return h, nil

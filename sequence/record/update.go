@@ -29,20 +29,33 @@ const MaxAttempts = 1000
 // from fn ends Update with that error, and nothing is written.
 //
 // A transaction that writes nothing, and read in more than one call,
-// commits its reads as conditions, so that what fn saw is one moment.
+// commits its reads as conditions, so that what fn saw is one moment; so
+// does one whose fn failed with an error wrapping [ErrExists] (a
+// [Tx.Create] over a record there), which runs again when those reads no
+// longer hold.
 func Update(ctx context.Context, s Store, fn func(tx *Tx) error) error {
 	pause := time.Millisecond
 	for attempt := 1; ; attempt++ {
 		tx := &Tx{ctx: ctx, s: s}
 		if err := fn(tx); err != nil {
-			return err
-		}
-		if !tx.wrote && tx.gets <= 1 {
-			return nil
-		}
-		ok, err := s.Commit(ctx, tx.cond(), tx.final())
-		if err != nil || ok {
-			return err
+			if !errors.Is(err, ErrExists) || tx.gets <= 1 {
+				return err
+			}
+			// A record fn was to create is there: an error if what fn
+			// read before still holds, and otherwise a race, run again
+			// (a head read, then a record appended after it by another
+			// writer, then that record's key read).
+			if ok, cerr := s.Commit(ctx, tx.cond(), nil); cerr != nil || ok {
+				return err
+			}
+		} else {
+			if !tx.wrote && tx.gets <= 1 {
+				return nil
+			}
+			ok, err := s.Commit(ctx, tx.cond(), tx.final())
+			if err != nil || ok {
+				return err
+			}
 		}
 		if attempt == MaxAttempts {
 			return fmt.Errorf("record: lost %d races in a row: %w", attempt, ErrConflict)

@@ -23,6 +23,21 @@ type JournalAllocator interface {
 	journal.Keeper
 }
 
+// journaled is an Allocator with the journals journal.Of finds for it.
+type journaled struct {
+	sequence.Allocator
+	journal.Keeper
+}
+
+// unjournaled returns the Allocator a journaled one is made of, whose
+// other capabilities the tests look for; or a itself.
+func unjournaled(a JournalAllocator) sequence.Allocator {
+	if j, ok := a.(journaled); ok {
+		return j.Allocator
+	}
+	return a
+}
+
 // RunJournal checks the promises of a [journal.Keeper] kept by an
 // Allocator: Allocate, Floor and Return each write their record, with
 // the writer named by the context ([journal.WithBy]); Note takes
@@ -32,22 +47,30 @@ type JournalAllocator interface {
 // wrote at once; and a [sequence.Segment] that closes leaves every
 // number explained. a may be a store shared with other runs: the suite's
 // keys are its own.
-func RunJournal(t *testing.T, a JournalAllocator) {
+func RunJournal(t *testing.T, alloc sequence.Allocator) {
+	j := journal.Of(alloc)
+	if j == nil {
+		t.Fatalf("%T keeps no journal: it is neither a journal.Keeper nor a journal.Holder", alloc)
+	}
+	a := JournalAllocator(journaled{alloc, j})
+	if ja, ok := alloc.(JournalAllocator); ok {
+		a = ja
+	}
 	t.Run("Records", func(t *testing.T) { journalRecords(t, a, newKeyspace(t)) })
 	t.Run("Note", func(t *testing.T) { journalNote(t, a, newKeyspace(t)) })
 	t.Run("Keys", func(t *testing.T) { journalKeys(t, a, newKeyspace(t)) })
 	t.Run("Concurrent", func(t *testing.T) { journalConcurrent(t, a, newKeyspace(t)) })
 	t.Run("Segment", func(t *testing.T) { journalSegment(t, a, newKeyspace(t)) })
-	if p, ok := a.(journal.Pruner); ok {
+	if p, ok := j.(journal.Pruner); ok {
 		t.Run("Prune", func(t *testing.T) { journalPrune(t, a, p, newKeyspace(t)) })
 	}
-	if r, ok := a.(sequence.Returner); ok {
+	if r, ok := alloc.(sequence.Returner); ok {
 		t.Run("VoidHolds", func(t *testing.T) { journalVoidHolds(t, a, r, newKeyspace(t)) })
 	}
-	if c := catalog.Of(a); c != nil {
+	if c := catalog.Of(alloc); c != nil {
 		t.Run("Catalog", func(t *testing.T) { journalCatalog(t, a, c, newKeyspace(t)) })
 	}
-	if rs := record.Of(a); rs != nil && journalInRecords(t, a, rs) {
+	if rs := record.Of(alloc); rs != nil && journalInRecords(t, a, rs) {
 		t.Run("WrittenOnce", func(t *testing.T) { journalWrittenOnce(t, a, rs, newKeyspace(t)) })
 	}
 }
@@ -300,7 +323,7 @@ func journalRecords(t *testing.T, a JournalAllocator, ks keyspace) {
 		want = append(want, journal.Event{Kind: journal.Reserved, Range: r})
 	}
 	mark := want[len(want)-1].Range.Last
-	if f, ok := a.(sequence.Floorer); ok {
+	if f, ok := unjournaled(a).(sequence.Floorer); ok {
 		if err := f.Floor(ctx, key, mark+10); err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +333,7 @@ func journalRecords(t *testing.T, a JournalAllocator, ks keyspace) {
 			t.Fatal(err)
 		}
 	}
-	if ret, ok := a.(sequence.Returner); ok {
+	if ret, ok := unjournaled(a).(sequence.Returner); ok {
 		r, err := a.Allocate(ctx, key, 4)
 		if err != nil {
 			t.Fatal(err)
@@ -467,7 +490,7 @@ func journalSegment(t *testing.T, a JournalAllocator, ks keyspace) {
 	ctx := context.Background()
 	key := ks.key("segment")
 	for round := range 3 {
-		s, err := sequence.NewSegment(a, sequence.SegmentOptions{Step: 7})
+		s, err := sequence.NewSegment(unjournaled(a), sequence.SegmentOptions{Step: 7})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,40 +22,13 @@ func inRecords(ctx context.Context, tx *sql.Tx, fn func(rt *record.Tx) error) er
 	return apply(ctx, tx, cond, ops)
 }
 
-// Note appends e to key's journal, in one durable transaction: a
-// [journal.Keeper].
-func (s *Store) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	var out journal.Event
-	err := s.write(ctx, "note", func(tx *sql.Tx) error {
-		return inRecords(ctx, tx, func(rt *record.Tx) (err error) {
-			out, err = journal.Note(rt, key, e)
-			return err
-		})
-	})
-	return out, journal.Overwrite(key, err)
-}
-
-// Events returns up to limit records of key's journal after the record
-// after (a [journal.Keeper]).
-func (s *Store) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	return journal.Events(ctx, s.Records(), key, after, limit)
-}
-
-// Head returns where key's journal ends (a [journal.Keeper]).
-func (s *Store) Head(ctx context.Context, key string) (journal.Head, error) {
-	return journal.ReadHead(ctx, s.Records(), key)
-}
-
-// Prune replaces the records of key's journal through record p.Seq with
-// p, the signed Pruned record that sums them up (a [journal.Pruner]).
-func (s *Store) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	return journal.Prune(ctx, s.Records(), key, p)
-}
+// Journal returns the journals kept in the records (a
+// [journal.Holder]).
+func (s *Store) Journal() journal.Keeper { return journal.InRecords(s.Records()) }
 
 var (
 	_ sequence.Allocator  = (*Store)(nil)
-	_ journal.Keeper      = (*Store)(nil)
-	_ journal.Pruner      = (*Store)(nil)
+	_ journal.Holder      = (*Store)(nil)
 	_ sequence.Expirer    = (*Store)(nil)
 	_ sequence.Identifier = (*Store)(nil)
 	_ sequence.Pinger     = (*Store)(nil)

@@ -149,7 +149,7 @@ func TestRestart(t *testing.T) {
 	if again := must(s.StoreID(ctx)); again != id || id == must(open(t).StoreID(ctx)) {
 		t.Errorf("StoreID %q, reopened %q: want equal, and another file's different", id, again)
 	}
-	events, head, err := journal.ReadJournal(ctx, s, "orders")
+	events, head, err := journal.ReadJournal(ctx, journal.Of(s), "orders")
 	if err != nil || len(events) != 2 || journal.VerifyChain("orders", events, head) != nil {
 		t.Errorf("journal of orders: %d records, %v; want 2 that verify", len(events), err)
 	}
