@@ -123,7 +123,7 @@ func TestObfuscateIsANewSeries(t *testing.T) {
 	}
 }
 
-// hideRecords hides a Segment's Recorder: the control of TestObfuscateKey.
+// hideRecords hides a Segment's records: the control of TestObfuscateKey.
 type hideRecords struct{ s *sequence.Segment }
 
 func (h hideRecords) Next(ctx context.Context, key string) (int64, error) { return h.s.Next(ctx, key) }

@@ -150,32 +150,6 @@ func (b *Balanced) placeAll(ctx context.Context) error {
 	return nil
 }
 
-// Record records value under name in the store of every Gen that keeps
-// records, under a name that says which Gen ("Gen 1 of 2: NAME"), so that
-// a Balanced inside another is placed through its own Gens. It returns the
-// first value recorded that is not value, if any; an error wrapping
-// errors.ErrUnsupported when no Gen keeps records.
-func (b *Balanced) Record(ctx context.Context, name, value string) (string, error) {
-	got, any := value, false
-	for i, g := range b.gens {
-		v, err := Remember(ctx, g, fmt.Sprintf("Gen %d of %d: %s", i, len(b.gens), name), value)
-		if errors.Is(err, errors.ErrUnsupported) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("sequence: Balanced: Record on Gen %d: %w", i, err)
-		}
-		any = true
-		if v != value && got == value {
-			got = v
-		}
-	}
-	if !any {
-		return "", fmt.Errorf("sequence: Balanced: Record(%q): no Gen keeps records: %w", name, errors.ErrUnsupported)
-	}
-	return got, nil
-}
-
 // placeRecord is the name a Gen's place is recorded under in its store.
 const placeRecord = "sequence.Balanced place"
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 	"github.com/sngen/sn/sequence/sequencetest"
 )
 
@@ -369,7 +370,8 @@ func TestBalancedNextNMemberPanics(t *testing.T) {
 	}
 }
 
-// downStore is a Segment whose store may be down: Next and Record fail.
+// downStore is a Segment whose store may be down: Next and its records
+// fail.
 type downStore struct {
 	*sequence.Segment
 	down atomic.Bool
@@ -382,11 +384,26 @@ func (d *downStore) Next(ctx context.Context, key string) (int64, error) {
 	return d.Segment.Next(ctx, key)
 }
 
-func (d *downStore) Record(ctx context.Context, name, value string) (string, error) {
-	if d.down.Load() {
-		return "", errFlaky
+func (d *downStore) Records() record.Store { return downRecords{d.Segment.Records(), &d.down} }
+
+// downRecords are records that fail while down.
+type downRecords struct {
+	record.Store
+	down *atomic.Bool
+}
+
+func (r downRecords) Get(ctx context.Context, keys ...string) ([]record.Record, error) {
+	if r.down.Load() {
+		return nil, errFlaky
 	}
-	return sequence.Remember(ctx, d.Segment, name, value)
+	return r.Store.Get(ctx, keys...)
+}
+
+func (r downRecords) Commit(ctx context.Context, cond []record.Record, ops []record.Op) (bool, error) {
+	if r.down.Load() {
+		return false, errFlaky
+	}
+	return r.Store.Commit(ctx, cond, ops)
 }
 
 // A Balanced records every Gen's place before its first number: a second

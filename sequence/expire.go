@@ -26,39 +26,29 @@ type Expirer interface {
 	Expire(ctx context.Context, key string, ttl time.Duration) error
 }
 
-// Recorder is implemented by a [Gen] or [Allocator] whose store keeps
-// records: facts about the series it serves that every process sharing
-// the store must agree on, such as the place of a store among the Gens of
-// a [Balanced] or the check value of an obfuscation key. Record stores
-// value under name unless the store has a value for name already, and
-// returns the value stored: value itself, or the one recorded first. Two
-// processes that record at once get the same answer. Records are kept for
-// good. A wrapper whose store keeps no records returns an error wrapping
-// errors.ErrUnsupported.
-//
-// A store keeps them in its records (package record), and [Remember]
-// records there: only a Gen over many stores ([Balanced]), or a wrapper
-// of one ([Queued]), is a Recorder itself.
-type Recorder interface {
-	Record(ctx context.Context, name, value string) (string, error)
-}
-
 // Remember records value under name in the store g draws from, unless it
-// has a value for name, and returns the value recorded (see [Recorder]):
-// through g's Record method if it has one, or else in the records of its
-// store (see package record), under "r/" and name. A name is 1 to 255
-// bytes, a value at most 4,096. It returns an error wrapping
-// errors.ErrUnsupported when g keeps no records.
+// has a value for name, and returns the value recorded: value itself, or
+// the one recorded first. Two processes that record at once get the same
+// answer, and records are kept for good: they are facts about the series
+// a store serves that every process sharing it must agree on, such as
+// the place of a store among the Gens of a [Balanced] or the check value
+// of an obfuscation key.
+//
+// It records in the records of g's store (package record), under "r/"
+// and name; for a Gen that draws from others (a method Unwrap() []Gen,
+// see [Walk]) and keeps no records itself, in those of the one it draws
+// from, or, for one over many stores ([Balanced]), in each of them, under
+// a name that says which ("Gen 1 of 2: NAME"), returning the first value
+// recorded that is not value. A name is 1 to 255 bytes, a value at most
+// 4,096. It returns an error wrapping errors.ErrUnsupported when no store
+// keeps records.
 func Remember(ctx context.Context, g any, name, value string) (string, error) {
-	if r, ok := g.(Recorder); ok {
-		return r.Record(ctx, name, value)
-	}
 	if len(name) == 0 || len(name) > 255 || len(value) > 4096 {
 		return "", fmt.Errorf("sequence: record %.40q: a name of %d bytes (1 to 255) and a value of %d (at most 4096): %w", name, len(name), len(value), ErrInvalidArgument)
 	}
 	s := record.Of(g)
 	if s == nil {
-		return "", fmt.Errorf("sequence: record %.40q: %T keeps no records: %w", name, g, errors.ErrUnsupported)
+		return rememberIn(ctx, g, name, value)
 	}
 	got := value
 	err := record.Update(ctx, s, func(tx *record.Tx) error {
@@ -74,6 +64,36 @@ func Remember(ctx context.Context, g any, name, value string) (string, error) {
 		return nil
 	})
 	return got, err
+}
+
+// rememberIn records in the stores of the Gens g draws from.
+func rememberIn(ctx context.Context, g any, name, value string) (string, error) {
+	w, ok := g.(interface{ Unwrap() []Gen })
+	if !ok {
+		return "", fmt.Errorf("sequence: record %.40q: %T keeps no records: %w", name, g, errors.ErrUnsupported)
+	}
+	gens := w.Unwrap()
+	if len(gens) == 1 {
+		return Remember(ctx, gens[0], name, value)
+	}
+	got, any := value, false
+	for i, in := range gens {
+		v, err := Remember(ctx, in, fmt.Sprintf("Gen %d of %d: %s", i, len(gens), name), value)
+		if errors.Is(err, errors.ErrUnsupported) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("sequence: record %.40q on Gen %d of %d: %w", name, i, len(gens), err)
+		}
+		any = true
+		if v != value && got == value {
+			got = v
+		}
+	}
+	if !any {
+		return "", fmt.Errorf("sequence: record %.40q: none of the %d Gens %T draws from keeps records: %w", name, len(gens), g, errors.ErrUnsupported)
+	}
+	return got, nil
 }
 
 // expiries keeps the deadlines of the keys of an in-memory store.

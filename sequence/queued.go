@@ -345,13 +345,6 @@ func (qd *Queued) draw(ctx context.Context, key string, want int) (got []int64, 
 	return got, nil
 }
 
-// Record records value under name in the Gen's store (see [Remember]).
-// It returns an error wrapping errors.ErrUnsupported if the Gen keeps no
-// records.
-func (qd *Queued) Record(ctx context.Context, name, value string) (string, error) {
-	return Remember(ctx, qd.gen, name, value)
-}
-
 // Records returns the records of the Gen's store (see package record), or
 // nil.
 func (qd *Queued) Records() record.Store { return record.Of(qd.gen) }

@@ -8,7 +8,7 @@
 //
 // Extra powers are small optional interfaces discovered by type assertion, in
 // the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
-// [Releaser], [Identifier], [Expirer], [Recorder],
+// [Releaser], [Identifier], [Expirer],
 // [Returner], [Limiter], [Numbering], [journal.Keeper], [journal.Pruner],
 // claim.Replayer, [Continuous] and io.Closer. Callers
 // that find them get faster or more capable; callers that do not fall

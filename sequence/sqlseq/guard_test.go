@@ -41,7 +41,7 @@ func (r *repeatCounter) add(s string) {
 	r.seen[s] = true
 }
 
-// noRecords hides a Segment's Recorder: the control of
+// noRecords hides a Segment's records: the control of
 // TestBalancedOrder.
 type noRecords struct{ s *sequence.Segment }
 
