@@ -26,6 +26,9 @@ func HeadOf(tx *record.Tx, key string) (Head, error) {
 // [ErrCorrupt] and [record.ErrExists] (a store's own transaction refuses
 // with one wrapping record.ErrExists, which it passes to [Overwrite]),
 // and nothing is written.
+// A Returned record that starts at or below the largest number voided
+// ([Head.Void]) is an error wrapping [ErrVoid], and nothing is written:
+// a store's Return takes nothing back then.
 // The caller's transaction orders the key's writes: a [record.Update],
 // or the store's own through [record.In].
 func Append(tx *record.Tx, key string, before, mark int64, es ...Event) ([]Event, error) {

@@ -3,8 +3,10 @@
 // analysis that explains every number not issued.
 //
 // The vocabulary is [Event] and its kinds ([Reserved], [Voided] and the
-// others), [Head] and [Range]; a store, or a wrapper of one, that keeps
-// journals is a [Keeper]. [Audit] explains a journal's numbers,
+// others), [Head] and [Range]. A store that keeps journals gives them as
+// a [Keeper], most through a Journal method ([Holder]) that returns
+// [InRecords]; a wrapper of one forwards that method alone, and callers
+// ask [Of]. [Audit] explains a journal's numbers,
 // [VerifyChain] and [VerifySealed] check its chain, [PruneRecord] sums up
 // the records of a closed period in one signed record.
 //
@@ -12,7 +14,8 @@
 // once for every store: the layout, the chain's appends under a head, the
 // reads and the prune. A key's records are under "j/", the length of the
 // key, "/", the key, "/" and the record's number in 20 digits, as JSON
-// ([MarshalEvent]); the head, "seq hash mark", is under "jh/" and the
+// ([MarshalEvent]); the head, "seq hash mark" and the largest number
+// voided when there is one, is under "jh/" and the
 // key. A key longer than [MaxPlain] bytes is named by the SHA-256 of its
 // bytes instead, in hexadecimal: its records under "j/#/", the hash, "/"
 // and the number, its head under "jhx/" and the hash, so that every

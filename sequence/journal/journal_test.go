@@ -187,3 +187,28 @@ func TestAppendWritesOnce(t *testing.T) {
 		t.Errorf("record 4 was written over")
 	}
 }
+
+// A head keeps the largest number voided as a fourth field, only when
+// there is one: a head an earlier release wrote, of three, reads as
+// before, and a fourth field of 0, or one that is not a number, is a
+// head edited by hand.
+func TestHeadVoid(t *testing.T) {
+	h := journal.Head{Seq: 7, Hash: [32]byte{1, 2, 3}, Mark: 40, Void: 12}
+	got, err := journal.DecodeHead("k", journal.EncodeHead(h))
+	if err != nil || got != h {
+		t.Fatalf("a head with a void: %+v, %v; want %+v", got, err, h)
+	}
+	h.Void = 0
+	enc := journal.EncodeHead(h)
+	if n := len(strings.Fields(string(enc))); n != 3 {
+		t.Fatalf("a head without a void has %d fields (%q), want 3 as an earlier release writes", n, enc)
+	}
+	if got, err := journal.DecodeHead("k", enc); err != nil || got != h {
+		t.Fatalf("a head of three fields: %+v, %v", got, err)
+	}
+	for _, bad := range []string{string(enc) + " 0", string(enc) + " x", string(enc) + " -3", string(enc) + " 1 2"} {
+		if _, err := journal.DecodeHead("k", []byte(bad)); !errors.Is(err, journal.ErrCorrupt) {
+			t.Errorf("the head %q: %v, want ErrCorrupt", bad, err)
+		}
+	}
+}
