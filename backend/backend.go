@@ -389,12 +389,3 @@ func (e exact) Records() record.Store { return record.Of(e.a) }
 // journal.Holder), or nil when it keeps none.
 func (e exact) Journal() journal.Keeper { return journal.Of(e.a) }
 
-// StoreID returns the identity of the Allocator's store (see
-// sequence.Identifier).
-func (e exact) StoreID(ctx context.Context) (string, error) {
-	id, ok := e.a.(sequence.Identifier)
-	if !ok {
-		return "", fmt.Errorf("%T has no identity: %w", e.a, errors.ErrUnsupported)
-	}
-	return id.StoreID(ctx)
-}

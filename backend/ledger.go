@@ -185,7 +185,7 @@ func ledgerID(s seq) string {
 type ledgerStore interface {
 	sequence.Allocator
 	sequence.Floorer
-	sequence.Identifier
+	StoreID(ctx context.Context) (string, error) // recorded by a Redis in front of it
 	record.Holder
 	sequence.Pinger
 }

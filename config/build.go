@@ -11,6 +11,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/record"
 )
 
 // A BuildOption configures [Config.Build].
@@ -127,31 +128,23 @@ func (c *Config) Build(ctx context.Context, opts ...BuildOption) (*Set, error) {
 	return s, nil
 }
 
-// sameStore finds the identity of the store t's sequence gen opened (what
-// it is: a SQL ledger's or etcd prefix's recorded identity, a Redis and
-// prefix's, a file's), and refuses a store that another template reached
-// under another spelling (its ID, from the config, differs): one store
-// is spelt one way, so that it is opened once, and its templates, and its
-// tenants, are checked together. seen holds the templates seen so far,
-// by identity. A sequence without an identity (snowflake, memory of its
-// own, a balanced one) is not checked.
+// sameStore finds the identity of the store t's sequence gen opened, as
+// its records keep it (record.Identity: a SQL ledger's, an etcd prefix's,
+// a Redis and prefix's, a file's; a Redis in front of a ledger is the
+// ledger), and refuses a store that another template reached under
+// another spelling (its ID, from the config, differs): one store is spelt
+// one way, so that it is opened once, and its templates, and its tenants,
+// are checked together. seen holds the templates seen so far, by
+// identity. A sequence without records (a balanced one) is not checked.
 func sameStore(ctx context.Context, seen map[string]checked, t checked, gen sequence.Gen) *Error {
 	if t.plan.members != nil || t.store.ID == "" {
 		return nil
 	}
-	var ider sequence.Identifier
-	sequence.Walk(gen, func(g sequence.Gen) {
-		if id, ok := g.(sequence.Identifier); ok && ider == nil {
-			ider = id
-		}
-	})
-	if ider == nil {
+	rs := record.Of(gen)
+	if rs == nil {
 		return nil
 	}
-	id, err := ider.StoreID(ctx)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return nil
-	}
+	id, err := record.Identity(ctx, rs)
 	if err != nil {
 		return &Error{Template: t.name, Err: fmt.Errorf("read the identity of its store %s: %w", t.store.ID, err)}
 	}

@@ -18,7 +18,7 @@ import (
 // forgets everything when the process ends, so it suits tests, examples and
 // putting a [Segment] in front of nothing durable. It is safe for concurrent
 // use and implements [Floorer], [Expirer], [record.Holder], [Returner],
-// [journal.Keeper] and [Identifier]: each
+// [journal.Holder], and has an identity ([MemoryAllocator.StoreID]): each
 // MemoryAllocator is a store of its own.
 type MemoryAllocator struct {
 	id     string

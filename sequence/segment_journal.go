@@ -178,13 +178,3 @@ func (s *Segment) unissued(key string, r Range) (Range, bool) {
 	return Range{}, false
 }
 
-// StoreID returns the identity of the Allocator's store (see
-// [Identifier]), or an error wrapping errors.ErrUnsupported when it has
-// none.
-func (s *Segment) StoreID(ctx context.Context) (string, error) {
-	id, ok := s.alloc.(Identifier)
-	if !ok {
-		return "", fmt.Errorf("sequence: Segment.StoreID: %T has no identity: %w", s.alloc, errors.ErrUnsupported)
-	}
-	return id.StoreID(ctx)
-}

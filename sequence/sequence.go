@@ -8,7 +8,7 @@
 //
 // Extra powers are small optional interfaces discovered by type assertion, in
 // the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
-// [Releaser], [Identifier], [Expirer],
+// [Releaser], [Expirer],
 // [Returner], [Limiter], [Numbering], [journal.Keeper], [journal.Pruner],
 // claim.Replayer, [Continuous] and io.Closer. Callers
 // that find them get faster or more capable; callers that do not fall
@@ -119,18 +119,6 @@ type Returner interface {
 // turns, so that a counter per day does not hold a day's state for ever.
 type Releaser interface {
 	Release(key string)
-}
-
-// Identifier is implemented by an [Allocator] whose store has an identity.
-// StoreID returns the same string in every process that opens the same
-// store, and different strings for different stores: typically a random
-// value written into the store when it is first used. A layer that serves
-// numbers to many machines from blocks of one store (redisseq in front of
-// a ledger) records it with every block and refuses a store with another
-// identity, for two stores behind one cache would each issue what the
-// other already had.
-type Identifier interface {
-	StoreID(ctx context.Context) (string, error)
 }
 
 var (

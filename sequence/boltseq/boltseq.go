@@ -284,7 +284,7 @@ func initFile(db *bolt.DB, path string) (id string, err error) {
 }
 
 // StoreID returns the file's identity, written when it was created: a copy
-// of the file has the same one. It implements [sequence.Identifier].
+// of the file has the same one.
 func (s *Store) StoreID(context.Context) (string, error) { return s.id, nil }
 
 // lockedError is the error Open returns when the file lock is held.

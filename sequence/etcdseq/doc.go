@@ -10,7 +10,8 @@
 //	seg, err := sequence.NewSegment(store, sequence.SegmentOptions{})
 //
 // A [Store] is a [sequence.Allocator], [sequence.Floorer],
-// [sequence.Returner], [sequence.Expirer], [sequence.Identifier],
+// [sequence.Returner], [sequence.Expirer], has an identity
+// ([Store.StoreID]),
 // [journal.Keeper],
 // [journal.Pruner], [sequence.Pinger] and a [record.Holder]: its records
 // keep the catalog of series (package catalog), named records

@@ -329,7 +329,7 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // StoreID returns the cluster's identity under the Store's prefix, a random
-// value written at the first call of any process: a [sequence.Identifier].
+// value written at the first call of any process.
 func (s *Store) StoreID(ctx context.Context) (string, error) {
 	var b [16]byte
 	rand.Read(b[:])

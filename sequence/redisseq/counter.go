@@ -163,8 +163,15 @@ func NewCounter(c redis.UniversalClient, durable sequence.Allocator, o CounterOp
 	}, nil
 }
 
-// ledgerID returns the identity of the durable allocator
-// ([sequence.Identifier]), or "" if it has none. The scripts record it in
+// identified is a ledger with an identity: StoreID returns the same
+// string in every process that opens the same store, and another for
+// another store (sqlseq's, etcdseq's, boltseq's Store).
+type identified interface {
+	StoreID(ctx context.Context) (string, error)
+}
+
+// ledgerID returns the identity of the durable allocator (its StoreID
+// method), or "" if it has none. The scripts record it in
 // every range they install and refuse a range recorded with another: two
 // ledgers behind one Redis each hand out what the other has issued, once
 // Redis loses its data.
@@ -173,7 +180,7 @@ func (c *Counter) ledgerID(ctx context.Context, rkey string) (string, error) {
 		return *id, nil
 	}
 	var id string
-	if d, ok := c.durable.(sequence.Identifier); ok {
+	if d, ok := c.durable.(identified); ok {
 		var err error
 		if id, err = d.StoreID(ctx); err != nil {
 			return "", durableError("identify the durable allocator of", rkey, c.durable, err)

@@ -62,7 +62,7 @@
 //	                    number issued; max, the last number of the current
 //	                    range (spent when cur >= max); ledger, the identity
 //	                    of the ledger it was reserved from (a
-//	                    [sequence.Identifier]): a process whose ledger has
+//	                    its StoreID): a process whose ledger has
 //	                    another is refused ([ErrOtherLedger]).
 //	P{E}:lock   string  the refill lock's random token, with a TTL.
 //	P{E}:epoch  string  Redis-only Allocator: a random marker written with the

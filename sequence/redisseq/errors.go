@@ -25,7 +25,7 @@ var (
 
 	// ErrOtherLedger means the range of a key in Redis was reserved from
 	// another ledger than the caller's durable allocator (by
-	// [sequence.Identifier]): two machines use one Redis with two ledgers
+	// its StoreID): two machines use one Redis with two ledgers
 	// (two databases, two tables, a bbolt file each). Each ledger would
 	// hand out again what the other issued once Redis loses its data, so
 	// no number is issued. Give every machine the same ledger.

@@ -8,8 +8,6 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/sngen/sn/sequence"
 )
 
 // A Redis is identified by what it is, not how its URL is spelt: a random
@@ -34,9 +32,8 @@ func redisIdentity(ctx context.Context, rdb redis.UniversalClient, prefix string
 	return fmt.Sprintf("redis prefix %q %s", prefix, id), nil
 }
 
-// StoreID returns the identity of the Allocator's store (see
-// [sequence.Identifier]): the Redis and prefix it serves from, and, with
-// a ledger, the ledger's.
+// StoreID returns the identity of the Allocator's store: the Redis and
+// prefix it serves from, and, with a ledger, the ledger's.
 func (a *Allocator) StoreID(ctx context.Context) (string, error) {
 	if a.core != nil {
 		return a.core.StoreID(ctx)
@@ -44,15 +41,14 @@ func (a *Allocator) StoreID(ctx context.Context) (string, error) {
 	return redisIdentity(ctx, a.rdb, a.prefix)
 }
 
-// StoreID returns the identity of the Counter's store (see
-// [sequence.Identifier]): the Redis and prefix it serves from, and the
-// ledger's.
+// StoreID returns the identity of the Counter's store: the Redis and
+// prefix it serves from, and the ledger's (its StoreID).
 func (c *Counter) StoreID(ctx context.Context) (string, error) {
 	r, err := redisIdentity(ctx, c.rdb, c.prefix)
 	if err != nil {
 		return "", err
 	}
-	id, ok := c.durable.(sequence.Identifier)
+	id, ok := c.durable.(identified)
 	if !ok {
 		return "", fmt.Errorf("redisseq: the ledger %T has no identity: %w", c.durable, errors.ErrUnsupported)
 	}

@@ -30,7 +30,6 @@ var (
 	_ sequence.Allocator  = (*Store)(nil)
 	_ journal.Holder      = (*Store)(nil)
 	_ sequence.Expirer    = (*Store)(nil)
-	_ sequence.Identifier = (*Store)(nil)
 	_ sequence.Pinger     = (*Store)(nil)
 	_ record.Holder       = (*Store)(nil)
 )

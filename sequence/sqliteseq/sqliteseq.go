@@ -162,8 +162,8 @@ WHERE name = 'ver' AND (SELECT max(ver) FROM sn_kv) > CAST(value AS INTEGER) AND
 // Path returns the path of the Store's file, as given to [Open].
 func (s *Store) Path() string { return s.path }
 
-// StoreID returns the file's identity, written when it was made: a
-// [sequence.Identifier]. A copy of the file has the same.
+// StoreID returns the file's identity, written when it was made; a copy
+// of the file has the same.
 func (s *Store) StoreID(context.Context) (string, error) { return s.id, nil }
 
 // Ping reads the file: a [sequence.Pinger].

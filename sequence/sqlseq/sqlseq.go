@@ -119,7 +119,7 @@ var (
 )
 
 // Store is a durable [sequence.Allocator] over one ledger table. It also
-// implements [sequence.Floorer] and [sequence.Identifier]. A Store is safe for concurrent use; it
+// implements [sequence.Floorer] and has an identity ([Store.StoreID]). A Store is safe for concurrent use; it
 // does not own the *sql.DB, which the caller closes.
 type Store struct {
 	db      *sql.DB
@@ -359,7 +359,8 @@ var idRow [32]byte
 // the identity was made, and 32 random hexadecimal digits, kept in the
 // table's row of id 32 zero bytes. The first process to ask writes it;
 // every process that uses the table reads the same one, and another table
-// or database has another. It implements [sequence.Identifier].
+// or database has another. A Redis in front of the ledger records it
+// with every range (see redisseq).
 func (s *Store) StoreID(ctx context.Context) (string, error) {
 	if id := s.id.Load(); id != nil {
 		return *id, nil
