@@ -388,4 +388,3 @@ func (e exact) Records() record.Store { return record.Of(e.a) }
 // Journal returns the journals of the Allocator's store (see
 // journal.Holder), or nil when it keeps none.
 func (e exact) Journal() journal.Keeper { return journal.Of(e.a) }
-

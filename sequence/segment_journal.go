@@ -177,4 +177,3 @@ func (s *Segment) unissued(key string, r Range) (Range, bool) {
 	}
 	return Range{}, false
 }
-

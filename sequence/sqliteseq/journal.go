@@ -27,9 +27,9 @@ func inRecords(ctx context.Context, tx *sql.Tx, fn func(rt *record.Tx) error) er
 func (s *Store) Journal() journal.Keeper { return journal.InRecords(s.Records()) }
 
 var (
-	_ sequence.Allocator  = (*Store)(nil)
-	_ journal.Holder      = (*Store)(nil)
-	_ sequence.Expirer    = (*Store)(nil)
-	_ sequence.Pinger     = (*Store)(nil)
-	_ record.Holder       = (*Store)(nil)
+	_ sequence.Allocator = (*Store)(nil)
+	_ journal.Holder     = (*Store)(nil)
+	_ sequence.Expirer   = (*Store)(nil)
+	_ sequence.Pinger    = (*Store)(nil)
+	_ record.Holder      = (*Store)(nil)
 )
