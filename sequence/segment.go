@@ -84,7 +84,11 @@ type Segment struct {
 		m map[string][]Range
 	}
 	limits sync.Map // key base -> int64: the largest number printed (Limit)
-	notes  struct { // journal records to write (note)
+	highs  struct { // the last number of keys released, for a Lost note (see lostFrom)
+		sync.Mutex
+		m map[string]int64
+	}
+	notes struct { // journal records to write (note)
 		sync.Mutex
 		q       []keyEvent
 		running bool
@@ -708,8 +712,8 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 		// A failed fetch may have reserved a block whose answer was
 		// lost: between the last block and this one, the journal is to
 		// count none of this Segment's blocks as issued.
-		if r.First > k.high+1 {
-			s.note(k.key, journal.Event{Kind: journal.Lost, Range: Range{First: k.high + 1, Last: r.First - 1}, Reason: "a reservation whose answer was lost"})
+		if from := s.lostFrom(k); r.First > from {
+			s.note(k.key, journal.Event{Kind: journal.Lost, Range: Range{First: from, Last: r.First - 1}, Reason: "a reservation whose answer was lost"})
 		}
 		k.setDoubt(false)
 	}

@@ -104,6 +104,7 @@ func (s *Segment) release(k *SegmentKey) {
 	k.cur.Store(spent)
 	k.last = nil
 	s.note(k.key, released(rs, k.high, "unused when the key was released (idle, or its period over)")...)
+	s.keepHigh(k.key, k.high)
 	s.keys.remove(k)
 	s.released.Add(1)
 }
@@ -113,4 +114,30 @@ func (s *Segment) release(k *SegmentKey) {
 func (k *SegmentKey) position() int64 {
 	b := k.cur.Load()
 	return b.first + min(b.used.Load(), b.size)
+}
+
+// maxHighs bounds the last numbers of released keys a Segment keeps.
+const maxHighs = 4096
+
+// keepHigh keeps high, the last number of key when its state was
+// released, for the Lost note of a state of key made afterwards. Past
+// maxHighs keys the Segment forgets them all and starts again.
+func (s *Segment) keepHigh(key string, high int64) {
+	s.highs.Lock()
+	defer s.highs.Unlock()
+	if s.highs.m == nil || len(s.highs.m) >= maxHighs {
+		s.highs.m = map[string]int64{}
+	}
+	s.highs.m[key] = max(s.highs.m[key], high)
+}
+
+// lostFrom returns the first number a block whose answer k lost can hold:
+// above every number the Segment had for k's key, in k's state or in one
+// released before it (whose blocks it received and closed). A Segment
+// that forgot a released key's last number (more than maxHighs keys
+// released since) may note as lost blocks it had received.
+func (s *Segment) lostFrom(k *SegmentKey) int64 {
+	s.highs.Lock()
+	defer s.highs.Unlock()
+	return max(k.high, s.highs.m[k.key]) + 1
 }
