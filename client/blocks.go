@@ -99,4 +99,10 @@ func (b *Blocks) Head(ctx context.Context, key string) (journal.Head, error) {
 	return journal.Head{}, fmt.Errorf("client: the journal of %q is read where its store is (sn gaps), not through sn serve: %w", key, errors.ErrUnsupported)
 }
 
+// Prune is not served: journal.Keeper. A journal is pruned where its
+// store is (sn prune).
+func (b *Blocks) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
+	return journal.Event{}, fmt.Errorf("client: the journal of %q is pruned where its store is (sn prune), not through sn serve: %w", key, errors.ErrUnsupported)
+}
+
 var _ journal.Keeper = (*Blocks)(nil)

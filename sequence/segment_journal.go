@@ -2,10 +2,10 @@ package sequence
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/sngen/sn/sequence/journal"
 	"sync/atomic"
+
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // maxNotes bounds the journal records a Segment keeps waiting for its
@@ -142,14 +142,6 @@ func (j segmentJournal) Note(ctx context.Context, key string, e journal.Event) (
 		}
 	}
 	return j.Keeper.Note(ctx, key, e)
-}
-
-func (j segmentJournal) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	pr, ok := j.Keeper.(journal.Pruner)
-	if !ok {
-		return journal.Event{}, fmt.Errorf("sequence: Segment: %T cannot prune journals: %w", j.s.alloc, errors.ErrUnsupported)
-	}
-	return pr.Prune(ctx, key, p)
 }
 
 // unissued returns the numbers of r that the Segment holds for key and

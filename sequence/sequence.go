@@ -9,7 +9,7 @@
 // Extra powers are small optional interfaces discovered by type assertion, in
 // the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
 // [Releaser], [Expirer],
-// [Returner], [Limiter], [Numbering], [journal.Keeper], [journal.Pruner],
+// [Returner], [Limiter], [Numbering], [journal.Keeper],
 // claim.Replayer, [Continuous] and io.Closer. Callers
 // that find them get faster or more capable; callers that do not fall
 // back to [Gen.Next]. Wrappers ([Segment], [Queued], [Balanced]) pass

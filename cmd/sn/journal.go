@@ -277,10 +277,7 @@ func cmdPrune(e *env, args []string) error {
 		return err
 	}
 	defer jt.close()
-	p, ok := jt.j.(journal.Pruner)
-	if !ok {
-		return fmt.Errorf("the store cannot prune journals: %w", errors.ErrUnsupported)
-	}
+	p := jt.j
 	if err := journal.VerifySealed(jt.key, events, head, *keys); err != nil {
 		fmt.Fprintf(e.stderr, "sn prune: the journal does not verify, and is kept as it is for the auditor: %v\n", err)
 		return errUnexplained

@@ -13,7 +13,7 @@
 // [sequence.Returner], [sequence.Expirer], has an identity
 // ([Store.StoreID]),
 // [journal.Keeper],
-// [journal.Pruner], [sequence.Pinger] and a [record.Holder]: its records
+// [journal.Keeper], [sequence.Pinger] and a [record.Holder]: its records
 // keep the catalog of series (package catalog), named records
 // ([sequence.Remember]) and the claims of idempotency keys
 // ([claim.Records]). Its clock, by which counters

@@ -44,17 +44,14 @@ type Keeper interface {
 	// Head returns the Seq and Hash of key's last record, and key's mark,
 	// as the store keeps them beside the counter.
 	Head(ctx context.Context, key string) (Head, error)
-}
-
-// Pruner is implemented by a store that can prune its journals, for a
-// closed period whose retention is over: Prune replaces the records of
-// key up to and including record p.Seq with p, a [Pruned] record made by
-// [PruneRecord] from those records and signed with a key the store does
-// not hold, so that the chain, and anchors taken before, still verify.
-// It checks, in the transaction that writes, that record p.Seq is still
-// the one sealed ([CheckPrune]), and returns p as stored. sn never
-// prunes on its own.
-type Pruner interface {
+	// Prune replaces the records of key up to and including record p.Seq
+	// with p, a [Pruned] record made by [PruneRecord] from those records
+	// and signed with a key the store does not hold, so that the chain,
+	// and anchors taken before, still verify, for a closed period whose
+	// retention is over. It checks, in the transaction that writes, that
+	// record p.Seq is still the one sealed ([CheckPrune]), and returns p
+	// as stored; a Keeper that cannot prune returns an error wrapping
+	// errors.ErrUnsupported. sn never prunes on its own.
 	Prune(ctx context.Context, key string, p Event) (Event, error)
 }
 

@@ -1,7 +1,6 @@
 package journal_test
 
 import (
-	"context"
 	"crypto/ed25519"
 	"errors"
 	"strings"
@@ -59,7 +58,7 @@ func TestAppendNoteVerify(t *testing.T) {
 		if !errors.Is(err, sequence.ErrInvalidArgument) {
 			t.Errorf("a void above the mark: %v; want ErrInvalidArgument", err)
 		}
-		events, head, err := journal.ReadJournal(ctx, journalOf{s}, key)
+		events, head, err := journal.ReadJournal(ctx, journal.InRecords(s), key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +91,7 @@ func TestPrune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, head, err := journal.ReadJournal(ctx, journalOf{s}, "orders")
+	events, head, err := journal.ReadJournal(ctx, journal.InRecords(s), "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +103,7 @@ func TestPrune(t *testing.T) {
 	if _, err := journal.Prune(ctx, s, "orders", p); err != nil {
 		t.Fatal(err)
 	}
-	after, head2, err := journal.ReadJournal(ctx, journalOf{s}, "orders")
+	after, head2, err := journal.ReadJournal(ctx, journal.InRecords(s), "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,20 +134,6 @@ func TestCorruptHead(t *testing.T) {
 	}
 }
 
-type journalOf struct{ s record.Store }
-
-func (j journalOf) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	return journal.Event{}, errors.ErrUnsupported
-}
-
-func (j journalOf) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	return journal.Events(ctx, j.s, key, after, limit)
-}
-
-func (j journalOf) Head(ctx context.Context, key string) (journal.Head, error) {
-	return journal.ReadHead(ctx, j.s, key)
-}
-
 func mustScan(t *testing.T, s record.Store) []record.Record {
 	rs, err := s.Scan(t.Context(), "", "", 0)
 	if err != nil {
@@ -167,7 +152,7 @@ func TestAppendWritesOnce(t *testing.T) {
 	for range 4 {
 		allocate(t, s, "orders", 10)
 	}
-	events, head, err := journal.ReadJournal(ctx, journalOf{s}, "orders")
+	events, head, err := journal.ReadJournal(ctx, journal.InRecords(s), "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +167,7 @@ func TestAppendWritesOnce(t *testing.T) {
 	if !errors.Is(err, journal.ErrCorrupt) {
 		t.Fatalf("an append after the head was moved back: %v; want ErrCorrupt", err)
 	}
-	after, _, _ := journal.ReadJournal(ctx, journalOf{s}, "orders")
+	after, _, _ := journal.ReadJournal(ctx, journal.InRecords(s), "orders")
 	if after[3].Hash != events[3].Hash {
 		t.Errorf("record 4 was written over")
 	}

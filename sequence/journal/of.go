@@ -30,7 +30,7 @@ func Of(v any) Keeper {
 // InRecords returns the journals kept in s: the [Keeper] of a store that
 // appends to a key's journal in the transaction that moves its counter
 // (through [record.In]), and notes, reads and prunes through its records
-// alone. It is a [Pruner] too. A store's Journal method returns it.
+// alone. A store's Journal method returns it.
 func InRecords(s record.Store) Keeper { return inRecords{s} }
 
 type inRecords struct{ s record.Store }

@@ -36,7 +36,7 @@ func ReadHead(ctx context.Context, s record.Store, key string) (Head, error) {
 
 // Prune replaces the records of key's journal in s through record p.Seq
 // with p, the signed Pruned record that sums them up (see
-// [Pruner]), if the head and that record are still those
+// [Keeper]), if the head and that record are still those
 // [CheckPrune] checks p against when it commits.
 func Prune(ctx context.Context, s record.Store, key string, p Event) (Event, error) {
 	err := record.Update(ctx, s, func(tx *record.Tx) error {

@@ -195,7 +195,7 @@ func checkPruned(key string, p Event, keys []ed25519.PublicKey) (first int64, ha
 // CheckPrune returns an error wrapping [ErrInvalid] when p cannot
 // replace the records of key's journal through p.Seq, whose record
 // p.Seq is at (zero when the journal has none) and whose head is head:
-// what a [Pruner] checks before it writes. p must be a Pruned record
+// what a [Keeper] checks before it writes. p must be a Pruned record
 // sealed by [PruneRecord] from those records; the store cannot check the
 // signature (it has no key), only that p ends the chain where the
 // journal does.

@@ -37,7 +37,7 @@ func (e *ChainError) Error() string {
 // auditor, sign it) and give it back as an anchor: VerifyChain then also
 // checks that the journal still passes through it.
 //
-// A journal pruned ([Pruner]) starts with a Pruned record signed by a
+// A journal pruned ([Keeper]) starts with a Pruned record signed by a
 // key outside the store: VerifyChain cannot check it, and says so;
 // [VerifySealed] checks it with the public key.
 func VerifyChain(key string, events []Event, head Head, anchors ...Head) error {

@@ -113,9 +113,9 @@ func (c *Counter) Head(ctx context.Context, key string) (journal.Head, error) {
 	return j.Head(ctx, key)
 }
 
-// Prune prunes key's journal in the ledger (see [journal.Pruner]).
+// Prune prunes key's journal in the ledger (see [journal.Keeper]).
 func (c *Counter) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	pr, err := durableAs[journal.Pruner](c, "journal")
+	pr, err := durableAs[journal.Keeper](c, "journal")
 	if err != nil {
 		return journal.Event{}, err
 	}

@@ -61,9 +61,7 @@ func RunJournal(t *testing.T, alloc sequence.Allocator) {
 	t.Run("Keys", func(t *testing.T) { journalKeys(t, a, newKeyspace(t)) })
 	t.Run("Concurrent", func(t *testing.T) { journalConcurrent(t, a, newKeyspace(t)) })
 	t.Run("Segment", func(t *testing.T) { journalSegment(t, a, newKeyspace(t)) })
-	if p, ok := j.(journal.Pruner); ok {
-		t.Run("Prune", func(t *testing.T) { journalPrune(t, a, p, newKeyspace(t)) })
-	}
+	t.Run("Prune", func(t *testing.T) { journalPrune(t, a, j, newKeyspace(t)) })
 	if r, ok := alloc.(sequence.Returner); ok {
 		t.Run("VoidHolds", func(t *testing.T) { journalVoidHolds(t, a, r, newKeyspace(t)) })
 	}
@@ -171,7 +169,7 @@ func journalCatalog(t *testing.T, a JournalAllocator, c *catalog.Catalog, ks key
 	}
 }
 
-func journalPrune(t *testing.T, a JournalAllocator, p journal.Pruner, ks keyspace) {
+func journalPrune(t *testing.T, a JournalAllocator, p journal.Keeper, ks keyspace) {
 	ctx := context.Background()
 	key := ks.key("prune")
 	pub, sk, err := ed25519.GenerateKey(nil)

@@ -304,7 +304,7 @@ func (g *Gapless) Head(ctx context.Context, key string) (journal.Head, error) {
 func (g *Gapless) Continuous() bool { return true }
 
 // Prune prunes key's journal in the Store's ledger (see
-// [journal.Pruner]).
+// [journal.Keeper]).
 func (g *Gapless) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
 	return g.s.Prune(ctx, key, p)
 }

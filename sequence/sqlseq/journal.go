@@ -358,7 +358,7 @@ func (s *Store) Head(ctx context.Context, key string) (journal.Head, error) {
 }
 
 // Prune replaces the records of key's journal through record p.Seq with
-// p, the signed Pruned record that sums them up (a [journal.Pruner]), in
+// p, the signed Pruned record that sums them up (a [journal.Keeper]), in
 // one transaction that the head and that record did not move under.
 func (s *Store) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
 	if err := checkKey(key); err != nil {
