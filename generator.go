@@ -146,9 +146,9 @@ func (g *Generator) Floor(ctx context.Context, floor int64) error {
 		if !ok {
 			return fmt.Errorf("sn: Floor: %s at offset %d: %w: its counter key varies per call (key=, reset= or a per-call ownerKey)", p.Name, p.Offset, errors.ErrUnsupported)
 		}
-		fl, ok := p.Gen().(sequence.Floorer)
-		if !ok {
-			return fmt.Errorf("sn: Floor: %s at offset %d: %w: %T cannot raise a floor", p.Name, p.Offset, errors.ErrUnsupported, p.Gen())
+		fl, err := floorerOf(p)
+		if err != nil {
+			return fmt.Errorf("sn: Floor: %w", err)
 		}
 		ts = append(ts, target{p, fl, key})
 	}
@@ -210,9 +210,9 @@ func (g *Generator) FloorParsed(ctx context.Context, ps ...Parsed) error {
 		if part == nil {
 			return fmt.Errorf("sn: FloorParsed: no sequence part at offset %d of %s", c.offset, g.plan.Source())
 		}
-		fl, ok := part.Gen().(sequence.Floorer)
-		if !ok {
-			return fmt.Errorf("sn: FloorParsed: %s at offset %d: %w: %T cannot raise a floor", part.Name, part.Offset, errors.ErrUnsupported, part.Gen())
+		fl, err := floorerOf(part)
+		if err != nil {
+			return fmt.Errorf("sn: FloorParsed: %w", err)
 		}
 		if err := part.Bind(ctx); err != nil {
 			return fmt.Errorf("sn: FloorParsed: %w", err)
@@ -267,4 +267,14 @@ func (g *Generator) Vars() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// floorerOf returns the Gen of sequence part p as a Floorer, or an error
+// wrapping errors.ErrUnsupported that names the part.
+func floorerOf(p *engine.Part) (sequence.Floorer, error) {
+	fl, ok := p.Gen().(sequence.Floorer)
+	if !ok {
+		return nil, fmt.Errorf("%s at offset %d: %w: %T cannot raise a floor", p.Name, p.Offset, errors.ErrUnsupported, p.Gen())
+	}
+	return fl, nil
 }

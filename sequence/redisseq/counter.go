@@ -113,6 +113,8 @@ type CounterOptions struct {
 type Counter struct {
 	rdb      redis.UniversalClient
 	durable  sequence.Allocator
+	floorer  sequence.Floorer // the durable allocator's floors, or nil
+	ident    identified       // the durable allocator's identity, or nil
 	prefix   string
 	step     int64
 	lockTTL  time.Duration
@@ -151,9 +153,13 @@ func NewCounter(c redis.UniversalClient, durable sequence.Allocator, o CounterOp
 	if o.RetryWait < time.Microsecond {
 		o.RetryWait = DefaultRetryWait
 	}
+	fl, _ := durable.(sequence.Floorer)
+	id, _ := durable.(identified)
 	return &Counter{
 		rdb:      c,
 		durable:  durable,
+		floorer:  fl,
+		ident:    id,
 		prefix:   prefixOrDefault(o.Prefix),
 		step:     min(o.Step, MaxStep),
 		lockTTL:  o.LockTTL,
@@ -180,9 +186,9 @@ func (c *Counter) ledgerID(ctx context.Context, rkey string) (string, error) {
 		return *id, nil
 	}
 	var id string
-	if d, ok := c.durable.(identified); ok {
+	if c.ident != nil {
 		var err error
-		if id, err = d.StoreID(ctx); err != nil {
+		if id, err = c.ident.StoreID(ctx); err != nil {
 			return "", durableError("identify the durable allocator of", rkey, c.durable, err)
 		}
 	}
@@ -571,8 +577,8 @@ func (k *counterKey) install(ctx context.Context, want int64) error {
 		if spent == 0 {
 			return nil // someone else installed a higher range meanwhile
 		}
-		fl, ok := c.durable.(sequence.Floorer)
-		if !ok || try == tries {
+		fl := c.floorer
+		if fl == nil || try == tries {
 			return newError(sequence.ErrRegressed, nil,
 				"refill key %s: the durable allocator %T returned %v, not above %d, the top of the range in Redis",
 				k.rangeKey, c.durable, r, bound)
@@ -660,8 +666,8 @@ func (c *Counter) Floor(ctx context.Context, key string, floor int64) error {
 	if err := ctx.Err(); err != nil {
 		return classify("Floor", rkey, err)
 	}
-	fl, ok := c.durable.(sequence.Floorer)
-	if !ok {
+	fl := c.floorer
+	if fl == nil {
 		return newError(errors.ErrUnsupported, nil, "Floor key %s: the durable allocator %T cannot raise a floor", rkey, c.durable)
 	}
 	if floor == 0 {

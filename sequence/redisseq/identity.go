@@ -48,8 +48,8 @@ func (c *Counter) StoreID(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, ok := c.durable.(identified)
-	if !ok {
+	id := c.ident
+	if id == nil {
 		return "", fmt.Errorf("redisseq: the ledger %T has no identity: %w", c.durable, errors.ErrUnsupported)
 	}
 	l, err := id.StoreID(ctx)
