@@ -6,25 +6,26 @@
 // memory. Backends live in their own packages (boltseq, redisseq), so a program
 // that uses only [Memory] never links a database client.
 //
-// Extra powers are small optional interfaces discovered by type assertion, in
-// the manner of database/sql/driver: [Batcher], [Binder], [Floorer],
-// [Releaser], [Expirer],
-// [Returner], [Limiter], [Numbering], [journal.Keeper],
-// claim.Replayer, [Continuous] and io.Closer. Callers
-// that find them get faster or more capable; callers that do not fall
-// back to [Gen.Next]. Wrappers ([Segment], [Queued], [Balanced]) pass
-// them on to what they wrap, or answer errors.ErrUnsupported.
+// Extra powers of numbering are small optional interfaces discovered by
+// type assertion, in the manner of database/sql/driver: [Batcher],
+// [Binder], [Floorer], [Returner], [Expirer], [Releaser], [Limiter],
+// [Numbering], [Continuous], [Pinger] and io.Closer. Callers that find them get
+// faster or more capable; callers that do not fall back to [Gen.Next].
+// Wrappers ([Segment], [Queued], [Balanced]) pass them on to what they
+// wrap, or answer errors.ErrUnsupported.
 //
-// A durable store keeps records (package record): versioned values written
-// under conditions, the one primitive above its allocator on which the
-// promises beyond numbering are written once, such as the catalog of
-// series (package catalog). A store, and each wrapper of one, gives them
-// with a Records method ([record.Holder]).
-//
-// A durable store keeps a journal per key ([journal.Keeper]): every block
-// reserved, handed back, released, every number voided, every floor, one
-// record per block, hash-chained, so that [journal.Audit] can say what became of
-// every number and [journal.VerifyChain] that nobody edited the record.
+// Everything else a store promises is written once, above two things it
+// gives: its records (package record), versioned values written under
+// conditions, and, for a store that keeps them, its journals (package
+// journal). A wrapper forwards those as one method each: Records
+// ([record.Holder]) and Journal ([journal.Holder]). On the records stand
+// the catalog of series (package catalog), idempotency claims (package
+// claim), worker-id leases, named records ([Remember]), the store's
+// identity and the clock sn guards expiring counters by. A journal keeps,
+// per key, every block reserved, handed back, released, every number
+// voided, every floor, one record per block, hash-chained, so that
+// [journal.Audit] can say what became of every number and
+// [journal.VerifyChain] that nobody edited the record.
 //
 // Every implementation in this module passes the conformance suite in
 // package sequencetest, and so should yours.
