@@ -6,11 +6,12 @@ import (
 	"github.com/sngen/sn/sequence/record"
 )
 
-// Holder is implemented by a wrapper of a store that keeps journals
-// (a Segment, a cache in front of a ledger): Journal returns the journals
-// of what it wraps, with the wrapper's own checks, or nil when that keeps
-// none. It is the one method a wrapper forwards for the journals, in
-// place of a Keeper's.
+// Holder is implemented by a store whose journals are kept in its records
+// (its Journal method returns [InRecords]), and by a wrapper of a store
+// that keeps journals (a Segment, a cache in front of a ledger), whose
+// Journal returns the journals of what it wraps, with the wrapper's own
+// checks, or nil when that keeps none. It is the one method a wrapper
+// forwards for the journals, in place of a Keeper's four.
 type Holder interface {
 	Journal() Keeper
 }
