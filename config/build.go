@@ -158,7 +158,7 @@ func sameStore(ctx context.Context, seen map[string]checked, t checked, gen sequ
 		// redis-strict share their ranges: both meant.
 		return nil
 	}
-	return &Error{Template: t.name, Field: "store", Err: fmt.Errorf("its store %s%s is the store of template %s, %s%s, spelt another way (both are %s): spell one store one way, so that it is opened once and the templates on it are checked together",
+	return &Error{Template: t.name, Field: "store", Err: fmt.Errorf("its store %s%s is the store of template %s, %s%s, spelt another way (both are %s): spell one store one way, so that it is opened once and the templates on it are checked together; two stores, one made by copying the other (a file copied, a dump restored), are refused too, for the copy keeps the identity recorded in it: start the second store empty and raise its counters with floors",
 		t.store.ID, spelled(t), f.name, f.store.ID, spelled(f), id)}
 }
 
