@@ -1,6 +1,7 @@
 package sequence
 
 import (
+	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/record"
 
 	"context"
@@ -144,25 +145,85 @@ func (qd *Queued) sweeps() {
 			return
 		case <-t.C:
 		}
+		dropped := map[string][]int64{}
 		qd.mu.Lock()
 		for key, q := range qd.keys {
 			q.mu.Lock()
 			if !q.used && q.fill == nil {
 				q.released = true
 				delete(qd.keys, key)
+				dropped[key] = slices.Clone(q.buf[q.head:])
 			}
 			q.used = false
 			q.mu.Unlock()
 		}
 		qd.mu.Unlock()
+		for key, ns := range dropped {
+			_ = qd.release(key, ns, "queued, and dropped when the key was idle")
+		}
 	}
 }
 
-// Len returns how many keys have a queue.
-func (qd *Queued) Len() int {
-	qd.mu.Lock()
-	defer qd.mu.Unlock()
-	return len(qd.keys)
+// release notes in the journal of the Gen's store, when it keeps one,
+// that the numbers ns of key (increasing), drawn into its queue, were
+// never issued: the Gen gave them out, and would otherwise count them
+// issued.
+func (qd *Queued) release(key string, ns []int64, reason string) error {
+	j := journal.Of(qd.gen)
+	if j == nil || len(ns) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), qd.opts.FillTimeout)
+	defer cancel()
+	var errs []error
+	for i := 0; i < len(ns); {
+		r := Range{First: ns[i], Last: ns[i]}
+		for i++; i < len(ns) && ns[i] == r.Last+1; i++ {
+			r.Last = ns[i]
+		}
+		if _, err := j.Note(ctx, key, journal.Event{Kind: journal.Released, Range: r, Reason: reason}); err != nil {
+			errs = append(errs, fmt.Errorf("sequence: Queued: noting %v of key %q unused: %w", r, key, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Journal returns the journals of the Gen's store (see [journal.Holder]),
+// or nil when it keeps none. A void noted there of numbers still in a
+// queue is refused with an error wrapping [ErrInvalidArgument]: they
+// would be issued later, void.
+func (qd *Queued) Journal() journal.Keeper {
+	j := journal.Of(qd.gen)
+	if j == nil {
+		return nil
+	}
+	return queuedJournal{j, qd}
+}
+
+// queuedJournal is the journals of a Queued's store, with the Queued's
+// check of a void.
+type queuedJournal struct {
+	journal.Keeper
+	qd *Queued
+}
+
+func (j queuedJournal) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	if e.Kind == journal.Voided {
+		j.qd.mu.Lock()
+		q := j.qd.keys[key]
+		j.qd.mu.Unlock()
+		if q != nil {
+			q.mu.Lock()
+			ns := q.buf[q.head:]
+			i, _ := slices.BinarySearch(ns, e.Range.First)
+			held := i < len(ns) && ns[i] <= e.Range.Last
+			q.mu.Unlock()
+			if held {
+				return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: %d is queued and not issued yet: %w", e.Range, key, ns[i], ErrInvalidArgument)
+			}
+		}
+	}
+	return j.Keeper.Note(ctx, key, e)
 }
 
 // queue returns key's queue, adding it if there is none.
@@ -371,17 +432,20 @@ func (qd *Queued) Floor(ctx context.Context, key string, floor int64) error {
 	}
 	q := qd.queue(key)
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	// A queue dropped meanwhile holds nothing a later call can take.
+	from := q.head
 	for q.head < len(q.buf) && q.buf[q.head] <= floor {
 		q.head++
 	}
+	dropped := slices.Clone(q.buf[from:q.head])
 	q.tail = max(q.tail, floor)
-	return nil
+	q.mu.Unlock()
+	return qd.release(key, dropped, "queued, and passed over by a floor")
 }
 
 // Close stops the refills and waits for them. Queued numbers are dropped,
-// and every later call returns an error wrapping [ErrClosed]. It does not
+// and noted unused in the journal of the Gen's store, when it keeps one;
+// every later call returns an error wrapping [ErrClosed]. It does not
 // close the Gen. Closing twice returns ErrClosed.
 func (qd *Queued) Close() error {
 	if qd.closed.Swap(true) {
@@ -389,5 +453,18 @@ func (qd *Queued) Close() error {
 	}
 	qd.cancel()
 	qd.fills.Wait()
-	return nil
+	dropped := map[string][]int64{}
+	qd.mu.Lock()
+	for key, q := range qd.keys {
+		q.mu.Lock()
+		dropped[key] = slices.Clone(q.buf[q.head:])
+		q.head = len(q.buf)
+		q.mu.Unlock()
+	}
+	qd.mu.Unlock()
+	var errs []error
+	for key, ns := range dropped {
+		errs = append(errs, qd.release(key, ns, "queued, and dropped when the Queued closed"))
+	}
+	return errors.Join(errs...)
 }

@@ -245,14 +245,14 @@ func TestQueuedIdleRelease(t *testing.T) {
 	}
 	var busyLast int64
 	deadline := time.Now().Add(10 * time.Second)
-	for q.Len() > 1 {
+	for sequence.QueuedKeys(q) > 1 {
 		n, err := q.Next(ctx, "busy")
 		if err != nil || n <= busyLast {
 			t.Fatalf("a key in use: %d after %d, %v", n, busyLast, err)
 		}
 		busyLast = n
 		if time.Now().After(deadline) {
-			t.Fatalf("%d queues left after 10s with Idle 40ms", q.Len())
+			t.Fatalf("%d queues left after 10s with Idle 40ms", sequence.QueuedKeys(q))
 		}
 		time.Sleep(time.Millisecond)
 	}
