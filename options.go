@@ -85,11 +85,20 @@ func WithClock(now func() time.Time) Option {
 // zone repeats in the autumn finds its counter. Such counters expire, by
 // the store's clock, in stores that can expire keys and tell their time
 // (sequence.Expirer, and the clock of their records: every store of
-// package sequence and its subpackages). A call at an instant more than half the retention
-// before the store's time is refused, since its counter may be gone and
-// starting it again would repeat numbers: with an error wrapping
-// sequence.ErrClockRollback when the instant is the clock's, and
-// [ErrInstant] when the caller gave it.
+// package sequence and its subpackages). A call at an instant more than
+// half the retention before the store's time is refused, since its
+// counter may be gone and starting it again would repeat numbers: with an
+// error wrapping sequence.ErrClockRollback when the instant is the
+// clock's, and [ErrInstant] when the caller gave it.
+//
+// A process reads the store's time again every quarter of the retention.
+// A store whose clock steps forward by more than the retention and two
+// periods (a server that booted hours fast, a failover to one) deletes the
+// counters of the current period at once, by that clock; a process that
+// read the store's time within the last quarter of the retention draws
+// from them again from 1 until it reads it again. Keep the store's clock
+// stepped by NTP only at boot, or raise the retention above the largest
+// step you expect.
 func WithRetention(d time.Duration) Option {
 	return func(o *options) {
 		if d < engine.MinRetention {

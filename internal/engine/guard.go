@@ -49,7 +49,11 @@ const MinRetention = time.Hour
 // mark), shared by every process, and the latest mark counts as the
 // store's time: a store whose clock went back (a failover to a server
 // whose clock is behind) does not let a call into a period whose counter
-// was deleted by the clock before.
+// was deleted by the clock before. A store clock that steps forward by more
+// than the retention and two periods deletes the counters of the current
+// period early; a process whose reading is younger than R/4 draws from
+// them again until its next reading (see sn.WithRetention): the guard
+// cannot see such a step between its readings.
 type guard struct {
 	gen       sequence.Gen     // for the mark an earlier release kept in a counter
 	records   record.Store     // the store's clock and the mark
