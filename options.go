@@ -96,9 +96,9 @@ func WithClock(now func() time.Time) Option {
 // periods (a server that booted hours fast, a failover to one) deletes the
 // counters of the current period at once, by that clock; a process that
 // read the store's time within the last quarter of the retention draws
-// from them again from 1 until it reads it again. Keep the store's clock
-// stepped by NTP only at boot, or raise the retention above the largest
-// step you expect.
+// from them again from 1 until it reads it again. Let NTP slew the
+// store's clock rather than step it, or raise the retention above the
+// largest step you expect.
 func WithRetention(d time.Duration) Option {
 	return func(o *options) {
 		if d < engine.MinRetention {
