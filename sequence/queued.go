@@ -181,7 +181,11 @@ func (qd *Queued) release(key string, ns []int64, reason string) error {
 		for i++; i < len(ns) && ns[i] == r.Last+1; i++ {
 			r.Last = ns[i]
 		}
-		if _, err := j.Note(ctx, key, journal.Event{Kind: journal.Released, Range: r, Reason: reason}); err != nil {
+		_, err := j.Note(ctx, key, journal.Event{Kind: journal.Released, Range: r, Reason: reason})
+		if errors.Is(err, errors.ErrUnsupported) {
+			return nil // the store beneath keeps no journal after all
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("sequence: Queued: noting %v of key %q unused: %w", r, key, err))
 		}
 	}

@@ -19,18 +19,17 @@ import (
 // lost (a flush, a failover) stay open in an audit, bounded by the range,
 // with the cause named.
 
-// durableAs returns the ledger as a T, or an error wrapping
-// errors.ErrUnsupported.
-func durableAs[T any](c *Counter, what string) (T, error) {
-	var zero T
+// ledgerJournal returns the journals of the ledger (journal.Of), or an
+// error wrapping errors.ErrUnsupported.
+func ledgerJournal(c *Counter) (journal.Keeper, error) {
 	if c == nil {
-		return zero, fmt.Errorf("redisseq: %s: Redis alone keeps no %s: %w", what, what, errors.ErrUnsupported)
+		return nil, fmt.Errorf("redisseq: journal: Redis alone keeps no journal: %w", errors.ErrUnsupported)
 	}
-	t, ok := c.durable.(T)
-	if !ok {
-		return zero, fmt.Errorf("redisseq: %s: the ledger %T keeps no %s: %w", what, c.durable, what, errors.ErrUnsupported)
+	j := journal.Of(c.durable)
+	if j == nil {
+		return nil, fmt.Errorf("redisseq: journal: the ledger %T keeps no journal: %w", c.durable, errors.ErrUnsupported)
 	}
-	return t, nil
+	return j, nil
 }
 
 // Note appends a record to key's journal in the ledger (see
@@ -40,7 +39,7 @@ func durableAs[T any](c *Counter, what string) (T, error) {
 // Return gives it back to Redis; the ledger, in the same way, takes no
 // Return of it.
 func (c *Counter) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	j, err := durableAs[journal.Keeper](c, "journal")
+	j, err := ledgerJournal(c)
 	if err != nil {
 		return journal.Event{}, err
 	}
@@ -92,7 +91,7 @@ return {1}
 // 0), it first records there to whom the cache handed blocks since the
 // last refill, so that the journal read is complete.
 func (c *Counter) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	j, err := durableAs[journal.Keeper](c, "journal")
+	j, err := ledgerJournal(c)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +105,7 @@ func (c *Counter) Events(ctx context.Context, key string, after int64, limit int
 
 // Head returns where key's journal in the ledger ends.
 func (c *Counter) Head(ctx context.Context, key string) (journal.Head, error) {
-	j, err := durableAs[journal.Keeper](c, "journal")
+	j, err := ledgerJournal(c)
 	if err != nil {
 		return journal.Head{}, err
 	}
@@ -115,7 +114,7 @@ func (c *Counter) Head(ctx context.Context, key string) (journal.Head, error) {
 
 // Prune prunes key's journal in the ledger (see [journal.Keeper]).
 func (c *Counter) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	pr, err := durableAs[journal.Keeper](c, "journal")
+	pr, err := ledgerJournal(c)
 	if err != nil {
 		return journal.Event{}, err
 	}

@@ -3,10 +3,12 @@ package redisseq_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/boltseq"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/redisseq"
 )
@@ -72,5 +74,42 @@ func TestVoidHolds(t *testing.T) {
 	}
 	if err := void(c, "tk", 2); err != nil {
 		t.Errorf("Counter: void of 2, issued: %v", err)
+	}
+}
+
+// A strict Counter reaches the journals of every ledger that keeps them:
+// those that give them through a Journal method (bolt, memory) as well as
+// a Keeper (SQL). Its void of an issued number is noted there.
+func TestCounterLedgerJournals(t *testing.T) {
+	ctx := context.Background()
+	rdb := redistest.Start(t).Client(t)
+	bolt, err := boltseq.Open(filepath.Join(t.TempDir(), "ledger.db"), boltseq.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bolt.Close() })
+	for _, l := range []struct {
+		name   string
+		ledger sequence.Allocator
+	}{{"memory", sequence.NewMemoryAllocator()}, {"bolt", bolt}} {
+		t.Run(l.name, func(t *testing.T) {
+			c := must(redisseq.NewCounter(rdb, l.ledger, redisseq.CounterOptions{Step: 10, Prefix: l.name + ":"}))
+			for range 3 {
+				if _, err := c.Next(ctx, "k"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j := journal.Of(c)
+			if _, err := j.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: 2, Last: 2}, Reason: "a test"}); err != nil {
+				t.Fatalf("a void of 2, issued: %v", err)
+			}
+			events, _, err := journal.ReadJournal(ctx, j, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := events[len(events)-1]; last.Kind != journal.Voided {
+				t.Errorf("the journal ends with %v, want the void", last)
+			}
+		})
 	}
 }
