@@ -142,7 +142,7 @@ func TestBalancedFailover(t *testing.T) {
 		}()
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for range 300 {
+	for range 100 {
 		// Gen 0 always works; the others fail and recover at random.
 		for _, g := range gens[1:] {
 			g.fail.Store(r.IntN(3) == 0)
