@@ -1,6 +1,7 @@
 package etcdseq_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,14 +153,17 @@ func startMachines(t *testing.T, c *etcdtest.Cluster, prefix, key string, procs 
 		m.outs = append(m.outs, spec.Out)
 	}
 	for p, cmd := range m.cmds {
-		var out []byte
-		cmd.Stdout = nil
-		cmd.Stderr = nil
+		// Started here, not in the goroutine, so that Cleanup reads
+		// cmd.Process after it is set.
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("child %d: %v", p, err)
+		}
 		go func() {
-			var err error
-			out, err = cmd.CombinedOutput()
+			err := cmd.Wait()
 			if err != nil {
-				err = fmt.Errorf("child %d: %v\n%s", p, err, out)
+				err = fmt.Errorf("child %d: %v\n%s", p, err, out.Bytes())
 			}
 			m.done <- err
 		}()
@@ -221,12 +225,17 @@ func repeats(nums []int64) int {
 }
 
 // mustAllocate allocates through a store of the test's own, failing the
-// test if the cluster does not serve.
+// test if the cluster does not serve within three of the store's
+// Timeouts: an election on a busy machine may take longer than one.
 func mustAllocate(t *testing.T, s *etcdseq.Store, what string) {
 	t.Helper()
-	if _, err := s.Allocate(t.Context(), "probe", 1); err != nil {
-		t.Fatalf("%s: Allocate: %v", what, err)
+	var err error
+	for range 3 {
+		if _, err = s.Allocate(t.Context(), "probe", 1); err == nil {
+			return
+		}
 	}
+	t.Fatalf("%s: Allocate, three times: %v", what, err)
 }
 
 // Four processes issue numbers while the cluster suffers what clusters
