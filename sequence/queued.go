@@ -201,33 +201,29 @@ func (qd *Queued) Journal() journal.Keeper {
 	if j == nil {
 		return nil
 	}
-	return queuedJournal{j, qd}
+	return holding{j, qd}
 }
 
-// queuedJournal is the journals of a Queued's store, with the Queued's
-// check of a void.
-type queuedJournal struct {
-	journal.Keeper
-	qd *Queued
-}
-
-func (j queuedJournal) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	if e.Kind == journal.Voided {
-		j.qd.mu.Lock()
-		q := j.qd.keys[key]
-		j.qd.mu.Unlock()
-		if q != nil {
-			q.mu.Lock()
-			ns := q.buf[q.head:]
-			i, _ := slices.BinarySearch(ns, e.Range.First)
-			held := i < len(ns) && ns[i] <= e.Range.Last
-			q.mu.Unlock()
-			if held {
-				return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: %d is queued and not issued yet: %w", e.Range, key, ns[i], ErrInvalidArgument)
-			}
-		}
+// unissued returns the numbers of r still in key's queue, if any.
+func (qd *Queued) unissued(key string, r Range) (Range, bool) {
+	qd.mu.Lock()
+	q := qd.keys[key]
+	qd.mu.Unlock()
+	if q == nil {
+		return Range{}, false
 	}
-	return j.Keeper.Note(ctx, key, e)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ns := q.buf[q.head:]
+	i, _ := slices.BinarySearch(ns, r.First)
+	if i == len(ns) || ns[i] > r.Last {
+		return Range{}, false
+	}
+	out := Range{First: ns[i], Last: ns[i]}
+	for i++; i < len(ns) && ns[i] == out.Last+1 && ns[i] <= r.Last; i++ {
+		out.Last = ns[i]
+	}
+	return out, true
 }
 
 // queue returns key's queue, adding it if there is none.

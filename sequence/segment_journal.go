@@ -125,20 +125,27 @@ func (s *Segment) Journal() journal.Keeper {
 	if j == nil {
 		return nil
 	}
-	return segmentJournal{j, s}
+	return holding{j, s}
 }
 
-// segmentJournal is the journals of a Segment's store, with the
-// Segment's check of a void.
-type segmentJournal struct {
+// holding is the journals of a store beneath a layer that holds numbers
+// drawn and not yet issued (a Segment's blocks, a Queued's queue): a void
+// of one of them is refused, for the layer would issue it later, void.
+type holding struct {
 	journal.Keeper
-	s *Segment
+	layer holder
 }
 
-func (j segmentJournal) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+// holder is a layer that holds numbers drawn and not yet issued: unissued
+// returns those of r for key, if any.
+type holder interface {
+	unissued(key string, r Range) (Range, bool)
+}
+
+func (j holding) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	if e.Kind == journal.Voided {
-		if held, ok := j.s.unissued(key, e.Range); ok {
-			return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: %v is reserved by this process and not issued yet: %w", e.Range, key, held, ErrInvalidArgument)
+		if held, ok := j.layer.unissued(key, e.Range); ok {
+			return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: %v is held by this process and not issued yet: %w", e.Range, key, held, ErrInvalidArgument)
 		}
 	}
 	return j.Keeper.Note(ctx, key, e)
