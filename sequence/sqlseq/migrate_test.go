@@ -392,8 +392,9 @@ var releaseE791946Workers = map[sqlseq.Dialect]string{
 
 // TestMigrateWorkers opens a ledger whose worker-id leases release
 // e791946 kept in a table of their own: a live holder of id 0, whose
-// deadline is 2s away, and id 1, released with a bound; and the layout
-// of their name in its records. Three Stores migrate at once. Then a
+// renewal (the control) sets its deadline 4s away, and id 1, released
+// with a bound; and the layout of their name in its records. Three
+// Stores migrate at once. Then a
 // Lease in another layout is refused, and one in the layout takes id 1
 // first, with its bound; id 0 stays held until its deadline, and is then
 // leased with its bound; and the release's own statements, run by a
@@ -408,7 +409,7 @@ func TestMigrateWorkers(t *testing.T) {
 			db := b.open(t)
 			q := func(s string) string {
 				if b.dialect == sqlseq.MySQL {
-					return strings.NewReplacer("now()", "UTC_TIMESTAMP(6)", "interval '2 seconds'", "INTERVAL 2 SECOND",
+					return strings.NewReplacer("now()", "UTC_TIMESTAMP(6)", "interval '2 seconds'", "INTERVAL 2 SECOND", "interval '4 seconds'", "INTERVAL 4 SECOND", "interval '1 minute'", "INTERVAL 1 MINUTE",
 						"interval '1 second'", "INTERVAL 1 SECOND", "$1", "?").Replace(s)
 				}
 				return s
@@ -418,7 +419,7 @@ func TestMigrateWorkers(t *testing.T) {
 				releaseE791946KV[b.dialect],
 				`INSERT INTO sn_ledger_kv VALUES ('r/snowflake layout snowflake', '` + tiny.String() + `', 1)`,
 				releaseE791946Workers[b.dialect],
-				q(`INSERT INTO sn_ledger_workers VALUES ('snowflake', 0, 'live', now() + interval '2 seconds', ` + strconv.FormatInt(live, 10) + `)`),
+				q(`INSERT INTO sn_ledger_workers VALUES ('snowflake', 0, 'live', now() + interval '1 minute', ` + strconv.FormatInt(live, 10) + `)`),
 				q(`INSERT INTO sn_ledger_workers VALUES ('snowflake', 1, '', now() - interval '1 second', ` + strconv.FormatInt(released, 10) + `)`),
 			} {
 				if _, err := db.ExecContext(ctx, s); err != nil {
@@ -426,7 +427,7 @@ func TestMigrateWorkers(t *testing.T) {
 				}
 			}
 			// The release's renewal of its live lease, as lease.go wrote it.
-			renew := q(`UPDATE sn_ledger_workers SET deadline = now() + interval '2 seconds', bound = $1 WHERE name = 'snowflake' AND worker = 0 AND token = 'live' AND deadline > now()`)
+			renew := q(`UPDATE sn_ledger_workers SET deadline = now() + interval '4 seconds', bound = $1 WHERE name = 'snowflake' AND worker = 0 AND token = 'live' AND deadline > now()`)
 			renewed := func() int64 {
 				res, err := db.ExecContext(ctx, renew, live)
 				if err != nil {
@@ -477,7 +478,7 @@ func TestMigrateWorkers(t *testing.T) {
 				t.Fatalf("a Lease while the release's holder's deadline runs: %v; want ErrUnavailable", err)
 			}
 			var second snowflake.Lease
-			for deadline := time.Now().Add(10 * time.Second); second == nil; time.Sleep(100 * time.Millisecond) {
+			for deadline := time.Now().Add(20 * time.Second); second == nil; time.Sleep(100 * time.Millisecond) {
 				if second, err = l.Lease(ctx, tiny, time.Minute); err != nil && time.Now().After(deadline) {
 					t.Fatalf("id 0 never came free after its deadline: %v", err)
 				}
