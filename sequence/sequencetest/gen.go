@@ -79,7 +79,7 @@ func checkPositive(ctx context.Context, g sequence.Gen, ks keyspace) error {
 // checkUnique: concurrent callers of one key never get the same number.
 func checkUnique(ctx context.Context, g sequence.Gen, ks keyspace) error {
 	key := ks.key("unique")
-	return drive(workers, perWorker, false, func(w, i int) (string, []int64, error) {
+	return drive(workers, ks.calls(), false, func(w, i int) (string, []int64, error) {
 		n, err := g.Next(ctx, key)
 		return one(key, n, err)
 	})
@@ -101,7 +101,7 @@ func checkOrder(ctx context.Context, g sequence.Gen, ks keyspace) error {
 		return unsupported{"Order (RunUnordered)"}
 	}
 	key := ks.key("order")
-	return drive(4, perWorker, true, func(w, i int) (string, []int64, error) {
+	return drive(4, ks.calls(), true, func(w, i int) (string, []int64, error) {
 		n, err := g.Next(ctx, key)
 		return one(key, n, err)
 	})
@@ -236,7 +236,7 @@ func checkBinder(ctx context.Context, g sequence.Gen, ks keyspace) error {
 	for w := range handles {
 		handles[w] = b.Bind(key)
 	}
-	return drive(len(handles), perWorker/2, !ks.unordered, func(w, i int) (string, []int64, error) {
+	return drive(len(handles), ks.calls()/2, !ks.unordered, func(w, i int) (string, []int64, error) {
 		var n int64
 		var err error
 		switch i % 4 {

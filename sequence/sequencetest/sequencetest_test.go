@@ -58,12 +58,17 @@ func TestGenChecks(t *testing.T) {
 		caught[tt.check] = true
 		t.Run(tt.check+"/"+tt.bug, func(t *testing.T) {
 			c := findCheck(t, genChecks, tt.check)
-			err := c.check(t.Context(), newTestGen(tt.bug), newKeyspace(t))
-			if err == nil {
-				t.Fatalf("check %s passed a Gen with bug %q", tt.check, tt.bug)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("check %s on bug %q: error %q does not contain %q", tt.check, tt.bug, err, tt.want)
+			// The sizes of Run, then of RunPerNumber: both catch it.
+			for _, per := range []int{0, perWorker / 8} {
+				ks := newKeyspace(t)
+				ks.perWorker = per
+				err := c.check(t.Context(), newTestGen(tt.bug), ks)
+				if err == nil {
+					t.Fatalf("check %s (%d calls a worker) passed a Gen with bug %q", tt.check, ks.calls(), tt.bug)
+				}
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("check %s (%d calls a worker) on bug %q: error %q does not contain %q", tt.check, ks.calls(), tt.bug, err, tt.want)
+				}
 			}
 		})
 	}

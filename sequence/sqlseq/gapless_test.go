@@ -357,7 +357,7 @@ func TestGaplessConformance(t *testing.T) {
 			t.Parallel() // a database of its own on each server: the two side by side
 			db := b.open(t)
 			store := newStore(t, b, db, sqlseq.Options{})
-			sequencetest.Run(t, func(t *testing.T) sequence.Gen { return txGen{db, store.Gapless()} })
+			sequencetest.RunPerNumber(t, func(t *testing.T) sequence.Gen { return txGen{db, store.Gapless()} })
 		})
 	}
 }
