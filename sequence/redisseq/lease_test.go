@@ -23,7 +23,7 @@ func TestLeaserConformance(t *testing.T) {
 	rdb := redistest.Start(t, redistest.Persistent()).Client(t)
 	l := must(redisseq.NewLeaser(rdb, redisseq.LeaserOptions{}))
 	sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-		g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l})
+		g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l, TTL: 3 * time.Second}) // a fresh id waits one TTL: not the default 10s
 		if err != nil {
 			t.Fatal(err)
 		}

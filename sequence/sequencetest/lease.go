@@ -159,17 +159,21 @@ func leaseConcurrent(t *testing.T, newLeaser NewLeaser) {
 	}
 }
 
+// exclusiveTTL is the TTL of the Gens of leaseExclusive.
+const exclusiveTTL = 3 * time.Second
+
 func leaseExclusive(t *testing.T, newLeaser NewLeaser) {
 	ctx := t.Context()
 	l := newLeaser(t, "exclusive")
 	// Two worker ids, and few bits of sequence, so that a thousand ids
-	// run into the clock's next tick.
+	// run into the clock's next tick. A fresh id's first holder waits one
+	// TTL: a short one, not the default 10s.
 	two := snowflake.Layout{TimeBits: 44, WorkerBits: 1, SeqBits: 8, Epoch: snowflake.Twitter.Epoch, Unit: time.Millisecond}
-	a, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l})
+	a, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l, TTL: exclusiveTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l})
+	b, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l, TTL: exclusiveTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +181,7 @@ func leaseExclusive(t *testing.T, newLeaser NewLeaser) {
 	if a.Worker() == b.Worker() {
 		t.Fatalf("two live Gens hold worker %d", a.Worker())
 	}
-	if _, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l}); !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "all 2 worker ids") {
+	if _, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l, TTL: exclusiveTTL}); !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "all 2 worker ids") {
 		t.Fatalf("a third Gen with two ids: %v", err)
 	}
 	var last int64
@@ -189,7 +193,7 @@ func leaseExclusive(t *testing.T, newLeaser NewLeaser) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l})
+	c, err := snowflake.New(ctx, two, snowflake.Options{Leaser: l, TTL: exclusiveTTL})
 	if err != nil {
 		t.Fatal(err)
 	}

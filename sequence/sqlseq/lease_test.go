@@ -22,7 +22,7 @@ func TestLeaserConformance(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			l := must(sqlseq.NewLeaser(newStore(t, b, b.open(t), sqlseq.Options{}), sqlseq.LeaserOptions{}))
 			sequencetest.Run(t, func(t *testing.T) sequence.Gen {
-				g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l})
+				g, err := snowflake.New(t.Context(), snowflake.Twitter, snowflake.Options{Leaser: l, TTL: 3 * time.Second}) // a fresh id waits one TTL: not the default 10s
 				if err != nil {
 					t.Fatal(err)
 				}
