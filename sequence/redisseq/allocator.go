@@ -259,3 +259,88 @@ local function canon(s)
 	return cmp(s, '9223372036854775807') <= 0
 end
 `
+
+// markScript raises the string counter KEYS[1] to ARGV[1] (a canonical
+// non-negative integer) unless it is already at or above it, and returns
+// the counter as a string (exact in int64). Floor and Mark both run it.
+var markScript = redis.NewScript(luaInt + `
+local cur = redis.call('GET', KEYS[1])
+if cur and not canon(cur) then
+	return redis.error_reply('CORRUPT counter is ' .. string.format('%q', string.sub(cur, 1, 40)))
+end
+if not cur or cmp(cur, ARGV[1]) < 0 then
+	redis.call('SET', KEYS[1], ARGV[1])
+	return ARGV[1]
+end
+return cur
+`)
+
+// returnRangeScript lowers cur of the range KEYS[1] from ARGV[2] to ARGV[1]
+// when it is ARGV[2] still and the range is of the ledger ARGV[3] (or "")
+// and of this server's boot, and no floor above ARGV[1] was raised, and
+// returns 1, appending ARGV[4] (the numbers back with the cache) to the
+// list of grants KEYS[2]; otherwise 0.
+var returnRangeScript = redis.NewScript(luaInt + ledgerCheck + `
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot', 'floor')
+if not ledger_ok(v, ARGV[3]) or v[1] ~= ARGV[2] or not v[2] or v[4] ~= boot() then
+	return 0
+end
+if v[5] and canon(v[5]) and cmp(v[5], ARGV[1]) > 0 then
+	return 0
+end
+redis.call('HSET', KEYS[1], 'cur', ARGV[1])
+if KEYS[2] then
+	redis.call('RPUSH', KEYS[2], ARGV[4])
+end
+return 1
+`)
+
+// returnOnlyScript lowers the counter KEYS[1] from ARGV[2] to ARGV[1] when
+// it is ARGV[2] still, its epoch marker is ARGV[3] and no floor above
+// ARGV[1] was raised (KEYS[1]..":floor", see Allocator.Floor), and returns
+// 1; otherwise 0.
+var returnOnlyScript = redis.NewScript(luaInt + `
+if redis.call('GET', KEYS[1] .. ':epoch') ~= ARGV[3] or redis.call('GET', KEYS[1]) ~= ARGV[2] then
+	return 0
+end
+local f = redis.call('GET', KEYS[1] .. ':floor')
+if f and canon(f) and cmp(f, ARGV[1]) > 0 then
+	return 0
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`)
+
+// Return hands back the numbers r when they are the last reserved for key
+// and no process reserved any since (a [sequence.Returner]): with a
+// ledger, to key's range in Redis, which serves them again; without one,
+// to the counter, when its epoch marker is the one this process saw.
+func (a *Allocator) Return(ctx context.Context, key string, r sequence.Range) (bool, error) {
+	rkey := a.Key(key)
+	if r.First < 1 || r.Len() == 0 {
+		return false, newError(sequence.ErrInvalidArgument, nil, "Return key %s: the empty range %v", rkey, r)
+	}
+	first, last := strconv.FormatInt(r.First-1, 10), strconv.FormatInt(r.Last, 10)
+	var n int64
+	var err error
+	if a.core != nil {
+		rk := a.core.Key(key)
+		ledger, lerr := a.core.ledgerID(ctx, rk)
+		if lerr != nil {
+			return false, lerr
+		}
+		keys := []string{rk, a.core.grantsKey(key)}
+		if key == "" {
+			keys = keys[:1] // "{}" is no hash tag: the list is not in the range's slot
+		}
+		n, err = a.replicas.scriptKeys(ctx, a.rdb, returnRangeScript, keys, first, last, ledger,
+			strconv.FormatInt(r.Len(), 10)+" "+last+" "+a.core.cacheName()).Int64()
+		return n == 1, classify("Return", rk, err)
+	}
+	e, ok := a.only.epochs.Load(rkey)
+	if !ok {
+		return false, nil
+	}
+	n, err = a.replicas.script(ctx, a.rdb, returnOnlyScript, rkey, first, last, e.(string)).Int64()
+	return n == 1, classify("Return", rkey, err)
+}

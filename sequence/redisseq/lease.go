@@ -3,13 +3,11 @@ package redisseq
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sngen/sn/sequence"
-	"github.com/sngen/sn/sequence/record"
 	"github.com/sngen/sn/sequence/snowflake"
 )
 
@@ -115,121 +113,6 @@ func (l *Leaser) Lease(ctx context.Context, layout snowflake.Layout, ttl time.Du
 		return nil, err
 	}
 	return l.l.Lease(ctx, layout, ttl)
-}
-
-// movedLayout is what the layout key of an earlier release holds once
-// its ids are in the records.
-const movedLayout = "moved to the records: upgrade every process of sn"
-
-// moveScript fences the keys of an earlier release under ARGV[1] (see
-// Leaser.Lease), keeping the layout they had, and returns that layout
-// ("" for none) and, for each id that a process of that release may
-// still hold, the id, the lease's expiry in ms (-2 for none) and the
-// bound. When it fences (the first time, or again after Redis lost the
-// fence), those are the ids below ARGV[2] that have a lease or a bound,
-// and it keeps the ids with a lease in the set "pending"; once fenced,
-// they are the pending ids whose lease has not lapsed: no process of
-// that release takes an id behind the fence.
-var moveScript = redis.NewScript(`
-local p, n, moved = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local lay = redis.call('GET', p .. 'layout')
-local out = {}
-if lay ~= moved then
-	if lay then redis.call('SET', p .. 'layout-was', lay) end
-	redis.call('SET', p .. 'layout', moved)
-	redis.call('SET', p .. 'epoch', moved)
-	for id = 0, n - 1 do
-		local t = redis.call('PTTL', p .. 'lease:' .. id)
-		local b = redis.call('GET', p .. 'bound:' .. id)
-		if t > 0 then redis.call('SADD', p .. 'pending', id) end
-		if t > 0 or b then
-			out[#out + 1] = tostring(id)
-			out[#out + 1] = tostring(t)
-			out[#out + 1] = b or ''
-		end
-	end
-else
-	for _, id in ipairs(redis.call('SMEMBERS', p .. 'pending')) do
-		local t = redis.call('PTTL', p .. 'lease:' .. id)
-		if t > 0 then
-			out[#out + 1] = id
-			out[#out + 1] = tostring(t)
-			out[#out + 1] = redis.call('GET', p .. 'bound:' .. id) or ''
-		else
-			redis.call('SREM', p .. 'pending', id)
-		end
-	end
-end
-table.insert(out, 1, redis.call('GET', p .. 'layout-was') or '')
-return out
-`)
-
-// move fences the ids of an earlier release, and adopts in the records
-// those its processes may still hold, before each Lease: Redis may have
-// lost the fence since the last (FLUSHALL, a replica that lagged).
-func (l *Leaser) move(ctx context.Context, layout snowflake.Layout) error {
-	if layout.WorkerBits < 0 || layout.WorkerBits > 30 {
-		return nil // a layout Lease refuses
-	}
-	if err := l.only.checkClient(ctx, l.rdb, "Lease", l.prefix); err != nil {
-		return err
-	}
-	// That release leased at most 2^20 ids of a name.
-	res, err := l.replicas.scriptKeys(ctx, l.rdb, moveScript, []string{l.prefix}, l.prefix, min(layout.Workers(), 1<<20), movedLayout).StringSlice()
-	if err != nil {
-		return classify("Lease: move the leases of an earlier release", l.prefix, err)
-	}
-	if len(res) == 0 || len(res)%3 != 1 {
-		return newError(ErrCorrupt, nil, "Lease: the script that moves the leases of an earlier release returned %d values", len(res))
-	}
-	if res[0] != "" || len(res) > 1 {
-		recs := l.Records()
-		now, err := recs.Now(ctx)
-		if err != nil {
-			return err
-		}
-		err = record.Update(ctx, recs, func(tx *record.Tx) error {
-			// The layout, where snowflake.MoveLayouts finds one of
-			// sn's records below.
-			lk := "r/snowflake layout " + l.l.Name()
-			r, err := tx.Get1(lk)
-			if err != nil {
-				return err
-			}
-			if !r.Exists() && res[0] != "" {
-				tx.Put(lk, []byte(res[0]))
-			}
-			for i := 1; i < len(res); i += 3 {
-				id, err1 := strconv.ParseInt(res[i], 10, 64)
-				ms, err2 := strconv.ParseInt(res[i+1], 10, 64)
-				if err1 != nil || err2 != nil {
-					return newError(ErrCorrupt, nil, "Lease: the lease %s%s of an earlier release: %q, %q", l.prefix, res[i], res[i], res[i+1])
-				}
-				var deadline, bound time.Time
-				if ms > 0 {
-					deadline = now.Add(time.Duration(ms)*time.Millisecond + time.Second)
-				}
-				if b := res[i+2]; b != "" && b != "0" {
-					ns, err := strconv.ParseInt(b, 10, 64)
-					if err != nil {
-						return newError(ErrCorrupt, err, "Lease: %sbound:%d holds %q, not nanoseconds", l.prefix, id, b)
-					}
-					bound = time.Unix(0, ns)
-				}
-				if err := l.l.Adopt(tx, id, deadline, bound); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if err := snowflake.MoveLayouts(ctx, recs); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 var _ snowflake.Leaser = (*Leaser)(nil)

@@ -32,7 +32,7 @@ type onlyRedis struct {
 	epochs  sync.Map  // Redis key of a counter -> the epoch seen with it
 	expires sync.Map  // Redis key of a counter -> when it may expire (see Allocator.Expire)
 	// migrated says the catalog of an earlier release was moved into the
-	// records (see catalog.go), or that there was none; migrateMu lets one
+	// records (see migrate.go), or that there was none; migrateMu lets one
 	// goroutine move it while the others wait.
 	migrated  atomic.Bool
 	migrateMu sync.Mutex

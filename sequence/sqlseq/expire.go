@@ -11,19 +11,6 @@ import (
 	"github.com/sngen/sn/sequence/journal"
 )
 
-// now returns the database's clock, by which [Store.Expire] keeps its
-// deadlines, the clock of its records.
-func (s *Store) now(ctx context.Context) (time.Time, error) {
-	var us int64
-	err := s.retry(ctx, "read the clock", func() error {
-		return s.db.QueryRowContext(ctx, s.q.nowMicros).Scan(&us)
-	})
-	if err != nil {
-		return time.Time{}, err
-	}
-	return time.UnixMicro(us), nil
-}
-
 // Expire deletes key's row once ttl has passed, by the database's clock:
 // a [sequence.Expirer]. The deadline is a row of the table of deadlines
 // (see [Store.Migrate]); each Expire first deletes, in one transaction,

@@ -314,6 +314,19 @@ func (s *Store) onConflictNothing() string {
 
 func (r records) Now(ctx context.Context) (time.Time, error) { return r.s.now(ctx) }
 
+// now returns the database's clock, by which [Store.Expire] keeps its
+// deadlines, the clock of its records.
+func (s *Store) now(ctx context.Context) (time.Time, error) {
+	var us int64
+	err := s.retry(ctx, "read the clock", func() error {
+		return s.db.QueryRowContext(ctx, s.q.nowMicros).Scan(&us)
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMicro(us), nil
+}
+
 // querier is what reads rows: the Store's *sql.DB, or a *sql.Tx.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
