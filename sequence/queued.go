@@ -41,6 +41,8 @@ type Queued struct {
 
 	mu   sync.Mutex
 	keys map[string]*queue
+
+	draws sync.RWMutex // held read by each draw until its numbers are queued (see holder)
 }
 
 // QueuedOptions configure a [Queued]. The zero value is ready to use.
@@ -204,6 +206,9 @@ func (qd *Queued) Journal() journal.Keeper {
 	return holding{j, qd}
 }
 
+// drawing returns the lock the Queued's draws hold read (see holder).
+func (qd *Queued) drawing(string) *sync.RWMutex { return &qd.draws }
+
 // unissued returns the numbers of r still in key's queue, if any.
 func (qd *Queued) unissued(key string, r Range) (Range, bool) {
 	qd.mu.Lock()
@@ -329,6 +334,10 @@ func (qd *Queued) run(q *queue, key string, f *fill, want int) {
 		err error
 	}
 	res := make(chan result, 1)
+	// From the draw until its numbers are queued, no void is checked:
+	// it would not see them (see holding). The read lock is released
+	// where they are queued.
+	qd.draws.RLock()
 	go func() {
 		defer cancel()
 		got, err := qd.draw(ctx, key, want)
@@ -339,6 +348,7 @@ func (qd *Queued) run(q *queue, key string, f *fill, want int) {
 	select {
 	case r := <-res:
 		qd.add(q, key, f, r.got, r.err)
+		qd.draws.RUnlock()
 	case <-t.C:
 		// The Gen did not return, even cancelled: the fill fails, and
 		// the next caller starts another.
@@ -346,6 +356,7 @@ func (qd *Queued) run(q *queue, key string, f *fill, want int) {
 		go func() {
 			r := <-res
 			qd.add(q, key, nil, r.got, nil)
+			qd.draws.RUnlock()
 		}()
 	}
 }

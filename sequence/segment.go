@@ -67,6 +67,10 @@ type Segment struct {
 
 	keys  keyTable
 	locks [256]sync.Mutex // the keys' locks, striped: see SegmentKey.lock
+	// voids orders a void against the fetches of its key's stripe: a
+	// fetch holds it read from the store's reservation to the block's
+	// arrival, a void (holding.Note) holds it from its check to its note.
+	voids [256]sync.RWMutex
 	start time.Time       // the origin of SegmentKey.lastFetch
 
 	by       string          // the Segment's name in journals (WithBy)
@@ -645,6 +649,10 @@ func (k *SegmentKey) startFetch() *fetch {
 // run performs fetch f in the background.
 func (k *SegmentKey) run(f *fetch) {
 	defer k.s.wg.Done()
+	// From the reservation to the block's arrival, no void of the key's
+	// stripe is checked: it would not see the block (see holding).
+	k.s.voids[k.stripe].RLock()
+	defer k.s.voids[k.stripe].RUnlock()
 	ctx, cancel := context.WithTimeout(k.s.ctx, k.s.opts.FetchTimeout)
 	start := time.Now()
 	r, err := k.s.allocate(ctx, k.key, f.n)

@@ -3,6 +3,8 @@ package sequence
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
+	"sync"
 	"sync/atomic"
 
 	"github.com/sngen/sn/sequence/journal"
@@ -116,10 +118,13 @@ func released(rs []Range, high int64, reason string) []journal.Event {
 
 // Journal returns the journals of the Allocator's store (see
 // [journal.Holder]), or nil when it keeps none. A void noted there of
-// numbers the Segment holds and has not issued is refused with an error
-// wrapping [ErrInvalidArgument]: they would be issued later, void.
-// (Numbers another process holds unissued cannot be told from those it
-// issued: void only numbers that were issued.)
+// numbers the Segment holds and has not issued, or is fetching (reserved
+// in the store, not yet arrived), is refused with an error wrapping
+// [ErrInvalidArgument]: they would be issued later, void. While a void
+// is checked and noted, the fetches of its key (and of the keys that
+// share its lock, one in 256) wait. (Numbers another process holds
+// unissued cannot be told from those it issued: void only numbers that
+// were issued.)
 func (s *Segment) Journal() journal.Keeper {
 	j := journal.Of(s.alloc)
 	if j == nil {
@@ -137,18 +142,31 @@ type holding struct {
 }
 
 // holder is a layer that holds numbers drawn and not yet issued: unissued
-// returns those of r for key, if any.
+// returns those of r for key, if any. drawing returns the lock its draws
+// of key hold read, from the store's reservation until the numbers are
+// where unissued sees them: a void holds it from its check to its note,
+// so that no number is reserved unseen in between.
 type holder interface {
 	unissued(key string, r Range) (Range, bool)
+	drawing(key string) *sync.RWMutex
 }
 
 func (j holding) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	if e.Kind == journal.Voided {
+		d := j.layer.drawing(key)
+		d.Lock()
+		defer d.Unlock()
 		if held, ok := j.layer.unissued(key, e.Range); ok {
 			return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: %v is held by this process and not issued yet: %w", e.Range, key, held, ErrInvalidArgument)
 		}
 	}
 	return j.Keeper.Note(ctx, key, e)
+}
+
+// drawing returns the lock of key's stripe that the Segment's fetches
+// hold read (see holder).
+func (s *Segment) drawing(key string) *sync.RWMutex {
+	return &s.voids[uint8(maphash.String(s.keys.seed, key))]
 }
 
 // unissued returns the numbers of r that the Segment holds for key and

@@ -1,0 +1,124 @@
+package sequence_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
+)
+
+// voidsAhead draws numbers of "k" from g on one goroutine while three
+// others void numbers just above the last drawn through j, for d. It
+// counts the numbers voided and then issued: drawn by a call that began
+// after the void was accepted. Every event takes a ticket, in order.
+func voidsAhead(t *testing.T, g sequence.Gen, j journal.Keeper, d time.Duration) (issued, voided, afterVoid int) {
+	t.Helper()
+	ctx := context.Background()
+	var ticket, last atomic.Int64
+	var mu sync.Mutex
+	drawnAt, voidedAt := map[int64]int64{}, map[int64]int64{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			at := ticket.Add(1)
+			n, err := g.Next(ctx, "k")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			if _, twice := drawnAt[n]; twice {
+				t.Errorf("%d issued twice", n)
+			}
+			drawnAt[n] = at
+			mu.Unlock()
+			last.Store(n)
+		}
+	})
+	for w := range 3 {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(uint64(w), 7))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v := last.Load() + 1 + rnd.Int64N(30)
+				if _, err := j.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: v, Last: v}, Reason: "cancelled"}); err != nil {
+					continue
+				}
+				at := ticket.Add(1)
+				mu.Lock()
+				if _, ok := voidedAt[v]; !ok {
+					voidedAt[v] = at
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(d)
+	close(stop)
+	wg.Wait()
+	for v, at := range voidedAt {
+		if drawn, ok := drawnAt[v]; ok && drawn > at {
+			afterVoid++
+		}
+	}
+	return len(drawnAt), len(voidedAt), afterVoid
+}
+
+// A void through a Segment's journal, or a Queued's, of a number the
+// layer is drawing from the store (reserved there, not yet in the
+// layer's hands) is refused like one of a number it holds: no number is
+// issued after its void was accepted. Voids race draws of "k" for a
+// second, on a store whose notes take 2ms. The control voids through the
+// store's own journal, which cannot see what the layers hold, and finds
+// voided numbers issued.
+func TestVoidRacesDraw(t *testing.T) {
+	segment := func(a sequence.Allocator) *sequence.Segment {
+		return must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 20, MinStep: 20, MaxStep: 20, Prefetch: 0.5}))
+	}
+	for _, tt := range []struct {
+		name    string
+		layer   func(a sequence.Allocator) sequence.Gen
+		control bool
+	}{
+		{"Segment", func(a sequence.Allocator) sequence.Gen { return segment(a) }, false},
+		{"Queued over a Segment", func(a sequence.Allocator) sequence.Gen {
+			return must(sequence.NewQueued(segment(a), sequence.QueuedOptions{Min: 8, Max: 8}))
+		}, false},
+		{"control: the store's journal", func(a sequence.Allocator) sequence.Gen { return segment(a) }, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := sequence.NewMemoryAllocator()
+			g := tt.layer(a)
+			defer g.(interface{ Close() error }).Close()
+			j := journal.Of(g)
+			if tt.control {
+				j = a.Journal()
+			}
+			issued, voided, after := voidsAhead(t, g, j, time.Second)
+			t.Logf("%d numbers issued, %d voids accepted, %d voided numbers issued after their void", issued, voided, after)
+			switch {
+			case issued < 100 || voided == 0:
+				t.Errorf("%d issued and %d voided: too few to tell", issued, voided)
+			case tt.control && after == 0:
+				t.Error("control: no voided number issued after its void; the race is not exercised")
+			case !tt.control && after > 0:
+				t.Errorf("%d voided numbers issued after their void was accepted", after)
+			}
+		})
+	}
+}
