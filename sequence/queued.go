@@ -196,8 +196,9 @@ func (qd *Queued) release(key string, ns []int64, reason string) error {
 
 // Journal returns the journals of the Gen's store (see [journal.Holder]),
 // or nil when it keeps none. A void noted there of numbers still in a
-// queue is refused with an error wrapping [ErrInvalidArgument]: they
-// would be issued later, void.
+// queue, or being drawn into one, is refused with an error wrapping
+// [ErrInvalidArgument]: they would be issued later, void. While a void
+// is checked and noted, the Queued's draws wait.
 func (qd *Queued) Journal() journal.Keeper {
 	j := journal.Of(qd.gen)
 	if j == nil {

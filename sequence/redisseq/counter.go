@@ -820,11 +820,14 @@ return {ARGV[1], last}
 // of this server's boot, if it is above the range there (ARGV[1] >= max
 // and >= cur), and returns {1}; otherwise it changes nothing and returns
 // {0, top, spent}, top being the larger of cur and max, and spent 1 if
-// cur >= max or the range is of another boot, else 0. No script
+// cur >= max or the range is of another boot, else 0. A range installed
+// starts at the field floor when that is higher: a number voided above
+// the range before (voidScript) is not handed out, though the ledger
+// reserved it before the void was noted. No script
 // writes a cur above max: such a range is corrupt, and raising the ledger
 // to it could exhaust the key on every machine.
 var installScript = redis.NewScript(luaInt + ledgerCheck + `
-local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot')
+local v = redis.call('HMGET', KEYS[1], 'cur', 'max', 'ledger', 'boot', 'floor')
 local b = boot()
 if not ledger_ok(v, ARGV[3]) then
 	return redis.error_reply('LEDGER ' .. v[3])
@@ -850,7 +853,16 @@ if top and cmp(ARGV[1], top) < 0 then
 	end
 	return {0, top, spent}
 end
-redis.call('HSET', KEYS[1], 'cur', ARGV[1], 'max', ARGV[2], 'boot', b)
+local cur = ARGV[1]
+if v[5] and canon(v[5]) and cmp(v[5], cur) > 0 then
+	-- A void (or a floor) above the range before: nothing at or below it
+	-- is handed out, though the ledger reserved it before the void.
+	cur = v[5]
+	if cmp(cur, ARGV[2]) > 0 then
+		cur = ARGV[2]
+	end
+end
+redis.call('HSET', KEYS[1], 'cur', cur, 'max', ARGV[2], 'boot', b)
 if ARGV[3] ~= '' then
 	redis.call('HSET', KEYS[1], 'ledger', ARGV[3])
 end
