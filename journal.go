@@ -35,7 +35,11 @@ func ActorOf(ctx context.Context) string {
 //
 // number must fit the template (an error wrapping [ErrInvalidNumber]
 // otherwise) and be at or below its counter's mark: a number not issued
-// yet cannot be voided. reason must not be empty. A sequence whose store
+// yet cannot be voided. One this process holds unissued, or is drawing,
+// or one in the range a Redis in front of the ledger serves, is refused
+// too; one another process holds unissued cannot be told from one it
+// issued, and that process may issue it after the void: void only
+// numbers on documents. reason must not be empty. A sequence whose store
 // keeps no journal ([journal.Keeper]), or whose numbers are not its
 // store's counters one to one (snowflake, Balanced), gives an error
 // wrapping errors.ErrUnsupported, and nothing is recorded.

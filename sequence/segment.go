@@ -71,7 +71,7 @@ type Segment struct {
 	// fetch holds it read from the store's reservation to the block's
 	// arrival, a void (holding.Note) holds it from its check to its note.
 	voids [256]sync.RWMutex
-	start time.Time       // the origin of SegmentKey.lastFetch
+	start time.Time // the origin of SegmentKey.lastFetch
 
 	by       string          // the Segment's name in journals (WithBy)
 	ctx      context.Context // parent of every fetch; cancelled by Close
