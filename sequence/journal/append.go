@@ -26,6 +26,9 @@ func HeadOf(tx *record.Tx, key string) (Head, error) {
 // [ErrCorrupt] and [record.ErrExists] (a store's own transaction refuses
 // with one wrapping record.ErrExists, which it passes to [Overwrite]),
 // and nothing is written.
+// A change to a counter that stands above 0 and below the journal's
+// mark is an error wrapping [ErrBehind], unless it is a Floor to the
+// mark or above; nothing is written.
 // A Returned record that starts at or below the largest number voided
 // ([Head.Void]) is an error wrapping [ErrVoid], and nothing is written:
 // a store's Return takes nothing back then.
@@ -39,7 +42,22 @@ func Append(tx *record.Tx, key string, before, mark int64, es ...Event) ([]Event
 	if err != nil {
 		return nil, err
 	}
-	es = append(Reconcile(head, before), es...)
+	switch repair, err := behind(key, head, before, es); {
+	case err != nil:
+		return nil, err
+	case repair:
+		// The numbers up to the journal's mark are recorded already:
+		// the Floor records what it skips above it, if anything.
+		e := es[0]
+		e.Range.First = head.Mark + 1
+		e.Reason = fmt.Sprintf("the counter stood at %d, below the journal's %d: raised", before, head.Mark)
+		if e.Range.First > e.Range.Last {
+			return nil, nil
+		}
+		es = append([]Event{e}, es[1:]...)
+	default:
+		es = append(Reconcile(head, before), es...)
+	}
 	by := ByOf(tx.Context())
 	out := make([]Event, len(es))
 	for i, e := range es {
@@ -60,6 +78,24 @@ func Append(tx *record.Tx, key string, before, mark int64, es ...Event) ([]Event
 	head.Mark = mark
 	tx.Put(HeadKey(key), EncodeHead(head))
 	return out, nil
+}
+
+// behind refuses a change to key whose counter stands at before, above
+// 0 and below the mark the journal's head recorded: the counter was
+// lowered by hand, or restored apart from its journal, and numbers up
+// to the mark may be issued already. (A counter deleted, at 0, is one
+// its period's expiry deleted: it starts again, Restarted.) The one
+// change taken is the repair, which it reports: a Floor to the
+// journal's mark or above.
+func behind(key string, head Head, before int64, es []Event) (repair bool, err error) {
+	if head.Seq == 0 || before <= 0 || before >= head.Mark {
+		return false, nil
+	}
+	if es[0].Kind == Floored && es[0].Range.Last >= head.Mark {
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: the counter of %q stands at %d, below %d, the last number its journal recorded reserved: it was lowered by hand, or restored apart from its journal, and numbers up to %d may be issued already; "+
+		"check them (sn gaps), then raise the counter to %d with Floor (sn floor)", ErrBehind, key, before, head.Mark, head.Mark, head.Mark)
 }
 
 // Note appends e, a record only a caller knows of (see

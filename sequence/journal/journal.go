@@ -40,6 +40,11 @@ import (
 // not decode: written by hand, or by something other than sn.
 var ErrCorrupt = errors.New("journal: corrupt record")
 
+// ErrBehind is wrapped by the error of a change to a counter that stands
+// below the mark its journal recorded, and above 0 (see [Append]): the
+// store would reserve numbers it reserved before.
+var ErrBehind = errors.New("journal: the counter is behind its journal")
+
 // ErrVoid is wrapped by the error of an append of a Returned record
 // whose range starts at or below a number voided ([Head.Void]): a store's
 // Return refuses it, and takes nothing back.

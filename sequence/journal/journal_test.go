@@ -197,3 +197,47 @@ func TestHeadVoid(t *testing.T) {
 		}
 	}
 }
+
+// A counter lowered below its journal's mark, above 0, is refused
+// (ErrBehind) and nothing is written; a Floor to the mark repairs it
+// and leaves the journal as it was; a counter deleted (0), as an expiry
+// deletes it, starts again with a Restarted record.
+func TestAppendBehind(t *testing.T) {
+	ctx := t.Context()
+	s := record.NewMemory()
+	allocate(t, s, "k", 10)
+	change := func(before, mark int64, e journal.Event) error {
+		return record.Update(ctx, s, func(tx *record.Tx) error {
+			_, err := journal.Append(tx, "k", before, mark, e)
+			return err
+		})
+	}
+	reserve := journal.Event{Kind: journal.Reserved, Range: journal.Range{First: 4, Last: 13}}
+	if err := change(3, 13, reserve); !errors.Is(err, journal.ErrBehind) || !strings.Contains(err.Error(), "below 10") {
+		t.Fatalf("a reservation from a counter at 3, the journal at 10: %v; want ErrBehind", err)
+	}
+	if err := change(3, 9, journal.Event{Kind: journal.Floored, Range: journal.Range{First: 4, Last: 9}}); !errors.Is(err, journal.ErrBehind) {
+		t.Fatalf("a Floor below the journal's mark: %v; want ErrBehind", err)
+	}
+	if err := change(3, 10, journal.Event{Kind: journal.Floored, Range: journal.Range{First: 4, Last: 10}}); err != nil {
+		t.Fatalf("a Floor to the journal's mark: %v", err)
+	}
+	if err := change(3, 12, journal.Event{Kind: journal.Floored, Range: journal.Range{First: 4, Last: 12}}); err != nil {
+		t.Fatalf("a Floor above the journal's mark: %v", err)
+	}
+	if err := change(0, 5, journal.Event{Kind: journal.Reserved, Range: journal.Range{First: 1, Last: 5}}); err != nil {
+		t.Fatalf("a reservation from a deleted counter: %v", err)
+	}
+	events, head, err := journal.ReadJournal(ctx, journal.InRecords(s), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, e.Kind.String()+" "+e.Range.String())
+	}
+	want := "reserved [1, 10] floored [11, 12] restarted [0, 0] reserved [1, 5]"
+	if got := strings.Join(kinds, " "); got != want || head.Mark != 5 {
+		t.Errorf("the journal: %s, mark %d; want %s, mark 5", got, head.Mark, want)
+	}
+}
