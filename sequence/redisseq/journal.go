@@ -2,7 +2,6 @@ package redisseq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -19,17 +18,22 @@ import (
 // lost (a flush, a failover) stay open in an audit, bounded by the range,
 // with the cause named.
 
-// ledgerJournal returns the journals of the ledger (journal.Of), or an
-// error wrapping errors.ErrUnsupported.
-func ledgerJournal(c *Counter) (journal.Keeper, error) {
-	if c == nil {
-		return nil, fmt.Errorf("redisseq: journal: Redis alone keeps no journal: %w", errors.ErrUnsupported)
-	}
+// Journal returns the journals of the ledger, through the cache (see
+// [journal.Holder]), or nil when the ledger keeps none: a void of a
+// number the cache still serves is refused, and a read from a journal's
+// start first records to whom the cache handed blocks.
+func (c *Counter) Journal() journal.Keeper {
 	j := journal.Of(c.durable)
 	if j == nil {
-		return nil, fmt.Errorf("redisseq: journal: the ledger %T keeps no journal: %w", c.durable, errors.ErrUnsupported)
+		return nil
 	}
-	return j, nil
+	return cacheJournal{j, c}
+}
+
+// cacheJournal is the ledger's journals seen through the cache.
+type cacheJournal struct {
+	journal.Keeper
+	c *Counter
 }
 
 // Note appends a record to key's journal in the ledger (see
@@ -38,11 +42,8 @@ func ledgerJournal(c *Counter) (journal.Keeper, error) {
 // afterwards, void), and once Redis has handed a voided number out, no
 // Return gives it back to Redis; the ledger, in the same way, takes no
 // Return of it.
-func (c *Counter) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	j, err := ledgerJournal(c)
-	if err != nil {
-		return journal.Event{}, err
-	}
+func (j cacheJournal) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
+	c := j.c
 	// What the cache handed out first, so that a process's record (its
 	// Closed) follows the blocks it was handed.
 	if err := c.flush(ctx, key); err != nil {
@@ -59,7 +60,7 @@ func (c *Counter) Note(ctx context.Context, key string, e journal.Event) (journa
 				e.Range, key, res[1], res[2], rkey, sequence.ErrInvalidArgument)
 		}
 	}
-	return j.Note(ctx, key, e)
+	return j.Keeper.Note(ctx, key, e)
 }
 
 // voidScript makes the number ARGV[1] of the range KEYS[1] stay used: when
@@ -90,42 +91,20 @@ return {1}
 // Events reads key's journal in the ledger. Read from its start (after
 // 0), it first records there to whom the cache handed blocks since the
 // last refill, so that the journal read is complete.
-func (c *Counter) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
-	j, err := ledgerJournal(c)
-	if err != nil {
-		return nil, err
-	}
+func (j cacheJournal) Events(ctx context.Context, key string, after int64, limit int) ([]journal.Event, error) {
 	if after == 0 {
-		if err := c.flush(ctx, key); err != nil {
+		if err := j.c.flush(ctx, key); err != nil {
 			return nil, err
 		}
 	}
-	return j.Events(ctx, key, after, limit)
-}
-
-// Head returns where key's journal in the ledger ends.
-func (c *Counter) Head(ctx context.Context, key string) (journal.Head, error) {
-	j, err := ledgerJournal(c)
-	if err != nil {
-		return journal.Head{}, err
-	}
-	return j.Head(ctx, key)
-}
-
-// Prune prunes key's journal in the ledger (see [journal.Keeper]).
-func (c *Counter) Prune(ctx context.Context, key string, p journal.Event) (journal.Event, error) {
-	pr, err := ledgerJournal(c)
-	if err != nil {
-		return journal.Event{}, err
-	}
-	return pr.Prune(ctx, key, p)
+	return j.Keeper.Events(ctx, key, after, limit)
 }
 
 // Journal returns the journals in the ledger, through the cache (see
-// [Counter.Note]), or nil without a ledger: a [journal.Holder].
+// [Counter.Journal]), or nil without a ledger: a [journal.Holder].
 func (a *Allocator) Journal() journal.Keeper {
 	if a.core == nil {
 		return nil
 	}
-	return a.core
+	return a.core.Journal()
 }

@@ -34,7 +34,7 @@ func TestVoidRacesRefill(t *testing.T) {
 		control bool
 	}{
 		{"Allocator", fromA, journal.Of(a), false},
-		{"Counter", func(key string) (int64, error) { return c.Next(ctx, key) }, c, false},
+		{"Counter", func(key string) (int64, error) { return c.Next(ctx, key) }, journal.Of(c), false},
 		{"control: the ledger's journal", fromA, journal.Of(ledger), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,10 +69,10 @@ func TestVoidHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := void(c, "tk", 50); !errors.Is(err, sequence.ErrInvalidArgument) {
+	if err := void(journal.Of(c), "tk", 50); !errors.Is(err, sequence.ErrInvalidArgument) {
 		t.Errorf("Counter: void of 50, not issued: %v, want ErrInvalidArgument", err)
 	}
-	if err := void(c, "tk", 2); err != nil {
+	if err := void(journal.Of(c), "tk", 2); err != nil {
 		t.Errorf("Counter: void of 2, issued: %v", err)
 	}
 }
