@@ -153,14 +153,38 @@ type holder interface {
 
 func (j holding) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	if e.Kind == journal.Voided {
-		d := j.layer.drawing(key)
-		d.Lock()
-		defer d.Unlock()
+		unlock, err := lockCtx(ctx, j.layer.drawing(key))
+		if err != nil {
+			return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: waiting for the draws in flight: %w", e.Range, key, err)
+		}
+		defer unlock()
 		if held, ok := j.layer.unissued(key, e.Range); ok {
 			return journal.Event{}, fmt.Errorf("sequence: void %v of key %q: %v is held by this process and not issued yet: %w", e.Range, key, held, ErrInvalidArgument)
 		}
 	}
 	return j.Keeper.Note(ctx, key, e)
+}
+
+// lockCtx locks l, or gives up when ctx is done first: a draw that
+// hangs (a store that does not answer) holds its read lock until it
+// returns, and a void waits no longer than its caller. It returns the
+// unlock.
+func lockCtx(ctx context.Context, l *sync.RWMutex) (unlock func(), err error) {
+	locked := make(chan struct{})
+	go func() {
+		l.Lock()
+		close(locked)
+	}()
+	select {
+	case <-locked:
+		return l.Unlock, nil
+	case <-ctx.Done():
+		go func() {
+			<-locked
+			l.Unlock()
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // drawing returns the lock of key's stripe that the Segment's fetches

@@ -2,6 +2,7 @@ package sequence_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -120,5 +121,60 @@ func TestVoidRacesDraw(t *testing.T) {
 				t.Errorf("%d voided numbers issued after their void was accepted", after)
 			}
 		})
+	}
+}
+
+// hungAllocator answers its first Allocate, then none until release is
+// closed.
+type hungAllocator struct {
+	*sequence.MemoryAllocator
+	calls   atomic.Int64
+	release chan struct{}
+}
+
+func (a *hungAllocator) Allocate(ctx context.Context, key string, n int64) (sequence.Range, error) {
+	if a.calls.Add(1) > 1 {
+		<-a.release
+	}
+	return a.MemoryAllocator.Allocate(ctx, key, n)
+}
+
+func (a *hungAllocator) Journal() journal.Keeper { return journal.Of(a.MemoryAllocator) }
+
+// A void waits for the Segment's fetch in flight no longer than its
+// context: a store that hangs on a fetch does not hang a void with a
+// deadline. Once the fetch returns, a void goes through.
+func TestVoidWaitsNoLongerThanItsContext(t *testing.T) {
+	a := &hungAllocator{MemoryAllocator: sequence.NewMemoryAllocator(), release: make(chan struct{})}
+	s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10, Prefetch: 0.5, FetchTimeout: time.Minute}))
+	defer s.Close()
+	released := false
+	defer func() {
+		if !released {
+			close(a.release) // before Close, which waits for the fetch
+		}
+	}()
+	ctx := t.Context()
+	for range 6 { // past the prefetch threshold: the second fetch hangs
+		if _, err := s.Next(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for a.calls.Load() < 2 { // the second fetch has begun
+		time.Sleep(time.Millisecond)
+	}
+	void := func(ctx context.Context, n int64) error {
+		_, err := s.Journal().Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: n, Last: n}, Reason: "cancelled"})
+		return err
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := void(short, 3); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a void while a fetch hangs: %v; want its deadline", err)
+	}
+	close(a.release)
+	released = true
+	if err := void(ctx, 3); err != nil {
+		t.Fatalf("a void of an issued number once the fetch returned: %v", err)
 	}
 }
