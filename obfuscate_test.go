@@ -129,8 +129,8 @@ type hideRecords struct{ s *sequence.Segment }
 func (h hideRecords) Next(ctx context.Context, key string) (int64, error) { return h.s.Next(ctx, key) }
 
 // A series issued with one obfuscation key, in a bbolt file, and then a
-// process with another key under the same name: its draws, its Floor and
-// its FloorParsed are refused with ErrKey (the file records the key's
+// process with another key under the same name: its draws, its Enroll,
+// its Floor and its FloorParsed are refused with ErrKey (the file records the key's
 // check value with the first number), so nothing prints twice and no
 // floor is raised wrongly. The control, the same file without records,
 // prints numbers the first key printed.
@@ -187,6 +187,9 @@ func TestObfuscateKey(t *testing.T) {
 			}
 			if repeats != 0 || refused != 400 {
 				t.Errorf("another key: %d repeats, %d of 400 draws refused", repeats, refused)
+			}
+			if err := second.Enroll(ctx); !errors.Is(err, sn.ErrKey) {
+				t.Errorf("Enroll with another key: %v; want ErrKey, not a template that collides with itself", err)
 			}
 			if err := second.Floor(ctx, 900); !errors.Is(err, sn.ErrKey) {
 				t.Errorf("Floor with another key: %v; want ErrKey", err)

@@ -389,6 +389,14 @@ func (pl *Plan) Enroll(ctx context.Context) error {
 	if en.done.Load() {
 		return nil
 	}
+	// The check values of the obfuscation keys first, as a draw checks
+	// them: another key under a name the store knows is refused as that
+	// (ErrKey), not as a template that collides with itself.
+	for _, i := range pl.seqs {
+		if err := pl.parts[i].Bind(ctx); err != nil {
+			return err
+		}
+	}
 	entry := pl.Entry(en.name)
 	for _, c := range en.catalogs {
 		_, err := c.Enroll(ctx, entry, pl.CheckCatalog)
