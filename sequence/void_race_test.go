@@ -3,82 +3,14 @@ package sequence_test
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/journal"
+	"github.com/sngen/sn/sequence/sequencetest"
 )
-
-// voidsAhead draws numbers of "k" from g on one goroutine while three
-// others void numbers just above the last drawn through j, for d. It
-// counts the numbers voided and then issued: drawn by a call that began
-// after the void was accepted. Every event takes a ticket, in order.
-func voidsAhead(t *testing.T, g sequence.Gen, j journal.Keeper, d time.Duration) (issued, voided, afterVoid int) {
-	t.Helper()
-	ctx := context.Background()
-	var ticket, last atomic.Int64
-	var mu sync.Mutex
-	drawnAt, voidedAt := map[int64]int64{}, map[int64]int64{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			at := ticket.Add(1)
-			n, err := g.Next(ctx, "k")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			if _, twice := drawnAt[n]; twice {
-				t.Errorf("%d issued twice", n)
-			}
-			drawnAt[n] = at
-			mu.Unlock()
-			last.Store(n)
-		}
-	})
-	for w := range 3 {
-		wg.Go(func() {
-			rnd := rand.New(rand.NewPCG(uint64(w), 7))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				v := last.Load() + 1 + rnd.Int64N(30)
-				if _, err := j.Note(ctx, "k", journal.Event{Kind: journal.Voided, Range: sequence.Range{First: v, Last: v}, Reason: "cancelled"}); err != nil {
-					continue
-				}
-				at := ticket.Add(1)
-				mu.Lock()
-				if _, ok := voidedAt[v]; !ok {
-					voidedAt[v] = at
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	time.Sleep(d)
-	close(stop)
-	wg.Wait()
-	for v, at := range voidedAt {
-		if drawn, ok := drawnAt[v]; ok && drawn > at {
-			afterVoid++
-		}
-	}
-	return len(drawnAt), len(voidedAt), afterVoid
-}
 
 // A void through a Segment's journal, or a Queued's, of a number the
 // layer is drawing from the store (reserved there, not yet in the
@@ -110,7 +42,7 @@ func TestVoidRacesDraw(t *testing.T) {
 			if tt.control {
 				j = a.Journal()
 			}
-			issued, voided, after := voidsAhead(t, g, j, time.Second)
+			issued, voided, after := sequencetest.VoidsAhead(t, func(ctx context.Context) (int64, error) { return g.Next(ctx, "k") }, j, "k", time.Second)
 			t.Logf("%d numbers issued, %d voids accepted, %d voided numbers issued after their void", issued, voided, after)
 			switch {
 			case issued < 100 || voided == 0:

@@ -2,15 +2,13 @@ package redisseq_test
 
 import (
 	"context"
-	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sngen/sn/internal/redistest"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/sequence/redisseq"
+	"github.com/sngen/sn/sequence/sequencetest"
 )
 
 // A void through Redis's journal races the refills of its range: a
@@ -39,68 +37,11 @@ func TestVoidRacesRefill(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			key := "k-" + tt.name
-			var ticket, last atomic.Int64
-			var mu sync.Mutex
-			takenAt, voidedAt := map[int64]int64{}, map[int64]int64{}
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					at := ticket.Add(1)
-					n, err := tt.next(key)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					mu.Lock()
-					if _, twice := takenAt[n]; twice {
-						t.Errorf("%d handed out twice", n)
-					}
-					takenAt[n] = at
-					mu.Unlock()
-					last.Store(n)
-				}
-			})
-			for w := range 3 {
-				wg.Go(func() {
-					rnd := rand.New(rand.NewPCG(uint64(w), 11))
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						v := last.Load() + 1 + rnd.Int64N(30)
-						if _, err := tt.j.Note(ctx, key, journal.Event{Kind: journal.Voided, Range: journal.Range{First: v, Last: v}, Reason: "cancelled"}); err != nil {
-							continue
-						}
-						at := ticket.Add(1)
-						mu.Lock()
-						if _, ok := voidedAt[v]; !ok {
-							voidedAt[v] = at
-						}
-						mu.Unlock()
-					}
-				})
-			}
-			time.Sleep(2 * time.Second)
-			close(stop)
-			wg.Wait()
-			after := 0
-			for v, at := range voidedAt {
-				if taken, ok := takenAt[v]; ok && taken > at {
-					after++
-				}
-			}
-			t.Logf("%d numbers handed out, %d voids accepted, %d voided numbers handed out after their void", len(takenAt), len(voidedAt), after)
+			takenN, voidedN, after := sequencetest.VoidsAhead(t, func(context.Context) (int64, error) { return tt.next(key) }, tt.j, key, 2*time.Second)
+			t.Logf("%d numbers handed out, %d voids accepted, %d voided numbers handed out after their void", takenN, voidedN, after)
 			switch {
-			case len(takenAt) < 100 || len(voidedAt) == 0:
-				t.Errorf("%d handed out and %d voided: too few to tell", len(takenAt), len(voidedAt))
+			case takenN < 100 || voidedN == 0:
+				t.Errorf("%d handed out and %d voided: too few to tell", takenN, voidedN)
 			case tt.control && after == 0:
 				t.Error("control: no voided number handed out after its void; the race is not exercised")
 			case !tt.control && after > 0:
