@@ -134,9 +134,13 @@
 //     (default yyyyMMdd); tz=Area/City (default UTC); window=YYYY (a
 //     two-digit year means YYYY to YYYY+99); fiscal=1..12 or a month's name
 //     (the month a fiscal year starts in). Years are 0000-9999.
-//   - @<checksum, algo=NAME> prints check characters over the sequence
-//     before it (over=seq, the default) or over all the text before it
-//     (over=all); package checksum lists the algorithms.
+//   - @<checksum, algo=NAME> prints check characters over the nearest
+//     sequence before it, or the first after it when none is before
+//     (over=seq, the default), or over all the text before it (over=all);
+//     package checksum lists the algorithms. An algorithm that cannot take
+//     every character it would be computed over is refused at New; for a
+//     variable without chars= the value is checked per call, before any
+//     number is drawn.
 //   - @<random, width=1..64> prints crypto-random filler of alphabet= (0-9
 //     by default, ranges allowed), never the source of uniqueness.
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sngen/sn"
+	"github.com/sngen/sn/checksum"
 	"github.com/sngen/sn/expression"
 	"github.com/sngen/sn/internal/builtin"
 	"github.com/sngen/sn/parser"
@@ -155,6 +156,10 @@ func TestNewErrors(t *testing.T) {
 		{"s10 needs eight digits", `@<seq, width=6>@<checksum, algo=s10>`, nil, 27, `sn: template: offset 27: checksum: s10: payload has 6 characters, want 8 (over=seq, a 6-digit sequence)`},
 		{"s10 cannot grow", `@<seq, width=8, overflow=grow>@<checksum, algo=s10>`, nil, 42, `sn: template: offset 42: checksum: s10: payload has 19 characters, want 8 (over=seq, a 19-digit sequence)`},
 		{"luhn over letters", `SN-@<seq>@<checksum, algo=luhn, over=all>`, nil, 21, `sn: template: offset 21: checksum: luhn: 'S' at index 0 is not a digit (over=all, the template's text)`},
+		{"luhn over a checksum's letters", `@<seq>@<checksum, algo=mod37-2>@<checksum, algo=luhn, over=all>`, nil, 43, `sn: template: offset 43: luhn cannot take '*', which @<checksum, algo=mod37-2> prints (over=all: every character before the checksum is checked; give @<checksum, algo=mod37-2> characters the algorithm takes, or use over=seq)`},
+		{"luhn over random hex", `@<random, width=1, alphabet=0-9A-F>@<seq>@<checksum, algo=luhn, over=all>`, nil, 53, `sn: template: offset 53: luhn cannot take 'A', which @<random, width=1, alphabet=0-9A-F> prints (over=all: every character before the checksum is checked; give @<random, width=1, alphabet=0-9A-F> characters the algorithm takes, or use over=seq)`},
+		{"luhn over a variable's chars=", `@<seq, width=3>@<area, chars=0-9A-Z, maxlen=1>@<checksum, algo=luhn, over=all>`, nil, 58, `sn: template: offset 58: luhn cannot take 'A', which @<area, chars=0-9A-Z, maxlen=1> prints (over=all: every character before the checksum is checked; give @<area, chars=0-9A-Z, maxlen=1> characters the algorithm takes, or use over=seq)`},
+		{"luhn over a hex sequence", `@<seq, radix=16>@<checksum, algo=luhn>`, nil, 28, `sn: template: offset 28: checksum: luhn: 'A' at index 0 is not a digit (over=seq, a 1-digit sequence)`},
 		{"bad over", `@<seq>@<checksum, algo=luhn, over=some>`, nil, 29, `sn: template: offset 29: checksum: over="some": want one of seq, all`},
 		{"unknown tz", `@<date, tz=Mars/Olympus>@<seq>`, nil, 8, `sn: template: offset 8: date: tz="Mars/Olympus": unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)`},
 		{"bad date format", `@<date, format=YYYYMMDD>@<seq>`, nil, 8, `sn: template: offset 8: date: format="YYYYMMDD": unknown field "DD" (use yyyy, yy, Q, MM, dd, DDD, YYYY, ww, ffff, ff, FFFF, FF, HH, mm, ss; quote other letters: 'T'); did you mean format=yyyyMMdd?`},
@@ -256,6 +261,51 @@ func TestVarError(t *testing.T) {
 			t.Errorf("vars %v: %v (%#v); want a *VarError for customer wrapping %v", tc.vars, err, ve, tc.want)
 		}
 	}
+}
+
+// A variable without chars= under a checksum over=all that cannot take
+// every character is checked per call, before any number is drawn: a value
+// the checksum cannot take is ErrVarInvalid and costs no number. A
+// checksum that takes every character the variable may hold checks nothing.
+func TestVarOverAll(t *testing.T) {
+	g := sn.MustNew(`@<seq, width=2>@<area, maxlen=1>@<checksum, algo=luhn, over=all>`, mem())
+	for range 5 {
+		_, err := first(g.Issue(t.Context(), sn.Request{Vars: sn.Vars{"area": "A"}}))
+		var ve *sn.VarError
+		if !errors.As(err, &ve) || ve.Name != "area" || !errors.Is(err, sn.ErrVarInvalid) {
+			t.Fatalf("area=A: %v; want a *VarError for area wrapping ErrVarInvalid", err)
+		}
+		if want := `"area"="A" has 'A', which the checksum luhn cannot take`; !strings.Contains(err.Error(), want) {
+			t.Fatalf("area=A: %v; want it to say %s", err, want)
+		}
+	}
+	got, err := first(g.Issue(t.Context(), sn.Request{Vars: sn.Vars{"area": "7"}}))
+	if want := "017" + luhn(t, "017"); err != nil || got != want {
+		t.Fatalf("area=7 after five refusals: %q, %v; want %q (the refused calls drew nothing)", got, err, want)
+	}
+	// mod37-2 takes 0-9 and A-Z: a letter passes. luhn does not take the
+	// dash that chars= allows, and that is refused at New.
+	g = sn.MustNew(`@<seq, width=3>@<area, chars=0-9A-Z>@<checksum, algo=mod37-2, over=all>`, mem())
+	if _, err := first(g.Issue(t.Context(), sn.Request{Vars: sn.Vars{"area": "B7"}})); err != nil {
+		t.Fatalf("area=B7 under mod37-2: %v", err)
+	}
+	if _, err := sn.New(`@<seq, width=3>@<area, chars=0-9->@<checksum, algo=luhn, over=all>`, mem()); err == nil || !strings.Contains(err.Error(), "luhn cannot take '-'") {
+		t.Fatalf("luhn over chars=0-9-: %v; want it refused at New for '-'", err)
+	}
+}
+
+// luhn returns payload's Luhn check digit.
+func luhn(t *testing.T, payload string) string {
+	t.Helper()
+	a, err := checksum.Lookup("luhn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Compute(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // mem gives a template the sequence "seq" in memory, of its own.

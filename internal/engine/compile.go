@@ -584,46 +584,126 @@ func (c *compiler) checksums() error {
 			if s.Width == 0 || s.Grow {
 				widths = append(widths, 19)
 			}
-			digit := "1"
+			digits := "123456789"
 			if s.Digits != "" {
-				digit = s.Digits[len(s.Digits)-1:]
+				digits = s.Digits
 			}
 			for _, w := range widths {
-				if err := probe(k.check.Algo, strings.Repeat(digit, w)); err != nil {
-					return fail(fmt.Errorf("%w (over=seq, a %d-digit sequence)", err, w))
+				for _, d := range digits {
+					if err := probe(k.check.Algo, strings.Repeat(string(d), w)); err != nil {
+						return fail(fmt.Errorf("%w (over=seq, a %d-digit sequence)", err, w))
+					}
 				}
 			}
 			continue
 		}
-		var sample strings.Builder
-		for j := 0; j < i; j++ {
-			switch q := &pl.parts[j]; q.Kind {
-			case Text, Setter:
-				sample.WriteString(q.Lit)
-			case Seq:
-				digit := "1"
-				if q.Digits != "" {
-					digit = q.Digits[len(q.Digits)-1:]
-				}
-				sample.WriteString(strings.Repeat(digit, max(q.Width, 1)))
-			case Date:
-				sample.Write(q.date.AppendTime(nil, time.Date(2017, 3, 4, 10, 20, 30, 0, q.date.Loc)))
-			case Checksum:
-				sample.WriteString(strings.Repeat("1", q.check.Algo.Len()))
-			case Var:
-				sample.WriteRune(q.chars.Pick())
-			case Random, Custom:
-				if q.nfa != nil {
-					t, _ := q.nfa.Shortest()
-					sample.WriteString(t)
-				}
-			}
-		}
-		if err := probe(k.check.Algo, sample.String()); err != nil && !errors.Is(err, checksum.ErrLength) {
-			return fail(fmt.Errorf("%w (over=all, the template's text)", err))
+		if err := c.overAll(i, fail); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// overAll checks the over=all checksum at part i against every character
+// the parts before it can print. It computes the algorithm over a sample of
+// the template's text, and again with each character of each part in that
+// part's place: an algorithm that cannot take one fails here, naming the
+// part, and not at Next after the draw. A variable without chars= may be
+// given any character, and it is checked per call, before the draw
+// ([Part.checkVar]).
+func (c *compiler) overAll(i int, fail func(error) error) error {
+	pl := c.pl
+	k := &pl.parts[i]
+	segs := make([]string, i)
+	for j := range segs {
+		segs[j] = sampleText(&pl.parts[j])
+	}
+	if err := probe(k.check.Algo, strings.Join(segs, "")); err != nil && !errors.Is(err, checksum.ErrLength) {
+		return fail(fmt.Errorf("%w (over=all, the template's text)", err))
+	}
+	for j := range segs {
+		q := &pl.parts[j]
+		if q.nfa == nil || q.Kind == Text || q.Kind == Setter {
+			continue
+		}
+		at := allCheck{algo: k.check.Algo, before: strings.Join(segs[:j], ""), after: strings.Join(segs[j+1:], "")}
+		set := q.nfa.Alphabet()
+		r, whole := at.untaken(set)
+		switch {
+		case q.Kind == Var && r >= 0 && q.charsArg == "", q.Kind == Var && r < 0 && !whole:
+			q.overAll = append(q.overAll, at) // checked per call, before the draw
+		case r >= 0:
+			return fail(fmt.Errorf("%s cannot take %q, which %s prints (over=all: every character before the checksum is checked; give %s characters the algorithm takes, or use over=seq)", k.check.Algo.Name(), r, q.Source, q.Source))
+		}
+	}
+	return nil
+}
+
+// sampleText returns text that part p prints, for computing a checksum
+// over at New.
+func sampleText(p *Part) string {
+	switch p.Kind {
+	case Text, Setter:
+		return p.Lit
+	case Seq:
+		digit := "1"
+		if p.Digits != "" {
+			digit = string([]rune(p.Digits)[1])
+		}
+		return strings.Repeat(digit, max(p.Width, 1))
+	case Date:
+		return string(p.date.AppendTime(nil, time.Date(2017, 3, 4, 10, 20, 30, 0, p.date.Loc)))
+	case Checksum:
+		return strings.Repeat("1", p.check.Algo.Len())
+	case Var:
+		return string(p.chars.Pick())
+	}
+	if p.nfa != nil {
+		t, _ := p.nfa.Shortest()
+		return t
+	}
+	return ""
+}
+
+// allCheck is an over=all checksum seen from one part before it: the
+// sample text before and after the part.
+type allCheck struct {
+	algo          checksum.Algorithm
+	before, after string
+}
+
+// maxProbe is how many characters of a part's alphabet overAll tries at
+// New; a larger alphabet is sampled.
+const maxProbe = 1024
+
+// untaken returns a rune of set that the algorithm cannot take in the
+// part's place, or -1, and whether every rune of set was tried.
+func (a allCheck) untaken(set lang.Set) (rune, bool) {
+	n, whole := set.Size(), true
+	if n > maxProbe {
+		n, whole = maxProbe, false
+		for _, r := range readableProbe {
+			if set.Has(r) && !a.takes(r) {
+				return r, false
+			}
+		}
+	}
+	for x := range n {
+		if r := set.Nth(x); !a.takes(r) {
+			return r, whole
+		}
+	}
+	return -1, whole
+}
+
+// readableProbe are the runes tried first in a large alphabet.
+const readableProbe = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_./ "
+
+// takes reports whether the algorithm can compute a check over the sample
+// with r in the part's place.
+func (a allCheck) takes(r rune) bool {
+	err := probe(a.algo, a.before+string(r)+a.after)
+	return err == nil || errors.Is(err, checksum.ErrLength)
 }
 
 // probe computes a check over payload, turning a panic in an algorithm of

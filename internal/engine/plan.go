@@ -78,10 +78,11 @@ type Part struct {
 	Lit    string // Text and Setter: what the part prints
 
 	// Var
-	chars    lang.Set // allowed runes
-	charsArg string   // chars= as written, "" for any but the separators
-	seps     string   // without chars=: the template's literal text, whose characters the value may not hold
-	maxBytes int      // maxlen=, 0 for none
+	chars    lang.Set   // allowed runes
+	charsArg string     // chars= as written, "" for any but the separators
+	seps     string     // without chars=: the template's literal text, whose characters the value may not hold
+	maxBytes int        // maxlen=, 0 for none
+	overAll  []allCheck // the over=all checksums after it that cannot take every character it may hold
 
 	// Seq
 	ord      int // ordinal among the sequence parts

@@ -177,6 +177,13 @@ func (p *Part) checkVar(v string, ok bool) error {
 		}
 		return bad("%w: %q=%s has %q, which the template prints as literal text (give the variable chars= to choose its characters)", ErrVarInvalid, p.Name, Quote(v), r)
 	}
+	for _, a := range p.overAll {
+		for _, r := range v {
+			if !a.takes(r) {
+				return bad("%w: %q=%s has %q, which the checksum %s cannot take: it is computed over the variable (over=all; give the variable chars= with characters the algorithm takes)", ErrVarInvalid, p.Name, Quote(v), r, a.algo.Name())
+			}
+		}
+	}
 	return nil
 }
 
