@@ -367,6 +367,12 @@ func (s *Store) begin(ctx context.Context) (*sql.Tx, after, error) {
 // error wrapping errUnreplicated (the range is a gap).
 func (s *Store) commit(ctx context.Context, tx *sql.Tx, a after) error {
 	if err := tx.Commit(); err != nil {
+		if (a.pg || a.maria) && ctx.Err() != nil {
+			return fmt.Errorf("%w (table %s): the commit waited for a synchronous standby until the context ended, "+
+				"and may have committed without one: what it reserved is not used. "+
+				"A standby that stopped answering shows as connected until wal_sender_timeout (MariaDB: rpl_semi_sync_master_timeout): %w",
+				errUnreplicated, s.table, err)
+		}
 		return err
 	}
 	switch {

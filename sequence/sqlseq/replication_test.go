@@ -94,9 +94,9 @@ func TestCheckReplication(t *testing.T) {
 // failover issues ranges from several goroutines, cuts the standby off,
 // issues more, kills the primary and promotes the standby, and issues
 // again through the same DSN. It returns every range reserved and how many
-// calls failed while the standby was cut off. After the failover it
-// issues through then, or store when then is nil.
-func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store, then ...*sqlseq.Store) ([]sequence.Range, int) {
+// calls failed while the standby was cut off, and their errors. After the
+// failover it issues through then, or store when then is nil.
+func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store, then ...*sqlseq.Store) ([]sequence.Range, int, []error) {
 	t.Helper()
 	var d draws
 	run := func(rounds int, timeout time.Duration) { d.run(store, rounds, timeout) }
@@ -105,11 +105,12 @@ func failover(t *testing.T, primary, standby *pgtest.Server, store *sqlseq.Store
 	before := d.failed
 	run(5, time.Second) // acknowledged only if the primary does not wait for the standby
 	failed := d.failed - before
+	cut := slices.Clone(d.errs[before:])
 	if len(then) > 0 {
 		store = then[0]
 	}
 	promote(t, &d, primary, standby, store)
-	return d.ranges, failed
+	return d.ranges, failed, cut
 }
 
 // promote kills the primary, promotes the standby, and has d reserve 80
@@ -149,6 +150,7 @@ type draws struct {
 	mu     sync.Mutex
 	ranges []sequence.Range
 	failed int
+	errs   []error // of the calls that failed, in order
 }
 
 // run has 4 goroutines each reserve rounds ranges of 100 numbers of
@@ -164,6 +166,7 @@ func (d *draws) run(store *sqlseq.Store, rounds int, timeout time.Duration) {
 				d.mu.Lock()
 				if err != nil {
 					d.failed++
+					d.errs = append(d.errs, err)
 				} else {
 					d.ranges = append(d.ranges, r)
 				}
@@ -193,7 +196,7 @@ func overlaps(rs []sequence.Range) int {
 // repeats.)
 func TestFailoverAsyncRepeats(t *testing.T) {
 	primary, standby, store := pair(t, false, sqlseq.Options{Replication: sqlseq.AcceptAsyncLoss})
-	ranges, failed := failover(t, primary, standby, store)
+	ranges, failed, _ := failover(t, primary, standby, store)
 	n := overlaps(ranges)
 	t.Logf("asynchronous: %d ranges, %d failed while the standby was cut off, %d overlapping after the failover", len(ranges), failed, n)
 	if n == 0 {
@@ -209,14 +212,65 @@ func TestFailoverSyncNoRepeat(t *testing.T) {
 	if err := store.CheckReplication(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	ranges, failed := failover(t, primary, standby, store, single(t, primary, standby))
+	ranges, failed, cut := failover(t, primary, standby, store, single(t, primary, standby))
 	n := overlaps(ranges)
 	t.Logf("synchronous: %d ranges, %d failed while the standby was cut off, %d overlapping after the failover", len(ranges), failed, n)
+	// Each refusal says why: the first ones, whose commit waited for the
+	// standby until their deadline, too (adversary run 9, F4).
+	for _, err := range cut {
+		if !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "standby") {
+			t.Errorf("while the standby was cut off: %v; want an ErrUnavailable that names the standby", err)
+		}
+	}
 	if n != 0 {
 		t.Errorf("%d ranges handed out twice", n)
 	}
 	if failed == 0 {
 		t.Error("no Allocate failed while the synchronous standby was cut off: the primary did not wait for it")
+	}
+}
+
+// A synchronous standby that stops answering still shows as connected
+// until wal_sender_timeout, so the check before the commit passes and the
+// commit waits for it until the caller's deadline. That refusal says why
+// (ErrUnavailable, naming the standby), not a bare "context deadline
+// exceeded" (adversary run 9, F4); once the standby answers again the
+// ledger goes on above what the refused call may have committed.
+func TestSyncStandbyStalled(t *testing.T) {
+	_, standby, store := pair(t, true, sqlseq.Options{})
+	ctx := t.Context()
+	first, err := store.Allocate(ctx, "orders", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if err := standby.DB(t, standby.DSN()).QueryRow(`SELECT pid FROM pg_stat_wal_receiver`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	stalled, cancel := context.WithTimeout(ctx, time.Second)
+	_, err = store.Allocate(stalled, "orders", 10)
+	cancel()
+	if !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "waited for a synchronous standby") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Allocate while the standby is stopped: %v; want an ErrUnavailable that says the commit waited for a synchronous standby", err)
+	}
+	resume()
+	r, err := store.Allocate(ctx, "orders", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.First <= first.Last+10 {
+		t.Errorf("after the standby answers again: %v; want it above %d, what the refused call may have committed", r, first.Last+10)
 	}
 }
 
@@ -419,7 +473,7 @@ func TestFailoverSettingsChanged(t *testing.T) {
 			if _, err := store.Allocate(t.Context(), "orders", 100); err != nil {
 				refused = err
 			}
-			ranges, failed := failover(t, primary, standby, store, single(t, primary, standby))
+			ranges, failed, _ := failover(t, primary, standby, store, single(t, primary, standby))
 			judge(t, control, append(ranges, first), failed, refusal{"the range after the change", refused, "synchronous_standby_names is empty",
 				"synchronous_standby_names emptied"})
 		})
@@ -460,7 +514,7 @@ func TestFailoverStandbyBackAsync(t *testing.T) {
 				}
 			}
 			_, back := store.Allocate(t.Context(), "orders", 100)
-			ranges, failed := failover(t, primary, late, store, single(t, primary, late))
+			ranges, failed, _ := failover(t, primary, late, store, single(t, primary, late))
 			judge(t, control, append(ranges, first), failed,
 				refusal{"the range while the second standby was away", away, "1 physical replication slots of standbys that are not connected", ""},
 				refusal{"the range after the standby came back asynchronous", back, "1 of 2 standbys are not synchronous", ""})
