@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"sync"
@@ -21,16 +20,16 @@ var allocChecks = []check[sequence.Allocator]{
 	{name: "Order", check: checkAllocOrder},
 	{name: "InvalidN", check: checkInvalidN},
 	{name: "Context", check: checkAllocContext},
-	{name: "Floorer", needs: implements[sequence.Floorer, sequence.Allocator], check: checkAllocFloorer},
-	{name: "Returner", needs: implements[sequence.Returner, sequence.Allocator], check: checkReturner},
-	{name: "Closer", needs: implements[io.Closer, sequence.Allocator], check: checkAllocCloser},
+	{name: "Floorer", needs: func(p powers) bool { return p.floor != nil }, check: checkAllocFloorer},
+	{name: "Returner", needs: func(p powers) bool { return p.ret != nil }, check: checkReturner},
+	{name: "Closer", needs: func(p powers) bool { return p.close != nil }, check: checkAllocCloser},
 }
 
 // checkReturner checks that Return takes back the last range reserved,
 // and only that: a range below it, one another Allocate followed, or one a
 // floor was raised into stays reserved.
 func checkReturner(ctx context.Context, a sequence.Allocator, ks keyspace) error {
-	ret := a.(sequence.Returner)
+	ret := powersOf(a).ret
 	key := ks.key("return")
 	r1, err := a.Allocate(ctx, key, 10)
 	if err != nil {
@@ -71,7 +70,7 @@ func checkReturner(ctx context.Context, a sequence.Allocator, ks keyspace) error
 	}
 	// A floor raised into a range held, at or below the mark, which it
 	// does not move, is not undone when the range is returned.
-	if fl, ok := a.(sequence.Floorer); ok {
+	if fl := powersOf(a).floor; fl != nil {
 		r5, err := a.Allocate(ctx, key, 10)
 		if err != nil {
 			return fmt.Errorf("Allocate(%q, 10): %w", key, err)
@@ -232,7 +231,7 @@ func checkAllocContext(ctx context.Context, a sequence.Allocator, ks keyspace) e
 	}
 	_, err = a.Allocate(done, key, 10)
 	errs := []error{isCanceled(fmt.Sprintf("Allocate(%q, 10)", key), err)}
-	if f, ok := a.(sequence.Floorer); ok {
+	if f := powersOf(a).floor; f != nil {
 		errs = append(errs, isCanceled("Floor", f.Floor(done, key, 1<<40)))
 	}
 	after, err := a.Allocate(ctx, key, 10)
@@ -247,7 +246,7 @@ func checkAllocContext(ctx context.Context, a sequence.Allocator, ks keyspace) e
 
 // checkAllocFloorer: a floor raises a key; a lower floor is a no-op.
 func checkAllocFloorer(ctx context.Context, a sequence.Allocator, ks keyspace) error {
-	f := a.(sequence.Floorer)
+	f := powersOf(a).floor
 	key := ks.key("floor")
 	r, err := a.Allocate(ctx, key, 10)
 	if err != nil {
@@ -294,7 +293,7 @@ func checkAllocFloorer(ctx context.Context, a sequence.Allocator, ks keyspace) e
 
 // checkAllocCloser: Close returns nil and later calls fail with ErrClosed.
 func checkAllocCloser(ctx context.Context, a sequence.Allocator, ks keyspace) error {
-	c := a.(io.Closer)
+	c := powersOf(a).close
 	key := ks.key("close")
 	if _, err := a.Allocate(ctx, key, 1); err != nil {
 		return fmt.Errorf("Allocate(%q, 1) before Close: %w", key, err)
@@ -304,7 +303,7 @@ func checkAllocCloser(ctx context.Context, a sequence.Allocator, ks keyspace) er
 	}
 	_, err := a.Allocate(ctx, key, 1)
 	errs := []error{isClosed(fmt.Sprintf("Allocate(%q, 1)", key), err)}
-	if f, ok := a.(sequence.Floorer); ok {
+	if f := powersOf(a).floor; f != nil {
 		errs = append(errs, isClosed("Floor", f.Floor(ctx, key, 1<<42)))
 	}
 	return errors.Join(errs...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync/atomic"
 
 	"github.com/sngen/sn/sequence"
@@ -18,10 +17,10 @@ var genChecks = []check[sequence.Gen]{
 	{name: "Keys", check: checkKeys},
 	{name: "Order", check: checkOrder},
 	{name: "Context", check: checkContext},
-	{name: "Batcher", needs: implements[sequence.Batcher, sequence.Gen], check: checkBatcher},
-	{name: "Binder", needs: implements[sequence.Binder, sequence.Gen], check: checkBinder},
-	{name: "Floorer", needs: implements[sequence.Floorer, sequence.Gen], check: checkFloorer},
-	{name: "Closer", needs: implements[io.Closer, sequence.Gen], check: checkCloser},
+	{name: "Batcher", needs: func(p powers) bool { return p.batch != nil }, check: checkBatcher},
+	{name: "Binder", needs: func(p powers) bool { return p.bind != nil }, check: checkBinder},
+	{name: "Floorer", needs: func(p powers) bool { return p.floor != nil }, check: checkFloorer},
+	{name: "Closer", needs: func(p powers) bool { return p.close != nil }, check: checkCloser},
 }
 
 // drive runs workers goroutines that each make calls calls of call, records
@@ -120,7 +119,7 @@ func checkContext(ctx context.Context, g sequence.Gen, ks keyspace) error {
 		return fmt.Errorf("Next(%q): %w", warm, err)
 	}
 	var h sequence.Handle
-	if b, ok := g.(sequence.Binder); ok {
+	if b := powersOf(g).bind; b != nil {
 		h = b.Bind(warm)
 		if _, err := h.Next(ctx); err != nil {
 			return fmt.Errorf("Handle(%q).Next: %w", warm, err)
@@ -149,11 +148,11 @@ func checkContext(ctx context.Context, g sequence.Gen, ks keyspace) error {
 		n, err := h.Next(done)
 		got(fmt.Sprintf("Handle(%q).Next", warm), []int64{n}, err)
 	}
-	if b, ok := g.(sequence.Batcher); ok {
+	if b := powersOf(g).batch; b != nil {
 		ns, err := b.NextN(done, warm, nil, 3)
 		got(fmt.Sprintf("NextN(%q, 3)", warm), ns, err)
 	}
-	if f, ok := g.(sequence.Floorer); ok {
+	if f := powersOf(g).floor; f != nil {
 		err := f.Floor(done, ks.key("floor"), 10)
 		errs = append(errs, isCanceled("Floor", err))
 	}
@@ -169,7 +168,7 @@ func checkContext(ctx context.Context, g sequence.Gen, ks keyspace) error {
 
 // checkBatcher: NextN appends n numbers, unique together with Next's.
 func checkBatcher(ctx context.Context, g sequence.Gen, ks keyspace) error {
-	b := g.(sequence.Batcher)
+	b := powersOf(g).batch
 	key := ks.key("batch")
 
 	got, err := b.NextN(ctx, key, []int64{-7}, 0)
@@ -228,7 +227,7 @@ func checkBatcher(ctx context.Context, g sequence.Gen, ks keyspace) error {
 
 // checkBinder: Handles and Next share one counter per key.
 func checkBinder(ctx context.Context, g sequence.Gen, ks keyspace) error {
-	b := g.(sequence.Binder)
+	b := powersOf(g).bind
 	key, other := ks.key("bind"), ks.key("bind-other")
 	shared := b.Bind(key)
 	otherH := b.Bind(other)
@@ -256,7 +255,7 @@ func checkBinder(ctx context.Context, g sequence.Gen, ks keyspace) error {
 
 // checkFloorer: a floor raises a key; a lower floor never lowers it.
 func checkFloorer(ctx context.Context, g sequence.Gen, ks keyspace) error {
-	f := g.(sequence.Floorer)
+	f := powersOf(g).floor
 	key := ks.key("floor")
 	var high int64
 	seen := make(map[int64]bool)
@@ -291,7 +290,7 @@ func checkFloorer(ctx context.Context, g sequence.Gen, ks keyspace) error {
 	if n <= floor {
 		return fmt.Errorf("key %q: Next returned %d after Floor(%d); want a number above the floor", key, n, floor)
 	}
-	if b, ok := g.(sequence.Batcher); ok {
+	if b := powersOf(g).batch; b != nil {
 		got, err := b.NextN(ctx, key, nil, 3)
 		if err != nil {
 			return fmt.Errorf("NextN(%q, 3) after Floor: %w", key, err)
@@ -303,7 +302,7 @@ func checkFloorer(ctx context.Context, g sequence.Gen, ks keyspace) error {
 			high = max(high, n)
 		}
 	}
-	if b, ok := g.(sequence.Binder); ok {
+	if b := powersOf(g).bind; b != nil {
 		n, err := b.Bind(key).Next(ctx)
 		if err != nil {
 			return fmt.Errorf("Handle(%q).Next after Floor: %w", key, err)
@@ -368,13 +367,13 @@ func checkFloorConcurrent(ctx context.Context, g sequence.Gen, f sequence.Floore
 
 // checkCloser: Close returns nil and every later call fails with ErrClosed.
 func checkCloser(ctx context.Context, g sequence.Gen, ks keyspace) error {
-	c := g.(io.Closer)
+	c := powersOf(g).close
 	key := ks.key("close")
 	if _, err := g.Next(ctx, key); err != nil {
 		return fmt.Errorf("Next(%q) before Close: %w", key, err)
 	}
 	var h sequence.Handle
-	if b, ok := g.(sequence.Binder); ok {
+	if b := powersOf(g).bind; b != nil {
 		h = b.Bind(key)
 		if _, err := h.Next(ctx); err != nil {
 			return fmt.Errorf("Handle(%q).Next before Close: %w", key, err)
@@ -391,11 +390,11 @@ func checkCloser(ctx context.Context, g sequence.Gen, ks keyspace) error {
 		_, err := h.Next(ctx)
 		errs = append(errs, isClosed(fmt.Sprintf("Handle(%q).Next", key), err))
 	}
-	if b, ok := g.(sequence.Batcher); ok {
+	if b := powersOf(g).batch; b != nil {
 		_, err := b.NextN(ctx, key, nil, 2)
 		errs = append(errs, isClosed(fmt.Sprintf("NextN(%q, 2)", key), err))
 	}
-	if f, ok := g.(sequence.Floorer); ok {
+	if f := powersOf(g).floor; f != nil {
 		errs = append(errs, isClosed("Floor", f.Floor(ctx, key, 1<<42)))
 	}
 	return errors.Join(errs...)

@@ -62,7 +62,7 @@ func RunJournal(t *testing.T, alloc sequence.Allocator) {
 	t.Run("Concurrent", func(t *testing.T) { journalConcurrent(t, a, newKeyspace(t)) })
 	t.Run("Segment", func(t *testing.T) { journalSegment(t, a, newKeyspace(t)) })
 	t.Run("Prune", func(t *testing.T) { journalPrune(t, a, j, newKeyspace(t)) })
-	if r, ok := alloc.(sequence.Returner); ok {
+	if r := powersOf(alloc).ret; r != nil {
 		t.Run("VoidHolds", func(t *testing.T) { journalVoidHolds(t, a, r, newKeyspace(t)) })
 	}
 	if c := catalog.Of(alloc); c != nil {
@@ -321,7 +321,7 @@ func journalRecords(t *testing.T, a JournalAllocator, ks keyspace) {
 		want = append(want, journal.Event{Kind: journal.Reserved, Range: r})
 	}
 	mark := want[len(want)-1].Range.Last
-	if f, ok := unjournaled(a).(sequence.Floorer); ok {
+	if f := powersOf(unjournaled(a)).floor; f != nil {
 		if err := f.Floor(ctx, key, mark+10); err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +331,7 @@ func journalRecords(t *testing.T, a JournalAllocator, ks keyspace) {
 			t.Fatal(err)
 		}
 	}
-	if ret, ok := unjournaled(a).(sequence.Returner); ok {
+	if ret := powersOf(unjournaled(a)).ret; ret != nil {
 		r, err := a.Allocate(ctx, key, 4)
 		if err != nil {
 			t.Fatal(err)

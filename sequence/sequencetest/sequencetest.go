@@ -53,15 +53,30 @@ const (
 // value.
 type check[T any] struct {
 	name  string
-	needs func(T) bool // nil: every value
+	needs func(powers) bool // nil: every value
 	check func(ctx context.Context, v T, ks keyspace) error
 }
 
-// implements reports whether v implements I; it has the shape of the needs
-// field of a check.
-func implements[I, T any](v T) bool {
-	_, ok := any(v).(I)
-	return ok
+// powers are the optional interfaces of the sequence package that a Gen
+// or an Allocator under test implements, found in one place: the checks
+// ask for them here rather than asserting each where it is used.
+type powers struct {
+	batch sequence.Batcher
+	bind  sequence.Binder
+	floor sequence.Floorer
+	ret   sequence.Returner
+	close io.Closer
+}
+
+// powersOf returns the optional interfaces v implements.
+func powersOf(v any) powers {
+	var p powers
+	p.batch, _ = v.(sequence.Batcher)
+	p.bind, _ = v.(sequence.Binder)
+	p.floor, _ = v.(sequence.Floorer)
+	p.ret, _ = v.(sequence.Returner)
+	p.close, _ = v.(io.Closer)
+	return p
 }
 
 // run runs checks on values from newV, each on a fresh one, skipping the
@@ -79,7 +94,7 @@ func run[T any](t *testing.T, what string, newV func(t *testing.T) T, checks []c
 	}
 	probe := fresh(t)
 	for _, c := range checks {
-		if c.needs != nil && !c.needs(probe) {
+		if c.needs != nil && !c.needs(powersOf(probe)) {
 			t.Logf("sequencetest: %T does not implement %s; not checked", probe, c.name)
 			continue
 		}
