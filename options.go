@@ -94,11 +94,13 @@ func WithClock(now func() time.Time) Option {
 // A process reads the store's time again every quarter of the retention.
 // A store whose clock steps forward by more than the retention and two
 // periods (a server that booted hours fast, a failover to one) deletes the
-// counters of the current period at once, by that clock; a process that
-// read the store's time within the last quarter of the retention draws
-// from them again from 1 until it reads it again. Let NTP slew the
-// store's clock rather than step it, or raise the retention above the
-// largest step you expect.
+// counters of the current period at once, by that clock. A store that
+// keeps a journal of its counters (boltseq, sqliteseq, sqlseq, etcdseq,
+// and redisseq over a ledger) then refuses to draw from them again, with
+// an error wrapping journal.ErrBehind, until the period turns; one that
+// keeps none (sequence.Memory, Redis alone) starts them again at 1. Let NTP
+// slew the store's clock rather than step it, or raise the retention
+// above the largest step you expect.
 func WithRetention(d time.Duration) Option {
 	return func(o *options) {
 		if d < engine.MinRetention {

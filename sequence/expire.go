@@ -13,8 +13,11 @@ import (
 
 // Expirer is implemented by a [Gen] or [Allocator] whose store can forget
 // keys. After Expire(ctx, key, ttl) returns nil, the store may delete key,
-// and what it keeps for it, once ttl has passed; a key deleted starts again
-// at 1. A later Expire of the key sets a new ttl. sn calls it for the
+// and what it keeps for it, once ttl has passed. A key deleted starts
+// again at 1 in a store that keeps no journal of it; one that keeps a
+// journal keeps its head, and refuses to start the key again (an error
+// wrapping journal.ErrBehind), since its numbers would be issued twice. A
+// later Expire of the key sets a new ttl. sn calls it for the
 // counters of periods of an hour or shorter (reset=hour, minute, second),
 // which would otherwise pile up in the store, when the store keeps records
 // (package record): it expires keys by the clock of its records

@@ -395,14 +395,21 @@ func countState(rep *journal.Report, st journal.State) int64 {
 }
 
 // TestAuditRestarted: a counter that went back is a problem: its numbers
-// may be issued twice.
+// may be issued twice. A store refuses to start a counter again now
+// (journal.ErrBehind), but a journal written by an earlier release may
+// hold a Restarted record.
 func TestAuditRestarted(t *testing.T) {
-	ctx := context.Background()
-	a := sequence.NewMemoryAllocator()
-	a.Allocate(ctx, "k", 10)
-	a.Expire(ctx, "k", 0) // deleted
-	a.Allocate(ctx, "k", 3)
-	events, head, _ := journal.ReadJournal(ctx, journal.Of(a), "k")
+	var head journal.Head
+	var events []journal.Event
+	for _, e := range []journal.Event{
+		{Kind: journal.Reserved, Range: sequence.Range{First: 1, Last: 10}},
+		{Kind: journal.Restarted, Range: sequence.Range{First: 0, Last: 0}},
+		{Kind: journal.Reserved, Range: sequence.Range{First: 1, Last: 3}},
+	} {
+		e, head = journal.Chain(head, "k", e)
+		head.Mark = e.Range.Last
+		events = append(events, e)
+	}
 	r := journal.Audit("k", events, head, time.Now())
 	if r.Explained() || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "may be issued twice") {
 		t.Errorf("a counter that went back: %v", r.Problems)
@@ -436,6 +443,62 @@ func TestAuditVoidReleased(t *testing.T) {
 			t.Errorf("control: %v", rep.Problems)
 		case void && (len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "alice") || !strings.Contains(rep.Problems[0], "never issued")):
 			t.Errorf("a void of a number released unused: %v", rep.Problems)
+		}
+	}
+}
+
+// A counter deleted under processes that draw from it, as a store's
+// expiry deletes one when its clock steps forward past the retention, is
+// refused (journal.ErrBehind) by a store that keeps its journal: a
+// process that starts afresh does not draw its numbers again. The
+// control, a store that keeps no journal (Memory), draws them again.
+func TestDeletedCounterRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, control := range []bool{false, true} {
+		a, m := sequence.NewMemoryAllocator(), sequence.NewMemory()
+		var expirer sequence.Expirer = a
+		process := func() (sequence.Gen, func()) { // a process that starts afresh
+			if control {
+				return m, func() {}
+			}
+			s := must(sequence.NewSegment(a, sequence.SegmentOptions{Step: 10}))
+			return s, func() { s.Close() }
+		}
+		if control {
+			expirer = m
+		}
+		seen := map[int64]bool{}
+		repeats := 0
+		var refused error
+		draw := func(n int) {
+			g, done := process()
+			defer done()
+			for range n {
+				v, err := g.Next(ctx, "k")
+				if err != nil {
+					refused = err
+					return
+				}
+				if seen[v] {
+					repeats++
+				}
+				seen[v] = true
+			}
+		}
+		draw(25)
+		if err := expirer.Expire(ctx, "k", 0); err != nil { // the store deletes the counter
+			t.Fatal(err)
+		}
+		draw(25)
+		switch {
+		case control && repeats == 0:
+			t.Fatal("the control repeated nothing: the test cannot see a deleted counter")
+		case control:
+			t.Logf("control: %d numbers drawn twice", repeats)
+		case repeats > 0 || !errors.Is(refused, journal.ErrBehind):
+			t.Fatalf("%d numbers drawn twice; the draw from the deleted counter: %v, want journal.ErrBehind", repeats, refused)
+		default:
+			t.Logf("refused: %v", refused)
 		}
 	}
 }

@@ -19,7 +19,9 @@ func (s *Store) deadlineKey(key string) string { return s.prefix + "x/" + key }
 // each Expire first deletes every counter past its deadline, each with its
 // deadline in one transaction that holds only if the deadline has not
 // changed since it was read. A ttl <= 0 deletes key's counter at once. A
-// deleted key's numbers start again at 1.
+// deleted key's counter is gone, but its journal keeps its head and
+// refuses to draw from it again (journal.ErrBehind): its numbers would be
+// issued twice.
 func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error {
 	if err := checkKey("Expire", key); err != nil {
 		return err

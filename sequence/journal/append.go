@@ -26,9 +26,9 @@ func HeadOf(tx *record.Tx, key string) (Head, error) {
 // [ErrCorrupt] and [record.ErrExists] (a store's own transaction refuses
 // with one wrapping record.ErrExists, which it passes to [Overwrite]),
 // and nothing is written.
-// A change to a counter that stands above 0 and below the journal's
-// mark is an error wrapping [ErrBehind], unless it is a Floor to the
-// mark or above; nothing is written.
+// A change to a counter that stands below the journal's mark, deleted
+// (0) included, is an error wrapping [ErrBehind], unless it is a Floor to
+// the mark or above; nothing is written.
 // A Returned record that starts at or below the largest number voided
 // ([Head.Void]) is an error wrapping [ErrVoid], and nothing is written:
 // a store's Return takes nothing back then.
@@ -80,19 +80,24 @@ func Append(tx *record.Tx, key string, before, mark int64, es ...Event) ([]Event
 	return out, nil
 }
 
-// behind refuses a change to key whose counter stands at before, above
-// 0 and below the mark the journal's head recorded: the counter was
-// lowered by hand, or restored apart from its journal, and numbers up
-// to the mark may be issued already. (A counter deleted, at 0, is one
-// its period's expiry deleted: it starts again, Restarted.) The one
-// change taken is the repair, which it reports: a Floor to the
-// journal's mark or above.
+// behind refuses a change to key whose counter stands at before, below
+// the mark the journal's head recorded: the counter was lowered or
+// deleted by hand, restored apart from its journal, or deleted by its
+// expiry after its period ended, and numbers up to the mark may be issued
+// already. (A counter deleted by expiry and drawn from again is a draw
+// for a past period: numbers of that period printed again.) The one
+// change taken is the repair, which it reports: a Floor to the journal's
+// mark or above.
 func behind(key string, head Head, before int64, es []Event) (repair bool, err error) {
-	if head.Seq == 0 || before <= 0 || before >= head.Mark {
+	if head.Seq == 0 || before >= head.Mark {
 		return false, nil
 	}
 	if es[0].Kind == Floored && es[0].Range.Last >= head.Mark {
 		return true, nil
+	}
+	if before <= 0 {
+		return false, fmt.Errorf("%w: the counter of %q is gone, and its journal recorded numbers up to %d reserved: it was deleted by hand, or by its expiry after its period ended; "+
+			"starting it again at 1 would issue those numbers twice. A draw for a past period means a clock went back; if the key must go on, raise the counter to %d with Floor (sn floor)", ErrBehind, key, head.Mark, head.Mark)
 	}
 	return false, fmt.Errorf("%w: the counter of %q stands at %d, below %d, the last number its journal recorded reserved: it was lowered by hand, or restored apart from its journal, and numbers up to %d may be issued already; "+
 		"check them (sn gaps), then raise the counter to %d with Floor (sn floor)", ErrBehind, key, before, head.Mark, head.Mark, head.Mark)

@@ -129,9 +129,11 @@ const (
 	// the commit). Those of By's blocks there were never issued.
 	Lost
 	// Restarted: the counter was deleted (its period expired, see
-	// [sequence.Expirer]) or found lower than the journal's mark, and goes on from
-	// Range.Last (0 after a deletion): the records before are of its
-	// earlier life.
+	// [sequence.Expirer]) or found lower than the journal's mark, and went
+	// on from Range.Last (0 after a deletion): the records before are of
+	// its earlier life. Earlier releases wrote it; a store now refuses
+	// such a counter ([ErrBehind]), and [Audit] reports the record as a
+	// problem.
 	Restarted
 	// Enrolled: a template was registered in the store's catalog; Reason
 	// says which (its ID and name). In the journal of [CatalogKey] only.
@@ -353,16 +355,15 @@ func Chain(head Head, key string, e Event) (Event, Head) {
 
 // Reconcile returns the records a store appends before the first one of
 // a change to a key whose counter stood at before, when the journal's
-// head does not end there: a Pruned record of [1, before] for a key used
-// before the store kept journals; a Restarted record for a counter
-// deleted by expiry, or found below the journal's mark; a Floored record
-// for a counter raised without a record (an earlier release's mark).
+// head does not end there and above it: a Pruned record of [1, before]
+// for a key used before the store kept journals; a Floored record for a
+// counter raised without a record (an earlier release's mark). A counter
+// below the journal's mark is refused by [Append] ([ErrBehind]), not
+// reconciled.
 func Reconcile(head Head, before int64) []Event {
 	switch {
 	case head.Seq == 0 && before > 0:
 		return []Event{{Kind: Pruned, Range: Range{1, before}, Reason: "numbers reserved before the store kept a journal"}}
-	case head.Seq > 0 && before < head.Mark:
-		return []Event{{Kind: Restarted, Range: Range{0, before}, Reason: fmt.Sprintf("the counter stood at %d, below the journal's %d: deleted when its period expired, or lost", before, head.Mark)}}
 	case head.Seq > 0 && before > head.Mark:
 		return []Event{{Kind: Floored, Range: Range{head.Mark + 1, before}, Reason: "raised without a record (a mark)"}}
 	}

@@ -41,7 +41,7 @@ import (
 var ErrCorrupt = errors.New("journal: corrupt record")
 
 // ErrBehind is wrapped by the error of a change to a counter that stands
-// below the mark its journal recorded, and above 0 (see [Append]): the
+// below the mark its journal recorded, or is gone (see [Append]): the
 // store would reserve numbers it reserved before.
 var ErrBehind = errors.New("journal: the counter is behind its journal")
 

@@ -233,8 +233,9 @@ func (s *Store) now(ctx context.Context) (time.Time, error) {
 
 // Expire deletes key once ttl has passed: a [sequence.Expirer]. The
 // deletion happens in a later Expire, which first deletes every key past
-// its deadline; a ttl <= 0 deletes key at once. A deleted key's numbers
-// start again at 1 (its journal says so: Restarted).
+// its deadline; a ttl <= 0 deletes key at once. A deleted key's counter
+// is gone, but its journal keeps its head and refuses to draw from it
+// again (journal.ErrBehind): its numbers would be issued twice.
 func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error {
 	if err := checkKey(key); err != nil {
 		return err

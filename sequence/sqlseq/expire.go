@@ -15,7 +15,9 @@ import (
 // a [sequence.Expirer]. The deadline is a row of the table of deadlines
 // (see [Store.Migrate]); each Expire first deletes, in one transaction,
 // every key past its deadline. A ttl <= 0 deletes key's row at once. A
-// deleted key's numbers start again at 1.
+// deleted key's counter is gone, but its journal keeps its head and
+// refuses to draw from it again (journal.ErrBehind): its numbers would be
+// issued twice.
 func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error {
 	if err := checkKey(key); err != nil {
 		return err
