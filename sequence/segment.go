@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sngen/sn/sequence/journal"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Segment is a [Gen] that serves numbers from blocks reserved by an
@@ -709,7 +710,11 @@ func (k *SegmentKey) accept(f *fetch, r Range, err error) {
 	}
 	if err != nil {
 		s.errs.Add(1)
-		if !errors.Is(err, ErrExhausted) { // exhaustion is final, not an outage
+		switch {
+		case errors.Is(err, ErrExhausted): // exhaustion is final, not an outage
+		case errors.Is(err, journal.ErrBehind): // the store's counter went back: refused, nothing reserved
+			err = fmt.Errorf("%w: key %q: %w", ErrRegressed, k.key, err)
+		default:
 			err = fmt.Errorf("%w: key %q: %w", ErrUnavailable, k.key, err)
 			k.setDoubt(true) // the store may have reserved it all the same
 		}

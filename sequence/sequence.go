@@ -129,10 +129,11 @@ var (
 	ErrUnavailable = errors.New("sequence: unavailable")
 
 	// ErrRegressed means the store returned a block at or below a number
-	// already issued for the key: the store has lost data. Issuing from
-	// such a block would repeat numbers, so nothing is issued from it.
-	// Raise the key's floor in the store above the last number issued to
-	// recover.
+	// already issued for the key, or refused a counter that stands below
+	// its journal's mark (journal.ErrBehind): the store has lost data.
+	// Issuing from such a block would repeat numbers, so nothing is issued
+	// from it. Raise the key's floor in the store above the last number
+	// issued to recover.
 	ErrRegressed = errors.New("sequence: store went backwards")
 
 	// ErrExhausted means a key has no numbers left below math.MaxInt64.

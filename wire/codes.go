@@ -7,6 +7,7 @@ import (
 
 	"github.com/sngen/sn/internal/sentinel"
 	"github.com/sngen/sn/sequence"
+	"github.com/sngen/sn/sequence/journal"
 )
 
 // Code is the stable name of an error of a request, in
@@ -32,7 +33,7 @@ const (
 	CodeUnavailable   Code = "unavailable"            // 503: the store does not answer (sequence.ErrUnavailable); retry
 	CodeClockRollback Code = "clock_rollback"         // 503: the clock went back past what was issued (sequence.ErrClockRollback)
 	CodeLeaseLost     Code = "lease_lost"             // 503: the worker id's lease is lost (sequence.ErrLeaseLost)
-	CodeRegressed     Code = "regressed"              // 503: the store went backwards (sequence.ErrRegressed): nothing is issued from it
+	CodeRegressed     Code = "regressed"              // 503: the store went backwards (sequence.ErrRegressed, journal.ErrBehind): nothing is issued from it
 	CodeClosed        Code = "closed"                 // 503: the server is shutting down (sequence.ErrClosed)
 	CodeCancelled     Code = "cancelled"              // 499: the client went away or the request timed out
 	CodeAmbiguous     Code = "ambiguous"              // 500: the template can print one string twice (sn.ErrAmbiguous); sn serve refuses such a template at start, so it never answers this
@@ -69,6 +70,7 @@ var codes = []struct {
 	{CodeClockRollback, http.StatusServiceUnavailable, sequence.ErrClockRollback, sequence.ErrClockRollback},
 	{CodeLeaseLost, http.StatusServiceUnavailable, sequence.ErrLeaseLost, sequence.ErrLeaseLost},
 	{CodeRegressed, http.StatusServiceUnavailable, sequence.ErrRegressed, sequence.ErrRegressed},
+	{CodeRegressed, http.StatusServiceUnavailable, journal.ErrBehind, sequence.ErrRegressed},
 	// The server is going away: to its client, the service is unavailable
 	// and another server may answer.
 	{CodeClosed, http.StatusServiceUnavailable, sequence.ErrClosed, sequence.ErrUnavailable},

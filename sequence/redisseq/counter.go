@@ -637,10 +637,13 @@ func (k *counterKey) allocate(ctx context.Context, n int64) (r sequence.Range, e
 // error is final (exhausted, closed, invalid) or a cancelled context.
 func durableError(op, rkey string, a sequence.Allocator, err error) error {
 	var kind error = sequence.ErrUnavailable
-	for _, final := range []error{sequence.ErrUnavailable, sequence.ErrExhausted, sequence.ErrClosed, sequence.ErrInvalidArgument, context.Canceled} {
+	for _, final := range []error{sequence.ErrUnavailable, sequence.ErrExhausted, sequence.ErrClosed, sequence.ErrInvalidArgument, sequence.ErrRegressed, context.Canceled} {
 		if errors.Is(err, final) {
 			kind = nil
 		}
+	}
+	if errors.Is(err, journal.ErrBehind) { // the ledger's counter went back: refused
+		kind = sequence.ErrRegressed
 	}
 	return newError(kind, err, "%s key %s: durable allocator %T: %v", op, rkey, a, err)
 }
