@@ -159,6 +159,9 @@ func TestNewErrors(t *testing.T) {
 		{"luhn over a checksum's letters", `@<seq>@<checksum, algo=mod37-2>@<checksum, algo=luhn, over=all>`, nil, 43, `sn: template: offset 43: luhn cannot take '*', which @<checksum, algo=mod37-2> prints (over=all: every character before the checksum is checked; give @<checksum, algo=mod37-2> characters the algorithm takes, or use over=seq)`},
 		{"luhn over random hex", `@<random, width=1, alphabet=0-9A-F>@<seq>@<checksum, algo=luhn, over=all>`, nil, 53, `sn: template: offset 53: luhn cannot take 'A', which @<random, width=1, alphabet=0-9A-F> prints (over=all: every character before the checksum is checked; give @<random, width=1, alphabet=0-9A-F> characters the algorithm takes, or use over=seq)`},
 		{"luhn over a variable's chars=", `@<seq, width=3>@<area, chars=0-9A-Z, maxlen=1>@<checksum, algo=luhn, over=all>`, nil, 58, `sn: template: offset 58: luhn cannot take 'A', which @<area, chars=0-9A-Z, maxlen=1> prints (over=all: every character before the checksum is checked; give @<area, chars=0-9A-Z, maxlen=1> characters the algorithm takes, or use over=seq)`},
+		{"s10 over text of varying length", `@<seq>@<checksum, algo=s10, over=all>`, nil, 18, `sn: template: offset 18: s10 takes a payload of one length only, and @<seq> prints text of varying length (over=all: give it a fixed width, or use over=seq)`},
+		{"s10 over a variable of varying length", `@<v, maxlen=2>@<seq, width=6>@<checksum, algo=s10, over=all>`, nil, 41, `sn: template: offset 41: s10 takes a payload of one length only, and @<v, maxlen=2> prints text of varying length (over=all: give it a fixed width, or use over=seq)`},
+		{"s10 over text of another length", `@<seq, width=6>@<checksum, algo=s10, over=all>`, nil, 27, `sn: template: offset 27: checksum: s10: payload has 6 characters, want 8 (over=all, the template's text)`},
 		{"luhn over a hex sequence", `@<seq, radix=16>@<checksum, algo=luhn>`, nil, 28, `sn: template: offset 28: checksum: luhn: 'A' at index 0 is not a digit (over=seq, a 1-digit sequence)`},
 		{"bad over", `@<seq>@<checksum, algo=luhn, over=some>`, nil, 29, `sn: template: offset 29: checksum: over="some": want one of seq, all`},
 		{"unknown tz", `@<date, tz=Mars/Olympus>@<seq>`, nil, 8, `sn: template: offset 8: date: tz="Mars/Olympus": unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)`},
@@ -288,6 +291,12 @@ func TestVarOverAll(t *testing.T) {
 	g = sn.MustNew(`@<seq, width=3>@<area, chars=0-9A-Z>@<checksum, algo=mod37-2, over=all>`, mem())
 	if _, err := first(g.Issue(t.Context(), sn.Request{Vars: sn.Vars{"area": "B7"}})); err != nil {
 		t.Fatalf("area=B7 under mod37-2: %v", err)
+	}
+	// s10 fixes its payload's length: over text of that one length, and
+	// of digits, it is taken.
+	g = sn.MustNew(`@<v, chars=0-9, maxlen=1>@<seq, width=7>@<checksum, algo=s10, over=all>`, mem())
+	if got, err := first(g.Issue(t.Context(), sn.Request{Vars: sn.Vars{"v": "4"}})); err != nil || len(got) != 9 {
+		t.Fatalf("s10 over eight digits: %q, %v", got, err)
 	}
 	if _, err := sn.New(`@<seq, width=3>@<area, chars=0-9->@<checksum, algo=luhn, over=all>`, mem()); err == nil || !strings.Contains(err.Error(), "luhn cannot take '-'") {
 		t.Fatalf("luhn over chars=0-9-: %v; want it refused at New for '-'", err)

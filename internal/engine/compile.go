@@ -618,15 +618,32 @@ func (c *compiler) overAll(i int, fail func(error) error) error {
 	for j := range segs {
 		segs[j] = sampleText(&pl.parts[j])
 	}
-	if err := probe(k.check.Algo, strings.Join(segs, "")); err != nil && !errors.Is(err, checksum.ErrLength) {
+	text := strings.Join(segs, "")
+	err := probe(k.check.Algo, text)
+	if err != nil && !errors.Is(err, checksum.ErrLength) {
 		return fail(fmt.Errorf("%w (over=all, the template's text)", err))
+	}
+	if err != nil || oneLength(k.check.Algo, text) {
+		// The algorithm takes payloads of some lengths only: the text
+		// before it must always have one length, and that one.
+		for j := range segs {
+			if q := &pl.parts[j]; !fixedLength(q) {
+				return fail(fmt.Errorf("%s takes a payload of one length only, and %s prints text of varying length (over=all: give it a fixed width, or use over=seq)", k.check.Algo.Name(), q.Source))
+			}
+		}
+		if err != nil {
+			return fail(fmt.Errorf("%w (over=all, the template's text)", err))
+		}
 	}
 	for j := range segs {
 		q := &pl.parts[j]
 		if q.nfa == nil || q.Kind == Text || q.Kind == Setter {
 			continue
 		}
-		at := allCheck{algo: k.check.Algo, before: strings.Join(segs[:j], ""), after: strings.Join(segs[j+1:], "")}
+		// r replaces the first character of the part's sample, so that the
+		// text keeps its length.
+		_, n := utf8.DecodeRuneInString(segs[j])
+		at := allCheck{algo: k.check.Algo, before: strings.Join(segs[:j], ""), after: segs[j][n:] + strings.Join(segs[j+1:], "")}
 		set := q.nfa.Alphabet()
 		r, whole := at.untaken(set)
 		switch {
@@ -666,7 +683,7 @@ func sampleText(p *Part) string {
 }
 
 // allCheck is an over=all checksum seen from one part before it: the
-// sample text before and after the part.
+// sample text before the part's first character and after it.
 type allCheck struct {
 	algo          checksum.Algorithm
 	before, after string
@@ -700,10 +717,31 @@ func (a allCheck) untaken(set lang.Set) (rune, bool) {
 const readableProbe = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_./ "
 
 // takes reports whether the algorithm can compute a check over the sample
-// with r in the part's place.
+// with r in the part's place. The sample has a length the algorithm takes
+// (see [compiler.overAll]), so a length refused is r's: a character
+// longer in UTF-8 than the one it replaces.
 func (a allCheck) takes(r rune) bool {
-	err := probe(a.algo, a.before+string(r)+a.after)
-	return err == nil || errors.Is(err, checksum.ErrLength)
+	return probe(a.algo, a.before+string(r)+a.after) == nil
+}
+
+// oneLength reports whether the algorithm refuses a payload one character
+// longer than text, which it takes: it fixes the payload's length (s10).
+func oneLength(a checksum.Algorithm, text string) bool {
+	last, _ := utf8.DecodeLastRuneInString(text)
+	return errors.Is(probe(a, text+string(last)), checksum.ErrLength)
+}
+
+// fixedLength reports whether every text p can print has one length.
+func fixedLength(p *Part) bool {
+	switch p.Kind {
+	case Text, Setter, Checksum:
+		return true
+	}
+	if p.nfa == nil || p.max <= 0 {
+		return false
+	}
+	short, ok := p.nfa.Shortest()
+	return ok && len(short) == p.max
 }
 
 // probe computes a check over payload, turning a panic in an algorithm of
