@@ -254,6 +254,7 @@ type fetch struct {
 	err      error         // the failure, once failed
 	failures int           // failed fetches in a row, this one included
 	retryAt  time.Time     // after a failure: no fetch before this time
+	started  time.Time     // when the fetch was asked of the Allocator
 }
 
 // arrived reports whether f is no longer in flight; k's lock is held.
@@ -599,7 +600,10 @@ func (k *SegmentKey) refill(ctx context.Context, b *block) error {
 		}
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		// Say what the call waited for: a store that hangs on a commit
+		// (a synchronous standby that stopped answering) shows here.
+		return fmt.Errorf("sequence: key %q: no block from the store yet, %v after %T.Allocate was called (it goes on, bounded by FetchTimeout %v): %w",
+			k.key, time.Since(f.started).Round(time.Millisecond), k.s.alloc, k.s.opts.FetchTimeout, ctx.Err())
 	case <-k.s.ctx.Done():
 		return ErrClosed
 	}
@@ -638,7 +642,7 @@ func (k *SegmentKey) startFetch() *fetch {
 		k.step = min(max(k.step, s.opts.MinStep), s.opts.MaxStep)
 	}
 	k.lastFetch = now
-	f := &fetch{done: make(chan struct{}), n: min(k.step, math.MaxInt64-k.high, s.cap(k.key, k.high)), epoch: k.epoch}
+	f := &fetch{done: make(chan struct{}), n: min(k.step, math.MaxInt64-k.high, s.cap(k.key, k.high)), epoch: k.epoch, started: time.Now()}
 	if prev := k.failed(); prev != nil {
 		f.failures = prev.failures
 	}

@@ -360,6 +360,19 @@ func (s *Store) begin(ctx context.Context) (*sql.Tx, after, error) {
 	return tx, a, nil
 }
 
+// syncWait explains err, of a statement waiting for a key's row in a
+// transaction begun by begin, when ctx ended first on a server whose
+// commits wait for a synchronous standby (a): the transaction holding the
+// row is most likely such a commit, waiting for a standby that stopped
+// answering.
+func (s *Store) syncWait(ctx context.Context, a after, err error) error {
+	if ctx.Err() == nil || !a.pg && !a.maria {
+		return err
+	}
+	return fmt.Errorf("waited for the key's row until the context ended; the transaction holding it is most likely a commit waiting for a synchronous standby "+
+		"(a standby that stopped answering shows as connected until wal_sender_timeout; MariaDB: rpl_semi_sync_master_timeout): %w", err)
+}
+
 // commit commits tx, begun by begin, and then checks what the guard asked
 // for (a): that a synchronous standby, or a semi-synchronous replica,
 // has the commit. A commit let go without one committed what a failover

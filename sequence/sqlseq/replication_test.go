@@ -258,11 +258,39 @@ func TestSyncStandbyStalled(t *testing.T) {
 		}
 	}
 	defer resume()
-	stalled, cancel := context.WithTimeout(ctx, time.Second)
-	_, err = store.Allocate(stalled, "orders", 10)
+	// One Allocate's commit waits for the standby and holds the key's
+	// row; three more wait for the row. Each refusal says why (adversary
+	// run 10, F3).
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			if i > 0 {
+				time.Sleep(200 * time.Millisecond) // after the first holds the row
+			}
+			stalled, cancel := context.WithTimeout(ctx, time.Duration(2-min(i, 1))*time.Second)
+			defer cancel()
+			_, errs[i] = store.Allocate(stalled, "orders", 10)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "synchronous standby") || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Allocate %d while the standby is stopped: %v; want an ErrUnavailable that says it waited for a synchronous standby", i, err)
+		}
+	}
+	if err := errs[0]; !strings.Contains(fmt.Sprint(err), "the commit waited for a synchronous standby") {
+		t.Errorf("the Allocate whose commit waited: %v", err)
+	}
+	// Through a Segment, the caller whose deadline ends first learns that
+	// the store has not answered, and for how long (run 10, F2).
+	seg := must(sequence.NewSegment(store, sequence.SegmentOptions{Step: 10, MinStep: 10, MaxStep: 10}))
+	defer seg.Close()
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	_, err = seg.Next(short, "segment")
 	cancel()
-	if !errors.Is(err, sequence.ErrUnavailable) || !strings.Contains(err.Error(), "waited for a synchronous standby") || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Allocate while the standby is stopped: %v; want an ErrUnavailable that says the commit waited for a synchronous standby", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(fmt.Sprint(err), "no block from the store yet") {
+		t.Errorf("Segment.Next while the standby is stopped: %v; want it to say it waited for the store", err)
 	}
 	resume()
 	r, err := store.Allocate(ctx, "orders", 10)
@@ -270,7 +298,7 @@ func TestSyncStandbyStalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.First <= first.Last+10 {
-		t.Errorf("after the standby answers again: %v; want it above %d, what the refused call may have committed", r, first.Last+10)
+		t.Errorf("after the standby answers again: %v; want it above %d, what the refused calls may have committed", r, first.Last+10)
 	}
 }
 

@@ -77,7 +77,7 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 			err = lock()
 		}
 		if err != nil {
-			return err
+			return s.syncWait(ctx, after, err)
 		}
 		if string(k) != key || last < 0 {
 			return fmt.Errorf("%w: table %s: the row of key %q holds the key %q and the mark %d", ErrCorrupt, s.table, key, k, last)
