@@ -162,6 +162,9 @@ func TestNewErrors(t *testing.T) {
 		{"s10 over text of varying length", `@<seq>@<checksum, algo=s10, over=all>`, nil, 18, `sn: template: offset 18: s10 takes a payload of one length only, and @<seq> prints text of varying length (over=all: give it a fixed width, or use over=seq)`},
 		{"s10 over a variable of varying length", `@<v, maxlen=2>@<seq, width=6>@<checksum, algo=s10, over=all>`, nil, 41, `sn: template: offset 41: s10 takes a payload of one length only, and @<v, maxlen=2> prints text of varying length (over=all: give it a fixed width, or use over=seq)`},
 		{"s10 over text of another length", `@<seq, width=6>@<checksum, algo=s10, over=all>`, nil, 27, `sn: template: offset 27: checksum: s10: payload has 6 characters, want 8 (over=all, the template's text)`},
+		{"luhn over an expression without a Pattern", `@<cx>@<seq, width=3>@<checksum, algo=luhn, over=all>`, []sn.Option{withExpression("cx", func(expression.Args) (expression.Expression, error) {
+			return bare("7"), nil
+		})}, 32, `sn: template: offset 32: luhn cannot take every character, and @<cx> gives no Pattern, so it may print any (over=all: give its expression a Pattern of characters the algorithm takes, or use over=seq)`},
 		{"luhn over a hex sequence", `@<seq, radix=16>@<checksum, algo=luhn>`, nil, 28, `sn: template: offset 28: checksum: luhn: 'A' at index 0 is not a digit (over=seq, a 1-digit sequence)`},
 		{"bad over", `@<seq>@<checksum, algo=luhn, over=some>`, nil, 29, `sn: template: offset 29: checksum: over="some": want one of seq, all`},
 		{"unknown tz", `@<date, tz=Mars/Olympus>@<seq>`, nil, 8, `sn: template: offset 8: date: tz="Mars/Olympus": unknown time zone (use an IANA name such as Asia/Shanghai, or UTC)`},
@@ -316,6 +319,15 @@ func luhn(t *testing.T, payload string) string {
 	}
 	return c
 }
+
+// bare is an expression that prints itself and gives no Pattern.
+type bare string
+
+func (b bare) Append(dst []byte, _ *expression.Context) ([]byte, error) {
+	return append(dst, b...), nil
+}
+func (bare) Order() expression.Order { return expression.Before }
+func (b bare) MaxLen() int           { return len(b) }
 
 // mem gives a template the sequence "seq" in memory, of its own.
 func mem() sn.Option { return sn.WithSequence("seq", sequence.NewMemory()) }

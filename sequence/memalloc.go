@@ -100,14 +100,14 @@ func (a *MemoryAllocator) Expire(ctx context.Context, key string, ttl time.Durat
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	a.sweep()
 	if ttl <= 0 {
 		a.mu.Lock()
 		delete(a.last, key)
 		a.mu.Unlock()
-		return nil
+	} else {
+		a.exp.set(time.Now(), key, ttl) // before the sweep, which must not delete a key given more time
 	}
-	a.exp.set(time.Now(), key, ttl)
+	a.sweep()
 	return nil
 }
 

@@ -649,6 +649,8 @@ func (c *compiler) overAll(i int, fail func(error) error) error {
 		switch {
 		case q.Kind == Var && r >= 0 && q.charsArg == "", q.Kind == Var && r < 0 && !whole:
 			q.overAll = append(q.overAll, at) // checked per call, before the draw
+		case r >= 0 && q.anyText:
+			return fail(fmt.Errorf("%s cannot take every character, and %s gives no Pattern, so it may print any (over=all: give its expression a Pattern of characters the algorithm takes, or use over=seq)", k.check.Algo.Name(), q.Source))
 		case r >= 0:
 			return fail(fmt.Errorf("%s cannot take %q, which %s prints (over=all: every character before the checksum is checked; give %s characters the algorithm takes, or use over=seq)", k.check.Algo.Name(), r, q.Source, q.Source))
 		}

@@ -95,6 +95,7 @@ func (c *compiler) exprLanguage(p *Part) error {
 		p.max = -1
 	}
 	if !hasPat {
+		p.anyText = true
 		hi := p.max
 		if hi > MaxVarLen {
 			hi = -1 // counted or not, text this long runs into anything

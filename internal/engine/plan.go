@@ -120,9 +120,10 @@ type Part struct {
 	// Random
 	random *builtin.Random
 	// Custom, and every expression
-	expr  expression.Expression
-	order expression.Order
-	args  expression.Args // the arguments, of an expression that is not built in (see Spec)
+	expr    expression.Expression
+	anyText bool // an expression without a Pattern: it may print any text
+	order   expression.Order
+	args    expression.Args // the arguments, of an expression that is not built in (see Spec)
 
 	pattern string    // RE2 pattern of what the part prints
 	nfa     *lang.NFA // its language

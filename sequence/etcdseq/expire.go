@@ -30,20 +30,24 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 	if err != nil {
 		return err
 	}
-	if err := s.sweep(ctx, now); err != nil {
-		return err
-	}
+	// The key's own deadline first, so that the sweep after it does not
+	// delete a key this call gives more time.
 	if ttl <= 0 {
-		return s.retry(ctx, "Expire", key, func(ctx context.Context) (bool, error) {
+		err = s.retry(ctx, "Expire", key, func(ctx context.Context) (bool, error) {
 			_, err := s.cli.Txn(ctx).Then(clientv3.OpDelete(s.counter(key)), clientv3.OpDelete(s.deadlineKey(key))).Commit()
 			return false, err
 		})
+	} else {
+		deadline := now.Add(ttl).UnixMicro()
+		err = s.retry(ctx, "Expire", key, func(ctx context.Context) (bool, error) {
+			_, err := s.cli.Put(ctx, s.deadlineKey(key), strconv.FormatInt(deadline, 10))
+			return false, err
+		})
 	}
-	deadline := now.Add(ttl).UnixMicro()
-	return s.retry(ctx, "Expire", key, func(ctx context.Context) (bool, error) {
-		_, err := s.cli.Put(ctx, s.deadlineKey(key), strconv.FormatInt(deadline, 10))
-		return false, err
-	})
+	if err != nil {
+		return err
+	}
+	return s.sweep(ctx, now)
 }
 
 // sweep deletes the counters whose deadline is at or before now.

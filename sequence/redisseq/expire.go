@@ -34,7 +34,13 @@ func (a *Allocator) Expire(ctx context.Context, key string, ttl time.Duration) e
 		return a.core.Expire(ctx, key, ttl)
 	}
 	rkey := a.Key(key)
-	a.only.expires.Store(rkey, time.Now().Add(ttl)) // from then on, a missing marker is the expiry
+	now := time.Now()
+	if d, ok := a.only.expires.Load(rkey); ok && !now.Before(d.(time.Time)) {
+		// The deadline this replaces has passed: Redis may have deleted
+		// the counter, its marker with it, already.
+		a.only.epochs.Delete(rkey)
+	}
+	a.only.expires.Store(rkey, now.Add(ttl)) // from then on, a missing marker is the expiry
 	return expireKeys(ctx, a.rdb, "Expire", ttl, rkey, rkey+":epoch")
 }
 

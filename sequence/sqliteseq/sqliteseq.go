@@ -242,6 +242,19 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 	}
 	now := time.Now().UnixNano()
 	return s.write(ctx, "expire", func(tx *sql.Tx) error {
+		// The key's own deadline first, so that the sweep after it does
+		// not delete a key this call gives more time.
+		if ttl <= 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM sn_counters WHERE k = ?`, []byte(key)); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM sn_expiry WHERE k = ?`, []byte(key)); err != nil {
+				return err
+			}
+		} else if _, err := tx.ExecContext(ctx, `INSERT INTO sn_expiry (k, deadline) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET deadline = excluded.deadline`,
+			[]byte(key), now+min(int64(ttl), math.MaxInt64-now)); err != nil { // past 2262, at the end of time
+			return err
+		}
 		for _, q := range []string{
 			`DELETE FROM sn_counters WHERE k IN (SELECT k FROM sn_expiry WHERE deadline <= ?)`,
 			`DELETE FROM sn_expiry WHERE deadline <= ?`,
@@ -250,16 +263,7 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 				return err
 			}
 		}
-		if ttl <= 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM sn_counters WHERE k = ?`, []byte(key)); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `DELETE FROM sn_expiry WHERE k = ?`, []byte(key))
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sn_expiry (k, deadline) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET deadline = excluded.deadline`,
-			[]byte(key), now+min(int64(ttl), math.MaxInt64-now)) // past 2262, at the end of time
-		return err
+		return nil
 	})
 }
 

@@ -33,12 +33,8 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 		if err := tx.QueryRowContext(ctx, s.q.now).Scan(&now); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.q.sweepLedger, now); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.q.sweepExpiry, now); err != nil {
-			return err
-		}
+		// The key's own deadline first, so that the sweep after it does
+		// not delete a key this call gives more time.
 		if ttl <= 0 {
 			if _, err := tx.ExecContext(ctx, s.q.deleteKey, id[:]); err != nil {
 				return err
@@ -47,6 +43,12 @@ func (s *Store) Expire(ctx context.Context, key string, ttl time.Duration) error
 				return err
 			}
 		} else if _, err := tx.ExecContext(ctx, s.q.setExpiry, id[:], now, ttl.Microseconds()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q.sweepLedger, now); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q.sweepExpiry, now); err != nil {
 			return err
 		}
 		return s.commit(ctx, tx, after)
