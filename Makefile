@@ -1,7 +1,7 @@
 # make test   installs what the tests need (redis-server, postgresql,
 #             mariadb-server, etcd-server, redis-sentinel, chromium, nodejs/npm
 #             and python3, via apt-get when missing), then
-#             runs vet, lints the service's OpenAPI document with an outside
+#             checks that go.mod is tidy, runs vet, lints the service's OpenAPI document with an outside
 #             tool (@redocly/cli, through npx) and runs the whole suite under
 #             the race detector. The tests start their
 #             own redis-server, postgres, mariadbd and etcd processes on
@@ -48,7 +48,10 @@ deps:
 	@echo "node $$(node --version)"
 	@python3 --version
 
+# vet also fails on an untidy go.mod or go.sum: what the module requires
+# is what its packages and tests import.
 vet:
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 
 # lint-openapi checks server/openapi.json with redocly's recommended rules
