@@ -19,8 +19,14 @@ TEMPLATE ?= @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
 # REDOCLY is the OpenAPI linter, pinned; it needs Node.js 20.19 or later.
 REDOCLY ?= @redocly/cli@2.77.0
 
+# MODULES are the modules of this repository that go.work joins: the core
+# (.) and each one with a client or a tool of its own. PKGS names all their
+# packages, for one go test that runs them side by side.
+MODULES := . cmd/sn bench
+PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
+
 test: deps vet lint-openapi
-	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 40m $(PKGS)
 
 deps:
 	@missing=""; \
@@ -51,8 +57,8 @@ deps:
 # vet also fails on an untidy go.mod or go.sum: what the module requires
 # is what its packages and tests import.
 vet:
-	$(GO) mod tidy -diff
-	$(GO) vet ./...
+	@for m in $(MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && $(GO) mod tidy -diff) || exit 1; done
+	$(GO) vet $(PKGS)
 
 # lint-openapi checks server/openapi.json with redocly's recommended rules
 # (redocly.yaml): 0 errors, or make test fails.
