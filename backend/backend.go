@@ -173,15 +173,12 @@
 package backend
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
-	"github.com/sngen/sn/sequence/journal"
-	"github.com/sngen/sn/sequence/record"
 )
 
 func init() {
@@ -318,73 +315,3 @@ func fetchTimeout(s seq) time.Duration {
 func missing(field, backend, what string) error {
 	return &config.Error{Field: field, Err: fmt.Errorf("the %s backend needs %s (set %s here or in store)", backend, what, field)}
 }
-
-// serve turns the allocator a of t into t's Gen: a Segment with t's steps,
-// or an exact Gen under config.WithExact.
-func serve(t *config.Target, a sequence.Allocator) (sequence.Gen, error) {
-	if t.Exact {
-		return exact{a, fetchTimeout(seq{Sequence: t.Sequence})}, nil
-	}
-	opts, err := t.Sequence.SegmentOptions()
-	if err != nil {
-		return nil, err
-	}
-	return sequence.NewSegment(a, opts)
-}
-
-// exact is a Gen that reserves exactly what it is asked for from its
-// Allocator, each call bounded by timeout; see config.WithExact.
-type exact struct {
-	a       sequence.Allocator
-	timeout time.Duration
-}
-
-// Next reserves one number.
-func (e exact) Next(ctx context.Context, key string) (int64, error) {
-	ctx, cancel := context.WithTimeout(journal.WithDrawn(ctx, true), e.timeout)
-	defer cancel()
-	r, err := e.a.Allocate(ctx, key, 1)
-	if err != nil {
-		return 0, err
-	}
-	return r.First, nil
-}
-
-// NextN reserves n numbers in one call to the Allocator.
-func (e exact) NextN(ctx context.Context, key string, dst []int64, n int) ([]int64, error) {
-	if n < 0 {
-		return dst, fmt.Errorf("%w: NextN with n=%d", sequence.ErrInvalidArgument, n)
-	}
-	if n == 0 {
-		return dst, nil
-	}
-	ctx, cancel := context.WithTimeout(journal.WithDrawn(ctx, true), e.timeout)
-	defer cancel()
-	r, err := e.a.Allocate(ctx, key, int64(n))
-	if err != nil {
-		return dst, err
-	}
-	for v := r.First; v <= r.Last && v > 0; v++ {
-		dst = append(dst, v)
-	}
-	return dst, nil
-}
-
-// Floor raises the Allocator's floor, when it has one.
-func (e exact) Floor(ctx context.Context, key string, floor int64) error {
-	fl, ok := e.a.(sequence.Floorer)
-	if !ok {
-		return fmt.Errorf("backend: %T is not a sequence.Floorer: %w", e.a, errors.ErrUnsupported)
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
-	return fl.Floor(ctx, key, floor)
-}
-
-// Records returns the records of the Allocator's store (see package
-// record), where its catalog is kept.
-func (e exact) Records() record.Store { return record.Of(e.a) }
-
-// Journal returns the journals of the Allocator's store (see
-// journal.Holder), or nil when it keeps none.
-func (e exact) Journal() journal.Keeper { return journal.Of(e.a) }

@@ -13,7 +13,7 @@ import (
 type boltDriver struct{}
 
 // Check requires a path; the store is the file, whatever the path's
-// spelling (storeFile).
+// spelling (config.Target.File).
 func (boltDriver) Check(t *config.Target) (config.StoreInfo, error) {
 	return checkFile(t, "bolt")
 }
@@ -24,7 +24,7 @@ func (boltDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 	if err != nil {
 		return nil, err
 	}
-	return serve(t, store)
+	return config.Serve(t, store)
 }
 
 // openBolt opens the bolt file at t's path once per Build; bolt and
@@ -34,7 +34,7 @@ func openBolt(ctx context.Context, t *config.Target) (*boltseq.Store, error) {
 		return nil, err
 	}
 	s, _ := decode(t) // Check accepted it
-	abs, err := storeFile(t, s.Path)
+	abs, err := t.File(s.Path)
 	if err != nil {
 		return nil, err
 	}

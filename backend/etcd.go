@@ -55,7 +55,7 @@ func (etcdDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 	if err != nil {
 		return nil, err
 	}
-	return serve(t, store)
+	return config.Serve(t, store)
 }
 
 // etcdFields are the fields that give the etcd backend its cluster, beside

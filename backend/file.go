@@ -1,27 +1,6 @@
 package backend
 
-import (
-	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sync"
-
-	"github.com/sngen/sn/config"
-)
-
-// A store file is identified by what it is, not how it is spelled: two
-// paths that reach one file — through a symbolic link, a hard link, a
-// bind mount, "..", or a directory given two ways — are one store, shared
-// by one open, and two tenants that reach it are caught ([config.Config]
-// Validate), instead of opening it twice (bbolt's lock then refuses the
-// second open as "in use by another process": itself).
-
-// files maps a file's identity (device and inode) to the first path it
-// was seen at, so that every spelling of it gets that one.
-var files sync.Map // fileID -> string
-
-type fileID struct{ dev, ino uint64 }
+import "github.com/sngen/sn/config"
 
 // checkFile checks the sequence of t for a backend whose store is one
 // file (bolt, sqlite): it requires a path, and the store is the file,
@@ -35,7 +14,7 @@ func checkFile(t *config.Target, backend string) (config.StoreInfo, error) {
 	if s.Path == "" {
 		return st, missing("path", backend, "a file")
 	}
-	abs, err := storeFile(t, s.Path)
+	abs, err := t.File(s.Path)
 	if err != nil {
 		return st, &config.Error{Field: "path", Err: err}
 	}
@@ -46,79 +25,3 @@ func checkFile(t *config.Target, backend string) (config.StoreInfo, error) {
 // fileKey is the config.Share key, and the store ID, of the file at abs
 // (as storeFile gives it) of backend.
 func fileKey(backend, abs string) string { return backend + " " + abs }
-
-// storeFile returns the path of the file at path (resolved against t's
-// directory) as the store's ID and Share key give it: absolute, every
-// symbolic link of it and its directories resolved, and, for a file that
-// exists, the first path this process saw it at (a hard link or a bind
-// mount of it is the same file).
-func storeFile(t *config.Target, path string) (string, error) {
-	abs, err := t.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	real, err := resolve(abs)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return real, nil // made at the first open: its directory is resolved
-	}
-	id, ok := identity(fi)
-	if !ok {
-		return real, nil
-	}
-	for {
-		v, loaded := files.LoadOrStore(id, real)
-		if !loaded {
-			return real, nil
-		}
-		first := v.(string)
-		if ffi, err := os.Stat(first); err == nil && os.SameFile(fi, ffi) {
-			return first, nil
-		}
-		// The file first seen there is gone, and its inode is another's.
-		files.CompareAndSwap(id, first, real)
-	}
-}
-
-// resolve returns abs with the symbolic links of its longest existing
-// prefix resolved: a file that does not exist yet is resolved through its
-// directory, and through a link to it that dangles until it is made.
-func resolve(abs string) (string, error) {
-	return resolveDepth(abs, 0)
-}
-
-func resolveDepth(abs string, depth int) (string, error) {
-	rest := ""
-	for p := abs; ; {
-		real, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(real, rest), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			// A link to what does not exist yet: followed.
-			if depth == 40 {
-				return "", &fs.PathError{Op: "resolve", Path: abs, Err: errors.New("too many links")}
-			}
-			target, err := os.Readlink(p)
-			if err != nil {
-				return "", err
-			}
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(p), target)
-			}
-			return resolveDepth(filepath.Join(target, rest), depth+1)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
-}

@@ -67,7 +67,7 @@ func (redisDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, er
 	if err != nil {
 		return nil, err
 	}
-	return serve(t, a)
+	return config.Serve(t, a)
 }
 
 // strictDriver is the redis-strict backend: every number from a Redis
@@ -103,7 +103,7 @@ func (strictDriver) Check(t *config.Target) (config.StoreInfo, error) {
 	default:
 		if err := checkLedger(s, "redis-strict", false); err != nil {
 			errs = append(errs, err)
-		} else if abs, err := storeFile(t, s.Path); err != nil {
+		} else if abs, err := t.File(s.Path); err != nil {
 			errs = append(errs, &config.Error{Field: "path", Err: err})
 		} else {
 			behind = abs

@@ -36,5 +36,5 @@ func (sqlDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, erro
 	if err != nil {
 		return nil, err
 	}
-	return serve(t, store)
+	return config.Serve(t, store)
 }

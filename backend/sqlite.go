@@ -14,7 +14,7 @@ import (
 type sqliteDriver struct{}
 
 // Check requires a path; the store is the file, whatever the path's
-// spelling (storeFile).
+// spelling (config.Target.File).
 func (sqliteDriver) Check(t *config.Target) (config.StoreInfo, error) {
 	return checkFile(t, "sqlite")
 }
@@ -25,7 +25,7 @@ func (sqliteDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 		return nil, err
 	}
 	s, _ := decode(t) // Check accepted it
-	abs, err := storeFile(t, s.Path)
+	abs, err := t.File(s.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -35,5 +35,5 @@ func (sqliteDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 	if err != nil {
 		return nil, err
 	}
-	return serve(t, store)
+	return config.Serve(t, store)
 }

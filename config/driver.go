@@ -21,7 +21,9 @@ import (
 //
 // A Driver keeps no state of its own between calls: what it opens for a
 // Build it shares between that Build's templates with [Share], and the
-// Build's Set closes it. Its methods may be called concurrently by
+// Build's Set closes it. A store file is named by [Target.File], and a
+// store that is a sequence.Allocator is served by [Serve], so that every
+// driver reads the steps of a Segment and WithExact alike. Its methods may be called concurrently by
 // different Builds; one Build calls them from one goroutine.
 type Driver interface {
 	// Check checks t.Sequence, the effective sequence of template t.Name,
