@@ -1,5 +1,7 @@
 // Package backend registers the durable backends of package
-// github.com/sngen/sn/config: "bolt", an embedded bbolt file; "sqlite",
+// github.com/sngen/sn/config: "bolt", an embedded bbolt file (package
+// backend/bolt, which it imports; a program that uses bolt alone imports
+// that package instead, and links no database client); "sqlite",
 // one SQLite file that the processes of one machine share; "sql", a
 // ledger table in PostgreSQL or MySQL; "etcd", a ledger in an etcd
 // cluster; "redis", blocks of numbers reserved
@@ -179,10 +181,11 @@ import (
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
+
+	_ "github.com/sngen/sn/backend/bolt" // the bolt backend, which this package registered before it had its own
 )
 
 func init() {
-	config.Register("bolt", boltDriver{})
 	config.Register("sql", sqlDriver{})
 	config.Register("redis", redisDriver{})
 	config.Register("redis-strict", strictDriver{})
@@ -301,7 +304,7 @@ func decode(t *config.Target) (seq, error) {
 }
 
 // segmentFields are the fields of a config.Sequence that a segment reads.
-var segmentFields = []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout", "idle"}
+var segmentFields = config.SegmentFields()
 
 // fetchTimeout returns the fetch timeout of s.
 func fetchTimeout(s seq) time.Duration {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sngen/sn/backend/bolt"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
@@ -133,7 +134,7 @@ func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, e
 		}
 		durable = store
 	} else {
-		store, err := openBolt(ctx, t)
+		store, err := bolt.Open(ctx, t, s.Path)
 		if err != nil {
 			return nil, err
 		}

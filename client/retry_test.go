@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/sngen/sn/backend"
+	_ "github.com/sngen/sn/backend/bolt"
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence/boltseq"

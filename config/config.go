@@ -33,11 +33,13 @@
 // A sequence's backend names a [Driver], registered with [Register] in the
 // manner of database/sql. Package config registers "memory", which counts
 // in process memory (numbers restart with the process). The durable
-// backends "bolt", "sql", "redis", "redis-strict" and "snowflake" are in package
-// github.com/sngen/sn/backend, which registers them when imported, so a
-// program that uses only memory sequences links no database client:
+// backends are in packages that register them when imported, so that a
+// program links the clients of the stores it uses alone: "bolt" in
+// github.com/sngen/sn/backend/bolt, and "sql", "sqlite", "etcd", "redis",
+// "redis-strict" and "snowflake" in github.com/sngen/sn/backend, which
+// registers bolt too:
 //
-//	import _ "github.com/sngen/sn/backend"
+//	import _ "github.com/sngen/sn/backend/bolt"
 //
 // Several machines share their numbers through a ledger, a PostgreSQL or
 // MySQL table that records every number handed out: the sql backend

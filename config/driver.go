@@ -237,7 +237,7 @@ func validBackend(name string) bool {
 
 // elsewhere names the packages whose drivers are well known, by backend.
 var elsewhere = map[string]string{
-	"bolt":         "github.com/sngen/sn/backend",
+	"bolt":         "github.com/sngen/sn/backend/bolt",
 	"sql":          "github.com/sngen/sn/backend",
 	"redis":        "github.com/sngen/sn/backend",
 	"redis-strict": "github.com/sngen/sn/backend",

@@ -11,6 +11,12 @@ import (
 	"github.com/sngen/sn/sequence/record"
 )
 
+// SegmentFields returns the fields of a sequence that [Serve] reads, by
+// their names in a file, for a driver's StoreInfo.Fields.
+func SegmentFields() []string {
+	return []string{"step", "min_step", "max_step", "prefetch", "target", "fetch_timeout", "idle"}
+}
+
 // Serve turns a driver's Allocator into the Gen of template t: a
 // sequence.Segment with the steps of t's sequence (step, min_step,
 // max_step, prefetch, target, fetch_timeout, idle), or, under

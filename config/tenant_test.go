@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/sngen/sn/backend"
+	_ "github.com/sngen/sn/backend/bolt"
 	"github.com/sngen/sn/config"
 )
 

@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 
-	_ "github.com/sngen/sn/backend"
+	_ "github.com/sngen/sn/backend/bolt"
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/remote"

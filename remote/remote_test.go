@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
-	_ "github.com/sngen/sn/backend"
+	_ "github.com/sngen/sn/backend/bolt"
 	"github.com/sngen/sn/client"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/remote"

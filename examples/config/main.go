@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
-	_ "github.com/sngen/sn/backend" // the bolt backend of shop.db
+	_ "github.com/sngen/sn/backend/bolt" // the bolt backend of shop.db
 	"github.com/sngen/sn/config"
 )
 
