@@ -182,7 +182,8 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 
-	_ "github.com/sngen/sn/backend/bolt" // the bolt backend, which this package registered before it had its own
+	_ "github.com/sngen/sn/backend/bolt"   // the bolt and sqlite backends, which this package
+	_ "github.com/sngen/sn/backend/sqlite" // registered before they had packages of their own
 )
 
 func init() {
@@ -191,7 +192,6 @@ func init() {
 	config.Register("redis-strict", strictDriver{})
 	config.Register("snowflake", snowflakeDriver{})
 	config.Register("etcd", etcdDriver{})
-	config.Register("sqlite", sqliteDriver{})
 }
 
 // seq is a sequence as the drivers of this package read it: the fields

@@ -242,7 +242,7 @@ var elsewhere = map[string]string{
 	"redis":        "github.com/sngen/sn/backend",
 	"redis-strict": "github.com/sngen/sn/backend",
 	"snowflake":    "github.com/sngen/sn/backend",
-	"sqlite":       "github.com/sngen/sn/backend",
+	"sqlite":       "github.com/sngen/sn/backend/sqlite",
 }
 
 // databases are backend names that people write for a database that is

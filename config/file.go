@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,4 +97,28 @@ func resolveDepth(abs string, depth int) (string, error) {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
+}
+
+// CheckFile is the Check of a driver whose store is one file, such as
+// bolt's and sqlite's: the sequence's path is required, and the store is
+// the file at it, whatever its spelling ([Target.File]), given as backend
+// and the file ("bolt /var/lib/sn/sn.db"), which is also the file's
+// [Share] key. The driver reads path and the [SegmentFields].
+func CheckFile(t *Target, backend string) (StoreInfo, error) {
+	st := StoreInfo{Durable: true, Fields: append([]string{"path"}, SegmentFields()...)}
+	var f struct {
+		Path string `yaml:"path"`
+	}
+	if err := t.Decode(&f); err != nil {
+		return st, err
+	}
+	if f.Path == "" {
+		return st, &Error{Field: "path", Err: fmt.Errorf("the %s backend needs a file (set path here or in store)", backend)}
+	}
+	abs, err := t.File(f.Path)
+	if err != nil {
+		return st, &Error{Field: "path", Err: err}
+	}
+	st.ID = backend + " " + abs
+	return st, nil
 }

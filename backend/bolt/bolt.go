@@ -14,7 +14,6 @@ package bolt
 
 import (
 	"context"
-	"errors"
 
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
@@ -34,22 +33,9 @@ type fields struct {
 type driver struct{}
 
 // Check requires a path; the store is the file, whatever the path's
-// spelling (config.Target.File).
+// spelling (config.CheckFile).
 func (driver) Check(t *config.Target) (config.StoreInfo, error) {
-	st := config.StoreInfo{Durable: true, Fields: append([]string{"path"}, config.SegmentFields()...)}
-	var f fields
-	if err := t.Decode(&f); err != nil {
-		return st, err
-	}
-	if f.Path == "" {
-		return st, &config.Error{Field: "path", Err: errors.New("the bolt backend needs a file (set path here or in store)")}
-	}
-	abs, err := t.File(f.Path)
-	if err != nil {
-		return st, &config.Error{Field: "path", Err: err}
-	}
-	st.ID = ShareKey(abs)
-	return st, nil
+	return config.CheckFile(t, "bolt")
 }
 
 // Open opens the bolt file, or shares the one the Build has open.
