@@ -306,6 +306,9 @@ func TestValidate(t *testing.T) {
 		{name: "bolt without path", cfg: config.Config{Store: config.Sequence{Backend: "bolt"}, Templates: tpl("A@<seq>")}, want: []string{
 			`config: template "orders": sequence.path: the bolt backend needs a file (set path here or in store)`,
 		}},
+		{name: "sqlite without path", cfg: config.Config{Store: config.Sequence{Backend: "sqlite"}, Templates: tpl("A@<seq>")}, want: []string{
+			`config: template "orders": sequence.path: the sqlite backend needs a file (set path here or in store)`,
+		}},
 		{name: "redis-strict without url and ledger", cfg: config.Config{Store: config.Sequence{Backend: "redis-strict"}, Templates: tpl("A@<seq>")}, want: []string{
 			`config: template "orders": sequence.ledger: the redis-strict backend needs a ledger that every machine using its Redis shares, ` +
 				`a database URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379 ` +

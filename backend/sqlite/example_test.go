@@ -2,10 +2,8 @@ package sqlite_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"testing"
 
 	_ "github.com/sngen/sn/backend/sqlite"
 	"github.com/sngen/sn/config"
@@ -41,17 +39,4 @@ templates:
 	// Output:
 	// SN-00000001 <nil>
 	// SN-00000002 <nil>
-}
-
-// A sqlite sequence without a path is refused at Validate, naming the field.
-func TestPathRequired(t *testing.T) {
-	cfg, err := config.Decode([]byte("store: {backend: sqlite}\ntemplates:\n  orders: {template: \"SN-@<seq>\"}\n"), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = cfg.Validate()
-	var ce *config.Error
-	if !errors.As(err, &ce) || ce.Field != "sequence.path" {
-		t.Fatalf("Validate = %v; want a *config.Error for path", err)
-	}
 }
