@@ -289,6 +289,23 @@ func TestVarOverAll(t *testing.T) {
 	if want := "017" + luhn(t, "017"); err != nil || got != want {
 		t.Fatalf("area=7 after five refusals: %q, %v; want %q (the refused calls drew nothing)", got, err, want)
 	}
+	// The per-call check of an ASCII value allocates nothing: the
+	// template with chars=0-9, which needs no check, allocates as much.
+	ctl := sn.MustNew(`@<seq, width=9>@<area, chars=0-9, maxlen=1>@<checksum, algo=luhn, over=all>`, mem())
+	checked := sn.MustNew(`@<seq, width=9>@<area, maxlen=1>@<checksum, algo=luhn, over=all>`, mem())
+	r := sn.Request{Vars: sn.Vars{"area": "7"}}
+	var b sn.Batch
+	allocs := func(g *sn.Generator) float64 {
+		return testing.AllocsPerRun(200, func() {
+			b.Reset()
+			if err := g.Append(t.Context(), &b, r); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if a, c := allocs(checked), allocs(ctl); a > c {
+		t.Errorf("a checked call allocates %v, the control %v", a, c)
+	}
 	// mod37-2 takes 0-9 and A-Z: a letter passes. luhn does not take the
 	// dash that chars= allows, and that is refused at New.
 	g = sn.MustNew(`@<seq, width=3>@<area, chars=0-9A-Z>@<checksum, algo=mod37-2, over=all>`, mem())

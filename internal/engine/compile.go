@@ -648,6 +648,7 @@ func (c *compiler) overAll(i int, fail func(error) error) error {
 		r, whole := at.untaken(set)
 		switch {
 		case q.Kind == Var && r >= 0 && q.charsArg == "", q.Kind == Var && r < 0 && !whole:
+			at.learnASCII()
 			q.overAll = append(q.overAll, at) // checked per call, before the draw
 		case r >= 0 && q.anyText:
 			return fail(fmt.Errorf("%s cannot take every character, and %s gives no Pattern, so it may print any (over=all: give its expression a Pattern of characters the algorithm takes, or use over=seq)", k.check.Algo.Name(), q.Source))
@@ -689,6 +690,27 @@ func sampleText(p *Part) string {
 type allCheck struct {
 	algo          checksum.Algorithm
 	before, after string
+	ascii         *[2]uint64 // the ASCII runes it takes, learnt once: a call's check computes nothing for them
+}
+
+// learnASCII tries every ASCII rune once, so that a per-call check of a
+// value in ASCII ([allCheck.admits]) allocates and computes nothing.
+func (a *allCheck) learnASCII() {
+	a.ascii = new([2]uint64)
+	for r := range rune(128) {
+		if a.takes(r) {
+			a.ascii[r/64] |= 1 << (r % 64)
+		}
+	}
+}
+
+// admits reports whether the algorithm takes r in the part's place, as
+// takes does, from what learnASCII learnt for an ASCII rune.
+func (a allCheck) admits(r rune) bool {
+	if r < 128 && a.ascii != nil {
+		return a.ascii[r/64]&(1<<(r%64)) != 0
+	}
+	return a.takes(r)
 }
 
 // maxProbe is how many characters of a part's alphabet overAll tries at

@@ -179,7 +179,7 @@ func (p *Part) checkVar(v string, ok bool) error {
 	}
 	for _, a := range p.overAll {
 		for _, r := range v {
-			if !a.takes(r) {
+			if !a.admits(r) {
 				return bad("%w: %q=%s has %q, which the checksum %s cannot take: it is computed over the variable (over=all; give the variable chars= with characters the algorithm takes)", ErrVarInvalid, p.Name, Quote(v), r, a.algo.Name())
 			}
 		}
