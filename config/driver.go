@@ -3,14 +3,16 @@ package config
 import (
 	"context"
 	"fmt"
-	"github.com/sngen/sn/parser"
 	"io"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sngen/sn/parser"
 
 	"github.com/sngen/sn/sequence"
 )
@@ -238,10 +240,11 @@ func validBackend(name string) bool {
 // elsewhere names the packages whose drivers are well known, by backend.
 var elsewhere = map[string]string{
 	"bolt":         "github.com/sngen/sn/backend/bolt",
-	"sql":          "github.com/sngen/sn/backend",
-	"redis":        "github.com/sngen/sn/backend",
-	"redis-strict": "github.com/sngen/sn/backend",
-	"snowflake":    "github.com/sngen/sn/backend",
+	"sql":          "github.com/sngen/sn/backend/sql",
+	"etcd":         "github.com/sngen/sn/backend/etcd",
+	"redis":        "github.com/sngen/sn/backend/redis",
+	"redis-strict": "github.com/sngen/sn/backend/redis",
+	"snowflake":    "github.com/sngen/sn/backend/snowflake",
 	"sqlite":       "github.com/sngen/sn/backend/sqlite",
 }
 
@@ -271,12 +274,19 @@ func unknown(name string) string {
 		}
 		return fmt.Sprintf("unknown (want %s; for %s, set %s and ledger: %s)", list, name, sql, ledger)
 	}
-	best := parser.Closest(strings.ToLower(name), names)
-	if slices.Contains(names, strings.ToLower(name)) {
+	// The closest name may be a well-known backend whose package is not
+	// linked: "rdis" is "redis", and backend/redis is to be imported.
+	known := slices.Concat(names, slices.Collect(maps.Keys(elsewhere)))
+	slices.Sort(known)
+	best := parser.Closest(strings.ToLower(name), slices.Compact(known))
+	if slices.Contains(known, strings.ToLower(name)) {
 		best = strings.ToLower(name)
 	}
-	if best != "" {
-		return fmt.Sprintf("unknown, did you mean %q? (want %s)", best, list)
+	switch {
+	case best == "":
+		return fmt.Sprintf("unknown (want %s)", list)
+	case !slices.Contains(names, best):
+		return fmt.Sprintf("unknown, did you mean %q? (want %s; import _ %q for %s)", best, list, elsewhere[best], best)
 	}
-	return fmt.Sprintf("unknown (want %s)", list)
+	return fmt.Sprintf("unknown, did you mean %q? (want %s)", best, list)
 }

@@ -44,7 +44,7 @@ func TestRegisterPanics(t *testing.T) {
 
 func TestDrivers(t *testing.T) {
 	config.RegisterForTest(t, "Z_custom-1", nopDriver{})
-	want := []string{"Z_custom-1", "bolt", "etcd", "memory", "redis", "redis-strict", "snowflake", "sql", "sqlite"}
+	want := []string{"Z_custom-1", "bolt", "memory", "snowflake", "sql"}
 	if got := config.Drivers(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Drivers = %q, want %q", got, want)
 	}
@@ -62,12 +62,13 @@ func TestDrivers(t *testing.T) {
 
 func TestLookupErrors(t *testing.T) {
 	tests := []struct{ name, want string }{
-		{"rdis", `config: backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`},
-		{"Memory", `config: backend "Memory": unknown, did you mean "memory"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`},
-		{"redis-strikt", `config: backend "redis-strikt": unknown, did you mean "redis-strict"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`},
-		{"mysql", `config: backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`},
-		{"x", `config: backend "x": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`},
-		{"", `config: backend "": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)`},
+		{"rdis", `config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, snowflake, sql; import _ "github.com/sngen/sn/backend/redis" for redis)`},
+		{"Memory", `config: backend "Memory": unknown, did you mean "memory"? (want bolt, memory, snowflake, sql)`},
+		{"redis-strikt", `config: backend "redis-strikt": unknown, did you mean "redis-strict"? (want bolt, memory, snowflake, sql; import _ "github.com/sngen/sn/backend/redis" for redis-strict)`},
+		{"mysql", `config: backend "mysql": unknown (want bolt, memory, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`},
+		{"sqll", `config: backend "sqll": unknown, did you mean "sql"? (want bolt, memory, snowflake, sql)`},
+		{"x", `config: backend "x": unknown (want bolt, memory, snowflake, sql)`},
+		{"", `config: backend "": unknown (want bolt, memory, snowflake, sql)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,7 +71,7 @@ func ExampleConfig_Build() {
 		"tickets": {Template: "QJ@<date, format=yyyyMMdd>@<seq, width=5, reset=day>"},
 	}}
 	// Every template here counts in memory; import package
-	// github.com/sngen/sn/backend for bolt, sql and redis.
+	// the package of a backend, such as github.com/sngen/sn/backend/bolt, to use it.
 	at := time.Date(2017, 3, 4, 10, 0, 0, 0, time.UTC)
 	set, err := cfg.Build(context.Background(), config.WithOptions(sn.WithClock(func() time.Time { return at })))
 	if err != nil {
@@ -104,7 +104,7 @@ func ExampleConfig_Validate() {
 	// 	SN-@<seq, widht=8>
 	// 	          ^
 	// config: template "refunds": sequence.path: the bolt backend needs a file (set path here or in store)
-	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
+	// config: template "tickets": sequence.backend "mysql": unknown (want bolt, memory, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)
 }
 
 func ExampleDrivers() {
@@ -112,28 +112,8 @@ func ExampleDrivers() {
 	_, err := config.Lookup("rdis")
 	fmt.Println(err)
 	// Output:
-	// [bolt etcd memory redis redis-strict snowflake sql sqlite]
-	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite)
-}
-
-// Machines that share a Redis share a ledger too: a redis-strict counter
-// refilled from a file of one machine's is refused, unless single_host
-// says that one host alone uses the Redis.
-func ExampleConfig_Validate_ledger() {
-	cfg, err := config.Decode([]byte(`
-store: {backend: redis-strict, url: "redis://cache.internal:6379/0", path: sn.db}
-templates:
-  orders: {template: "SN-@<seq, width=8>"}
-  refunds: {template: "RF-@<seq, width=8>", sequence: {ledger: "postgres://sn:secret@db.internal/shop"}}
-  tickets: {template: "QJ@<seq, width=6>", sequence: {single_host: true}}
-`), "yaml")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(cfg.Validate())
-	// Output:
-	// config: line 4: template "orders": sequence.path: path "sn.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379), or single_host: true if one host alone uses this Redis
+	// [bolt memory snowflake sql]
+	// config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, snowflake, sql; import _ "github.com/sngen/sn/backend/redis" for redis)
 }
 
 // A balanced sequence is durable when each of its members is; its store
@@ -164,36 +144,4 @@ templates:
 	// Output:
 	// orders: balanced [bolt /var/lib/shop/a.db; bolt /var/lib/shop/b.db], durable true, <nil>
 	// tickets: balanced [bolt /var/lib/shop/a.db; memory], durable false, <nil>
-}
-
-// Queues, balanced members and snowflake worker ids are checked with the
-// rest: a fixed worker id needs single_process, the members of a balanced
-// sequence are 2, 4, 8... distinct stores.
-func ExampleConfig_Validate_kinds() {
-	cfg, err := config.Decode([]byte(`
-templates:
-  orders:
-    template: "SN-@<seq>"
-    sequence:
-      backend: redis-strict
-      ledger: postgres://sn:secret@db.internal/shop
-      queued: {lead: 50ms}
-      balanced:
-        members:
-          - url: redis://cache-a.internal:6379/0
-          - url: redis://cache-b.internal:6379/0
-          - url: redis://cache-a.internal:6379/0
-  shipments:
-    template: "SH@<seq>"
-    sequence: {backend: snowflake, worker: 3}
-`), "yaml")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(cfg.Validate())
-	// Output:
-	// config: line 10: template "orders": sequence.balanced.members 3 stores: want a power of two from 2 to 65536 (a member's index takes the low bits of each number)
-	// config: line 13: template "orders": sequence.balanced.members[2]: the same store as sequence.balanced.members[0] (redis-strict redis://cache-a.internal:6379/0 prefix "sn:" ledger postgres://sn:xxxxx@db.internal/shop table sn_ledger): members fail over to one another, so each must be a store of its own
-	// config: line 16: template "shipments": sequence.worker: worker 3: a fixed worker id repeats ids when two processes use it (two copies of this file, two runs at once) or when a process restarts after the clock went back: set url to lease worker ids from a Redis, or single_process: true if one process alone issues with this worker id (a test, a tool)
 }

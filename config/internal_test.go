@@ -7,7 +7,7 @@ import "testing"
 func TestUnknownElsewhere(t *testing.T) {
 	elsewhere["duckdb"] = "example.com/duckdb"
 	defer delete(elsewhere, "duckdb")
-	want := `unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite; import _ "example.com/duckdb" for duckdb)`
+	want := `unknown (want bolt, memory, snowflake, sql; import _ "example.com/duckdb" for duckdb)`
 	if got := unknown("duckdb"); got != want {
 		t.Errorf("unknown = %s, want %s", got, want)
 	}
@@ -16,7 +16,7 @@ func TestUnknownElsewhere(t *testing.T) {
 // A database named as a backend says how to make it the sql backend's
 // ledger, and which package registers sql when it is not imported.
 func TestUnknownDatabase(t *testing.T) {
-	want := `unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sql, sqlite; for MariaDB, set backend: sql and ledger: mysql://user:password@host:3306/db)`
+	want := `unknown (want bolt, memory, snowflake, sql; for MariaDB, set backend: sql and ledger: mysql://user:password@host:3306/db)`
 	if got := unknown("MariaDB"); got != want {
 		t.Errorf("unknown = %s, want %s", got, want)
 	}
@@ -29,7 +29,7 @@ func TestUnknownDatabase(t *testing.T) {
 		drivers["sql"] = sql
 		driversMu.Unlock()
 	}()
-	want = `unknown (want bolt, etcd, memory, redis, redis-strict, snowflake, sqlite; for pg, set backend: sql (import _ "github.com/sngen/sn/backend") and ledger: postgres://user:password@host:5432/db)`
+	want = `unknown (want bolt, memory, snowflake; for pg, set backend: sql (import _ "github.com/sngen/sn/backend/sql") and ledger: postgres://user:password@host:5432/db)`
 	if got := unknown("pg"); got != want {
 		t.Errorf("unknown = %s, want %s", got, want)
 	}

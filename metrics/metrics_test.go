@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/sngen/sn"
-	_ "github.com/sngen/sn/backend"
+	_ "github.com/sngen/sn/backend/bolt"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/metrics"
 	"github.com/sngen/sn/sequence"

@@ -16,7 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sngen/sn"
-	_ "github.com/sngen/sn/backend"
+	_ "github.com/sngen/sn/backend/bolt"
+	_ "github.com/sngen/sn/backend/snowflake"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/journal"

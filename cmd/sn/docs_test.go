@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/sngen/sn/backend" // the drivers a config block names
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/server"
 )

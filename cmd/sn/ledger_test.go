@@ -93,13 +93,13 @@ func TestLedgerErrors(t *testing.T) {
 		want string
 	}{
 		{"scheme", []string{"next", "-t", "A@<seq>", "--ledger", "sqlite://u:secret@/x.db"}, 2,
-			`sn: config: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql, mysql, etcd or etcds: postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379)`},
+			`sn: config: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql or mysql: postgres://user:password@host:5432/db or mysql://user:password@host:3306/db)`},
 		{"not a URL", []string{"floor", "-t", "A@<seq>", "--ledger", "sn.db", "A5"}, 2,
-			`sn: config: ledger "sn.db": want a URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379`},
+			`sn: config: ledger "sn.db": want a URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db`},
 		{"mysql without a database", []string{"next", "-t", "A@<seq>", "--redis", "redis://x", "--ledger", "mysql://u:secret@db:3306/"}, 2,
 			`sn: config: ledger "mysql://u:xxxxx@db:3306/": want a database name, as in mysql://user:password@host:3306/db`},
 		{"unreachable", []string{"next", "-t", "A@<seq>", "--ledger", "postgres://u:secret@127.0.0.1:1/db?sslmode=disable"}, 1,
-			`sn: backend: ledger postgres://u:xxxxx@127.0.0.1:1/db?sslmode=disable: `},
+			`sn: backend/sql: ledger postgres://u:xxxxx@127.0.0.1:1/db?sslmode=disable: `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,8 +6,6 @@ import (
 	"os"
 
 	_ "time/tzdata" // tz= works on machines without a zoneinfo database
-
-	_ "github.com/sngen/sn/backend" // the bolt, redis and redis-strict stores
 )
 
 func main() {

@@ -826,7 +826,7 @@ func TestRedisOnly(t *testing.T) {
 
 	srv.Stop(t)
 	r := runSN(t, "", nil, "next", "-t", "R@<seq>", "--redis", url)
-	if want := "sn: backend: redis " + url + ": dial tcp " + srv.Addr() + ": connect: connection refused\n"; r.code != 1 || r.stdout != "" || r.stderr != want {
+	if want := "sn: backend/redis: " + url + ": dial tcp " + srv.Addr() + ": connect: connection refused\n"; r.code != 1 || r.stdout != "" || r.stderr != want {
 		t.Errorf("Redis down: exit %d, stderr %s", r.code, r.stderr)
 	}
 
@@ -883,7 +883,7 @@ func TestRedisNoAnswer(t *testing.T) {
 	url := "redis://" + redistest.SilentServer(t) + "/0"
 	cfg := writeConfig(t, t.TempDir(), "sn.yaml", "store: {backend: redis, url: \""+url+"\", fetch_timeout: 100ms}\ntemplates:\n  orders: {template: \"R@<seq>\"}\n")
 	r := runSN(t, "", nil, "next", "--config", cfg, "orders")
-	want := fmt.Sprintf("sn: config: template \"orders\": redis sequence: backend: redis %s: no answer within 100ms: context deadline exceeded\n", url)
+	want := fmt.Sprintf("sn: config: template \"orders\": redis sequence: backend/redis: %s: no answer within 100ms: context deadline exceeded\n", url)
 	if r.code != 1 || r.stdout != "" || r.stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", r.code, r.stdout, r.stderr, want)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sngen/sn"
-	_ "github.com/sngen/sn/backend"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/etcdtest"
 	"github.com/sngen/sn/internal/mysqltest"
@@ -255,11 +254,11 @@ func TestOpenErrors(t *testing.T) {
 		{name: "redis reads no single_host", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "single_host": true}},
 			want: `config: template "a": sequence.single_host: not used by the redis backend`},
 		{name: "sql without ledger", s: config.Sequence{Backend: "sql"},
-			want: `config: template "a": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379 (set ledger here or in store)`},
+			want: `config: template "a": sequence.ledger: the sql backend needs a ledger, a database URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db (set ledger here or in store)`},
 		{name: "ledger not a URL", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "host=db dbname=orders password=secret"}},
-			want: `config: template "a": sequence.ledger: ledger "host=db dbname=orders password=xxxxx": want a URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379`},
+			want: `config: template "a": sequence.ledger: ledger "host=db dbname=orders password=xxxxx": want a URL such as postgres://user:password@host:5432/db or mysql://user:password@host:3306/db`},
 		{name: "ledger scheme", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "ledger": "sqlite://u:secret@/x.db"}},
-			want: `config: template "a": sequence.ledger: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want postgres, postgresql, mysql, etcd or etcds: postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379)`},
+			want: `config: template "a": sequence.ledger: ledger "sqlite://u:xxxxx@/x.db": unknown scheme "sqlite" (want etcd, etcds, mysql, postgres, postgresql: postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379)`},
 		{name: "ledger password hidden", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://u:secret@h:port/db"}},
 			want: `config: template "a": sequence.ledger: ledger "postgres://u:xxxxx@h:port/db": invalid port ":port" after host`},
 		{name: "mysql ledger without a database", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "mysql://u:secret@h:3306"}},
@@ -271,9 +270,9 @@ func TestOpenErrors(t *testing.T) {
 		{name: "bad table", s: config.Sequence{Backend: "sql", Options: config.Options{"ledger": "postgres://h/db", "table": "sn-ledger"}},
 			want: `config: template "a": sequence.table: table "sn-ledger": want a name such as sn_ledger or billing.sn_ledger (letters, digits and "_")`},
 		{name: "table without ledger", s: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://x", "table": "numbers"}},
-			want: `config: template "a": sequence.table: table "numbers" names the ledger's table: set ledger too`},
+			want: `config: template "a": sequence.table: table numbers is a ledger's setting: set ledger too`},
 		{name: "strict on a single host with a table", s: config.Sequence{Backend: "redis-strict", Options: config.Options{"url": "redis://x", "path": "strict.db", "single_host": true, "table": "numbers"}},
-			want: `config: template "a": sequence.table: table "numbers" names the ledger's table: set ledger too`},
+			want: `config: template "a": sequence.table: table numbers is a ledger's setting: set ledger too`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/sngen/sn/backend"
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	_ "github.com/sngen/sn/backend/sql"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/server"

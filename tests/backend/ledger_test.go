@@ -344,7 +344,7 @@ func TestLedgerUnreachable(t *testing.T) {
 				t.Errorf("Build = %v, want sequence.ErrUnavailable", err)
 			}
 			shown := strings.Replace(ledger, "secret", "xxxxx", 1)
-			if want := fmt.Sprintf(`config: template "a": %s sequence: backend: ledger %s: no answer within 300ms: sqlseq: migrate (table sn_ledger): `, s.Backend, shown); err == nil || !strings.HasPrefix(err.Error(), want) {
+			if want := fmt.Sprintf(`config: template "a": %s sequence: backend/sql: ledger %s: no answer within 300ms: sqlseq: migrate (table sn_ledger): `, s.Backend, shown); err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("Build = %v\nwant it to start with %s", err, want)
 			}
 			if err != nil && strings.Contains(err.Error(), "secret") {

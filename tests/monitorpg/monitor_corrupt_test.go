@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/sngen/sn/backend"
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	_ "github.com/sngen/sn/backend/sql"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/server"
 )

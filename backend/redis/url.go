@@ -1,4 +1,4 @@
-package backend
+package redis
 
 import (
 	"errors"
@@ -6,26 +6,28 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn/config"
 )
 
-// NewRedisClient returns a client for a URL in one of the forms described
-// in the package comment: a *redis.Client for redis://, rediss:// and
-// unix://, a *redis.ClusterClient for redis+cluster:// and
+// NewClient returns a client for a URL in one of the forms described
+// in the package comment ("Redis URLs"): a *goredis.Client for redis://, rediss:// and
+// unix://, a *goredis.ClusterClient for redis+cluster:// and
 // rediss+cluster://. Its commands end at their context's deadline
 // (go-redis's ContextTimeoutEnabled), so that a sequence's fetch_timeout
 // bounds a server that does not answer. It does not connect.
-func NewRedisClient(rawURL string) (redis.UniversalClient, error) {
+func NewClient(rawURL string) (goredis.UniversalClient, error) {
 	client, err := parseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("backend: redis URL %q: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("backend/redis: URL %q: %w", config.Redact(rawURL), err)
 	}
 	return client(), nil
 }
 
 // parseURL checks rawURL and returns a function that makes a client for
 // it.
-func parseURL(rawURL string) (func() redis.UniversalClient, error) {
+func parseURL(rawURL string) (func() goredis.UniversalClient, error) {
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
 		return nil, errors.New("want redis://host:port, rediss://, unix://, redis+cluster://host:port,host:port or redis+sentinel://host:port,host:port/master")
@@ -33,36 +35,36 @@ func parseURL(rawURL string) (func() redis.UniversalClient, error) {
 	switch scheme {
 	case "redis", "rediss", "unix":
 		if _, err := url.Parse(rawURL); err != nil {
-			return nil, urlSyntax(rawURL, err)
+			return nil, config.URLSyntax(rawURL, err)
 		}
-		opt, err := redis.ParseURL(rawURL)
+		opt, err := goredis.ParseURL(rawURL)
 		if err != nil {
 			return nil, err
 		}
 		opt.ContextTimeoutEnabled = true
-		return func() redis.UniversalClient { return redis.NewClient(opt) }, nil
+		return func() goredis.UniversalClient { return goredis.NewClient(opt) }, nil
 	case "redis+cluster", "rediss+cluster":
 		u, err := clusterURL(strings.TrimSuffix(scheme, "+cluster"), rest)
 		if err != nil {
-			return nil, urlSyntax(rawURL, err)
+			return nil, config.URLSyntax(rawURL, err)
 		}
-		opt, err := redis.ParseClusterURL(u)
+		opt, err := goredis.ParseClusterURL(u)
 		if err != nil {
 			return nil, err
 		}
 		opt.ContextTimeoutEnabled = true
-		return func() redis.UniversalClient { return redis.NewClusterClient(opt) }, nil
+		return func() goredis.UniversalClient { return goredis.NewClusterClient(opt) }, nil
 	case "redis+sentinel", "rediss+sentinel":
 		u, err := sentinelURL(strings.TrimSuffix(scheme, "+sentinel"), rest)
 		if err != nil {
-			return nil, urlSyntax(rawURL, err)
+			return nil, config.URLSyntax(rawURL, err)
 		}
-		opt, err := redis.ParseFailoverURL(u)
+		opt, err := goredis.ParseFailoverURL(u)
 		if err != nil {
 			return nil, err
 		}
 		opt.ContextTimeoutEnabled = true
-		return func() redis.UniversalClient { return redis.NewFailoverClient(opt) }, nil
+		return func() goredis.UniversalClient { return goredis.NewFailoverClient(opt) }, nil
 	}
 	return nil, fmt.Errorf("unknown scheme %q (want redis, rediss, unix, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel)", scheme)
 }
@@ -142,47 +144,4 @@ func clusterURL(scheme, rest string) (string, error) {
 		u += "?" + q.Encode()
 	}
 	return u, nil
-}
-
-// urlSyntax is the error for a URL that does not parse, without the URL
-// (url.Error repeats it). The parser's message quotes a piece of the URL,
-// and when the user information holds a character that must be
-// percent-encoded, the piece may be part of the password (in
-// "redis://:pa/ss@host" the parser reads "pa" as a port): a message that
-// shows any three bytes in a row of the user information is replaced by
-// one that quotes nothing.
-func urlSyntax(rawURL string, err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	_, rest, _ := strings.Cut(rawURL, "://")
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return err
-	}
-	userinfo, msg := rest[:at], err.Error()
-	for i := 0; i+3 <= max(len(userinfo), 3); i++ {
-		if strings.Contains(msg, userinfo[i:min(i+3, len(userinfo))]) {
-			return errors.New(`not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`)
-		}
-	}
-	return err
-}
-
-// redact hides the password of a URL for error messages.
-func redact(rawURL string) string {
-	scheme, rest, ok := strings.Cut(rawURL, "://")
-	if !ok {
-		return rawURL
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return rawURL
-	}
-	userinfo := rest[:at]
-	if user, _, hasPw := strings.Cut(userinfo, ":"); hasPw {
-		return scheme + "://" + user + ":xxxxx" + rest[at:]
-	}
-	return rawURL
 }

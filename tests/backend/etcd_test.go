@@ -107,7 +107,7 @@ func TestEtcdRefused(t *testing.T) {
 	}
 	// redis reads a table, for a SQL ledger: with an etcd one it is refused.
 	cfg := &config.Config{Templates: map[string]config.Template{"a": {Template: "A@<seq>", Sequence: config.Sequence{Backend: "redis", Options: config.Options{"url": "redis://127.0.0.1:1", "ledger": ledger, "table": "t"}}}}}
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `table "t" is a SQL ledger's`) {
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `table t: the ledger etcd://`) {
 		t.Errorf("Validate: %v\nwant it to refuse the table", err)
 	}
 	// A cluster that is not there: Build fails within fetch_timeout.

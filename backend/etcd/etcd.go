@@ -1,4 +1,35 @@
-package backend
+// Package etcd registers the "etcd" backend of package
+// github.com/sngen/sn/config, and the ledgers whose URLs are etcd:// and
+// etcds://, which the backends that serve numbers in front of a ledger
+// (redis, redis-strict, snowflake) take as a value from
+// config.OpenLedger. Import it for its side effect:
+//
+//	import _ "github.com/sngen/sn/backend/etcd"
+//
+// It is a module of its own, so that a program that does not use etcd
+// does not require etcd's client, gRPC and their dependencies.
+//
+// An etcd sequence reserves blocks of numbers from a ledger in an etcd
+// cluster (package sequence/etcdseq), which survives the loss of a
+// minority of its members without losing a range it acknowledged, served
+// through a sequence.Segment. It reads ledger, or endpoints, prefix,
+// username, password, tls_ca, tls_cert and tls_key; and the steps of its
+// Segment: step, min_step, max_step, prefetch, target, fetch_timeout and
+// idle. A ledger is a URL:
+//
+//	etcd://host1:2379,host2:2379,host3:2379                 the members' client URLs (port 2379 by default)
+//	etcds://user:password@host1:2379,host2:2379/billing/?ca=/etc/sn/ca.pem&cert=/etc/sn/client.pem&key=/etc/sn/client-key.pem
+//
+// etcds connects with TLS: ca is the certificate authority's file (default:
+// the system's), cert and key a client certificate; user and password are
+// etcd's authentication; the path is the prefix of the ledger's keys
+// (default sn/). The same cluster may be given as endpoints
+// (host:port or http(s)://host:port), with prefix, username, password and
+// the tls_ files. A Build opens one client per cluster and user, and
+// refuses to start when the cluster has no leader or majority within
+// fetch_timeout. A snowflake sequence leases its worker id in an etcd
+// ledger's records (etcdseq.NewLeaser).
+package etcd
 
 import (
 	"context"
@@ -21,41 +52,118 @@ import (
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/etcdseq"
+	"github.com/sngen/sn/sequence/snowflake"
 )
 
-// etcdDriver is the etcd backend: blocks of numbers reserved from a ledger
-// in an etcd cluster (etcdseq), served through a sequence.Segment.
-type etcdDriver struct{}
+func init() {
+	config.Register("etcd", driver{})
+	config.RegisterLedger("etcd", ledgerDriver{})
+	config.RegisterLedger("etcds", ledgerDriver{})
+}
 
-// Check requires an etcd ledger URL; the store is the cluster and the
-// prefix.
-func (etcdDriver) Check(t *config.Target) (config.StoreInfo, error) {
-	st := config.StoreInfo{Durable: true, Fields: slices.Concat([]string{"ledger"}, etcdFields, segmentFields)}
-	s, err := decode(t)
+// fields are an etcd sequence's own fields.
+type fields struct {
+	// Ledger is the cluster as a URL; see the package comment.
+	Ledger string `yaml:"ledger"`
+
+	// Endpoints are the client URLs or host:port of the cluster's
+	// members, as a ledger URL names them (etcd://host1:2379,host2:2379);
+	// Prefix the prefix of the keys; Username and Password are etcd's
+	// authentication; TLSCA, TLSCert and TLSKey the files of TLS (any of
+	// them, or an https endpoint, makes it etcds).
+	Endpoints []string `yaml:"endpoints"`
+	Prefix    string   `yaml:"prefix"`
+	Username  string   `yaml:"username"`
+	Password  string   `yaml:"password"`
+	TLSCA     string   `yaml:"tls_ca"`
+	TLSCert   string   `yaml:"tls_cert"`
+	TLSKey    string   `yaml:"tls_key"`
+}
+
+// decode returns t's fields, with a cluster given as endpoints written as
+// a ledger URL.
+func decode(t *config.Target) (fields, error) {
+	var f fields
+	err := t.Decode(&f)
+	if err == nil && len(f.Endpoints) > 0 {
+		if f.Ledger != "" {
+			return f, &config.Error{Field: "endpoints", Err: errors.New("give an etcd cluster as endpoints or as a ledger URL, not both")}
+		}
+		f.Ledger = etcdURLOf(f)
+	}
+	return f, err
+}
+
+// driver is the etcd backend.
+type driver struct{}
+
+// Check requires an etcd ledger URL, or endpoints; the store is the
+// cluster and the prefix.
+func (driver) Check(t *config.Target) (config.StoreInfo, error) {
+	st := config.StoreInfo{Durable: true, Fields: slices.Concat([]string{"ledger"}, etcdFields, config.SegmentFields())}
+	f, err := decode(t)
 	if err != nil {
 		return st, err
 	}
-	if s.Ledger == "" {
-		return st, missing("endpoints", "etcd", "endpoints, or a ledger, an etcd URL such as "+etcdForms)
+	if f.Ledger == "" {
+		return st, config.Missing("endpoints", "etcd", "endpoints, or a ledger, an etcd URL such as "+etcdForms)
 	}
-	l, err := parseLedger(s.Ledger)
-	if err == nil && l.etcd == nil {
-		err = fmt.Errorf("the etcd backend takes an etcd URL such as %s; for a SQL ledger use backend: sql", etcdForms)
+	scheme, _, _ := strings.Cut(strings.ToLower(f.Ledger), "://")
+	if scheme != "etcd" && scheme != "etcds" {
+		return st, &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: the etcd backend takes an etcd URL such as %s; for a SQL ledger use backend: sql", config.Redact(f.Ledger), etcdForms)}
 	}
+	e, err := parseEtcd(f.Ledger, scheme == "etcds")
 	if err != nil {
-		return st, &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: %w", l.shown, err)}
+		return st, &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: %w", config.Redact(f.Ledger), err)}
 	}
-	st.ID = "etcd " + ledgerID(s)
+	st.ID = "etcd " + e.id()
 	return st, nil
 }
 
 // Open connects to the cluster, or shares the client the Build has.
-func (etcdDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
-	store, err := openLedger(ctx, t)
+func (driver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
+	f, _ := decode(t) // Check accepted it
+	store, err := open(ctx, t, f.Ledger)
 	if err != nil {
 		return nil, err
 	}
 	return config.Serve(t, store)
+}
+
+// ledgerDriver is the ledger driver of etcd:// and etcds:// URLs.
+type ledgerDriver struct{}
+
+// CheckLedger checks the URL.
+func (ledgerDriver) CheckLedger(t *config.Target, raw string) (config.LedgerInfo, error) {
+	scheme, _, _ := strings.Cut(strings.ToLower(raw), "://")
+	e, err := parseEtcd(raw, scheme == "etcds")
+	if err != nil {
+		return config.LedgerInfo{}, &config.Error{Field: "ledger", Err: fmt.Errorf("ledger %q: %w", config.Redact(raw), err)}
+	}
+	return config.LedgerInfo{ID: e.id()}, nil
+}
+
+// OpenLedger connects to the cluster, or shares the client the Build has.
+func (ledgerDriver) OpenLedger(ctx context.Context, t *config.Target, raw string) (config.Ledger, error) {
+	st, err := open(ctx, t, raw)
+	if err != nil {
+		return nil, err
+	}
+	return store{st}, nil
+}
+
+// store is an etcd ledger as a config.Ledger.
+type store struct{ *etcdseq.Store }
+
+// Leaser leases snowflake worker ids in the ledger (etcdseq.NewLeaser).
+func (s store) Leaser() (snowflake.Leaser, error) {
+	return etcdseq.NewLeaser(s.Store, etcdseq.LeaserOptions{})
+}
+
+// id is the part of a store ID that names the cluster and the prefix.
+func (e *etcdLedger) id() string {
+	eps := slices.Sorted(slices.Values(e.endpoints)) // one cluster, whatever the order
+	return fmt.Sprintf("ledger etcd %s prefix %s", strings.Join(eps, ","), e.prefix)
 }
 
 // etcdFields are the fields that give the etcd backend its cluster, beside
@@ -63,7 +171,7 @@ func (etcdDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, err
 var etcdFields = []string{"endpoints", "prefix", "username", "password", "tls_ca", "tls_cert", "tls_key"}
 
 // etcdURLOf writes the cluster that s's etcd fields give as a ledger URL.
-func etcdURLOf(s seq) string {
+func etcdURLOf(s fields) string {
 	secure := s.TLSCA != "" || s.TLSCert != "" || s.TLSKey != ""
 	var hosts []string
 	for _, ep := range s.Endpoints {
@@ -242,14 +350,21 @@ func (e *etcdLedger) client(timeout time.Duration) (*clientv3.Client, error) {
 	return clientv3.New(cfg)
 }
 
-// openEtcd opens the etcd ledger of t: one client per cluster and user in
-// a Build, one Store per prefix. The cluster must answer (etcdseq's Ping:
-// a leader and a majority) within the fetch timeout, so that a cluster
-// that is down is an error at start-up.
-func openEtcd(ctx context.Context, t *config.Target, l ledger) (*etcdseq.Store, error) {
-	s, _ := decode(t)
-	e := l.etcd
-	timeout := fetchTimeout(s)
+// open opens the etcd ledger at raw for t: one client per cluster and
+// user in a Build, one Store per prefix. The cluster must answer
+// (etcdseq's Ping: a leader and a majority) within the fetch timeout, so
+// that a cluster that is down is an error at start-up.
+func open(ctx context.Context, t *config.Target, raw string) (*etcdseq.Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	shown := config.Redact(raw)
+	scheme, _, _ := strings.Cut(strings.ToLower(raw), "://")
+	e, err := parseEtcd(raw, scheme == "etcds")
+	if err != nil {
+		return nil, fmt.Errorf("backend/etcd: ledger %s: %w", shown, err)
+	}
+	timeout := t.FetchTimeout()
 	// Targets share a client only if it would be the same: the same
 	// members, user, password and TLS files.
 	sum := sha256.Sum256([]byte(e.password))
@@ -258,7 +373,7 @@ func openEtcd(ctx context.Context, t *config.Target, l ledger) (*etcdseq.Store, 
 	cli, err := config.Share(t, key, func() (*clientv3.Client, error) {
 		cli, err := e.client(timeout)
 		if err != nil {
-			return nil, fmt.Errorf("backend: ledger %s: %w", l.shown, err)
+			return nil, fmt.Errorf("backend/etcd: ledger %s: %w", shown, err)
 		}
 		return cli, nil
 	})
@@ -276,7 +391,7 @@ func openEtcd(ctx context.Context, t *config.Target, l ledger) (*etcdseq.Store, 
 			if pctx.Err() != nil && ctx.Err() == nil {
 				err = fmt.Errorf("%w: the cluster did not answer within %v (fetch_timeout): no member reachable (check the hosts, etcd:// or etcds:// and the TLS files), or no leader and majority: %w", sequence.ErrUnavailable, timeout, err)
 			}
-			return nil, fmt.Errorf("backend: ledger %s: %w", l.shown, err)
+			return nil, fmt.Errorf("backend/etcd: ledger %s: %w", shown, err)
 		}
 		return st, nil
 	})

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sngen/sn/backend"
+	backendredis "github.com/sngen/sn/backend/redis"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
@@ -110,7 +110,7 @@ func TestRedisUnreachable(t *testing.T) {
 	srv.Stop(t)
 	url := "redis://" + srv.Addr() + "?max_retries=-1"
 	_, err := one("A@<seq>", config.Sequence{Backend: "redis", Options: config.Options{"url": url}}).Build(t.Context())
-	if want := `config: template "a": redis sequence: backend: redis ` + url + ": dial tcp " + srv.Addr() + ": connect: connection refused"; err == nil || err.Error() != want {
+	if want := `config: template "a": redis sequence: backend/redis: ` + url + ": dial tcp " + srv.Addr() + ": connect: connection refused"; err == nil || err.Error() != want {
 		t.Errorf("Build = %v, want %s", err, want)
 	}
 }
@@ -126,7 +126,7 @@ func TestRedisNoAnswer(t *testing.T) {
 			path = filepath.Join(t.TempDir(), "strict.db")
 		}
 		_, err := one("A@<seq>", config.Sequence{Backend: b, FetchTimeout: "50ms", Options: config.Options{"url": url, "path": path, "single_host": path != ""}}).Build(t.Context())
-		if want := `config: template "a": ` + b + " sequence: backend: redis " + url + ": no answer within 50ms: context deadline exceeded"; err == nil || err.Error() != want {
+		if want := `config: template "a": ` + b + " sequence: backend/redis: " + url + ": no answer within 50ms: context deadline exceeded"; err == nil || err.Error() != want {
 			t.Errorf("%s: Build = %v, want %s", b, err, want)
 		}
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -218,22 +218,22 @@ func TestNewRedisClient(t *testing.T) {
 		{url: "redis+cluster://h1:7000,h2:7001,h3:7002", addrs: []string{"h1:7000", "h2:7001", "h3:7002"}},
 		{url: "rediss+cluster://u:p@h1:7000,h2:7001/?dial_timeout=2s", addrs: []string{"h1:7000", "h2:7001"}, user: "u", pw: "p", dial: 2 * time.Second, tls: true},
 		{url: "redis+cluster://h1:7000?addr=h2:7001", addrs: []string{"h1:7000", "h2:7001"}},
-		{url: "redis+cluster://h1:7000,,h2:7001", wantError: `backend: redis URL "redis+cluster://h1:7000,,h2:7001": empty host in "h1:7000,,h2:7001"`},
-		{url: "redis+cluster://h1:7000/3", wantError: `backend: redis URL "redis+cluster://h1:7000/3": a cluster has no database number (found path "/3")`},
-		{url: "redis+cluster://h1:7000?bogus=1", wantError: `backend: redis URL "redis+cluster://h1:7000?bogus=1": redis: unexpected option: bogus`},
+		{url: "redis+cluster://h1:7000,,h2:7001", wantError: `backend/redis: URL "redis+cluster://h1:7000,,h2:7001": empty host in "h1:7000,,h2:7001"`},
+		{url: "redis+cluster://h1:7000/3", wantError: `backend/redis: URL "redis+cluster://h1:7000/3": a cluster has no database number (found path "/3")`},
+		{url: "redis+cluster://h1:7000?bogus=1", wantError: `backend/redis: URL "redis+cluster://h1:7000?bogus=1": redis: unexpected option: bogus`},
 		// A password with a character that must be percent-encoded: no
 		// piece of it shows.
-		{url: "redis://:S3c/retPW@h:6379/0", wantError: `backend: redis URL "redis://:xxxxx@h:6379/0": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
-		{url: "redis+cluster://u:S3c/retPW@h1,h2", wantError: `backend: redis URL "redis+cluster://u:xxxxx@h1,h2": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
-		{url: "redis://:S3c%zzPW@h:6379/0", wantError: `backend: redis URL "redis://:xxxxx@h:6379/0": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
-		{url: "redis+sentinel://h1:26379", wantError: `backend: redis URL "redis+sentinel://h1:26379": want the master's name, and optionally a database number, as the path: redis+sentinel://host1:26379,host2:26379/mymaster/0`},
-		{url: "redis+sentinel://h1:26379,,h2/m", wantError: `backend: redis URL "redis+sentinel://h1:26379,,h2/m": empty host in "h1:26379,,h2"`},
-		{url: "redis+sentinel://h1:26379/m/1/2", wantError: `backend: redis URL "redis+sentinel://h1:26379/m/1/2": want the master's name, and optionally a database number, as the path: redis+sentinel://host1:26379,host2:26379/mymaster/0`},
-		{url: "redis+url://h1", wantError: `backend: redis URL "redis+url://h1": unknown scheme "redis+url" (want redis, rediss, unix, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel)`},
+		{url: "redis://:S3c/retPW@h:6379/0", wantError: `backend/redis: URL "redis://:xxxxx@h:6379/0": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
+		{url: "redis+cluster://u:S3c/retPW@h1,h2", wantError: `backend/redis: URL "redis+cluster://u:xxxxx@h1,h2": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
+		{url: "redis://:S3c%zzPW@h:6379/0", wantError: `backend/redis: URL "redis://:xxxxx@h:6379/0": not a valid URL; in the user and password, write "/" "?" "#" "@" "%" ":" as %2F %3F %23 %40 %25 %3A`},
+		{url: "redis+sentinel://h1:26379", wantError: `backend/redis: URL "redis+sentinel://h1:26379": want the master's name, and optionally a database number, as the path: redis+sentinel://host1:26379,host2:26379/mymaster/0`},
+		{url: "redis+sentinel://h1:26379,,h2/m", wantError: `backend/redis: URL "redis+sentinel://h1:26379,,h2/m": empty host in "h1:26379,,h2"`},
+		{url: "redis+sentinel://h1:26379/m/1/2", wantError: `backend/redis: URL "redis+sentinel://h1:26379/m/1/2": want the master's name, and optionally a database number, as the path: redis+sentinel://host1:26379,host2:26379/mymaster/0`},
+		{url: "redis+url://h1", wantError: `backend/redis: URL "redis+url://h1": unknown scheme "redis+url" (want redis, rediss, unix, redis+cluster, rediss+cluster, redis+sentinel or rediss+sentinel)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
-			c, err := backend.NewRedisClient(tt.url)
+			c, err := backendredis.NewClient(tt.url)
 			if tt.wantError != "" {
 				if err == nil || err.Error() != tt.wantError {
 					t.Fatalf("NewRedisClient error:\n got %v\nwant %s", err, tt.wantError)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sngen/sn"
-	"github.com/sngen/sn/backend"
+	backendredis "github.com/sngen/sn/backend/redis"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/internal/pgtest"
 	"github.com/sngen/sn/internal/redistest"
@@ -125,7 +125,7 @@ func TestSentinelFailover(t *testing.T) {
 			ss := redistest.StartSentinels(t, master)
 			var issue func(ctx context.Context) ([]string, error)
 			if tt.opts == nil {
-				rdb, err := backend.NewRedisClient(ss.URL())
+				rdb, err := backendredis.NewClient(ss.URL())
 				if err != nil {
 					t.Fatal(err)
 				}
