@@ -19,11 +19,13 @@ TEMPLATE ?= @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
 # REDOCLY is the OpenAPI linter, pinned; it needs Node.js 20.19 or later.
 REDOCLY ?= @redocly/cli@2.77.0
 
-# MODULES are the modules of this repository that go.work joins: the core
-# (.) and each one with a client or a tool of its own. PKGS names all their
-# packages, for one go test that runs them side by side.
-MODULES := . cmd/sn bench
-PKGS := ./... $(patsubst %,./%/...,$(filter-out .,$(MODULES)))
+# MODULES are the modules of this repository, as go.work lists them: the
+# core (.), one per store or tool with a heavy client, the command, the
+# test servers' harnesses, the tests that need real servers (tests) and the
+# benchmarks. PKGS names all their packages, for one go test that runs them
+# side by side.
+MODULES := $(shell awk '$$1 ~ /^\.\/?/ && NF == 1 {print $$1}' go.work)
+PKGS := ./... $(patsubst %,%/...,$(filter-out .,$(MODULES)))
 
 test: deps vet lint-openapi
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)

@@ -2,12 +2,20 @@ module github.com/sngen/sn/bench
 
 go 1.26.0
 
-replace github.com/sngen/sn => ../
+// The modules of this repository are used from this checkout (go.work
+// joins them for development; a release requires their tags).
+replace (
+	github.com/sngen/sn => ..
+	github.com/sngen/sn/internal/pgtest => ../internal/pgtest
+	github.com/sngen/sn/internal/redistest => ../internal/redistest
+	github.com/sngen/sn/sequence/redisseq => ../sequence/redisseq
+)
 
 require (
 	github.com/bwmarrin/snowflake v0.3.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sngen/sn v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/sequence/redisseq v0.0.0-00010101000000-000000000000
 	github.com/sony/sonyflake/v2 v2.2.0
 	go.etcd.io/bbolt v1.5.0
 )

@@ -2,14 +2,39 @@ module github.com/sngen/sn/cmd/sn
 
 go 1.26.0
 
-replace github.com/sngen/sn => ../..
+// The modules of this repository are used from this checkout (go.work
+// joins them for development; a release requires their tags).
+replace (
+	github.com/sngen/sn => ../..
+	github.com/sngen/sn/backend/etcd => ../../backend/etcd
+	github.com/sngen/sn/backend/redis => ../../backend/redis
+	github.com/sngen/sn/backend/sqlite => ../../backend/sqlite
+	github.com/sngen/sn/internal/etcdtest => ../../internal/etcdtest
+	github.com/sngen/sn/internal/mysqltest => ../../internal/mysqltest
+	github.com/sngen/sn/internal/pgtest => ../../internal/pgtest
+	github.com/sngen/sn/internal/redistest => ../../internal/redistest
+	github.com/sngen/sn/metrics => ../../metrics
+	github.com/sngen/sn/sequence/etcdseq => ../../sequence/etcdseq
+	github.com/sngen/sn/sequence/redisseq => ../../sequence/redisseq
+	github.com/sngen/sn/sequence/sqliteseq => ../../sequence/sqliteseq
+)
 
 require (
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/google/go-cmp v0.7.0
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sngen/sn v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/backend/etcd v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/backend/redis v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/backend/sqlite v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/internal/etcdtest v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/internal/mysqltest v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/internal/pgtest v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/internal/redistest v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/metrics v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/sequence/redisseq v0.0.0-00010101000000-000000000000
 	go.etcd.io/bbolt v1.5.0
 )
 
@@ -27,7 +52,6 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.26.3 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -36,6 +60,8 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/sngen/sn/sequence/etcdseq v0.0.0-00010101000000-000000000000 // indirect
+	github.com/sngen/sn/sequence/sqliteseq v0.0.0-00010101000000-000000000000 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.13 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.13 // indirect
 	go.etcd.io/etcd/client/v3 v3.6.13 // indirect

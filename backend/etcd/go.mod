@@ -1,0 +1,40 @@
+module github.com/sngen/sn/backend/etcd
+
+go 1.26.0
+
+// The modules of this repository are used from this checkout (go.work
+// joins them for development; a release requires their tags).
+replace (
+	github.com/sngen/sn => ../..
+	github.com/sngen/sn/internal/etcdtest => ../../internal/etcdtest
+	github.com/sngen/sn/internal/pgtest => ../../internal/pgtest
+	github.com/sngen/sn/sequence/etcdseq => ../../sequence/etcdseq
+)
+
+require (
+	github.com/sngen/sn v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/sequence/etcdseq v0.0.0-00010101000000-000000000000
+	go.etcd.io/etcd/client/v3 v3.6.13
+	go.uber.org/zap v1.27.0
+)
+
+require (
+	github.com/alecthomas/participle/v2 v2.1.4 // indirect
+	github.com/coreos/go-semver v0.3.1 // indirect
+	github.com/coreos/go-systemd/v22 v22.5.0 // indirect
+	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.26.3 // indirect
+	go.etcd.io/etcd/api/v3 v3.6.13 // indirect
+	go.etcd.io/etcd/client/pkg/v3 v3.6.13 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20251202230838-ff82c1b0f217 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20251202230838-ff82c1b0f217 // indirect
+	google.golang.org/grpc v1.79.3 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)

@@ -1,0 +1,18 @@
+module github.com/sngen/sn/internal/redistest
+
+go 1.26.0
+
+// The modules of this repository are used from this checkout (go.work
+// joins them for development; a release requires their tags).
+replace github.com/sngen/sn => ../..
+
+require (
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/sngen/sn v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
