@@ -1,9 +1,10 @@
 # make test   installs what the tests need (redis-server, postgresql,
 #             mariadb-server, etcd-server, redis-sentinel, chromium, nodejs/npm
 #             and python3, via apt-get when missing), then
-#             checks that go.mod is tidy, runs vet, lints the service's OpenAPI document with an outside
+#             checks that every module's go.mod is tidy, runs vet, compares
+#             each module's API with its last tag, lints the service's OpenAPI document with an outside
 #             tool (@redocly/cli, through npx) and runs the whole suite under
-#             the race detector. The tests start their
+#             the race detector, with the oldest Go the go.mod files name. The tests start their
 #             own redis-server, postgres, mariadbd and etcd processes on
 #             127.0.0.1 (as the postgres and mysql users when run as
 #             root); nothing has to be running beforehand, and the
@@ -14,10 +15,16 @@ GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEMPLATE ?= @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
 
-.PHONY: test deps vet lint-openapi run bench bench-all fuzz
+.PHONY: test deps vet api lint-openapi run bench bench-all fuzz
 
 # REDOCLY is the OpenAPI linter, pinned; it needs Node.js 20.19 or later.
 REDOCLY ?= @redocly/cli@2.77.0
+
+# GO_OLDEST is the release every go.mod's go line names: the oldest Go sn
+# builds with. The suite runs with it (the go command fetches it through
+# the module proxy), so that the go line is a tested claim; vet, tidy and
+# the API check use the machine's Go.
+GO_OLDEST := $(shell sed -n 's/^go //p' go.mod)
 
 # MODULES are the modules of this repository, as go.work lists them: the
 # core (.), one per store or tool with a heavy client, the command, the
@@ -27,8 +34,8 @@ REDOCLY ?= @redocly/cli@2.77.0
 MODULES := $(shell awk '$$1 ~ /^\.\/?/ && NF == 1 {print $$1}' go.work)
 PKGS := ./... $(patsubst %,%/...,$(filter-out .,$(MODULES)))
 
-test: deps vet lint-openapi
-	$(GO) test -race -count=1 -timeout 40m $(PKGS)
+test: deps vet api lint-openapi
+	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) test -race -count=1 -timeout 40m $(PKGS)
 
 deps:
 	@missing=""; \
@@ -61,6 +68,11 @@ deps:
 vet:
 	@for m in $(MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && $(GO) mod tidy -diff) || exit 1; done
 	$(GO) vet $(PKGS)
+
+# api compares the API of every module with its last tag (.ci/apicheck):
+# an incompatible change fails unless the changelog declares it (before v1).
+api:
+	.ci/apicheck $(MODULES)
 
 # lint-openapi checks server/openapi.json with redocly's recommended rules
 # (redocly.yaml): 0 errors, or make test fails.

@@ -168,3 +168,66 @@ func repoRoot(t *testing.T) string {
 	}
 	return root
 }
+
+// TestAPICheck runs .ci/apicheck, which make test runs on every module,
+// on a repository of one small module: a compatible change passes, an
+// incompatible one fails unless the changelog declares it before v1, and
+// fails whatever the changelog says after v1.
+func TestAPICheck(t *testing.T) {
+	script := filepath.Join(repoRoot(t), ".ci", "apicheck")
+	repo := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=sn", "-c", "user.email=sn@example.com", "-c", "tag.gpgSign=false", "-c", "commit.gpgSign=false"}, args...)...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func() (string, bool) {
+		t.Helper()
+		cmd := exec.Command(script, ".")
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+		out, err := cmd.CombinedOutput()
+		if _, exit := err.(*exec.ExitError); err != nil && !exit {
+			t.Fatal(err)
+		}
+		return string(out), err == nil
+	}
+	git("init", "-q")
+	write("go.mod", "module example.com/m\n\ngo 1.26.0\n")
+	write("m.go", "package m\n\n// F is.\nfunc F(a int) int { return a }\n")
+	write("CHANGELOG.md", "# Changelog\n\n## Unreleased\n\n### Added\n\n- G.\n\n## v0.1.0\n\n### Breaking\n\n- an old break.\n")
+	git("add", ".")
+	git("commit", "-qm", "v0.1.0")
+	if out, ok := check(); !ok || !strings.Contains(out, "no tag v[0-9]* yet") {
+		t.Fatalf("without a tag: ok %v\n%s", ok, out)
+	}
+	git("tag", "v0.1.0")
+
+	write("m.go", "package m\n\n// F is.\nfunc F(a int) int { return a }\n\n// G is.\nfunc G() {}\n")
+	if out, ok := check(); !ok || !strings.Contains(out, "compatible with v0.1.0") {
+		t.Errorf("an added function: ok %v\n%s", ok, out)
+	}
+	write("m.go", "package m\n\n// F is.\nfunc F(a string) string { return a }\n")
+	if out, ok := check(); ok || !strings.Contains(out, "F: changed from func(int) int to func(string) string") {
+		t.Errorf("a changed signature, no Breaking under Unreleased (only under v0.1.0): ok %v\n%s", ok, out)
+	}
+	write("CHANGELOG.md", "# Changelog\n\n## Unreleased\n\n### Breaking\n\n- F takes a string.\n")
+	if out, ok := check(); !ok || !strings.Contains(out, "as CHANGELOG.md's Unreleased Breaking says") {
+		t.Errorf("a changed signature, declared: ok %v\n%s", ok, out)
+	}
+	git("commit", "-qam", "v1")
+	git("tag", "v1.0.0")
+	write("m.go", "package m\n")
+	if out, ok := check(); ok || !strings.Contains(out, "a v1 module keeps its API") {
+		t.Errorf("a removed function after v1, Breaking in the changelog: ok %v\n%s", ok, out)
+	}
+}

@@ -33,18 +33,29 @@
 // A sequence's backend names a [Driver], registered with [Register] in the
 // manner of database/sql. Package config registers "memory", which counts
 // in process memory (numbers restart with the process). The durable
-// backends are in packages that register them when imported, so that a
-// program links the clients of the stores it uses alone: "bolt" in
-// github.com/sngen/sn/backend/bolt, and "sql", "sqlite", "etcd", "redis",
-// "redis-strict" and "snowflake" in github.com/sngen/sn/backend, which
-// registers bolt too:
+// backends are in packages that register them when imported, one package
+// per driver, each documenting its fields, so that a program links, and
+// its go.mod requires, the clients of the stores it uses alone:
+//
+//	bolt           github.com/sngen/sn/backend/bolt          an embedded bbolt file
+//	sqlite         github.com/sngen/sn/backend/sqlite        a SQLite file (a module of its own)
+//	sql            github.com/sngen/sn/backend/sql           a ledger in PostgreSQL or MySQL (with the database/sql driver)
+//	etcd           github.com/sngen/sn/backend/etcd          a ledger in an etcd cluster (a module of its own)
+//	redis          github.com/sngen/sn/backend/redis         Redis in front of a ledger (a module of its own)
+//	redis-strict   github.com/sngen/sn/backend/redis/strict  one Redis counter, refilled from a ledger (in redis's module)
+//	snowflake      github.com/sngen/sn/backend/snowflake     time-ordered ids, the worker id leased
 //
 //	import _ "github.com/sngen/sn/backend/bolt"
 //
+// A backend named in a file whose package is not imported is refused with
+// the import to add.
+//
 // Several machines share their numbers through a ledger, a PostgreSQL or
-// MySQL table that records every number handed out: the sql backend
-// issues from it alone, redis and redis-strict serve from Redis ranges
-// reserved from it:
+// MySQL table (or an etcd cluster) that records every number handed out:
+// the sql backend issues from it alone, redis and redis-strict serve from
+// Redis ranges reserved from it. A backend in front of a ledger takes it as
+// a value ([Ledger], from [OpenLedger]), which the driver registered for
+// the ledger URL's scheme ([RegisterLedger]) opens:
 //
 //	store:
 //	  backend: redis
@@ -313,9 +324,9 @@ type Template struct {
 // Each backend reads some of the fields (its Driver says which); the
 // others must be left unset in a template's own Sequence.
 type Sequence struct {
-	// Backend names a registered [Driver]: memory, or, with package
-	// github.com/sngen/sn/backend imported, bolt, sql, redis,
-	// redis-strict or snowflake (that package documents their fields).
+	// Backend names a registered [Driver]: memory, or bolt, sqlite, sql,
+	// etcd, redis, redis-strict or snowflake, with the package that
+	// registers it imported (see Backends; each documents its fields).
 	// default: "memory".
 	Backend string `json:"backend,omitempty" yaml:"backend,omitempty"`
 

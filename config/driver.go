@@ -243,7 +243,7 @@ var elsewhere = map[string]string{
 	"sql":          "github.com/sngen/sn/backend/sql",
 	"etcd":         "github.com/sngen/sn/backend/etcd",
 	"redis":        "github.com/sngen/sn/backend/redis",
-	"redis-strict": "github.com/sngen/sn/backend/redis",
+	"redis-strict": "github.com/sngen/sn/backend/redis/strict",
 	"snowflake":    "github.com/sngen/sn/backend/snowflake",
 	"sqlite":       "github.com/sngen/sn/backend/sqlite",
 }

@@ -64,7 +64,7 @@ func TestLookupErrors(t *testing.T) {
 	tests := []struct{ name, want string }{
 		{"rdis", `config: backend "rdis": unknown, did you mean "redis"? (want bolt, memory, snowflake, sql; import _ "github.com/sngen/sn/backend/redis" for redis)`},
 		{"Memory", `config: backend "Memory": unknown, did you mean "memory"? (want bolt, memory, snowflake, sql)`},
-		{"redis-strikt", `config: backend "redis-strikt": unknown, did you mean "redis-strict"? (want bolt, memory, snowflake, sql; import _ "github.com/sngen/sn/backend/redis" for redis-strict)`},
+		{"redis-strikt", `config: backend "redis-strikt": unknown, did you mean "redis-strict"? (want bolt, memory, snowflake, sql; import _ "github.com/sngen/sn/backend/redis/strict" for redis-strict)`},
 		{"mysql", `config: backend "mysql": unknown (want bolt, memory, snowflake, sql; for mysql, set backend: sql and ledger: mysql://user:password@host:3306/db)`},
 		{"sqll", `config: backend "sqll": unknown, did you mean "sql"? (want bolt, memory, snowflake, sql)`},
 		{"x", `config: backend "x": unknown (want bolt, memory, snowflake, sql)`},

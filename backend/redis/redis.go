@@ -1,7 +1,7 @@
-// Package redis registers the "redis" and "redis-strict" backends of
-// package github.com/sngen/sn/config, and the Redis that the "snowflake"
-// backend (package backend/snowflake) leases worker ids from. Import it
-// for its side effect:
+// Package redis registers the "redis" backend of package
+// github.com/sngen/sn/config, and the Redis that the "snowflake" backend
+// (package backend/snowflake) leases worker ids from; its package strict
+// registers "redis-strict". Import them for their side effect:
 //
 //	import _ "github.com/sngen/sn/backend/redis"
 //
@@ -20,17 +20,10 @@
 // error wrapping redisseq.ErrUnsafe, a Redis that does not run with
 // appendonly yes and appendfsync always.
 //
-// A redis-strict sequence issues every number from one Redis counter, in
-// the order of the calls across all processes (redisseq's Counter),
-// refilled from its ledger; without a ledger it is refused, unless
-// single_host: true says that one host alone uses the Redis: then the
-// bolt file at its path (package backend/bolt) backs the counter.
-//
-// Both read url (required), prefix, replicas, replica_timeout, and ledger
-// with the fields of the ledger's kind (a SQL ledger's table and
-// replication); redis reads the steps of its Segment (step, min_step,
-// max_step, prefetch, target, fetch_timeout, idle), redis-strict step,
-// fetch_timeout, and without a ledger path and single_host. prefix is put
+// A redis sequence reads url (required), prefix, replicas,
+// replica_timeout ([Fields]), ledger with the fields of the ledger's kind
+// (a SQL ledger's table and replication), and the steps of its Segment
+// (step, min_step, max_step, prefetch, target, fetch_timeout, idle). prefix is put
 // before every key written in Redis; replicas is how many Redis replicas
 // must acknowledge each range before it is used (WAIT, in the same round
 // trip), so that a failover to a lagging replica cannot issue numbers
@@ -75,7 +68,6 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/sngen/sn/backend/bolt"
 	"github.com/sngen/sn/backend/snowflake"
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
@@ -85,14 +77,16 @@ import (
 
 func init() {
 	config.Register("redis", driver{})
-	config.Register("redis-strict", strictDriver{})
 	for _, scheme := range []string{"redis", "rediss", "unix", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel"} {
 		snowflake.RegisterLeasers(scheme, leasers{})
 	}
 }
 
-// fields are the fields of a redis or redis-strict sequence.
-type fields struct {
+// Fields are the fields of a sequence served from Redis, which the
+// drivers of this module read (redis, redis-strict, and snowflake's
+// lease), and a driver of another backend in Redis may embed in its own:
+// url, prefix, replicas and replica_timeout ([FieldNames]).
+type Fields struct {
 	// URL is the Redis; see "Redis URLs".
 	URL string `yaml:"url"`
 
@@ -109,21 +103,20 @@ type fields struct {
 	// ReplicaTimeout bounds the wait for Replicas, as a Go duration.
 	// Default: 1s.
 	ReplicaTimeout string `yaml:"replica_timeout"`
+}
+
+// FieldNames are the names in a file of the fields of [Fields], for a
+// driver's config.StoreInfo.Fields.
+var FieldNames = []string{"url", "prefix", "replicas", "replica_timeout"}
+
+// fields are a redis sequence's fields.
+type fields struct {
+	Fields
 
 	// Ledger is the store of record the ranges are reserved from, shared
 	// by every machine that issues numbers, as a URL its driver opens.
 	Ledger string `yaml:"ledger"`
-
-	// Path is the bbolt file behind a redis-strict counter without a
-	// ledger, allowed when SingleHost declares that one host alone uses
-	// the Redis. A relative path is resolved against config.WithDir's
-	// directory.
-	Path       string `yaml:"path"`
-	SingleHost bool   `yaml:"single_host"`
 }
-
-// redisFields are the fields that both Redis backends read.
-var redisFields = []string{"url", "prefix", "replicas", "replica_timeout"}
 
 // driver is the redis backend.
 type driver struct{}
@@ -131,27 +124,21 @@ type driver struct{}
 // Check requires a URL of a form NewClient takes, and checks the ledger,
 // when there is one; the store is the URL, the key prefix and the ledger.
 func (driver) Check(t *config.Target) (config.StoreInfo, error) {
-	ledger, lerr := config.CheckLedger(t, fieldOf(t, "ledger"))
-	st := config.StoreInfo{Durable: true, Fields: slices.Concat(redisFields, []string{"ledger"}, ledger.Fields, config.SegmentFields())}
 	var f fields
-	if err := t.Decode(&f); err != nil {
+	err := t.Decode(&f)
+	ledger, lerr := config.CheckLedger(t, f.Ledger)
+	st := config.StoreInfo{Durable: true, Fields: slices.Concat(FieldNames, []string{"ledger"}, ledger.Fields, config.SegmentFields())}
+	if err != nil {
 		return st, err
 	}
-	if err := errors.Join(checkURL(f.URL, "redis"), checkReplicas(f), lerr); err != nil {
+	if err := errors.Join(f.Check("redis"), lerr); err != nil {
 		return st, err
 	}
-	st.ID = redisID("redis", f)
+	st.ID = f.ID("redis")
 	if f.Ledger != "" {
 		st.ID += " " + ledger.ID
 	}
 	return st, nil
-}
-
-// fieldOf returns the string field of t's sequence named key, "" when it
-// is not set or not a string (Decode reports that).
-func fieldOf(t *config.Target, key string) string {
-	s, _ := t.Sequence.Options[key].(string)
-	return s
 }
 
 // Open connects to the URL and opens the ledger, or shares those the
@@ -166,11 +153,11 @@ func (driver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) 
 			return nil, err
 		}
 	}
-	c, err := connect(ctx, t, f.URL)
+	c, err := f.Client(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	opts := redisseq.AllocatorOptions{Prefix: f.Prefix, Replicas: f.Replicas, ReplicaTimeout: replicaTimeout(f)}
+	opts := redisseq.AllocatorOptions{Prefix: f.Prefix, Replicas: f.Replicas, ReplicaTimeout: f.ReplicaWait()}
 	var a *redisseq.Allocator
 	if ledger == nil {
 		a, err = redisseq.NewRedisOnlyAllocator(c, opts)
@@ -183,82 +170,16 @@ func (driver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) 
 	return config.Serve(t, a)
 }
 
-// strictDriver is the redis-strict backend.
-type strictDriver struct{}
-
-// Check requires a URL, and a ledger or a path with single_host; the store
-// is the URL, the key prefix and the ledger or file behind them.
-func (strictDriver) Check(t *config.Target) (config.StoreInfo, error) {
-	ledger, lerr := config.CheckLedger(t, fieldOf(t, "ledger"))
-	st := config.StoreInfo{Durable: true, Fields: slices.Concat(redisFields, []string{"ledger"}, ledger.Fields, []string{"path", "single_host", "step", "fetch_timeout"})}
-	var f fields
-	if err := t.Decode(&f); err != nil {
-		return st, err
-	}
-	var behind string
-	errs := []error{lerr}
-	switch {
-	case f.Ledger != "":
-		behind = ledger.ID
-	case f.Path == "":
-		errs = append(errs, &config.Error{Field: "ledger", Err: fmt.Errorf("the redis-strict backend needs a ledger that every machine using its Redis shares, "+
-			"a database URL such as %s (set ledger here or in store; or, when one host alone uses the Redis, path and single_host: true)", config.LedgerForms())})
-	case !f.SingleHost:
-		errs = append(errs, &config.Error{Field: "path", Err: fmt.Errorf("path %q: a file is one machine's, and behind a Redis that several machines share "+
-			"it repeats numbers once Redis loses its data: set ledger to a database every machine shares (%s), "+
-			"or single_host: true if one host alone uses this Redis", f.Path, config.LedgerForms())})
-	default:
-		if abs, err := t.File(f.Path); err != nil {
-			errs = append(errs, &config.Error{Field: "path", Err: err})
-		} else {
-			behind = abs
-		}
-	}
-	errs = append(errs, checkURL(f.URL, "redis-strict"), checkReplicas(f))
-	if err := errors.Join(errs...); err != nil {
-		return st, err
-	}
-	st.ID = redisID("redis-strict", f) + " " + behind
-	return st, nil
-}
-
-// Open shares the Build's Redis client, and its ledger or bolt file.
-func (strictDriver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) {
-	var f fields
-	t.Decode(&f) // Check accepted it
-	var durable sequence.Allocator
-	if f.Ledger != "" {
-		ledger, err := config.OpenLedger(ctx, t, f.Ledger)
-		if err != nil {
-			return nil, err
-		}
-		durable = ledger
-	} else {
-		store, err := bolt.Open(ctx, t, f.Path)
-		if err != nil {
-			return nil, err
-		}
-		durable = store
-	}
-	c, err := connect(ctx, t, f.URL)
-	if err != nil {
-		return nil, err
-	}
-	return redisseq.NewCounter(c, durable, redisseq.CounterOptions{
-		Prefix: f.Prefix, Step: t.Sequence.Step,
-		Replicas: f.Replicas, ReplicaTimeout: replicaTimeout(f),
-	})
-}
-
 // leasers lease snowflake worker ids in a Redis (redisseq.NewLeaser).
 type leasers struct{}
 
 // Check checks the URL; the store is the URL and the prefix.
 func (leasers) Check(t *config.Target, url, prefix string) (string, error) {
-	if err := checkURL(url, "snowflake"); err != nil {
+	f := Fields{URL: url, Prefix: prefix}
+	if err := f.Check("snowflake"); err != nil {
 		return "", err
 	}
-	return strings.TrimPrefix(redisID("", fields{URL: url, Prefix: prefix}), " "), nil
+	return f.ID(""), nil
 }
 
 // Open connects to the URL, or shares the client the Build has.
@@ -270,16 +191,23 @@ func (leasers) Open(ctx context.Context, t *config.Target, url, prefix string) (
 	return redisseq.NewLeaser(c, redisseq.LeaserOptions{Prefix: prefix})
 }
 
-// replicaTimeout returns the replica timeout of f, zero for redisseq's
-// default.
-func replicaTimeout(f fields) time.Duration {
+// ReplicaWait returns f's replica timeout, zero for redisseq's default.
+func (f Fields) ReplicaWait() time.Duration {
 	d, _ := time.ParseDuration(f.ReplicaTimeout)
 	return d
 }
 
-// checkReplicas checks the replica fields.
-func checkReplicas(f fields) error {
+// Check checks f for a sequence of backend: a url of a form NewClient
+// takes (required), replicas and replica_timeout. Each error is a
+// *config.Error naming its field.
+func (f Fields) Check(backend string) error {
 	var errs []error
+	switch _, err := parseURL(f.URL); {
+	case f.URL == "":
+		errs = append(errs, config.Missing("url", backend, "a Redis URL"))
+	case err != nil:
+		errs = append(errs, &config.Error{Field: "url", Err: fmt.Errorf("redis URL %q: %w", config.Redact(f.URL), err)})
+	}
 	if f.Replicas < 0 {
 		errs = append(errs, &config.Error{Field: "replicas", Err: fmt.Errorf("%d: want 0 or more", f.Replicas)})
 	}
@@ -291,25 +219,24 @@ func checkReplicas(f fields) error {
 	return errors.Join(errs...)
 }
 
-// checkURL checks the url of a backend that needs one.
-func checkURL(rawURL, backend string) error {
-	if rawURL == "" {
-		return config.Missing("url", backend, "a Redis URL")
-	}
-	if _, err := parseURL(rawURL); err != nil {
-		return &config.Error{Field: "url", Err: fmt.Errorf("redis URL %q: %w", config.Redact(rawURL), err)}
-	}
-	return nil
-}
-
-// redisID is the store ID of a sequence of backend in Redis: the URL,
-// without its password, and the key prefix.
-func redisID(backend string, f fields) string {
+// ID is the store ID of a sequence of backend in f's Redis: the URL,
+// without its password, and the key prefix, as
+// `redis redis://cache:6379/0 prefix "sn:"`.
+func (f Fields) ID(backend string) string {
 	prefix := f.Prefix
 	if prefix == "" {
 		prefix = redisseq.DefaultPrefix
 	}
-	return fmt.Sprintf("%s %s prefix %q", backend, config.Redact(f.URL), prefix)
+	return strings.TrimPrefix(fmt.Sprintf("%s %s prefix %q", backend, config.Redact(f.URL), prefix), " ")
+}
+
+// Client returns the client of f's URL that the Build of t shares,
+// connecting once per Build: a new client must answer PING within t's
+// fetch timeout, before ctx is done, for a server that does not answer
+// would otherwise hold Build for the client's dial timeout times its
+// retries (minutes). The Build closes it.
+func (f Fields) Client(ctx context.Context, t *config.Target) (goredis.UniversalClient, error) {
+	return connect(ctx, t, f.URL)
 }
 
 // connect connects to rawURL once per Build. A new client must answer

@@ -7,6 +7,7 @@ import (
 	_ "github.com/sngen/sn/backend/bolt"
 	_ "github.com/sngen/sn/backend/etcd"
 	_ "github.com/sngen/sn/backend/redis"
+	_ "github.com/sngen/sn/backend/redis/strict"
 	_ "github.com/sngen/sn/backend/snowflake"
 	_ "github.com/sngen/sn/backend/sql"
 	_ "github.com/sngen/sn/backend/sqlite"
