@@ -2,7 +2,10 @@ package config_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sngen/sn/config"
@@ -87,5 +90,73 @@ func TestMemoryDriver(t *testing.T) {
 	st, err := d.Check(&config.Target{Name: "a", Sequence: config.Sequence{Backend: "memory"}})
 	if err != nil || st.ID != "memory" || st.Durable || len(st.Fields) != 0 {
 		t.Errorf("Check = %+v, %v; want ID memory, not durable, no fields", st, err)
+	}
+}
+
+// A ledger driver registers a URL scheme; a mistake in registering is the
+// program's, and panics.
+func TestRegisterLedgerPanics(t *testing.T) {
+	for _, tt := range []struct {
+		name, scheme string
+		d            config.LedgerDriver
+	}{
+		{"nil", "nilledger", nil},
+		{"upper case", "Ledger", nopLedger{}},
+		{"taken", "postgres", nopLedger{}},
+		{"empty", "", nopLedger{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("RegisterLedger(%q) did not panic", tt.scheme)
+				}
+			}()
+			config.RegisterLedger(tt.scheme, tt.d)
+		})
+	}
+	if got := fmt.Sprint(config.LedgerSchemes()); got != "[mysql postgres postgresql]" {
+		t.Errorf("LedgerSchemes = %s, want backend/sql's", got)
+	}
+}
+
+type nopLedger struct{}
+
+func (nopLedger) CheckLedger(*config.Target, string) (config.LedgerInfo, error) {
+	return config.LedgerInfo{}, nil
+}
+
+func (nopLedger) OpenLedger(context.Context, *config.Target, string) (config.Ledger, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// CheckLedger says which package to import for a well-known scheme not
+// linked, what a ledger looks like, and that a ledger's field needs a
+// ledger.
+func TestCheckLedger(t *testing.T) {
+	for _, tt := range []struct {
+		url  string
+		opts config.Options
+		want string
+	}{
+		{url: "etcds://u:pw@h1:2379/x/", want: `ledger "etcds://u:xxxxx@h1:2379/x/": no ledger driver for etcds is linked: import _ "github.com/sngen/sn/backend/etcd"`},
+		{url: "db.internal:5432", want: `ledger "db.internal:5432": want a URL such as postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379`},
+		{url: "oracle://db/x", want: `ledger "oracle://db/x": unknown scheme "oracle" (want etcd, etcds, mysql, postgres, postgresql: `},
+		{url: "", opts: config.Options{"table": "numbers"}, want: "table numbers is a ledger's setting: set ledger too"},
+		{url: "postgres://db/x", want: `no database/sql driver for PostgreSQL is linked: import _ "github.com/jackc/pgx/v5/stdlib"`},
+	} {
+		t.Run(tt.url, func(t *testing.T) {
+			target := &config.Target{Name: "a", Sequence: config.Sequence{Backend: "redis", Options: tt.opts}}
+			info, err := config.CheckLedger(target, tt.url)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckLedger(%q) = %v\nwant it to say %s", tt.url, err, tt.want)
+			}
+			if !slices.Contains(info.Fields, "table") {
+				t.Errorf("CheckLedger(%q) Fields = %q: want the fields of the registered ledgers, so that table is not also reported unused", tt.url, info.Fields)
+			}
+		})
+	}
+	info, err := config.CheckLedger(&config.Target{Name: "a"}, "")
+	if err != nil || fmt.Sprint(info.Fields) != "[table replication]" {
+		t.Errorf("CheckLedger without a ledger = %+v, %v", info, err)
 	}
 }
