@@ -21,10 +21,12 @@ TEMPLATE ?= @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
 REDOCLY ?= @redocly/cli@2.77.0
 
 # GO_OLDEST is the release every go.mod's go line names: the oldest Go sn
-# builds with. The suite runs with it (the go command fetches it through
-# the module proxy), so that the go line is a tested claim; vet, tidy and
-# the API check use the machine's Go.
+# builds with. Every target runs with it (the go command fetches it through
+# the module proxy), so that the go line is a tested claim, and the build
+# cache serves vet and the tests alike. GOTOOLCHAIN=local make test runs
+# with the machine's Go instead.
 GO_OLDEST := $(shell sed -n 's/^go //p' go.mod)
+export GOTOOLCHAIN ?= go$(GO_OLDEST)
 
 # MODULES are the modules of this repository, as go.work lists them: the
 # core (.), one per store or tool with a heavy client, the command, the
@@ -35,7 +37,7 @@ MODULES := $(shell awk '$$1 ~ /^\.\/?/ && NF == 1 {print $$1}' go.work)
 PKGS := ./... $(patsubst %,%/...,$(filter-out .,$(MODULES)))
 
 test: deps vet api lint-openapi
-	GOTOOLCHAIN=go$(GO_OLDEST) $(GO) test -race -count=1 -timeout 40m $(PKGS)
+	$(GO) test -race -count=1 -timeout 40m $(PKGS)
 
 deps:
 	@missing=""; \

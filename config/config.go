@@ -55,7 +55,8 @@
 // the sql backend issues from it alone, redis and redis-strict serve from
 // Redis ranges reserved from it. A backend in front of a ledger takes it as
 // a value ([Ledger], from [OpenLedger]), which the driver registered for
-// the ledger URL's scheme ([RegisterLedger]) opens:
+// the ledger URL's scheme ([RegisterLedger]) opens; this one needs
+// backend/redis, backend/sql and github.com/jackc/pgx/v5/stdlib imported:
 //
 //	store:
 //	  backend: redis
@@ -87,8 +88,10 @@
 // member stores taken in turn, number = value<<n | member
 // (sequence.Balanced). Each member is the template's sequence with the
 // member's fields replaced; with balanced, each member has its own queue.
-// Package backend registers the snowflake backend: time-ordered ids
-// (sequence/snowflake) whose worker id is leased from a Redis.
+// Package backend/snowflake registers the snowflake backend: time-ordered
+// ids (sequence/snowflake) whose worker id is leased from a ledger or a
+// Redis. This file needs backend/redis, backend/redis/strict, backend/sql
+// with a PostgreSQL driver, and backend/snowflake imported:
 //
 //	templates:
 //	  orders:

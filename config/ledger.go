@@ -105,13 +105,22 @@ func LedgerSchemes() []string {
 }
 
 // ledgerPackages names the packages whose ledger drivers are well known,
-// by scheme.
+// by scheme, and what else a program imports for them.
 var ledgerPackages = map[string]string{
-	"postgres":   "github.com/sngen/sn/backend/sql",
-	"postgresql": "github.com/sngen/sn/backend/sql",
-	"mysql":      "github.com/sngen/sn/backend/sql",
-	"etcd":       "github.com/sngen/sn/backend/etcd",
-	"etcds":      "github.com/sngen/sn/backend/etcd",
+	"postgres":   `"github.com/sngen/sn/backend/sql" and a PostgreSQL driver, _ "github.com/jackc/pgx/v5/stdlib"`,
+	"postgresql": `"github.com/sngen/sn/backend/sql" and a PostgreSQL driver, _ "github.com/jackc/pgx/v5/stdlib"`,
+	"mysql":      `"github.com/sngen/sn/backend/sql" and the MySQL driver, _ "github.com/go-sql-driver/mysql"`,
+	"etcd":       `"github.com/sngen/sn/backend/etcd"`,
+	"etcds":      `"github.com/sngen/sn/backend/etcd"`,
+}
+
+// knownLedgerFields are the fields of the well-known ledger drivers, by
+// scheme, accepted beside a ledger whose driver is not linked, so that its
+// table is not also reported as a field nobody reads.
+var knownLedgerFields = map[string][]string{
+	"postgres":   {"table", "replication"},
+	"postgresql": {"table", "replication"},
+	"mysql":      {"table", "replication"},
 }
 
 // ledgerDriver returns the driver of url's scheme, or an *Error for the
@@ -129,7 +138,7 @@ func ledgerDriver(url string) (LedgerDriver, error) {
 		return d, nil
 	}
 	if pkg, ok := ledgerPackages[scheme]; ok {
-		return nil, &Error{Field: "ledger", Err: fmt.Errorf("ledger %q: no ledger driver for %s is linked: import _ %q", Redact(url), scheme, pkg)}
+		return nil, &Error{Field: "ledger", Err: fmt.Errorf("ledger %q: no ledger driver for %s is linked: import _ %s", Redact(url), scheme, pkg)}
 	}
 	return nil, &Error{Field: "ledger", Err: fmt.Errorf("ledger %q: unknown scheme %q (want %s: %s)", Redact(url), scheme,
 		strings.Join(slices.Sorted(maps.Keys(ledgerPackages)), ", "), ledgerForms)}
@@ -155,7 +164,14 @@ func CheckLedger(t *Target, url string) (LedgerInfo, error) {
 	if url != "" {
 		d, err := ledgerDriver(url)
 		if err != nil {
-			return LedgerInfo{Fields: ledgerFields(t)}, err
+			scheme, _, _ := strings.Cut(strings.ToLower(url), "://")
+			fields := ledgerFields(t)
+			for _, f := range knownLedgerFields[scheme] {
+				if !slices.Contains(fields, f) {
+					fields = append(fields, f)
+				}
+			}
+			return LedgerInfo{Fields: fields}, err
 		}
 		info, err := d.CheckLedger(t, url)
 		// A field of another kind of ledger's (a SQL table beside an etcd

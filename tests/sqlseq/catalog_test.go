@@ -78,7 +78,7 @@ func catalogTemplate(i int) string {
 // templates when it made the rows; internal/engine's BenchmarkEnroll
 // measures what a new process adds, rebuilding them.
 //
-//	go test -run '^$' -bench EnrollLedger ./sequence/sqlseq
+//	go test -run '^$' -bench EnrollLedger ./tests/sqlseq
 func BenchmarkEnrollLedger(b *testing.B) {
 	ctx := context.Background()
 	pg := postgresBackend()

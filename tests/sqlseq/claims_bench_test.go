@@ -13,7 +13,7 @@ import (
 // The claim and the settle of one idempotency key, a new key each time:
 // what a keyed request adds on a SQL ledger.
 //
-//	go test -run '^$' -bench ClaimSettle ./sequence/sqlseq
+//	go test -run '^$' -bench ClaimSettle ./tests/sqlseq
 func BenchmarkClaimSettle(b *testing.B) {
 	ctx := context.Background()
 	for _, be := range backends() {

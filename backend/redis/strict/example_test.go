@@ -25,5 +25,5 @@ templates:
 	fmt.Println(cfg.Validate())
 	// Output:
 	// config: line 4: template "orders": sequence.path: path "sn.db": a file is one machine's, and behind a Redis that several machines share it repeats numbers once Redis loses its data: set ledger to a database every machine shares (postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or etcd://host1:2379,host2:2379,host3:2379), or single_host: true if one host alone uses this Redis
-	// config: line 5: template "refunds": sequence.ledger: ledger "postgres://sn:xxxxx@db.internal/shop": no ledger driver for postgres is linked: import _ "github.com/sngen/sn/backend/sql"
+	// config: line 5: template "refunds": sequence.ledger: ledger "postgres://sn:xxxxx@db.internal/shop": no ledger driver for postgres is linked: import _ "github.com/sngen/sn/backend/sql" and a PostgreSQL driver, _ "github.com/jackc/pgx/v5/stdlib"
 }
