@@ -1,13 +1,9 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -19,97 +15,22 @@ import (
 	_ "github.com/sngen/sn/backend/bolt"
 	_ "github.com/sngen/sn/backend/snowflake"
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/internal/servertest"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/journal"
 	"github.com/sngen/sn/server"
 	"github.com/sngen/sn/wire"
 )
 
-const testToken = "0123456789abcdef0123456789abcdef"
+// The helpers of the tests, in package servertest, which module tests
+// shares.
+var (
+	start       = servertest.Start
+	startConfig = servertest.StartConfig
+	call        = servertest.Call
+)
 
-// start serves a Set of a few templates on a bbolt file, on 127.0.0.1.
-func start(t *testing.T, opts server.Options) (*httptest.Server, *config.Set) {
-	t.Helper()
-	return startConfig(t, `
-store: {backend: bolt, path: sn.db}
-templates:
-  orders:   {template: "SN-@<seq, width=8>-@<checksum, algo=luhn>"}
-  invoices: {template: "INV/@<date, format=yyyy>/@<seq, width=5, reset=year>"}
-  tickets:  {template: "@<customer, chars=A-Z, maxlen=4>-@<seq>"}
-  tiny:     {template: "T@<seq, width=1>", floor: 8}
-`, opts)
-}
-
-// startConfig serves the Set of a config, on 127.0.0.1.
-func startConfig(t *testing.T, yaml string, opts server.Options) (*httptest.Server, *config.Set) {
-	t.Helper()
-	cfg, err := config.Decode([]byte(yaml), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := cfg.Build(t.Context(), config.WithDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
-	s, err := server.New(set, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return ts, set
-}
-
-// call sends a request with body (JSON-encoded unless a string) and
-// decodes the answer into out; it returns the status.
-func call(t *testing.T, ts *httptest.Server, method, path string, body any, out any, header ...string) (int, http.Header) {
-	t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(j)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, ts.URL+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if method == "POST" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		if header[i] == "Host" {
-			req.Host = header[i+1]
-			continue
-		}
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("%s %s: Content-Type %q, body %s", method, path, ct, data)
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s %s: %v in %s", method, path, err, data)
-		}
-	}
-	return resp.StatusCode, resp.Header
-}
+const testToken = servertest.Token
 
 func TestIssue(t *testing.T) {
 	ts, _ := start(t, server.Options{})
