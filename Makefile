@@ -1,6 +1,7 @@
 # make test   installs what the tests need (redis-server, postgresql,
-#             mariadb-server, etcd-server, redis-sentinel, chromium, nodejs/npm
-#             and python3, via apt-get when missing), then
+#             mariadb-server, etcd-server, redis-sentinel, chromium, nodejs/npm,
+#             python3, buildah and systemd's systemd-analyze, via apt-get when
+#             missing), then
 #             checks that every module's go.mod is tidy, runs vet, compares
 #             each module's API with its last tag, lints the service's OpenAPI document with an outside
 #             tool (@redocly/cli, through npx) and runs the whole suite under
@@ -10,12 +11,13 @@
 #             root); nothing has to be running beforehand, and the
 #             packages' own services are not used.
 # make run    prints five numbers from the command line tool.
+# make image  builds the container image (deploy/Containerfile).
 
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEMPLATE ?= @<ownerKey, value=SN>-@<seq, width=8>-@<checksum, algo=luhn>
 
-.PHONY: test deps vet api lint-openapi run bench bench-all fuzz
+.PHONY: test deps vet api lint-openapi run image bench bench-all fuzz
 
 # REDOCLY is the OpenAPI linter, pinned; it needs Node.js 20.19 or later.
 REDOCLY ?= @redocly/cli@2.77.0
@@ -49,8 +51,10 @@ deps:
 	{ command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1 || missing="$$missing chromium"; \
 	{ command -v node && command -v npx; } >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
+	command -v buildah >/dev/null 2>&1 || missing="$$missing buildah"; \
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	if [ -n "$$missing" ]; then \
-		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB, etcd and browser tests and the OpenAPI lint)"; \
+		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB, etcd, browser, image and unit tests and the OpenAPI lint)"; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			$(SUDO) apt-get update -qq && \
 			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall $$missing >/dev/null; \
@@ -64,6 +68,8 @@ deps:
 	@chromium --version 2>/dev/null || chromium-browser --version 2>/dev/null || google-chrome --version
 	@echo "node $$(node --version)"
 	@python3 --version
+	@buildah --version
+	@systemd-analyze --version | head -n 1
 
 # vet also fails on an untidy go.mod or go.sum: what the module requires
 # is what its packages and tests import.
@@ -83,6 +89,11 @@ lint-openapi:
 
 run:
 	$(GO) run ./cmd/sn next -t '$(TEMPLATE)' -n 5
+
+# image builds the container image of deploy/Containerfile (sn, static, on
+# scratch) as localhost/sn:latest, with buildah or podman.
+image:
+	deploy/build-image
 
 # bench runs sn against its peers, interleaved in rounds, and prints the
 # table bench/README.md shows; then sn serve against a bare net/http

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sngen/sn"
 	"github.com/sngen/sn/config"
+	"github.com/sngen/sn/parser"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/redisseq"
 )
@@ -106,7 +107,7 @@ func (f *flags) parse(args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usagef(f.cmd, "%v", err)
+			return nil, usagef(f.cmd, "%v%s", err, f.didYouMean(err))
 		}
 		rest := f.fs.Args()
 		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
@@ -331,4 +332,27 @@ func defaultStorePath() (string, error) {
 		return "", fmt.Errorf("creating the store's directory: %w (give another store with --store PATH)", err)
 	}
 	return filepath.Join(dir, "sn.db"), nil
+}
+
+// didYouMean suggests, for a flag the command does not define, the
+// closest one it does.
+func (f *flags) didYouMean(err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	dashes := "--"
+	if strings.HasPrefix(name, "-") && !strings.HasPrefix(name, "--") && len(name) == 2 {
+		dashes = "-"
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	f.fs.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+	if best := parser.Closest(name, names); best != "" {
+		if len(best) == 1 {
+			dashes = "-"
+		}
+		return fmt.Sprintf(", did you mean %s%s?", dashes, best)
+	}
+	return ""
 }

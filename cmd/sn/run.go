@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sngen/sn/parser"
 )
 
 // Exit statuses.
@@ -73,6 +77,7 @@ var commands = map[string]func(*env, []string) error{
 	"void":     cmdVoid,
 	"prune":    cmdPrune,
 	"keygen":   cmdKeygen,
+	"health":   cmdHealth,
 	"version":  cmdVersion,
 }
 
@@ -115,6 +120,9 @@ func dispatch(e *env, args []string) error {
 		}
 		if name == "check" {
 			return usagef("", "unknown command %q: sn validate checks numbers (as Generator.Validate and POST .../validate do)", name)
+		}
+		if best := parser.Closest(name, slices.Sorted(maps.Keys(commands))); best != "" {
+			return usagef("", "unknown command %q, did you mean %q?", name, best)
 		}
 		return usagef("", "unknown command %q", name)
 	}

@@ -15,13 +15,15 @@ var flagHelp = map[string]string{
 	"n": `-n COUNT                 how many numbers`,
 	"listen": `--listen HOST:PORT       the address to serve on (default: the config's
                            serve.listen, or 127.0.0.1:8080)`,
-	"tls":    `--tls-cert, --tls-key    serve HTTPS with this certificate and key (PEM files)`,
-	"var":    `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
-	"key":    `--key KEY                a counter key, as sn parse and sn series print it`,
-	"from":   `--from N, --to N         the numbers to account for (default: 1 to the mark)`,
-	"to":     `--to N                   (see --from)`,
-	"all":    `--all                    print the issued runs too`,
-	"anchor": `--anchor RECORD:HASH     a record and hash sn verify printed before; repeatable`,
+	"tls":     `--tls-cert, --tls-key    serve HTTPS with this certificate and key (PEM files)`,
+	"url":     `--url URL                the address to ask (default ` + defaultHealthURL + `)`,
+	"timeout": `--timeout DURATION       how long to wait for the answer (default 5s)`,
+	"var":     `--var NAME=VALUE         a per-call variable, printed by @<NAME>; repeatable`,
+	"key":     `--key KEY                a counter key, as sn parse and sn series print it`,
+	"from":    `--from N, --to N         the numbers to account for (default: 1 to the mark)`,
+	"to":      `--to N                   (see --from)`,
+	"all":     `--all                    print the issued runs too`,
+	"anchor":  `--anchor RECORD:HASH     a record and hash sn verify printed before; repeatable`,
 	"public-key": `--public-key FILE        the public key (PEM, from sn keygen) whose signature
                            a pruned journal's first record must carry; repeatable`,
 	"seal-key": `--seal-key FILE          the private key (PEM, from sn keygen) that signs the
@@ -247,6 +249,16 @@ the public key sn verify and sn gaps check a pruned journal with (give it
 to the auditor). It never overwrites a file.`,
 		examples: []string{`sn keygen --out /run/secrets/sn-seal`},
 	},
+	"health": {
+		synopsis: "sn health [--url URL] [--timeout DURATION]",
+		summary:  "ask a running sn serve whether it is ready (a container's health check)",
+		flags:    []string{"url", "timeout"},
+		more: `Exits 0 when the URL (default ` + defaultHealthURL + `, sn serve's readiness:
+every store answers) answers 200, and 1 otherwise, with the answer. The image
+of sn has no shell and no curl: its HEALTHCHECK runs this. /healthz answers
+while the process runs, /readyz while its stores do.`,
+		examples: []string{`sn health`, `sn health --url https://sn.internal:8443/healthz --timeout 2s`},
+	},
 	"version": {
 		synopsis: "sn version",
 		summary:  "print the version of sn and the revision it was built from",
@@ -272,7 +284,7 @@ lets requests in flight finish (up to 30s), then closes the stores.`,
 	},
 }
 
-var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "prune", "keygen", "serve", "version"}
+var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "prune", "keygen", "serve", "health", "version"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {
