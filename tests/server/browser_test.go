@@ -192,3 +192,28 @@ func (w *pageWatch) check(t *testing.T) {
 		t.Errorf("the page asked for what the server does not serve: %q", foreign)
 	}
 }
+
+// The monitor page opened with a token that may not read it says so, and
+// offers the form for another: the server answered 403, it is not gone.
+func TestMonitorPageForbidden(t *testing.T) {
+	ts, _ := startScoped(t)
+	ctx := browser(t)
+	page := watchPage(t, ctx, ts.URL)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/monitor#token="+url.QueryEscape(secret("shop-issue")))); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(`#status[data-answered="403"]`)), chromedp.WaitVisible(chromedp.CSS("#login"))); err != nil {
+		html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("body")))
+		t.Fatalf("waiting for the refusal: %v\npage: %.2000s", err, html)
+	}
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(status, "this token may not read the monitor") || !strings.Contains(status, "monitor action") || strings.Contains(status, "does not answer") {
+		t.Errorf("status with an issue-only token: %q", status)
+	}
+	page.check(t)
+}
