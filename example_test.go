@@ -463,3 +463,17 @@ func ExampleGenerator_CheckKey() {
 	// <nil>
 	// sn: sequence: invalid argument: counter key "D@<date>-@<seq, reset=day>|2026-02-30": "2026-02-30" is not a period of reset=day (want <yyyy-MM-dd>)
 }
+
+// A service that receives numbers another issues checks them with no
+// sequence of its own.
+func ExampleCheckOnly() {
+	g := sn.MustNew(`SN-@<seq, width=8>-@<checksum, algo=luhn>`, sn.CheckOnly())
+	fmt.Println(g.Validate("SN-00000001-8"))
+	fmt.Println(g.Validate("SN-00000001-3") != nil)
+	_, err := g.Next(context.Background())
+	fmt.Println(errors.Is(err, errors.ErrUnsupported))
+	// Output:
+	// <nil>
+	// true
+	// true
+}

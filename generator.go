@@ -76,7 +76,7 @@ func New(template string, opts ...Option) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := engine.Compile(template, engine.Config{Seqs: seqs, Exprs: exprs, Clock: o.clock, Retention: o.retention, Keys: o.keys, Name: o.name})
+	pl, err := engine.Compile(template, engine.Config{Seqs: seqs, Exprs: exprs, Clock: o.clock, Retention: o.retention, Keys: o.keys, Name: o.name, Unissued: o.checkOnly})
 	if err != nil {
 		return nil, publicError(err)
 	}

@@ -23,6 +23,7 @@ type options struct {
 	middleware []Middleware
 	name       string
 	profiles   []string
+	checkOnly  bool
 	errs       []error
 }
 
@@ -157,4 +158,16 @@ func WithRegistry(r *Registry) Option {
 // say. Names are for people; a template is known by what it prints.
 func WithName(name string) Option {
 	return func(o *options) { o.name = name }
+}
+
+// CheckOnly makes a Generator that checks, parses and explains numbers
+// ([Generator.Validate], [Generator.Parse], [Explain]) and never issues
+// them, for a service that receives numbers another one issued: a
+// sequence part that no [WithSequence] and no registry gives (@<seq>, or
+// a part with width=, key=, reset= or another argument only a sequence
+// takes) is then not an error at New. The template is proven as any
+// other; its Next, Issue and Append return an error wrapping
+// errors.ErrUnsupported.
+func CheckOnly() Option {
+	return func(o *options) { o.checkOnly = true }
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -43,6 +44,11 @@ type Config struct {
 	// Recorded says the template comes from a store's catalog, where it
 	// was proven when it was recorded: Compile does not prove it again.
 	Recorded bool
+	// Unissued makes a sequence part that no Seqs entry gives (named seq,
+	// or with an argument only a sequence takes) one whose sequence
+	// refuses to issue, instead of an error: for a Generator that checks
+	// numbers and never issues them (sn.CheckOnly).
+	Unissued bool
 }
 
 // MaxVarLen is the largest maxlen= of a variable, in bytes.
@@ -169,6 +175,13 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 				return p, c.errAt(d.NameOffset, "unknown name %q: did you mean %s? (to print a per-call variable named %s, write @<%s, var>)", d.Name, m, d.Name, d.Name)
 			}
 		}
+		_, setter := args["value"]
+		if _, explicit := args["var"]; !explicit && !setter && (d.Name == "seq" || hasSeqArg(args)) && c.cfg.Unissued {
+			if err := c.seqPart(&p, unissued(d.Name), args); err != nil {
+				return p, c.causeAt(d.NameOffset, d.Name, err)
+			}
+			return p, nil
+		}
 		if _, explicit := args["var"]; !explicit && (d.Name == "seq" || hasSeqArg(args)) {
 			if _, setter := args["value"]; !setter {
 				return p, c.errAt(d.NameOffset, "no sequence %q: forgotten sn.WithSequence(%q, ...)? Every sequence is given by name: sequence.NewMemory() in tests, a durable store (boltseq, sqlseq, redisseq) for real numbers (to print a per-call variable named %s, write @<%s, var>)",
@@ -192,6 +205,15 @@ func (c *compiler) dynamic(d *parser.Dynamic) (Part, error) {
 		return p, c.causeAt(off, d.Name, err)
 	}
 	return p, nil
+}
+
+// unissued is the sequence of a part that Config.Unissued made: it
+// refuses to issue.
+type unissued string
+
+// Next refuses, wrapping errors.ErrUnsupported.
+func (u unissued) Next(context.Context, string) (int64, error) {
+	return 0, fmt.Errorf("sn: sequence %q: this Generator was made with sn.CheckOnly: it checks, parses and explains numbers, and issues none: %w", string(u), errors.ErrUnsupported)
 }
 
 // hasSeqArg reports whether args hold an argument only a sequence takes.
