@@ -41,7 +41,8 @@
 // and which number printed it. Each part describes the strings it prints:
 // literal text; digits of a fixed or minimum width; dates with their real
 // ranges (months 01-12, years 0000-9999); a variable's characters (chars=,
-// by default anything but the template's literal characters) and length
+// by default anything but the literal text right after it, or, when the
+// proof needs it, the template's literal characters) and length
 // (maxlen=); check characters of their algorithm's alphabet; a custom
 // expression's Pattern (without one, any text). The template prints their
 // concatenation, and New looks for a string that splits into parts in two
@@ -116,9 +117,12 @@
 //     ownerKey names the counter.
 //   - @<NAME> prints the per-call variable NAME, verbatim, once per
 //     template; maxlen=1..256 bounds its bytes, chars=CLASS its characters
-//     (such as 0-9A-Z; by default anything but the template's literal
-//     characters), and var makes a name that is also an expression's a
-//     variable.
+//     (such as 0-9A-Z, or ^- for all but "-"; by default anything printable
+//     but the literal text right after it, so INV-@<company>- takes INITECH;
+//     where the proof needs every literal character kept out and that keeps
+//     out a letter or a digit, New refuses the template with the chars= to
+//     write, rather than a value at its first number), and var makes a name
+//     that is also an expression's a variable.
 //   - @<seq> (any sequence given) prints the next number: width=1..19
 //     zero-pads it, overflow=error (the default: a number with more digits
 //     is an error wrapping [ErrOverflow], and skipped) or grow; key=VAR

@@ -73,11 +73,43 @@ func Compile(template string, cfg Config) (*Plan, error) {
 	if cfg.Retention == 0 {
 		cfg.Retention = DefaultRetention
 	}
-	c := &compiler{cfg: cfg, tpl: tpl, pl: &Plan{src: template, canonical: tpl.String(), clock: cfg.Clock, owner: -1}}
-	if err := c.compile(); err != nil {
+	// A variable without chars= first keeps out only the characters of the
+	// literal text right after it, which ends it: "INV-@<company>-..."
+	// takes INITECH. When the proof finds that ambiguous, it keeps out
+	// every character of the template's literal text, as it always did.
+	c := &compiler{cfg: cfg, tpl: tpl, pl: &Plan{src: template, canonical: tpl.String(), clock: cfg.Clock, owner: -1}, narrow: true}
+	err = c.compile()
+	var amb *Ambiguity
+	if err != nil && c.narrowed && errors.As(err, &amb) {
+		c = &compiler{cfg: cfg, tpl: tpl, pl: &Plan{src: template, canonical: tpl.String(), clock: cfg.Clock, owner: -1}}
+		if err = c.compile(); err == nil && !cfg.Recorded {
+			err = c.ordinary()
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return c.pl, nil
+}
+
+// ordinary refuses, at New, a variable without chars= whose characters
+// keep out letters or digits for the literal text around it (the narrow
+// rule was ambiguous): values of ordinary codes would otherwise be refused
+// one by one, at the first number of each, in production. It names the
+// characters and the chars= that keeps them out knowingly.
+func (c *compiler) ordinary() error {
+	letters := lang.NewSet(lang.Range{Lo: '0', Hi: '9'}, lang.Range{Lo: 'A', Hi: 'Z'}, lang.Range{Lo: 'a', Hi: 'z'})
+	for i := range c.pl.parts {
+		p := &c.pl.parts[i]
+		if p.Kind != Var || p.charsArg != "" {
+			continue
+		}
+		if out := letters.Minus(p.chars); len(out) > 0 {
+			return c.errAt(c.nodes[i].NameOffset, "variable %s: the template is proven only if %s keeps out the characters %s of its literal text, so a value with one of them would be refused at its first number: give chars= the characters its values take, or chars=^%s to keep them out knowingly",
+				p.Name, p.Name, out.String(), lang.Runes(p.seps).String())
+		}
+	}
+	return nil
 }
 
 type compiler struct {
@@ -88,6 +120,10 @@ type compiler struct {
 	// century lists the sequences whose reset period is read from a yy
 	// date without a window, with that date.
 	century [][2]int
+	// narrow keeps out of a variable without chars= only the characters of
+	// the literal text right after it (see separators); narrowed says
+	// that a variable took more characters for it.
+	narrow, narrowed bool
 }
 
 func (c *compiler) errAt(off int, format string, a ...any) error {
@@ -458,7 +494,9 @@ func varPart(p *Part, args expression.Args) error {
 
 // separators keeps the template's literal characters out of the variables
 // that do not say which characters they take (chars=): so that
-// "@<area>-@<unit>" cannot read "a-b-c" two ways. Such variables take
+// "@<area>-@<unit>" cannot read "a-b-c" two ways. Narrow, it keeps out only
+// those of the literal text right after each variable, which ends it, and
+// the proof decides whether that is enough. Such variables take
 // printable characters only (lang.Printable): no newline, NUL or bidi
 // override in a number.
 func (c *compiler) separators() {
@@ -470,8 +508,21 @@ func (c *compiler) separators() {
 	}
 	seps := lang.Runes(lits.String())
 	for i := range c.pl.parts {
-		if p := &c.pl.parts[i]; p.Kind == Var && p.charsArg == "" {
-			p.chars, p.seps = lang.Printable.Minus(seps), lits.String()
+		p := &c.pl.parts[i]
+		if p.Kind != Var || p.charsArg != "" {
+			continue
+		}
+		p.chars, p.seps = lang.Printable.Minus(seps), lits.String()
+		if !c.narrow {
+			continue
+		}
+		next := ""
+		if i+1 < len(c.pl.parts) && c.pl.parts[i+1].Kind == Text {
+			next = c.pl.parts[i+1].Lit
+		}
+		if next != lits.String() {
+			p.chars, p.seps = lang.Printable.Minus(lang.Runes(next)), next
+			c.narrowed = true
 		}
 	}
 }

@@ -1382,3 +1382,4 @@ func TestCheckSetCandidates(t *testing.T) {
 		t.Errorf("CheckSet of 10,006 templates = %v; want t1 and nested refused", err)
 	}
 }
+
