@@ -1382,4 +1382,3 @@ func TestCheckSetCandidates(t *testing.T) {
 		t.Errorf("CheckSet of 10,006 templates = %v; want t1 and nested refused", err)
 	}
 }
-

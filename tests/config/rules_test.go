@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/sngen/sn/config"
 	"github.com/sngen/sn/sequence"
 	"github.com/sngen/sn/sequence/boltseq"
