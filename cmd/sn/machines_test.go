@@ -276,6 +276,7 @@ func TestMachinesFailover(t *testing.T) {
 				f.calm.Store(true)
 			}
 			var left string
+			var stale int64 // the last number of the range the replica saw issued
 			redistest.Detach(t, replica, master, func(ctx context.Context, rr *redis.Client) bool {
 				r, err := rr.HMGet(ctx, "sn:{SN@<seq>}:range", "cur", "max").Result()
 				if err != nil {
@@ -283,7 +284,7 @@ func TestMachinesFailover(t *testing.T) {
 				}
 				cur, _ := strconv.ParseInt(fmt.Sprint(r[0]), 10, 64)
 				hi, _ := strconv.ParseInt(fmt.Sprint(r[1]), 10, 64)
-				left = fmt.Sprintf("%d..%d", cur+1, hi)
+				left, stale = fmt.Sprintf("%d..%d", cur+1, hi), cur
 				return cur < hi
 			})
 			t.Logf("the replica lags with numbers %s left in its range", left)
@@ -294,7 +295,23 @@ func TestMachinesFailover(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// The master goes on past what the replica saw issued, so that
+			// the replica's range holds numbers the master printed: on a
+			// busy machine that takes longer than on a quiet one, so wait
+			// for it (boundedly) rather than for a time. With replicas: 1
+			// the master issues nothing once its replica is gone.
 			time.Sleep(700 * time.Millisecond)
+			mc := master.Client(t)
+			for deadline := time.Now().Add(60 * time.Second); tc.replicas == 0; {
+				cur, err := mc.HGet(context.Background(), "sn:{SN@<seq>}:range", "cur").Int64()
+				if err == nil && cur > stale+50 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the master issued nothing past %d in 60 s (cur %d, %v);%s", stale, cur, err, f.summary())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 			master.Kill(t)
 			if tc.replicas > 0 {
 				// The promoted server gets a replica of its own, which

@@ -18,16 +18,16 @@ func TestBalancedRedis(t *testing.T) {
 	srvA, srvB := redistest.Start(t), redistest.Start(t)
 	dir := t.TempDir()
 	cfg := &config.Config{
-		Store: config.Sequence{Backend: "redis-strict", Step: 50, Queued: &config.Queue{Lead: "5ms", Max: 64}, Options: config.Options{"single_host": true}},
+		Store: config.Sequence{Backend: "redis-strict", Step: 50, FetchTimeout: "30s", Queued: &config.Queue{Lead: "5ms", Max: 64}, Options: config.Options{"single_host": true}},
 		Templates: map[string]config.Template{
 			"o": {Template: "@<ownerKey, value=O>@<seq>", Floor: 500, Sequence: config.Sequence{Balanced: &config.Balance{
-				Rescue: "100ms", Timeout: "3s",
+				Rescue: "100ms", Timeout: "20s",
 				Members: []config.Sequence{{Options: config.Options{"url": "redis://" + srvA.Addr() + "/0", "path": "a.db"}}, {Options: config.Options{"url": "redis://" + srvB.Addr() + "/0", "path": "b.db"}}},
 			}}},
 			// The same counters (the same members in the same order, the
 			// same counter key), behind queues of one number.
 			"p": {Template: "@<ownerKey, value=O>@<seq>", Sequence: config.Sequence{Queued: &config.Queue{Min: 1, Max: 1}, Balanced: &config.Balance{
-				Rescue: "100ms", Timeout: "3s",
+				Rescue: "100ms", Timeout: "20s",
 				Members: []config.Sequence{{Options: config.Options{"url": "redis://" + srvA.Addr() + "/0", "path": "a.db"}}, {Options: config.Options{"url": "redis://" + srvB.Addr() + "/0", "path": "b.db"}}},
 			}}},
 		},
