@@ -47,7 +47,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	snBin = filepath.Join(dir, "sn")
-	build := exec.Command("go", "build", "-o", snBin, ".")
+	// Static, as the image holds it (TestImage puts this one in): one
+	// build for both.
+	build := exec.Command("go", "build", "-trimpath", "-o", snBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building sn:", err)
