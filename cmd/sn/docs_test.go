@@ -212,6 +212,9 @@ func runProgram(t *testing.T, root string, b block) {
 }
 
 // runShell runs the commands of b with bash, sn first on PATH.
+// loopbackPort matches an address on the loopback interface with a port.
+var loopbackPort = regexp.MustCompile(`127\.0\.0\.1:[0-9]{2,5}`)
+
 func runShell(t *testing.T, root string, b block) {
 	var script strings.Builder
 	script.WriteString("set -e -o pipefail\n")
@@ -228,10 +231,20 @@ func runShell(t *testing.T, root string, b block) {
 		script.WriteString(strings.Replace(line, "go run ./cmd/sn ", "sn ", 1) + "\n")
 	}
 	script.WriteString("wait || true\n") // for what the block started in the background, and killed
+	// The ports the docs show (127.0.0.1:18080) are free ones of this run,
+	// each the same through the block: two suites on one machine must not
+	// meet on them.
+	ports := map[string]string{}
+	text := loopbackPort.ReplaceAllStringFunc(script.String(), func(addr string) string {
+		if _, ok := ports[addr]; !ok {
+			ports[addr] = freePort(t)
+		}
+		return ports[addr]
+	})
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd := exec.CommandContext(ctx, "bash", "-c", text)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
