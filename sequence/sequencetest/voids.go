@@ -12,7 +12,9 @@ import (
 )
 
 // VoidsAhead draws numbers of key with next on one goroutine while three
-// others void, through j, numbers just above the last drawn, for d. It
+// others void, through j, numbers just above the last drawn, for d, and
+// longer (up to 30 d) until 100 numbers are drawn and a void is accepted:
+// a busy machine draws fewer in d. It
 // returns how many numbers were drawn, how many voids were accepted,
 // and how many numbers were voided and then drawn by a call that began
 // after the void was accepted: a void that did not hold. Every event
@@ -74,7 +76,17 @@ func VoidsAhead(t *testing.T, next func(ctx context.Context) (int64, error), j j
 			}
 		})
 	}
+	// At least d, and on a busy machine on until 100 numbers are drawn and
+	// a void is accepted, so that the count can tell (up to 30 d).
 	time.Sleep(d)
+	for end := time.Now().Add(29 * d); time.Now().Before(end); time.Sleep(d / 20) {
+		mu.Lock()
+		enough := len(drawnAt) >= 100 && len(voidedAt) > 0
+		mu.Unlock()
+		if enough {
+			break
+		}
+	}
 	close(stop)
 	wg.Wait()
 	for v, at := range voidedAt {
