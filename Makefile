@@ -52,6 +52,7 @@ deps:
 	{ command -v node && command -v npx; } >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3"; \
 	command -v buildah >/dev/null 2>&1 || missing="$$missing buildah"; \
+	[ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
 	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing (needed by the Redis, PostgreSQL, MariaDB, etcd, browser, image and unit tests and the OpenAPI lint)"; \
