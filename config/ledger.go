@@ -95,13 +95,7 @@ func RegisterLedger(scheme string, d LedgerDriver) {
 func LedgerSchemes() []string {
 	ledgersMu.RLock()
 	defer ledgersMu.RUnlock()
-	return slices.Sorted(func(yield func(string) bool) {
-		for s := range ledgers {
-			if !yield(s) {
-				return
-			}
-		}
-	})
+	return slices.Sorted(maps.Keys(ledgers))
 }
 
 // ledgerPackages names the packages whose ledger drivers are well known,

@@ -301,13 +301,7 @@ func parseLayout(s fields, now time.Time) (l snowflake.Layout, name string, expl
 		bits[i] = n
 	}
 	if len(bits) != 3 {
-		presets := slices.Sorted(func(yield func(string) bool) {
-			for k := range layouts {
-				if !yield(k) {
-					return
-				}
-			}
-		})
+		presets := slices.Sorted(maps.Keys(layouts))
 		if best := parser.Closest(strings.ToLower(name), presets); best != "" {
 			bad("layout", "layout %q: unknown, did you mean %q? (want %s)", s.Layout, best, layoutForms)
 		} else {
