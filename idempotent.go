@@ -36,11 +36,24 @@ func (g *Generator) idempotent(next IssueFunc) IssueFunc {
 		if r.IdempotencyKey == "" {
 			return next(ctx, b, r)
 		}
+		holds := engine.HoldsOf(ctx)
 		nums, err := g.replay(ctx, r, func(ctx context.Context, r Request) ([]string, error) {
 			var nb Batch
 			err := next(ctx, &nb, r)
-			return nb.Strings(), err
+			nums := nb.Strings()
+			if holds != nil && err == nil {
+				// A hold's answer is its number and its deadline.
+				nums = append(nums, holds.Deadline.UTC().Format(time.RFC3339Nano))
+			}
+			return nums, err
 		})
+		if holds != nil && len(nums) == 2 {
+			d, derr := time.Parse(time.RFC3339Nano, nums[1])
+			if derr != nil {
+				return fmt.Errorf("sn: idempotency key %q: the hold recorded has no deadline: %v", r.IdempotencyKey, derr)
+			}
+			holds.Deadline, nums = d, nums[:1]
+		}
 		for _, s := range nums {
 			b.buf = append(b.buf, s...)
 			b.ends = append(b.ends, len(b.buf))
@@ -75,6 +88,12 @@ func (g *Generator) replay(ctx context.Context, r Request, issue func(ctx contex
 	// with the first one's numbers. A claim an earlier release recorded
 	// has the digest of what alone (legacy), and still answers.
 	legacyDigest := requestDigest(r)
+	if h := engine.HoldsOf(ctx); h != nil {
+		// A hold is another request than a draw under the same key.
+		id += "\x00hold"
+		legacy = id
+		legacyDigest = "hold " + h.TTL.String() + " " + legacyDigest
+	}
 	digest := scopedDigest(legacyDigest, g.name, ActorOf(ctx))
 	var tb [16]byte
 	_, _ = rand.Read(tb[:])

@@ -220,6 +220,31 @@ func (t *Generator) Void(ctx context.Context, s, reason string) error {
 	return t.c.do(ctx, http.MethodPost, t.path+"/void", wire.VoidRequest{Number: s, Reason: reason}, &out)
 }
 
+// Hold holds the next number of a gapless template for r, for ttl, as
+// sn.Generator.Hold does, and returns it with its deadline; r.N is
+// ignored. Commit it, or Void it, by the deadline. It is retried like Issue, with
+// r.IdempotencyKey or a key of its own, so that a retry gets the same
+// hold.
+func (t *Generator) Hold(ctx context.Context, r Request, ttl time.Duration) (wire.HoldResponse, error) {
+	req := wire.HoldRequest{Vars: r.Vars, TTL: ttl.String()}
+	if !r.At.IsZero() {
+		req.At = r.At.Format(time.RFC3339Nano)
+	}
+	key := r.IdempotencyKey
+	if key == "" {
+		key = newKey()
+	}
+	var out wire.HoldResponse
+	err := t.c.retry(ctx, t.path+"/hold", key, req, &out)
+	return out, err
+}
+
+// Commit makes s, a number the template held, final.
+func (t *Generator) Commit(ctx context.Context, s string) error {
+	var out wire.CommitResponse
+	return t.c.do(ctx, http.MethodPost, t.path+"/commit", wire.CommitRequest{Number: s}, &out)
+}
+
 // newKey returns a random idempotency key: 32 hexadecimal digits.
 func newKey() string {
 	var b [16]byte

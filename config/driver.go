@@ -76,6 +76,14 @@ type StoreInfo struct {
 	// template's floor instead of letting [Config.Build] fail on it.
 	NoFloor bool
 
+	// Gapless is true when the sequence the backend opens for the
+	// target draws every number without a gap, one at a time, in a
+	// transaction of its store ([sequence.Transactor],
+	// [sequence.Continuous]): what a target whose profile demands an
+	// unbroken series ([Target.Gapless]) needs. [Config.Validate] refuses
+	// such a target whose StoreInfo does not say so.
+	Gapless bool
+
 	// Bits, when not 0, is how many low bits every number of the backend
 	// fits in, such as a snowflake layout's 63. A member of a balanced
 	// sequence of 2^n members needs n bits for its index beside its
@@ -104,6 +112,13 @@ type Target struct {
 	// memory backend) keeps one per tenant instead.
 	Tenant string
 
+	// Profile is the template's legal profile ([Template.Profile]), ""
+	// for none. A backend whose store can draw every number without a
+	// gap (sql) opens a gapless sequence for a target whose profile
+	// demands one ([Target.Gapless]) and says so in [StoreInfo].Gapless;
+	// the others ignore it, and the template is refused.
+	Profile string
+
 	// Exact asks for a sequence that reserves in its store exactly the
 	// numbers each call asks for, instead of blocks of them. See
 	// [WithExact].
@@ -116,6 +131,11 @@ type Target struct {
 
 	shares *shares // the Build's; nil in Check
 }
+
+// Gapless reports whether t's profile demands an unbroken series
+// ("gapless", "fr-continuous"): the driver opens a sequence that draws
+// each number in a transaction, never from a block, if it can.
+func (t *Target) Gapless() bool { return t.Profile == "gapless" || t.Profile == "fr-continuous" }
 
 // Abs returns path resolved against t.Dir, as an absolute path.
 func (t *Target) Abs(path string) (string, error) {

@@ -163,6 +163,7 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 		}
 		tenv := env
 		tenv.Tenant = t.Tenant
+		tenv.Profile = t.Profile
 		p, store, perrs := planSequence(tenv, name, "sequence", own, seq, len(ownBad) == 0 && len(storeBad) == 0 && !tenantBad[t.Tenant])
 		errs = append(errs, perrs...)
 		if b := backendOf(seq); !slices.Contains(backends, b) {
@@ -188,6 +189,12 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 			}
 			if t.Profile == "in-gst" { // the others need the sequence Build makes
 				popts = append(popts, sn.WithProfile(t.Profile))
+			}
+			if tenv.Gapless() {
+				if err := gaplessStore(t.Profile, seq, store); err != nil {
+					bad(name, "profile", "%v", err)
+					continue
+				}
 			}
 		}
 		g, err := sn.New(t.Template, append(popts, sn.WithSequence("seq", sequence.NewMemory()))...)
@@ -416,4 +423,19 @@ func checkSet(ts []checked) []*Error {
 		return []*Error{{Template: ae.Witness.A.Template, Field: "template", Err: err}}
 	}
 	return []*Error{{Field: "templates", Err: err}}
+}
+
+// gaplessStore returns why seq, whose store is st, cannot serve a
+// template of profile (gapless or fr-continuous), or nil.
+func gaplessStore(profile string, seq Sequence, st StoreInfo) error {
+	const how = "a gapless series draws each number in a transaction of a SQL ledger: backend: sql, with ledger: postgres://... or mysql://... (import _ \"github.com/sngen/sn/backend/sql\"), one transaction per request"
+	switch {
+	case seq.Balanced != nil:
+		return fmt.Errorf("profile %s: a balanced sequence interleaves the numbers of its members, and a member that fails leaves gaps; %s", profile, how)
+	case seq.Queued != nil:
+		return fmt.Errorf("profile %s: a queued sequence draws ahead of its calls, and what it drew is a gap when the process ends; drop queued: %s", profile, how)
+	case !st.Gapless:
+		return fmt.Errorf("profile %s: backend %s issues from blocks or a cache, which leave gaps when a process ends; %s", profile, backendOf(seq), how)
+	}
+	return nil
 }

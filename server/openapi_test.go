@@ -64,6 +64,7 @@ func TestOpenAPIInStep(t *testing.T) {
 		"Monitor": wire.Monitor{}, "MonitorTemplate": wire.MonitorTemplate{}, "Blocks": wire.Blocks{}, "KeyState": wire.KeyState{},
 		"Range": wire.Range{}, "LeaseState": wire.LeaseState{}, "MonitorSeries": wire.MonitorSeries{},
 		"VoidRequest": wire.VoidRequest{}, "VoidResponse": wire.VoidResponse{}, "BlockRequest": wire.BlockRequest{}, "BlockResponse": wire.BlockResponse{}, "BlockNote": wire.BlockNote{}, "BlockNoteResponse": wire.BlockNoteResponse{}, "History": wire.History{}, "Capacity": wire.Capacity{}, "Gap": wire.Gap{},
+		"HoldRequest": wire.HoldRequest{}, "HoldResponse": wire.HoldResponse{}, "CommitRequest": wire.CommitRequest{}, "CommitResponse": wire.CommitResponse{},
 	} {
 		schema, ok := doc.Components.Schemas[name]
 		if !ok {
@@ -82,8 +83,8 @@ func TestOpenAPIInStep(t *testing.T) {
 			t.Errorf("schema %s: Go fields (-) and documented properties (+):\n%s", name, diff)
 		}
 	}
-	if len(doc.Components.Schemas) != 29 {
-		t.Errorf("%d schemas; the test checks 29: add the new ones", len(doc.Components.Schemas))
+	if len(doc.Components.Schemas) != 33 {
+		t.Errorf("%d schemas; the test checks 33: add the new ones", len(doc.Components.Schemas))
 	}
 
 	// The error codes: every Code constant in wire/codes.go, and no other.

@@ -9,6 +9,8 @@
 //	POST /v1/templates/{name}/preview  sample numbers, drawing nothing
 //	POST /v1/templates/{name}/validate is {"number": "..."} one the template prints?
 //	POST /v1/templates/{name}/parse    read a number back: its counter key, number and variables
+//	POST /v1/templates/{name}/hold     hold a number of a gapless template: {"ttl": "1h", "vars": {...}}
+//	POST /v1/templates/{name}/commit   make a held number final: {"number": "..."}
 //	POST /v1/templates/{name}/void     record a number as void, with the reason, in its counter's journal
 //	POST /v1/templates/{name}/blocks   a block of a counter, whose numbers the client prints (package remote)
 //	POST /v1/templates/{name}/notes    the client's record of its blocks in the journal: released, lost, closed
@@ -105,6 +107,7 @@ type Server struct {
 	posts   map[string]http.HandlerFunc // POST /v1/templates/{name}/OP, by OP
 	counts  map[string]*counts          // by template name, for the monitor
 	sources map[string]blockSource      // by template name, where its blocks come from
+	txn     map[string]bool             // by template name, whether it draws in a transaction (gapless)
 	handed  handedBlocks                // the blocks handed lately, by client
 	vars    map[string]map[string]bool  // by template name, the variables it reads
 	drain   atomic.Bool                 // shutting down: /readyz answers 503
@@ -129,12 +132,13 @@ func New(set *config.Set, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}, sources: map[string]blockSource{}, vars: map[string]map[string]bool{}}
+	s := &Server{set: set, opts: opts, mux: http.NewServeMux(), counts: map[string]*counts{}, sources: map[string]blockSource{}, txn: map[string]bool{}, vars: map[string]map[string]bool{}}
 	for _, name := range set.Names() {
 		g, _ := set.Get(name)
 		seq, _ := set.Gen(name)
 		s.counts[name] = &counts{errs: map[wire.Code]int64{}, lastHanded: map[string]int64{}, hist: &history{stats: func() (sequence.SegmentStats, bool) { return segmentStats(seq) }}}
 		s.sources[name] = sourceOf(g, seq)
+		s.txn[name] = g.Transactional()
 		s.vars[name] = map[string]bool{}
 		for _, v := range g.Vars() {
 			s.vars[name][v] = true
@@ -190,6 +194,8 @@ func (s *Server) routes() []route {
 		{"POST /v1/templates/{name}/preview", s.preview},
 		{"POST /v1/templates/{name}/validate", s.validate},
 		{"POST /v1/templates/{name}/parse", s.parse},
+		{"POST /v1/templates/{name}/hold", s.hold},
+		{"POST /v1/templates/{name}/commit", s.commit},
 		{"POST /v1/templates/{name}/void", s.void},
 		{"POST /v1/templates/{name}/blocks", s.blocks},
 		{"POST /v1/templates/{name}/notes", s.notes},
@@ -533,16 +539,13 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 		return
 	}
 	sr := sn.Request{N: req.N, At: at, Vars: req.Vars}
-	if key, ok := r.Header["Idempotency-Key"]; ok && !preview {
-		if len(key) != 1 || !idempotencyKey(key[0]) {
-			refuse(wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: want one value of 1 to %d visible ASCII characters", claim.MaxKey), Field: "Idempotency-Key"}, http.StatusBadRequest, sr)
+	if !preview {
+		key, e := idempotencyOf(r, name, g)
+		if e != nil {
+			refuse(*e, http.StatusBadRequest, sr)
 			return
 		}
-		if !g.SharedIdempotency() {
-			refuse(wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: template %s keeps no idempotency keys in its store (its generator has none to share), so a retry that reached another replica would be given new numbers: send the request without the key", quote(name)), Field: "Idempotency-Key"}, http.StatusBadRequest, sr)
-			return
-		}
-		sr.IdempotencyKey = key[0]
+		sr.IdempotencyKey = key
 	}
 	out := answers.Get().(*[]byte)
 	defer putAnswer(out)
@@ -563,12 +566,26 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, preview bool) {
 	if sr.IdempotencyKey != "" {
 		ctx = sn.WithActor(ctx, actor(grantIn(w)))
 	}
-	buf, n, err := g.AppendJSON(ctx, append((*out)[:0], batchjson.Open...), sr)
+	var buf []byte
+	var n int
+	txn := s.txn[name]
+	if txn {
+		// A gapless template: the request's numbers, their journal
+		// records and its idempotency key's record are one
+		// transaction, committed before the answer, or rolled back.
+		err = g.Transact(ctx, func(ctx context.Context) error {
+			var err error
+			buf, n, err = g.AppendJSON(ctx, append((*out)[:0], batchjson.Open...), sr)
+			return err
+		})
+	} else {
+		buf, n, err = g.AppendJSON(ctx, append((*out)[:0], batchjson.Open...), sr)
+	}
 	*out = buf
 	if err != nil {
 		code := s.error(w, err)
 		failed(code)
-		if n > 0 && sr.IdempotencyKey == "" {
+		if n > 0 && sr.IdempotencyKey == "" && !txn {
 			// Numbers issued before the error: the caller gets an
 			// error, and never learns them. (With an Idempotency-Key,
 			// the Generator voids them itself.)
@@ -604,6 +621,22 @@ func (s *Server) voidUndelivered(w http.ResponseWriter, r *http.Request, g *sn.G
 	if err := g.VoidNumbers(sn.WithActor(ctx, actor(grantIn(w))), nums, reason); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		s.opts.Logger.Warn("server: the numbers of a failed request were not voided: they are gaps the journal does not explain", "template", g.Name(), "numbers", len(nums), "err", err)
 	}
+}
+
+// idempotencyOf returns the request's Idempotency-Key, "" for none, or
+// the error that refuses it.
+func idempotencyOf(r *http.Request, name string, g *sn.Generator) (string, *wire.Error) {
+	key, ok := r.Header["Idempotency-Key"]
+	if !ok {
+		return "", nil
+	}
+	if len(key) != 1 || !idempotencyKey(key[0]) {
+		return "", &wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: want one value of 1 to %d visible ASCII characters", claim.MaxKey), Field: "Idempotency-Key"}
+	}
+	if !g.SharedIdempotency() {
+		return "", &wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("Idempotency-Key: template %s keeps no idempotency keys in its store (its generator has none to share), so a retry that reached another replica would be given new numbers: send the request without the key", quote(name)), Field: "Idempotency-Key"}
+	}
+	return key[0], nil
 }
 
 // unusedVars returns, sorted, the variables of vars that template name
@@ -697,12 +730,15 @@ func idempotencyKey(k string) bool {
 }
 
 // void records a number as void, with the reason, in its counter's
-// journal; the actor is the token the request came with.
+// journal; the actor is the token the request came with. A token that
+// may administer voids any number; one that may only issue voids a
+// number held (POST hold) and not committed: the draft it abandons.
 func (s *Server) void(w http.ResponseWriter, r *http.Request) {
-	_, g, ok := s.generator(w, r, Admin)
+	name, g, ok := s.generator(w, r, Admin, Issue)
 	if !ok {
 		return
 	}
+	gr := grantIn(w)
 	var req wire.VoidRequest
 	if _, code := s.decode(w, r, &req); code != "" {
 		return
@@ -711,11 +747,89 @@ func (s *Server) void(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("reason: want why the number is void, 1 to %d bytes of printable text (no control characters): an auditor reads it", journal.MaxReason), Field: "reason"}, http.StatusBadRequest)
 		return
 	}
-	if err := g.Void(sn.WithActor(r.Context(), actor(grantIn(w))), req.Number, req.Reason); err != nil {
+	ctx := sn.WithActor(r.Context(), actor(gr))
+	if !gr.actions[Admin] {
+		if !s.txn[name] {
+			s.forbid(w, gr, []Action{Admin}, "template "+name)
+			return
+		}
+		if err := g.VoidHold(ctx, req.Number, req.Reason); err != nil {
+			if errors.Is(err, sequence.ErrInvalidArgument) && !errors.Is(err, sn.ErrInvalidNumber) {
+				err = fmt.Errorf("%w; a token with the issue action voids only a number held and not committed, and one with the admin action voids any", err)
+			}
+			s.error(w, err)
+			return
+		}
+	} else if err := g.Void(ctx, req.Number, req.Reason); err != nil {
 		s.error(w, err)
 		return
 	}
 	reply(w, http.StatusOK, wire.VoidResponse{Number: req.Number, Void: true})
+}
+
+// maxHold is the longest hold a request asks for.
+const maxHold = 90 * 24 * time.Hour
+
+// hold holds a number of a gapless template for a document that becomes
+// final later.
+func (s *Server) hold(w http.ResponseWriter, r *http.Request) {
+	name, g, ok := s.generator(w, r, Issue)
+	if !ok {
+		return
+	}
+	var req wire.HoldRequest
+	if _, code := s.decode(w, r, &req); code != "" {
+		s.counts[name].failed(code)
+		return
+	}
+	bad := func(e wire.Error) {
+		s.counts[name].failed(e.Code)
+		s.fail(w, e, http.StatusBadRequest)
+	}
+	at, err := instant(req.At)
+	if err != nil {
+		bad(wire.Error{Code: wire.CodeInstant, Message: fmt.Sprintf("at %q: want an RFC 3339 instant such as 2024-05-01T10:00:00Z", req.At), Field: "at"})
+		return
+	}
+	if unused := s.unusedVars(name, req.Vars); len(unused) > 0 {
+		bad(wire.Error{Code: wire.CodeVarInvalid, Message: fmt.Sprintf("vars: %s: not a variable of template %s", quote(unused[0]), quote(name)), Field: "vars." + unused[0][:min(len(unused[0]), 64)]})
+		return
+	}
+	ttl, err := time.ParseDuration(req.TTL)
+	if err != nil || ttl < time.Second || ttl > maxHold {
+		bad(wire.Error{Code: wire.CodeBadRequest, Message: fmt.Sprintf("ttl %s: want how long the number is held, as a Go duration from 1s to %v (\"15m\", \"24h\")", quote(req.TTL), maxHold), Field: "ttl"})
+		return
+	}
+	key, e := idempotencyOf(r, name, g)
+	if e != nil {
+		bad(*e)
+		return
+	}
+	h, err := g.Hold(sn.WithActor(r.Context(), actor(grantIn(w))), sn.Request{At: at, Vars: req.Vars, IdempotencyKey: key}, ttl)
+	if err != nil {
+		s.counts[name].failed(s.error(w, err))
+		return
+	}
+	s.counts[name].issued.Add(1)
+	s.counts[name].hist.issued(time.Now(), 1, "")
+	reply(w, http.StatusOK, wire.HoldResponse{Number: h.Number, Deadline: h.Deadline.UTC()})
+}
+
+// commit makes a held number final.
+func (s *Server) commit(w http.ResponseWriter, r *http.Request) {
+	_, g, ok := s.generator(w, r, Issue)
+	if !ok {
+		return
+	}
+	var req wire.CommitRequest
+	if _, code := s.decode(w, r, &req); code != "" {
+		return
+	}
+	if err := g.Commit(sn.WithActor(r.Context(), actor(grantIn(w))), req.Number); err != nil {
+		s.error(w, err)
+		return
+	}
+	reply(w, http.StatusOK, wire.CommitResponse{Number: req.Number, Committed: true})
 }
 
 // actor names who sent a request, for a journal: "sn serve, token ID",

@@ -47,6 +47,40 @@ type VoidResponse struct {
 	Void   bool   `json:"void"`
 }
 
+// HoldRequest holds a number of a gapless template for a document that
+// becomes final later: POST /v1/templates/{name}/hold. The number is
+// taken at once; commit it (/commit) or void it (/void) by the deadline.
+type HoldRequest struct {
+	// Vars are the per-call variables.
+	Vars map[string]string `json:"vars,omitempty"`
+	// At is the document's instant, RFC 3339; "" means the server's
+	// clock.
+	At string `json:"at,omitempty"`
+	// TTL is how long the number is held before an audit reports the
+	// hold lapsed, as a Go duration ("15m", "24h"): 1s to 2160h (90
+	// days). Required.
+	TTL string `json:"ttl"`
+}
+
+// HoldResponse is the number held, and when its hold lapses.
+type HoldResponse struct {
+	Number   string    `json:"number"`
+	Deadline time.Time `json:"deadline"`
+}
+
+// CommitRequest makes a held number final: POST
+// /v1/templates/{name}/commit.
+type CommitRequest struct {
+	Number string `json:"number"`
+}
+
+// CommitResponse says that a held number is committed in its counter's
+// journal.
+type CommitResponse struct {
+	Number    string `json:"number"`
+	Committed bool   `json:"committed"`
+}
+
 // NumberRequest names a number to validate or parse: POST
 // /v1/templates/{name}/validate and /parse.
 type NumberRequest struct {

@@ -16,6 +16,14 @@
 // the steps of its Segment: step, min_step, max_step, prefetch, target,
 // fetch_timeout and idle.
 //
+// A template whose profile is gapless or fr-continuous gets the ledger's
+// gapless sequence instead (sqlseq.Store.Gapless): each number drawn in
+// a transaction, with its journal record, never from a block. It reads
+// ledger, table, replication and fetch_timeout. sn serve and the sn
+// command run each request in one transaction (sn.Generator.Transact),
+// and serve holds, commits and voids of holds; a program that builds the
+// config draws in its own transactions (sqlseq.WithTx) or in Transact.
+//
 // # Ledgers
 //
 // A ledger is a table in PostgreSQL or MySQL that records every number
@@ -111,6 +119,11 @@ func (driver) Check(t *config.Target) (config.StoreInfo, error) {
 		return st, err
 	}
 	st.ID = "sql " + info.ID
+	if t.Gapless() {
+		// Drawn one at a time in a transaction: no blocks to size.
+		st.Gapless = true
+		st.Fields = slices.Concat([]string{"ledger", "fetch_timeout"}, ledgerFields)
+	}
 	return st, nil
 }
 
@@ -121,6 +134,9 @@ func (driver) Open(ctx context.Context, t *config.Target) (sequence.Gen, error) 
 	store, err := open(ctx, t, f.Ledger)
 	if err != nil {
 		return nil, err
+	}
+	if t.Gapless() {
+		return store.Gapless(), nil
 	}
 	return config.Serve(t, store)
 }

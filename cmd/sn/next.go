@@ -82,9 +82,17 @@ func cmdNext(e *env, args []string) error {
 	issued := 0
 	var runErr error
 	var bt sn.Batch
+	txn := g.Transactional()
 	for issued < f.n {
-		bt.Reset()
-		err := g.Append(ctx, &bt, sn.Request{N: min(chunk, f.n-issued), At: f.at, Vars: f.vars})
+		// A gapless template's chunk is one transaction (Transact),
+		// printed once committed: a chunk rolled back printed nothing.
+		err := g.Transact(ctx, func(ctx context.Context) error {
+			bt.Reset()
+			return g.Append(ctx, &bt, sn.Request{N: min(chunk, f.n-issued), At: f.at, Vars: f.vars})
+		})
+		if err != nil && txn {
+			bt.Reset()
+		}
 		for i := range bt.Len() {
 			e.out.Write(bt.Bytes(i))
 			e.out.WriteByte('\n')

@@ -318,6 +318,7 @@ func (c *compiler) seqPart(p *Part, g sequence.Gen, args expression.Args) error 
 	}
 	p.Reset, _ = builtin.ParsePeriod(r)
 	p.batcher, _ = g.(sequence.Batcher)
+	p.holder, _ = g.(sequence.Holder)
 	if name, ok := args["obfuscate"]; ok {
 		return c.obfuscate(p, name)
 	}

@@ -88,6 +88,7 @@ type Part struct {
 	ord      int // ordinal among the sequence parts
 	gen      sequence.Gen
 	batcher  sequence.Batcher
+	holder   sequence.Holder // nil when gen holds no numbers
 	handle   sequence.Handle // for a key fixed at compile time
 	Width    int
 	Grow     bool

@@ -315,6 +315,11 @@ func (pl *Plan) draw(ctx context.Context, s *Part, at time.Time, given bool, var
 			return 0, err
 		}
 	}
+	if s.holder != nil {
+		if h := HoldsOf(ctx); h != nil {
+			return pl.hold(ctx, s, at, given, vars, h)
+		}
+	}
 	switch {
 	case s.handle != nil:
 		n, err = s.handle.Next(ctx)

@@ -64,6 +64,84 @@ func (s *Store) Gapless() *Gapless { return &Gapless{s: s} }
 
 type txKey struct{}
 
+// txOf returns the transaction ctx carries (WithTx), or nil.
+func txOf(ctx context.Context) *sql.Tx {
+	tx, _ := ctx.Value(txKey{}).(*sql.Tx)
+	return tx
+}
+
+// Transact runs fn in a transaction of the Store's database, at READ
+// COMMITTED, and commits it when fn returns nil: a [sequence.Transactor].
+// Everything Gapless does for fn (draws, holds, their commits and voids,
+// the journal, an idempotency key's claim and answer) is in that
+// transaction, committed together or not at all. A ctx that carries a
+// transaction already (WithTx) is used as it is, and the caller commits.
+// The commit waits for a synchronous standby, as every write of the
+// Store's does; a commit whose outcome is not known (the connection
+// lost) is an error, and what fn drew may have been committed: a request
+// retried with an idempotency key finds out which.
+func (g *Gapless) Transact(ctx context.Context, fn func(ctx context.Context) error) error {
+	if txOf(ctx) != nil {
+		return fn(ctx)
+	}
+	s := g.s
+	tx, a, err := s.begin(ctx)
+	if err != nil {
+		return classify("begin a gapless transaction", s.table, err, ctx)
+	}
+	defer tx.Rollback() // after a commit, a no-op
+	if err := fn(WithTx(ctx, tx)); err != nil {
+		return err
+	}
+	if err := s.commit(ctx, tx, a); err != nil {
+		return classify("commit a gapless transaction", s.table, err, ctx)
+	}
+	return nil
+}
+
+// journaled is the Store's journaled write, in the context's transaction
+// when it carries one, which the caller commits.
+func (g *Gapless) journaled(ctx context.Context, what, key string, op func(tx execer, last, journaled int64) (int64, []journal.Event, error)) ([]journal.Event, error) {
+	tx := txOf(ctx)
+	if tx == nil {
+		return g.s.journaled(ctx, what, key, op)
+	}
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	s := g.s
+	if err := g.prepare(ctx, key); err != nil {
+		return nil, err
+	}
+	id := hash(key)
+	if err := s.ensureRow(ctx, id, key); err != nil {
+		return nil, err
+	}
+	a, err := s.guard(ctx, tx)
+	if err != nil {
+		return nil, classify(what+": the ledger's replication", s.table, err, ctx)
+	}
+	out, err := s.journaledIn(ctx, tx, a, id, key, op)
+	if err != nil {
+		return nil, classify(what, s.table, err, ctx)
+	}
+	return out, nil
+}
+
+// prepare runs the Store's migration before the first write of key in
+// the context's transaction: on another connection than the
+// transaction's.
+func (g *Gapless) prepare(ctx context.Context, key string) error {
+	s := g.s
+	if s.kvOK.Load() {
+		return nil
+	}
+	if s.db.Stats().MaxOpenConnections == 1 {
+		return fmt.Errorf("sqlseq: gapless draw of key %q: the Store has not run Migrate, and the *sql.DB allows one connection (SetMaxOpenConns(1)), which the transaction holds: call Migrate first: %w", key, sequence.ErrInvalidArgument)
+	}
+	return s.migrated(ctx)
+}
+
 // WithTx returns a context that carries tx, for [Gapless] to draw in. sn
 // renders a template with such a context like any other
 // (g.Next(sqlseq.WithTx(ctx, tx))): the transaction travels with the call,
@@ -106,7 +184,7 @@ func (g *Gapless) NextN(ctx context.Context, key string, dst []int64, n int) ([]
 // retry: a failed statement may have aborted the transaction, which is the
 // caller's to retry as a whole.
 func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) {
-	tx, _ := ctx.Value(txKey{}).(*sql.Tx)
+	tx := txOf(ctx)
 	if tx == nil {
 		return 0, ErrNoTx
 	}
@@ -115,15 +193,8 @@ func (g *Gapless) draw(ctx context.Context, key string, n int64) (int64, error) 
 	}
 	s := g.s
 	id := hash(key)
-	if !s.kvOK.Load() {
-		// The migration runs on another connection than the
-		// transaction's.
-		if s.db.Stats().MaxOpenConnections == 1 {
-			return 0, fmt.Errorf("sqlseq: gapless draw of key %q: the Store has not run Migrate, and the *sql.DB allows one connection (SetMaxOpenConns(1)), which the transaction holds: call Migrate first: %w", key, sequence.ErrInvalidArgument)
-		}
-		if err := s.migrated(ctx); err != nil {
-			return 0, err
-		}
+	if err := g.prepare(ctx, key); err != nil {
+		return 0, err
 	}
 	if s.q.ensure != "" {
 		if err := g.ensure(ctx, id, key); err != nil {
@@ -207,11 +278,7 @@ func (g *Gapless) ensure(ctx context.Context, id [32]byte, key string) error {
 
 // Hold is a gapless number reserved outside a transaction, to be
 // committed or voided by its Deadline: see [Gapless.Hold].
-type Hold struct {
-	Key      string
-	N        int64
-	Deadline time.Time
-}
+type Hold = sequence.Hold
 
 // ErrNotHeld means a number given to [Gapless.Commit] is not held: it
 // was committed or voided already, or never held.
@@ -235,7 +302,7 @@ func (g *Gapless) Hold(ctx context.Context, key string, ttl time.Duration) (Hold
 	}
 	s := g.s
 	var h Hold
-	_, err := s.journaled(ctx, "hold", key, func(tx execer, last, _ int64) (int64, []journal.Event, error) {
+	_, err := g.journaled(ctx, "hold", key, func(tx execer, last, _ int64) (int64, []journal.Event, error) {
 		if last == math.MaxInt64 {
 			return 0, nil, fmt.Errorf("sqlseq: key %q: mark %d leaves no room for a hold: %w", key, last, sequence.ErrExhausted)
 		}
@@ -257,7 +324,7 @@ func (g *Gapless) Hold(ctx context.Context, key string, ttl time.Duration) (Hold
 // held) gives an error wrapping [ErrNotHeld], and records nothing.
 func (g *Gapless) Commit(ctx context.Context, key string, n int64) error {
 	s := g.s
-	_, err := s.journaled(ctx, "commit", key, func(tx execer, last, _ int64) (int64, []journal.Event, error) {
+	_, err := g.journaled(ctx, "commit", key, func(tx execer, last, _ int64) (int64, []journal.Event, error) {
 		id := hash(key)
 		res, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n)
 		if err != nil {
@@ -278,15 +345,45 @@ func (g *Gapless) Commit(ctx context.Context, key string, n int64) error {
 // and the journal says why; for a gapless series it is the only way a
 // number leaves the series unused.
 func (g *Gapless) Void(ctx context.Context, key string, n int64, reason string) error {
-	_, err := g.s.Note(ctx, key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: n, Last: n}, Reason: reason})
+	_, err := g.Note(ctx, key, journal.Event{Kind: journal.Voided, Range: sequence.Range{First: n, Last: n}, Reason: reason})
 	return err
 }
 
-// Note appends e to key's journal in the Store's ledger: a
-// [journal.Keeper], so that sn's Generator.Void reaches a gapless
-// series.
+// VoidHold voids the held number n of key, with reason and the actor who
+// voids it ("" for nobody named): its document was abandoned. A number not held (committed or voided already, or never
+// held) gives an error wrapping [ErrNotHeld], and records nothing, so
+// that whoever may hold numbers may abandon them without being able to
+// void a committed one ([Gapless.Void] voids any).
+func (g *Gapless) VoidHold(ctx context.Context, key string, n int64, reason, actor string) error {
+	s := g.s
+	e := journal.Event{Kind: journal.Voided, Range: sequence.Range{First: n, Last: n}, Reason: reason, Actor: actor}
+	_, err := g.journaled(ctx, "void a hold", key, func(tx execer, last, journaled int64) (int64, []journal.Event, error) {
+		id := hash(key)
+		res, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n)
+		if err != nil {
+			return 0, nil, err
+		}
+		if k, err := res.RowsAffected(); err != nil {
+			return 0, nil, err
+		} else if k != 1 {
+			return 0, nil, fmt.Errorf("sqlseq: void the hold of number %d of key %q: %w", n, key, ErrNotHeld)
+		}
+		return s.noteOp(ctx, tx, key, e, last, journaled)
+	})
+	return err
+}
+
+// Note appends e to key's journal in the Store's ledger, in the context's
+// transaction when it carries one: a [journal.Keeper], so that sn's
+// Generator.Void reaches a gapless series.
 func (g *Gapless) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
-	return g.s.Note(ctx, key, e)
+	out, err := g.journaled(ctx, "note", key, func(tx execer, last, journaled int64) (int64, []journal.Event, error) {
+		return g.s.noteOp(ctx, tx, key, e, last, journaled)
+	})
+	if err != nil {
+		return journal.Event{}, err
+	}
+	return out[len(out)-1], nil
 }
 
 // Events reads key's journal in the Store's ledger.
@@ -315,4 +412,14 @@ func (g *Gapless) Prune(ctx context.Context, key string, p journal.Event) (journ
 // it, as a Segment's is. An edit that would print a number of the
 // template before it (dropping its reset=year) is refused, not committed
 // twice.
-func (g *Gapless) Records() record.Store { return g.s.Records() }
+//
+// The records are read and written in the context's transaction when it
+// carries one (WithTx), so that the claim of an idempotency key and its
+// answer commit or roll back with the numbers drawn for it: a retry never
+// gets numbers that were rolled back.
+func (g *Gapless) Records() record.Store { return records{s: g.s, inTx: true} }
+
+var (
+	_ sequence.Transactor = (*Gapless)(nil)
+	_ sequence.Holder     = (*Gapless)(nil)
+)

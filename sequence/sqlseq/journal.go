@@ -36,30 +36,36 @@ func (s *Store) NoteAll(ctx context.Context, key string, es []journal.Event) ([]
 // row: a [journal.Keeper].
 func (s *Store) Note(ctx context.Context, key string, e journal.Event) (journal.Event, error) {
 	out, err := s.journaled(ctx, "note", key, func(tx execer, last, journaled int64) (int64, []journal.Event, error) {
-		if err := journal.CheckNote(key, e, max(journaled, last)); err != nil {
-			return 0, nil, err
-		}
-		if e.Kind == journal.Voided {
-			// A gapless hold voided is a hold no more.
-			id := hash(key)
-			if _, err := tx.ExecContext(ctx, s.q.deleteHolds, id[:], e.Range.First, e.Range.Last); err != nil {
-				return 0, nil, err
-			}
-			// A void holds: no Return gives the number back. The key's
-			// row is locked, so a Return waits for this and sees it.
-			if _, ok, err := s.q.floor(ctx, tx, hash(floorKey(key)), floorKey(key), e.Range.Last); err != nil || !ok {
-				if err == nil {
-					err = fmt.Errorf("%w: table %s: the floor row of key %q belongs to another key", ErrCorrupt, s.table, key)
-				}
-				return 0, nil, err
-			}
-		}
-		return last, []journal.Event{e}, nil
+		return s.noteOp(ctx, tx, key, e, last, journaled)
 	})
 	if err != nil {
 		return journal.Event{}, err
 	}
 	return out[len(out)-1], nil
+}
+
+// noteOp is the change of a note of e, in tx, which holds key's row
+// locked: a journaled op.
+func (s *Store) noteOp(ctx context.Context, tx execer, key string, e journal.Event, last, journaled int64) (int64, []journal.Event, error) {
+	if err := journal.CheckNote(key, e, max(journaled, last)); err != nil {
+		return 0, nil, err
+	}
+	if e.Kind == journal.Voided {
+		// A gapless hold voided is a hold no more.
+		id := hash(key)
+		if _, err := tx.ExecContext(ctx, s.q.deleteHolds, id[:], e.Range.First, e.Range.Last); err != nil {
+			return 0, nil, err
+		}
+		// A void holds: no Return gives the number back. The key's
+		// row is locked, so a Return waits for this and sees it.
+		if _, ok, err := s.q.floor(ctx, tx, hash(floorKey(key)), floorKey(key), e.Range.Last); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("%w: table %s: the floor row of key %q belongs to another key", ErrCorrupt, s.table, key)
+			}
+			return 0, nil, err
+		}
+	}
+	return last, []journal.Event{e}, nil
 }
 
 // Events returns up to limit records of key's journal after the record

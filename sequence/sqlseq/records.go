@@ -26,6 +26,19 @@ func (s *Store) Records() record.Store { return records{s: s} }
 type records struct {
 	s   *Store
 	raw bool // the migration's own: does not wait for the migration
+	// inTx: a Gapless's records, read and written in the transaction the
+	// context carries (WithTx), when it carries one, so that an
+	// idempotency key's claim commits or rolls back with the numbers.
+	inTx bool
+}
+
+// tx returns the transaction r reads and writes in: the context's, for a
+// Gapless's records, and otherwise nil.
+func (r records) tx(ctx context.Context) *sql.Tx {
+	if !r.inTx {
+		return nil
+	}
+	return txOf(ctx)
 }
 
 func (s *Store) kvTable() string { return s.table + "_kv" }
@@ -107,8 +120,21 @@ func (r records) Get(ctx context.Context, keys ...string) ([]record.Record, erro
 		}
 	}
 	q := `SELECT k, v, ver FROM ` + r.s.kvTable() + ` WHERE ver <> 0 AND k IN (` + r.s.args(0, len(keys)) + `)`
-	err := r.s.retry(ctx, "read records", func() error {
-		got, err := r.query(ctx, r.s.db, q, keyArgs(keys)...)
+	var from querier = r.s.db
+	retry := r.s.retry
+	if tx := r.tx(ctx); tx != nil {
+		// In the caller's transaction, which a failed statement may
+		// have ended: not retried.
+		from = tx
+		retry = func(ctx context.Context, what string, op func() error) error {
+			if err := op(); err != nil {
+				return classify(what, r.s.table, err, ctx)
+			}
+			return nil
+		}
+	}
+	err := retry(ctx, "read records", func() error {
+		got, err := r.query(ctx, from, q, keyArgs(keys)...)
 		if err != nil {
 			return err
 		}
@@ -178,6 +204,9 @@ func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.
 	if err := r.ready(ctx); err != nil {
 		return false, err
 	}
+	if tx := r.tx(ctx); tx != nil {
+		return r.commitIn(ctx, tx, cond, ops)
+	}
 	err := r.s.write(ctx, "write records", func(tx *sql.Tx) error {
 		ok, err := r.apply(ctx, tx, cond, ops)
 		if err == nil && !ok {
@@ -189,6 +218,30 @@ func (r records) Commit(ctx context.Context, cond []record.Record, ops []record.
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// commitIn is Commit in the caller's transaction tx, within a savepoint:
+// a commit whose conditions do not hold undoes what it wrote (the rows of
+// version 0 it made) and reports false, leaving the transaction as it
+// was.
+func (r records) commitIn(ctx context.Context, tx *sql.Tx, cond []record.Record, ops []record.Op) (bool, error) {
+	// The transaction's replication is checked by the draws in it
+	// (Gapless.Next) and by Gapless.Transact, which begins it.
+	const sp = "sn_records"
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+		return false, classify("write records", r.s.table, err, ctx)
+	}
+	ok, err := r.apply(ctx, tx, cond, ops)
+	if err == nil && !ok {
+		_, err = tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp)
+	}
+	if err == nil {
+		_, err = tx.ExecContext(ctx, "RELEASE SAVEPOINT "+sp)
+	}
+	if err != nil {
+		return false, classify("write records", r.s.table, err, ctx)
+	}
+	return ok, nil
 }
 
 // errNotApplied ends the transaction of a commit whose conditions do not

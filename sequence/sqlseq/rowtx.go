@@ -41,56 +41,61 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 			return err
 		}
 		defer tx.Rollback()
-		var k []byte
-		var last int64
-		view := &txRecords{s: s, tx: tx}
-		lock := func() error {
-			if s.dialect != Postgres {
-				return tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
-			}
-			// PostgreSQL: the row and the journal's head (ensureRow made
-			// it) locked and read in one statement; both locked, so that
-			// a wait for another writer reads both again. Without a head
-			// (deleted by hand), the row alone, and the head read apart.
-			// (MariaDB locks every row it reads, and a locking read of
-			// a missing head would take a gap lock: two statements.)
-			hk := journal.HeadKey(key)
-			var hv []byte
-			var hver int64
-			err := tx.QueryRowContext(ctx, `SELECT l.k, l.last, h.v, h.ver FROM `+s.q.quoted+` l JOIN `+s.kvTable()+` h ON h.k = $2 AND h.ver <> 0 WHERE l.id = $1 FOR UPDATE OF l, h`,
-				id[:], []byte(hk)).Scan(&k, &last, &hv, &hver)
-			if errors.Is(err, sql.ErrNoRows) {
-				view.pre = nil
-				return tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
-			}
-			if err == nil {
-				view.pre = map[string]record.Record{hk: {Key: hk, Value: hv, Version: hver}}
-			}
-			return err
-		}
-		err = lock()
-		if errors.Is(err, sql.ErrNoRows) {
-			// Deleted since ensureRow saw it (an expired key): made again.
-			if _, err := tx.ExecContext(ctx, s.q.insert, id[:], []byte(key)); err != nil {
-				return err
-			}
-			err = lock()
-		}
-		if err != nil {
-			return s.syncWait(ctx, after, err)
-		}
-		if string(k) != key || last < 0 {
-			return fmt.Errorf("%w: table %s: the row of key %q holds the key %q and the mark %d", ErrCorrupt, s.table, key, k, last)
-		}
-		out, err = s.appendIn(ctx, view, id, key, last, last, func(head journal.Head) (int64, []journal.Event, error) {
-			return op(tx, last, head.Mark)
-		})
-		if err != nil {
+		if out, err = s.journaledIn(ctx, tx, after, id, key, op); err != nil {
 			return err
 		}
 		return s.commit(ctx, tx, after)
 	})
 	return out, err
+}
+
+// journaledIn is [Store.journaled] in tx, begun and checked (after) by
+// the caller, who commits it: key's row exists (ensureRow).
+func (s *Store) journaledIn(ctx context.Context, tx *sql.Tx, after after, id [32]byte, key string, op func(tx execer, last, journaled int64) (next int64, es []journal.Event, err error)) (out []journal.Event, err error) {
+	var k []byte
+	var last int64
+	view := &txRecords{s: s, tx: tx}
+	lock := func() error {
+		if s.dialect != Postgres {
+			return tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
+		}
+		// PostgreSQL: the row and the journal's head (ensureRow made
+		// it) locked and read in one statement; both locked, so that
+		// a wait for another writer reads both again. Without a head
+		// (deleted by hand), the row alone, and the head read apart.
+		// (MariaDB locks every row it reads, and a locking read of
+		// a missing head would take a gap lock: two statements.)
+		hk := journal.HeadKey(key)
+		var hv []byte
+		var hver int64
+		err := tx.QueryRowContext(ctx, `SELECT l.k, l.last, h.v, h.ver FROM `+s.q.quoted+` l JOIN `+s.kvTable()+` h ON h.k = $2 AND h.ver <> 0 WHERE l.id = $1 FOR UPDATE OF l, h`,
+			id[:], []byte(hk)).Scan(&k, &last, &hv, &hver)
+		if errors.Is(err, sql.ErrNoRows) {
+			view.pre = nil
+			return tx.QueryRowContext(ctx, s.q.lockRow, id[:]).Scan(&k, &last)
+		}
+		if err == nil {
+			view.pre = map[string]record.Record{hk: {Key: hk, Value: hv, Version: hver}}
+		}
+		return err
+	}
+	err = lock()
+	if errors.Is(err, sql.ErrNoRows) {
+		// Deleted since ensureRow saw it (an expired key): made again.
+		if _, err := tx.ExecContext(ctx, s.q.insert, id[:], []byte(key)); err != nil {
+			return nil, err
+		}
+		err = lock()
+	}
+	if err != nil {
+		return nil, s.syncWait(ctx, after, err)
+	}
+	if string(k) != key || last < 0 {
+		return nil, fmt.Errorf("%w: table %s: the row of key %q holds the key %q and the mark %d", ErrCorrupt, s.table, key, k, last)
+	}
+	return s.appendIn(ctx, view, id, key, last, last, func(head journal.Head) (int64, []journal.Event, error) {
+		return op(tx, last, head.Mark)
+	})
 }
 
 // migrated runs the migration ([Store.Migrate]) before the first write
