@@ -302,10 +302,11 @@ type Template struct {
 
 	// Profile is a legal profile the template must meet (sn.WithProfile):
 	// "in-gst" (at most 16 characters of letters, digits, "-" and "/"),
-	// "gapless" or "fr-continuous". The last two need a gapless sequence,
-	// which a config file's stores are not: a template that declares them
-	// is refused at Build, with the reason, and is built in code over
-	// sqlseq's Gapless instead.
+	// "gapless" or "fr-continuous". The last two need a gapless sequence:
+	// the sql backend opens one for them (each number drawn in a
+	// transaction of the ledger, never from a block; see
+	// sn.Generator.Transact and Hold), and every other backend, a queued
+	// or a balanced sequence, is refused by Validate with the reason.
 	// default: "", none.
 	Profile string `json:"profile,omitempty" yaml:"profile,omitempty"`
 

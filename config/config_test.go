@@ -330,6 +330,11 @@ func TestProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Refused by Validate, before any store is opened, naming the backend
+	// and the one that serves it.
+	if err := cfg.Validate(); !errors.Is(err, sn.ErrProfile) || !strings.Contains(err.Error(), "backend memory issues from blocks") || !strings.Contains(err.Error(), "backend: sql") {
+		t.Errorf("gapless over memory: %v, want ErrProfile", err)
+	}
 	if _, err := cfg.Build(context.Background()); !errors.Is(err, sn.ErrProfile) || !strings.Contains(err.Error(), "can leave gaps") {
 		t.Errorf("gapless over memory at Build: %v, want ErrProfile", err)
 	}

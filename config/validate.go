@@ -192,7 +192,7 @@ func (c *Config) check(env Target, opts []sn.Option) ([]checked, []error) {
 			}
 			if tenv.Gapless() {
 				if err := gaplessStore(t.Profile, seq, store); err != nil {
-					bad(name, "profile", "%v", err)
+					errs = append(errs, &Error{Template: name, Field: "profile", Err: err})
 					continue
 				}
 			}
@@ -431,11 +431,11 @@ func gaplessStore(profile string, seq Sequence, st StoreInfo) error {
 	const how = "a gapless series draws each number in a transaction of a SQL ledger: backend: sql, with ledger: postgres://... or mysql://... (import _ \"github.com/sngen/sn/backend/sql\"), one transaction per request"
 	switch {
 	case seq.Balanced != nil:
-		return fmt.Errorf("profile %s: a balanced sequence interleaves the numbers of its members, and a member that fails leaves gaps; %s", profile, how)
+		return fmt.Errorf("%w %s: a balanced sequence interleaves the numbers of its members, and a member that fails leaves gaps; %s", sn.ErrProfile, profile, how)
 	case seq.Queued != nil:
-		return fmt.Errorf("profile %s: a queued sequence draws ahead of its calls, and what it drew is a gap when the process ends; drop queued: %s", profile, how)
+		return fmt.Errorf("%w %s: a queued sequence draws ahead of its calls, and what it drew is a gap when the process ends; drop queued: %s", sn.ErrProfile, profile, how)
 	case !st.Gapless:
-		return fmt.Errorf("profile %s: backend %s issues from blocks or a cache, which leave gaps when a process ends; %s", profile, backendOf(seq), how)
+		return fmt.Errorf("%w %s: backend %s issues from blocks or a cache, which can leave gaps when a process ends; %s", sn.ErrProfile, profile, backendOf(seq), how)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 // types. The package is the contract of a store and its generators; the
 // journal's vocabulary, claims, catalogs and records have packages of
 // their own. A name added here is a decision: raise the figure with it.
-const maxExported = 100
+const maxExported = 103 // 100, and Transactor, Holder and Hold: gapless numbers over HTTP
 
 // The package exports no more names than maxExported.
 func TestExportedNames(t *testing.T) {

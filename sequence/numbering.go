@@ -62,11 +62,12 @@ type Hold struct {
 // A Holder is a [Continuous] Gen that holds numbers outside a
 // transaction (sqlseq's Gapless): Hold takes key's next number and
 // records it held until now plus ttl; Commit makes a held number final;
-// VoidHold voids a held number, with the reason and who voids it
-// (actor, "" for nobody named), when its document was abandoned. Commit and VoidHold of a number that is not held (committed
-// or voided already, never held) return an error wrapping
-// ErrInvalidArgument and record nothing. Each is one transaction of the
-// store, or runs in the context's ([Transactor]).
+// VoidHold voids a held number, with the reason and who voids it (actor,
+// "" for nobody named), when its document was abandoned. Commit and
+// VoidHold of a number that is not held (committed or voided already,
+// never held) return an error wrapping ErrInvalidArgument and record
+// nothing. Each is one transaction of the store, or runs in the
+// context's ([Transactor]).
 type Holder interface {
 	Gen
 	Hold(ctx context.Context, key string, ttl time.Duration) (Hold, error)

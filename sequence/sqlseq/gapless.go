@@ -285,9 +285,9 @@ type Hold = sequence.Hold
 var ErrNotHeld = fmt.Errorf("sqlseq: the number is not held: %w", sequence.ErrInvalidArgument)
 
 // Hold reserves key's next number for a document that becomes final
-// later, outside any transaction: the number is taken at once, in a
-// transaction of its own, and the journal records it as held until now
-// plus ttl. The caller then commits it ([Gapless.Commit]) when the
+// later: the number is taken at once, in a transaction of its own (or
+// the context's, [WithTx], [Gapless.Transact]), and the journal records
+// it as held until now plus ttl. The caller then commits it ([Gapless.Commit]) when the
 // document is final, or voids it ([Gapless.Void]). A hold neither
 // committed nor voided by its deadline is not lost: an audit of the
 // journal ([journal.Audit], sn gaps) reports it as lapsed, and fails,
