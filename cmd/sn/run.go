@@ -78,6 +78,7 @@ var commands = map[string]func(*env, []string) error{
 	"prune":    cmdPrune,
 	"keygen":   cmdKeygen,
 	"health":   cmdHealth,
+	"ddl":      cmdDDL,
 	"version":  cmdVersion,
 }
 

@@ -39,7 +39,8 @@ var flagHelp = map[string]string{
 	"ledger": `--ledger DSN             the ledger, a database every machine shares:
                            postgres://user:password@host:5432/db or
                            mysql://user:password@host:3306/db; its table,
-                           sn_ledger, is created on first use`,
+                           sn_ledger, is created on first use (or made
+                           beforehand: sn ddl)`,
 	"redis": `--redis URL              take numbers from Redis: redis://host:6379/0,
                            rediss://..., redis+cluster://host1:7000,host2:7001;
                            with --ledger, from ranges reserved from the ledger`,
@@ -51,6 +52,10 @@ var flagHelp = map[string]string{
 	"wait": `--wait DURATION          how long to wait for a store file another sn has
                            open (default 5s)`,
 	"dry-run": `--dry-run                print what would be done, change nothing`,
+	"dialect": `--dialect NAME           postgres, mysql or sqlite, when no --ledger says it`,
+	"table":   `--table NAME             the ledger's table (default sn_ledger), as in config`,
+	"role": `--role ROLE              the role sn connects as (PostgreSQL: a name;
+                           MySQL: 'user'@'host'), to print its grants`,
 }
 
 // storeHelp says which flags choose which store.
@@ -249,6 +254,21 @@ the public key sn verify and sn gaps check a pruned journal with (give it
 to the auditor). It never overwrites a file.`,
 		examples: []string{`sn keygen --out /run/secrets/sn-seal`},
 	},
+	"ddl": {
+		synopsis: "sn ddl (--ledger DSN | --dialect postgres|mysql|sqlite) [--table NAME] [--role ROLE]",
+		summary:  "print the statements that make a store's tables, and the grants sn needs on them",
+		flags:    []string{"ledger", "dialect", "table", "role"},
+		more: `For a DBA who makes sn's tables and keeps the right to create them: run the
+statements as the tables' owner, in the ledger's database, and give the role sn
+connects as the grants --role prints. sn then finds every table and creates
+nothing. The ledger is not connected to: its URL says the database. On
+PostgreSQL the role gets pg_monitor, so that the check of replication can read
+the state of each standby; a server without standbys does not need it.`,
+		examples: []string{
+			`sn ddl --ledger postgres://db1/billing --role sn_app`,
+			`sn ddl --dialect mysql --table billing.sn_ledger --role "'sn'@'%'"`,
+		},
+	},
 	"health": {
 		synopsis: "sn health [--url URL] [--timeout DURATION]",
 		summary:  "ask a running sn serve whether it is ready (a container's health check)",
@@ -284,7 +304,7 @@ lets requests in flight finish (up to 30s), then closes the stores.`,
 	},
 }
 
-var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "prune", "keygen", "serve", "health", "version"}
+var order = []string{"next", "validate", "parse", "floor", "explain", "preview", "series", "gaps", "verify", "void", "prune", "keygen", "ddl", "serve", "health", "version"}
 
 // writeUsage writes the usage of cmd, or of sn when cmd is "".
 func writeUsage(w io.Writer, cmd string) {

@@ -45,6 +45,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -396,3 +397,8 @@ func (s *Store) wrap(what string, err error) error {
 	}
 	return fmt.Errorf("sqliteseq: %s: %w", what, err)
 }
+
+// Schema returns the statements that make a Store's tables, each only if
+// it does not exist, as Open runs them: for a reviewer (sn ddl). SQLite
+// has no roles: whoever may write the file may write the tables.
+func Schema() []string { return slices.Clone(schema) }

@@ -53,7 +53,11 @@ type queries struct {
 	// table the ledger's name and "_workers", one row per name and id,
 	// is moved into the records, and a table that takes no row put in
 	// its place, so that a process of that release leases nothing.
-	fenceWorkers  string // makes the table that takes no row, named {workers}, or {workers_fence} on MySQL
+	fenceWorkers string // makes the table that takes no row, named {workers}, or {workers_fence} on MySQL
+	fenceDDL     string // makes it, named {workers}, if it does not exist: for Schema
+	// tables are the quoted names of the ledger's tables, but for the
+	// records': the ledger, its expiry, its holds and the fence.
+	tables        []string
 	legacyWorkers string // reads name, worker, token, deadline (Unix microseconds), bound of the moved table
 	moveWorkers   string // renames {workers} away (and, on MySQL, the fence into its place)
 	movedWorkers  string // on MySQL, renames the moved table to its last name
@@ -185,6 +189,16 @@ ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline`),
 	PRIMARY KEY (name, worker),
 	CONSTRAINT "moved to the records: upgrade every process of sn" CHECK (false)
 )`),
+		fenceDDL: r.Replace(`CREATE TABLE IF NOT EXISTS {workers} (
+	name bytea NOT NULL,
+	worker bigint NOT NULL,
+	token text NOT NULL,
+	deadline timestamptz NOT NULL,
+	bound bigint NOT NULL,
+	PRIMARY KEY (name, worker),
+	CONSTRAINT "moved to the records: upgrade every process of sn" CHECK (false)
+)`),
+		tables:             []string{r.Replace(`{table}`), r.Replace(`{expiry}`), r.Replace(`{holds}`), r.Replace(`{workers}`)},
 		legacyWorkers:      r.Replace(`SELECT name, worker, token, (extract(epoch FROM deadline) * 1000000)::bigint, bound FROM {workers}`),
 		moveWorkers:        r.Replace(`ALTER TABLE {workers} RENAME TO {workers_moved_bare}`),
 		legacyWorkersExist: r.Replace(`SELECT 1 FROM {workers} WHERE 1 = 0`),
@@ -308,6 +322,16 @@ ON DUPLICATE KEY UPDATE deadline = VALUES(deadline)`),
 	PRIMARY KEY (name, worker),
 	CHECK (worker < 0 AND worker >= 0)
 ) ENGINE=InnoDB COMMENT='moved to the records: upgrade every process of sn'`),
+		fenceDDL: r.Replace(`CREATE TABLE IF NOT EXISTS {workers} (
+	name VARBINARY(255) NOT NULL,
+	worker BIGINT NOT NULL,
+	token VARBINARY(64) NOT NULL,
+	deadline DATETIME(6) NOT NULL,
+	bound BIGINT NOT NULL,
+	PRIMARY KEY (name, worker),
+	CHECK (worker < 0 AND worker >= 0)
+) ENGINE=InnoDB COMMENT='moved to the records: upgrade every process of sn'`),
+		tables:             []string{r.Replace(`{table}`), r.Replace(`{expiry}`), r.Replace(`{holds}`), r.Replace(`{workers}`)},
 		legacyWorkers:      r.Replace(`SELECT name, worker, token, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', deadline), bound FROM {workers_moving}`),
 		moveWorkers:        r.Replace(`RENAME TABLE {workers} TO {workers_moving}, {workers_fence} TO {workers}`),
 		movedWorkers:       r.Replace(`RENAME TABLE {workers_moving} TO {workers_moved}`),

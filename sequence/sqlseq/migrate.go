@@ -59,6 +59,15 @@ import (
 // migrate moves what earlier releases kept in their own tables into the
 // table of records.
 func (s *Store) migrate(ctx context.Context) error {
+	none, err := records{s: s, raw: true}.Get(ctx, legacyNone)
+	if err != nil {
+		return err
+	}
+	if none[0].Exists() {
+		// Made by Schema where no earlier release's table was: nothing
+		// to look for, which a role that may not read them could not.
+		return s.migrateWorkers(ctx)
+	}
 	if err := s.migrateRecords(ctx); err != nil {
 		return err
 	}
@@ -72,7 +81,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	var es []catalog.Entry
-	err := s.retry(ctx, "read the catalog of an earlier release", func() error {
+	err = s.retry(ctx, "read the catalog of an earlier release", func() error {
 		es = es[:0]
 		rows, err := s.db.QueryContext(ctx, s.q.legacyEntries)
 		if noTable(err) {
@@ -267,6 +276,11 @@ func (s *Store) migrateJournals(ctx context.Context) error {
 // workersMoved is the record that says the worker-id leases are in the
 // records.
 const workersMoved = "m/workers"
+
+// legacyNone is the record that says the ledger never had the tables of
+// an earlier release (but "_workers", which workersMoved covers):
+// Store.Schema writes it where it finds none.
+const legacyNone = "m/legacy"
 
 // migrateWorkers moves the worker-id leases of an earlier release into
 // the records, and fences their table; two processes doing it at once

@@ -187,7 +187,11 @@ func (s *Store) Table() string { return s.table }
 // leases) and the holds of gapless numbers ("_holds", see
 // [Gapless.Hold]), if they do not exist, and "_workers", a table that
 // takes no row (see below).
-// It changes nothing in a table that does. Processes may call it at once.
+// It changes nothing in a table that does, and creates nothing that
+// exists: it looks for each table with a query that reads no row, so
+// that a role that may not create tables runs on tables a DBA made with
+// [Store.Schema], given the rights of [Store.Grants]. Processes may call
+// it at once.
 //
 // It then moves what an earlier release kept in tables of its own into
 // the records: the entries of "_catalog", the rows of "_records", and the
@@ -202,19 +206,7 @@ func (s *Store) Table() string { return s.table }
 // its next renewal and leases nothing.
 func (s *Store) Migrate(ctx context.Context) error {
 	for try := 0; ; try++ {
-		err := s.retry(ctx, "migrate", func() error {
-			if _, err := s.db.ExecContext(ctx, s.q.create); err != nil {
-				return err
-			}
-			if _, err := s.db.ExecContext(ctx, s.q.createExpiry); err != nil {
-				return err
-			}
-			if _, err := s.db.ExecContext(ctx, s.q.createHolds); err != nil {
-				return err
-			}
-			_, err := s.db.ExecContext(ctx, s.createKV())
-			return err
-		})
+		err := s.retry(ctx, "migrate", func() error { return s.ensureTables(ctx) })
 		// PostgreSQL fails one of two CREATE TABLE IF NOT EXISTS that run
 		// at once, when the other commits (a duplicate table, type or
 		// catalog row): once it has, the statement finds the table. Each
