@@ -116,7 +116,7 @@
 //   - @<NAME, value=V> prints V and sets the variable NAME for the call;
 //     ownerKey names the counter.
 //   - @<NAME> prints the per-call variable NAME, verbatim, once per
-//     template; maxlen=1..256 bounds its bytes, chars=CLASS its characters
+//     template; maxlen=1..256 bounds its characters, chars=CLASS which
 //     (such as 0-9A-Z, or ^- for all but "-"; by default anything printable
 //     but the literal text right after it, so INV-@<company>- takes INITECH;
 //     where the proof needs every literal character kept out and that keeps

@@ -52,7 +52,7 @@ func TestVariables(t *testing.T) {
 		{"ok", sn.Vars{"area": "010", "unit": "6541"}, "010-6541-01", nil},
 		{"missing", sn.Vars{"unit": "6541"}, `sn: area at offset 0: variable missing: "area" was not given`, sn.ErrVarMissing},
 		{"empty", sn.Vars{"area": "", "unit": "6541"}, `sn: area at offset 0: variable missing: "area" was not given`, sn.ErrVarMissing},
-		{"too long", sn.Vars{"area": "0101", "unit": "6541"}, `sn: area at offset 0: variable invalid: "area" is 4 bytes long, more than maxlen=3`, sn.ErrVarInvalid},
+		{"too long", sn.Vars{"area": "0101", "unit": "6541"}, `sn: area at offset 0: variable invalid: "area" is 4 characters long, more than maxlen=3`, sn.ErrVarInvalid},
 		{"outside chars", sn.Vars{"area": "010", "unit": "65x"}, `sn: unit at offset 18: variable invalid: "unit"="65x" has 'x', outside chars=0-9`, sn.ErrVarInvalid},
 		{"separator in a value", sn.Vars{"area": "0-1", "unit": "6541"}, `sn: area at offset 0: variable invalid: "area"="0-1" has '-', which the template prints as literal text (give the variable chars= to choose its characters)`, sn.ErrVarInvalid},
 		{"other unit", sn.Vars{"area": "010", "unit": "6542"}, "010-6542-01", nil},

@@ -422,7 +422,7 @@ func TestVarCheckedBeforeDrawing(t *testing.T) {
 		if r.code != 2 || r.stdout != "" {
 			t.Errorf("%q: exit %d, stdout %q, want exit 2 and nothing", args, r.code, r.stdout)
 		}
-		if want := `sn: area at offset 16: variable invalid: "area" is 4 bytes long, more than maxlen=3` + "\n"; len(args) == 2 && args[1] == "area=0101" && r.stderr != want {
+		if want := `sn: area at offset 16: variable invalid: "area" is 4 characters long, more than maxlen=3` + "\n"; len(args) == 2 && args[1] == "area=0101" && r.stderr != want {
 			t.Errorf("invalid --var: stderr %q, want %q", r.stderr, want)
 		}
 	}

@@ -51,7 +51,7 @@ type Config struct {
 	Unissued bool
 }
 
-// MaxVarLen is the largest maxlen= of a variable, in bytes.
+// MaxVarLen is the largest maxlen= of a variable, in characters.
 const MaxVarLen = 256
 
 // Compile compiles template. Every name, argument and algorithm is resolved
@@ -837,6 +837,9 @@ func fixedLength(p *Part) bool {
 	}
 	if p.nfa == nil || p.max <= 0 {
 		return false
+	}
+	if p.Kind == Var && !p.chars.ASCII() {
+		return false // its maxlen counts characters, of 1 to 4 bytes
 	}
 	short, ok := p.nfa.Shortest()
 	return ok && len(short) == p.max

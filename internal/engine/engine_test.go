@@ -1275,7 +1275,7 @@ func TestVarErrors(t *testing.T) {
 	}{
 		{"missing", map[string]string{"area": "N"}, ErrVarMissing, `sn: unit at offset 0: variable missing: "unit" was not given`},
 		{"empty", map[string]string{"unit": "", "area": "N"}, ErrVarMissing, `sn: unit at offset 0: variable missing: "unit" was not given`},
-		{"over maxlen", map[string]string{"unit": "abcd", "area": "N"}, ErrVarInvalid, `sn: unit at offset 0: variable invalid: "unit" is 4 bytes long, more than maxlen=3`},
+		{"over maxlen", map[string]string{"unit": "abcd", "area": "N"}, ErrVarInvalid, `sn: unit at offset 0: variable invalid: "unit" is 4 characters long, more than maxlen=3`},
 		{"outside chars", map[string]string{"unit": "a1", "area": "N"}, ErrVarInvalid, `sn: unit at offset 0: variable invalid: "unit"="a1" has '1', outside chars=a-z`},
 		{"the template's text", map[string]string{"unit": "a", "area": "N-1"}, ErrVarInvalid,
 			`sn: area at offset 29: variable invalid: "area"="N-1" has '-', which the template prints as literal text (give the variable chars= to choose its characters)`},

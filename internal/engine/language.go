@@ -25,7 +25,9 @@ func (c *compiler) languages() error {
 			if p.maxBytes > 0 {
 				hi = p.maxBytes
 			}
-			p.nfa, p.max = lang.Repeat(p.chars, 1, hi), hi
+			// maxlen= counts characters, as a person and a database
+			// column (VARCHAR(n)) count them: MÜLLER fits maxlen=6.
+			p.nfa, p.max = lang.RepeatRunes(p.chars, 1, hi), hi
 			class := "[" + p.charsArg + "]"
 			if p.charsArg == "" {
 				class = "[^" + lang.Runes(p.seps).String() + "]"

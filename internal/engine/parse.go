@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sngen/sn/expression"
 	"github.com/sngen/sn/internal/builtin"
@@ -68,7 +69,9 @@ const splitLimit = 64
 // still let the rest read the rest, so that the search for a split never
 // follows a dead end.
 func (pl *Plan) Parse(s string) (Reading, error) {
-	if pl.maxLen >= 0 && len(s) > pl.maxLen {
+	// maxLen counts a literal's bytes and a variable's characters: the
+	// characters of s are at most its bytes, and never more than maxLen.
+	if pl.maxLen >= 0 && len(s) > pl.maxLen && utf8.RuneCountInString(s) > pl.maxLen {
 		return Reading{}, pl.diagnose(s) // too long: say where
 	}
 	live := pl.chain.Reach(s)

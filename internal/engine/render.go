@@ -158,12 +158,12 @@ func (p *Part) checkVar(v string, ok bool) error {
 	switch {
 	case !ok || v == "":
 		return bad("%w: %q was not given", ErrVarMissing, p.Name)
-	case p.maxBytes > 0 && len(v) > p.maxBytes:
-		return bad("%w: %q is %d bytes long, more than maxlen=%d", ErrVarInvalid, p.Name, len(v), p.maxBytes)
-	case p.maxBytes == 0 && len(v) > DefaultVarLen:
-		return bad("%w: %q is %d bytes long, more than the %d a variable without maxlen= takes", ErrVarInvalid, p.Name, len(v), DefaultVarLen)
 	case !utf8.ValidString(v):
 		return bad("%w: %q=%s is not valid UTF-8", ErrVarInvalid, p.Name, Quote(v))
+	case p.maxBytes > 0 && len(v) > p.maxBytes && utf8.RuneCountInString(v) > p.maxBytes:
+		return bad("%w: %q is %d characters long, more than maxlen=%d", ErrVarInvalid, p.Name, utf8.RuneCountInString(v), p.maxBytes)
+	case p.maxBytes == 0 && len(v) > DefaultVarLen && utf8.RuneCountInString(v) > DefaultVarLen:
+		return bad("%w: %q is %d characters long, more than the %d a variable without maxlen= takes", ErrVarInvalid, p.Name, utf8.RuneCountInString(v), DefaultVarLen)
 	}
 	for _, r := range v {
 		if p.chars.Has(r) {

@@ -37,7 +37,13 @@ func Literal(s string) *NFA {
 
 // Repeat returns the NFA of strings of runes from set whose length in bytes
 // is between lo and hi; hi < 0 means no upper bound.
-func Repeat(set Set, lo, hi int) *NFA {
+func Repeat(set Set, lo, hi int) *NFA { return repeat(set, lo, hi, false) }
+
+// RepeatRunes returns the NFA of strings of runes from set whose length in
+// runes (characters) is between lo and hi; hi < 0 means no upper bound.
+func RepeatRunes(set Set, lo, hi int) *NFA { return repeat(set, lo, hi, true) }
+
+func repeat(set Set, lo, hi int, runes bool) *NFA {
 	lens := [5]Set{}
 	for k := 1; k <= 4; k++ {
 		lens[k] = set.byLen(k)
@@ -55,6 +61,9 @@ func Repeat(set Set, lo, hi int) *NFA {
 				continue
 			}
 			to := c + k
+			if runes {
+				to = c + 1
+			}
 			if hi < 0 {
 				to = min(to, lo)
 			} else if to > hi {

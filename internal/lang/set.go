@@ -177,6 +177,9 @@ func (s Set) Nth(n int) rune {
 	return utf8.RuneError
 }
 
+// ASCII reports whether every rune of s is one byte long in UTF-8.
+func (s Set) ASCII() bool { return s.Minus(Set{{0, 0x7F}}).Empty() }
+
 // byLen returns the runes of s whose UTF-8 encoding is n bytes long.
 func (s Set) byLen(n int) Set {
 	bounds := [...]Range{{0, 0x7F}, {0x80, 0x7FF}, {0x800, 0xFFFF}, {0x10000, utf8.MaxRune}}
