@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -81,8 +83,24 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	w.Header().Set("X-Frame-Options", "DENY")
+	// A request that may read the monitor (a server without tokens, or
+	// an Authorization header, as a screenshot tool sends it) gets the
+	// page with its first reading in it: drawn before the load event, so
+	// that a headless capture shows figures, not "loading…". A browser
+	// with a token in the fragment reads it from /v1/monitor.
+	if gr := s.access.lookup(r); gr != nil && gr.actions[Monitor] {
+		if data, err := json.Marshal(s.reading(r, gr)); err == nil {
+			// json.Marshal escapes <, > and &: the data cannot end the
+			// script element it is in.
+			w.Write(bytes.Replace(monitorPage, initialSlot, slices.Concat([]byte(`<script type="application/json" id="initial">`), data, []byte(`</script>`)), 1))
+			return
+		}
+	}
 	w.Write(monitorPage)
 }
+
+// initialSlot is where the page takes its first reading (see page).
+var initialSlot = []byte(`<script type="application/json" id="initial"></script>`)
 
 // metrics serves Options.MetricsFor with what the token reaches, or
 // Options.Metrics, or 404 without them.
@@ -123,6 +141,11 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 		s.forbid(w, gr, []Action{Monitor}, "the monitor")
 		return
 	}
+	reply(w, http.StatusOK, s.reading(r, gr))
+}
+
+// reading is what the monitor shows to gr now.
+func (s *Server) reading(r *http.Request, gr *grant) wire.Monitor {
 	h, _ := s.health(r, gr)
 	now := time.Now()
 	m := wire.Monitor{Time: now.UTC(), Ready: h.Ready, Stores: h.Stores, Templates: []wire.MonitorTemplate{}}
@@ -184,7 +207,7 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), seriesTimeout)
 	m.Series, m.MoreSeries = s.series(ctx, gr)
 	cancel()
-	reply(w, http.StatusOK, m)
+	return m
 }
 
 // capacity works out the capacity of template name, whose keys held in

@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"slices"
@@ -10,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/fetch"
+
+	"github.com/chromedp/cdproto/cdp"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -216,4 +222,71 @@ func TestMonitorPageForbidden(t *testing.T) {
 		t.Errorf("status with an issue-only token: %q", status)
 	}
 	page.check(t)
+}
+
+// A headless capture of the monitor, taken at the page's load event, shows
+// figures, not "loading…": a request that may read the monitor (here an
+// Authorization header, as a screenshot tool sends it; or a server
+// without tokens) gets the page with its first reading in it. The page's
+// own reading of /v1/monitor is held unanswered, so only the first can show. The
+// control: the same page with the token in its fragment, which the
+// server never sees, still says "loading…" at its load event.
+func TestMonitorPageCapture(t *testing.T) {
+	srv := redistest.Start(t, redistest.Persistent())
+	ts := startRedis(t, srv, testToken)
+	capture := func(t *testing.T, header bool) string {
+		ctx := browser(t)
+		url := ts.URL + "/monitor"
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
+				return err
+			}
+			// The page's own readings are held, never answered.
+			if _, err := cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/v1/monitor*"}}}); err != nil {
+				return err
+			}
+			if !header {
+				return nil
+			}
+			_, err := cdp.Call(ctx, tg, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": "Bearer " + testToken}})
+			return err
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !header {
+			url += "#token=" + testToken
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+			t.Fatal(err)
+		}
+		status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#status")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status
+	}
+	if status := capture(t, true); !strings.Contains(status, "ready") || strings.Contains(status, "loading") {
+		t.Errorf("the page with an Authorization header, at its load event: %q, want figures", status)
+	} else {
+		t.Logf("with the header: %q", status)
+	}
+	if status := capture(t, false); !strings.Contains(status, "loading") {
+		t.Errorf("control: the page with its token in the fragment, its reading held: %q, want loading…", status)
+	} else {
+		t.Logf("control, the token in the fragment: %q", status)
+	}
+	// The data is JSON in a script element: a template's name cannot end
+	// it (json.Marshal escapes <, > and &).
+	req, _ := http.NewRequest("GET", ts.URL+"/monitor", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n := strings.Count(string(body), "</script>"); n != 2 || !strings.Contains(string(body), `<script type="application/json" id="initial">{`) {
+		t.Errorf("the page with its first reading: %d script ends\n%.2000s", n, body)
+	}
 }
