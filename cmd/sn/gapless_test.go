@@ -364,7 +364,27 @@ serve:
 	if st, body := post(app, "/v1/templates/invoices/next", `{"n": 2, "at": "2026-05-01T10:00:00Z"}`); st != 200 || !strings.Contains(body, "INV-2026-000003") || !strings.Contains(body, "INV-2026-000004") {
 		t.Errorf("next: %d %s", st, body)
 	}
-	r := runSN(t, "", nil, "gaps", "--config", cfg, "invoices", "--at", "2026-05", "--all")
+	// A remote client gets no block of a gapless series: its numbers
+	// would be gaps when the client dies.
+	if st, body := post(app, "/v1/templates/invoices/blocks", `{"key": "x", "n": 10, "template": "t", "engine": "e", "now": "2026-05-01T10:00:00Z"}`); st < 400 || st >= 500 && st != 501 {
+		t.Errorf("blocks of a gapless template: %d %s", st, body)
+	}
+	// The sn command draws a gapless template's numbers in a transaction
+	// per chunk, after those the server drew.
+	r := runSN(t, "", nil, "next", "--config", cfg, "invoices", "--at", "2026-05-01", "-n", "2")
+	if r.code != 0 || r.stdout != "INV-2026-000005\nINV-2026-000006\n" {
+		t.Errorf("sn next of the gapless template: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	// Redis in front of the ledger, or the strict counter, cannot serve
+	// the profile: refused at start, naming the backend.
+	for _, backend := range []string{"redis", "redis-strict"} {
+		bad := writeConfig(t, dir, backend+".yaml", fmt.Sprintf("store: {backend: %s, url: \"redis://127.0.0.1:1/0\", ledger: %q}\ntemplates:\n  invoices: {template: \"INV-@<seq, width=6>\", profile: gapless}\n", backend, dsn))
+		r := runSN(t, "", nil, "next", "--config", bad, "invoices")
+		if r.code == 0 || !strings.Contains(r.stderr, "backend "+backend+" issues from blocks") {
+			t.Errorf("gapless on %s: exit %d %s", backend, r.code, r.stderr)
+		}
+	}
+	r = runSN(t, "", nil, "gaps", "--config", cfg, "invoices", "--at", "2026-05", "--all")
 	if r.code != 0 || !strings.Contains(r.stdout, "draft abandoned") || !strings.Contains(r.stdout, "cancelled: credit note") {
 		t.Errorf("sn gaps: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
