@@ -153,7 +153,7 @@ func WithTx(ctx context.Context, tx *sql.Tx) context.Context {
 }
 
 // ErrNoTx means Gapless was called without a transaction in its context.
-var ErrNoTx = fmt.Errorf("sqlseq: gapless numbers need a transaction (sqlseq.WithTx): %w", sequence.ErrInvalidArgument)
+var ErrNoTx = fmt.Errorf("sqlseq: gapless numbers need a transaction: draw in yours (sqlseq.WithTx), or in one of their own (sn.Generator.Transact): %w", sequence.ErrInvalidArgument)
 
 // Next draws key's next number in the context's transaction.
 func (g *Gapless) Next(ctx context.Context, key string) (int64, error) {
