@@ -34,9 +34,12 @@ export GOTOOLCHAIN ?= go$(GO_OLDEST)
 # core (.), one per store or tool with a heavy client, the command, the
 # test servers' harnesses, the tests that need real servers (tests) and the
 # benchmarks. PKGS names all their packages, for one go test that runs them
-# side by side.
+# side by side, two at a time on two cores: the modules whose packages take
+# longest (SLOW, a few minutes each) first, so that none of them runs alone
+# at the end while the other core idles.
 MODULES := $(shell awk '$$1 ~ /^\.\/?/ && NF == 1 {print $$1}' go.work)
-PKGS := ./... $(patsubst %,%/...,$(filter-out .,$(MODULES)))
+SLOW := ./sequence/redisseq ./cmd/sn ./tests ./sequence/etcdseq
+PKGS := $(patsubst %,%/...,$(SLOW)) ./... $(patsubst %,%/...,$(filter-out . $(SLOW),$(MODULES)))
 
 test: deps vet api lint-openapi
 	$(GO) test -race -count=1 -timeout 40m $(PKGS)

@@ -103,7 +103,7 @@ func attempt(url, token, path, key, body string, d time.Duration) (int, []byte) 
 // the requests draw one to three numbers (next); the others hold one,
 // then commit it or, one in four, void it (with an issue-only token: the
 // void of a hold). Meanwhile one replica is killed (SIGKILL) and started
-// again, and the other is stopped (SIGSTOP) for 3 s, past its clients'
+// again, and the other is stopped (SIGSTOP) for 2.5 s, past its clients'
 // deadlines, holding a transaction, and continued.
 //
 // The numbers the clients were given are exactly 1..N, each for one
@@ -145,7 +145,7 @@ serve:
 			if try > 0 {
 				atomic.AddInt64(&run.retries, 1)
 			}
-			d := 5 * time.Second
+			d := 2 * time.Second
 			if rng.IntN(4) == 0 {
 				d = time.Duration(1+rng.IntN(40)) * time.Millisecond
 				atomic.AddInt64(&run.abandoned, 1)
@@ -179,7 +179,15 @@ serve:
 		for i := 0; !stop.Load(); i++ {
 			key := fmt.Sprintf("%s-w%d-%d", name, w, i)
 			if !holds || rng.IntN(2) == 0 {
-				b, ok := send(run, rng, "/v1/templates/"+name+"/next", key, fmt.Sprintf(`{"n": %d}`, 1+rng.IntN(3)), nil)
+				k := key
+				if !holds {
+					// The control's requests carry no key: an attempt
+					// cut off after its claim would hold the key for the
+					// claim's lease (30 s), and the numbers it lost are
+					// what the control counts.
+					k = ""
+				}
+				b, ok := send(run, rng, "/v1/templates/"+name+"/next", k, fmt.Sprintf(`{"n": %d}`, 1+rng.IntN(3)), nil)
 				if !ok {
 					return
 				}
@@ -224,7 +232,7 @@ serve:
 		go worker(100+w, "orders", orders, false)
 	}
 
-	time.Sleep(3 * time.Second)
+	time.Sleep(2 * time.Second)
 	// kill -9 one replica, and start it again.
 	rs.mu.Lock()
 	victim := rs.list[0]
@@ -236,15 +244,16 @@ serve:
 	rs.mu.Lock()
 	rs.list = append(rs.list, fresh)
 	rs.mu.Unlock()
-	time.Sleep(2 * time.Second)
-	// SIGSTOP the other past its clients' deadlines, then SIGCONT.
+	time.Sleep(1500 * time.Millisecond)
+	// SIGSTOP the other past its clients' deadlines (2 s an attempt),
+	// then SIGCONT.
 	rs.mu.Lock()
 	stopped := rs.list[0]
 	rs.mu.Unlock()
 	stopped.cmd.Process.Signal(syscall.SIGSTOP)
-	time.Sleep(3 * time.Second)
+	time.Sleep(2500 * time.Millisecond)
 	stopped.cmd.Process.Signal(syscall.SIGCONT)
-	time.Sleep(3 * time.Second)
+	time.Sleep(2 * time.Second)
 	stop.Store(true)
 	wg.Wait()
 
