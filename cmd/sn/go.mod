@@ -35,6 +35,7 @@ require (
 	github.com/sngen/sn/internal/redistest v0.0.0-00010101000000-000000000000
 	github.com/sngen/sn/metrics v0.0.0-00010101000000-000000000000
 	github.com/sngen/sn/sequence/redisseq v0.0.0-00010101000000-000000000000
+	github.com/sngen/sn/sequence/sqliteseq v0.0.0-00010101000000-000000000000
 	go.etcd.io/bbolt v1.5.0
 )
 
@@ -61,7 +62,6 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/sngen/sn/sequence/etcdseq v0.0.0-00010101000000-000000000000 // indirect
-	github.com/sngen/sn/sequence/sqliteseq v0.0.0-00010101000000-000000000000 // indirect
 	go.etcd.io/etcd/api/v3 v3.6.13 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.13 // indirect
 	go.etcd.io/etcd/client/v3 v3.6.13 // indirect
