@@ -114,8 +114,8 @@ func (g *Gapless) journaled(ctx context.Context, what, key string, op func(tx ex
 		return nil, err
 	}
 	id := hash(key)
-	if err := s.ensureRow(ctx, id, key); err != nil {
-		return nil, err
+	if err := g.ensureFor(ctx, tx, id, key); err != nil {
+		return nil, classify(what+": the key's row", s.table, err, ctx)
 	}
 	a, err := s.guard(ctx, tx)
 	if err != nil {
@@ -126,6 +126,39 @@ func (g *Gapless) journaled(ctx context.Context, what, key string, op func(tx ex
 		return nil, classify(what, s.table, err, ctx)
 	}
 	return out, nil
+}
+
+// ensureFor makes key's row and journal head exist before tx locks them:
+// outside the transaction, on another connection, unless tx sees them
+// already (it made them, or they were committed before it read them). An
+// insert of a row that tx has made or changed (a draw before this hold
+// in it) would wait for tx, which waits for the insert; so outside, they
+// are made only when a plain read of the latest committed rows finds
+// them missing.
+func (g *Gapless) ensureFor(ctx context.Context, tx *sql.Tx, id [32]byte, key string) error {
+	s := g.s
+	if _, ok := s.rows.Load(id); ok {
+		return nil
+	}
+	var seen int
+	err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM `+s.q.quoted+` WHERE id = `+s.args(0, 1)+`) + (SELECT count(*) FROM `+s.kvTable()+` WHERE ver <> 0 AND k = `+s.args(1, 1)+`)`,
+		id[:], []byte(journal.HeadKey(key))).Scan(&seen)
+	if err != nil || seen == 2 {
+		return err
+	}
+	var one int
+	err = s.db.QueryRowContext(ctx, `SELECT 1 FROM `+s.q.quoted+` WHERE id = `+s.args(0, 1), id[:]).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.ensureRow(ctx, id, key)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.ensureHead(ctx, key); err != nil {
+		return err
+	}
+	s.rows.Store(id, struct{}{})
+	return nil
 }
 
 // prepare runs the Store's migration before the first write of key in

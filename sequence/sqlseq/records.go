@@ -232,8 +232,13 @@ func (r records) commitIn(ctx context.Context, tx *sql.Tx, cond []record.Record,
 		return false, classify("write records", r.s.table, err, ctx)
 	}
 	ok, err := r.apply(ctx, tx, cond, ops)
-	if err == nil && !ok {
-		_, err = tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp)
+	if err != nil || !ok {
+		// Undone, and the transaction usable again (PostgreSQL refuses
+		// every statement of a transaction after a failed one, but one
+		// back to a savepoint).
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); err == nil {
+			err = rerr
+		}
 	}
 	if err == nil {
 		_, err = tx.ExecContext(ctx, "RELEASE SAVEPOINT "+sp)

@@ -280,3 +280,33 @@ func TestGeneratorHoldConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// A hold in a transaction that drew the key's number already, through
+// another Store of the same database (which has not seen the key): the
+// hold's row is looked for outside the transaction, and found, without
+// waiting for the transaction's lock on it, which would never end.
+func TestGaplessHoldAfterDrawInOneTx(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			a := newStore(t, b, db, sqlseq.Options{})
+			other := newStore(t, b, db, sqlseq.Options{})
+			ga := sn.MustNew(`INV-@<seq, width=6>`, sn.WithSequence("seq", a.Gapless()))
+			gb := sn.MustNew(`INV-@<seq, width=6>`, sn.WithSequence("seq", other.Gapless()))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var held sn.Held
+			err := ga.Transact(ctx, func(ctx context.Context) error {
+				if _, err := ga.Next(ctx); err != nil {
+					return err
+				}
+				var err error
+				held, err = gb.Hold(ctx, sn.Request{}, time.Hour)
+				return err
+			})
+			if err != nil || held.Number != "INV-000002" {
+				t.Fatalf("a hold after a draw in one transaction: %+v %v", held, err)
+			}
+		})
+	}
+}
