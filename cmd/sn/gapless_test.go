@@ -21,6 +21,27 @@ import (
 	"github.com/sngen/sn/internal/pgtest"
 )
 
+// The tokens of the gapless tests: app may issue (and read), admin may
+// administer (and read).
+const (
+	app   = "app-token-0123456789abcdef"
+	admin = "admin-token-0123456789abcd"
+)
+
+// gaplessConfig writes a config of the templates given (YAML lines under
+// templates:) on a new PostgreSQL ledger, served with the tokens app and
+// admin, and returns the ledger, the config's directory and its path.
+func gaplessConfig(t *testing.T, templates string) (dsn, dir, cfg string) {
+	t.Helper()
+	dsn = pgtest.Shared(t).NewDatabase(t)
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("app="+app+"\nadmin="+admin+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg = writeConfig(t, dir, "sn.yaml", fmt.Sprintf("store: {backend: sql, ledger: %q}\ntemplates:\n%sserve:\n  tokens_file: tokens\n  tokens:\n    - {id: app, actions: [issue, read]}\n    - {id: admin, actions: [admin, read]}\n", dsn, templates))
+	return dsn, dir, cfg
+}
+
 // gaplessRun is what the clients of TestServeGapless saw.
 type gaplessRun struct {
 	mu        sync.Mutex
@@ -112,25 +133,9 @@ func attempt(url, token, path, key, body string, d time.Duration) (int, []byte) 
 // template of the same ledger served from blocks (no profile), sees
 // numbers missing after the kill.
 func TestServeGapless(t *testing.T) {
-	dsn := pgtest.Shared(t).NewDatabase(t)
-	dir := t.TempDir()
-	const (
-		app   = "app-token-0123456789abcdef"
-		admin = "admin-token-0123456789abcd"
-	)
-	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("app="+app+"\nadmin="+admin+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := writeConfig(t, dir, "sn.yaml", fmt.Sprintf(`store: {backend: sql, ledger: %q}
-templates:
-  invoices: {template: "INV-@<seq, width=6>", profile: gapless}
+	_, _, cfg := gaplessConfig(t, `  invoices: {template: "INV-@<seq, width=6>", profile: gapless}
   orders:   {template: "ORD-@<seq, width=6>", sequence: {step: 20}}
-serve:
-  tokens_file: tokens
-  tokens:
-    - {id: app, actions: [issue, read]}
-    - {id: admin, actions: [admin, read]}
-`, dsn))
+`)
 	rs := &replicas{list: []*serving{startServe(t, nil, "--config", cfg), startServe(t, nil, "--config", cfg)}}
 
 	invoices := &gaplessRun{owner: map[int64]string{}, voided: map[int64]bool{}}
@@ -253,7 +258,14 @@ serve:
 	stopped.cmd.Process.Signal(syscall.SIGSTOP)
 	time.Sleep(2500 * time.Millisecond)
 	stopped.cmd.Process.Signal(syscall.SIGCONT)
-	time.Sleep(2 * time.Second)
+	// Then until 150 invoice numbers at least were given (a busy machine
+	// gives fewer by then), for at most 60 s.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if top, _ := invoices.gaps(); top >= 150 {
+			break
+		}
+	}
+	time.Sleep(time.Second)
 	stop.Store(true)
 	wg.Wait()
 
@@ -278,21 +290,8 @@ serve:
 		t.Fatalf("sn gaps: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	counts := map[string]int64{}
-	for _, line := range lines(r.stdout) {
-		span, state, ok := strings.Cut(line, "\t")
-		if !ok {
-			continue
-		}
-		state, _, _ = strings.Cut(state, "\t")
-		lo, hi, found := strings.Cut(span, "-")
-		if !found {
-			hi = lo
-		}
-		a, err1 := strconv.ParseInt(lo, 10, 64)
-		b, err2 := strconv.ParseInt(hi, 10, 64)
-		if err1 == nil && err2 == nil {
-			counts[state] += b - a + 1
-		}
+	for _, sp := range gapSpans(r.stdout) {
+		counts[sp.state] += sp.last - sp.first + 1
 	}
 	voided := int64(len(invoices.voided))
 	if counts["void"] != voided || counts["issued"] != top-voided || len(counts) != 2 {
@@ -307,25 +306,9 @@ serve:
 // blocks holds nothing (501), and an issue-only token may not void its
 // numbers (403).
 func TestServeGaplessScopes(t *testing.T) {
-	dsn := pgtest.Shared(t).NewDatabase(t)
-	dir := t.TempDir()
-	const (
-		app   = "app-token-0123456789abcdef"
-		admin = "admin-token-0123456789abcd"
-	)
-	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("app="+app+"\nadmin="+admin+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := writeConfig(t, dir, "sn.yaml", fmt.Sprintf(`store: {backend: sql, ledger: %q}
-templates:
-  invoices: {template: "INV-@<date, format=yyyy>-@<seq, width=6, reset=year>", profile: gapless}
+	dsn, dir, cfg := gaplessConfig(t, `  invoices: {template: "INV-@<date, format=yyyy>-@<seq, width=6, reset=year>", profile: gapless}
   orders:   {template: "ORD-@<seq, width=6>"}
-serve:
-  tokens_file: tokens
-  tokens:
-    - {id: app, actions: [issue]}
-    - {id: admin, actions: [admin]}
-`, dsn))
+`)
 	s := startServe(t, nil, "--config", cfg)
 	post := func(token, path, body string) (int, string) {
 		return sendAs(t, s.url, token, path, body)

@@ -212,7 +212,32 @@ func (f *machines) gaps(t *testing.T) {
 		t.Fatalf("sn gaps: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	counts := map[string]int64{}
-	for _, line := range lines(r.stdout) {
+	for _, sp := range gapSpans(r.stdout) {
+		counts[sp.state] += sp.last - sp.first + 1
+		if sp.state == "issued" || sp.state == "open" {
+			continue
+		}
+		for n := sp.first; n <= sp.last; n++ {
+			if printed[n] {
+				t.Errorf("sn gaps: %d, printed, is %s: %s", n, sp.state, sp.line)
+				break
+			}
+		}
+	}
+	t.Logf("sn gaps over the ledger: %v", counts)
+}
+
+// gapSpan is a line of sn gaps: a run of numbers and its state.
+type gapSpan struct {
+	first, last int64
+	state, line string
+}
+
+// gapSpans reads the runs sn gaps printed ("12-40\tvoid\t..." or
+// "7\tissued").
+func gapSpans(stdout string) []gapSpan {
+	var out []gapSpan
+	for _, line := range lines(stdout) {
 		span, state, ok := strings.Cut(line, "\t")
 		if !ok {
 			continue
@@ -224,21 +249,11 @@ func (f *machines) gaps(t *testing.T) {
 		}
 		a, err1 := strconv.ParseInt(lo, 10, 64)
 		b, err2 := strconv.ParseInt(hi, 10, 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		counts[state] += b - a + 1
-		if state == "issued" || state == "open" {
-			continue
-		}
-		for n := a; n <= b; n++ {
-			if printed[n] {
-				t.Errorf("sn gaps: %d, printed, is %s: %s", n, state, line)
-				break
-			}
+		if err1 == nil && err2 == nil {
+			out = append(out, gapSpan{a, b, state, line})
 		}
 	}
-	t.Logf("sn gaps over the ledger: %v", counts)
+	return out
 }
 
 // Four machines run sn next against a Redis master with a replica, over

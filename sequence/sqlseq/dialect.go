@@ -146,6 +146,15 @@ RETURNING last`)
 ON CONFLICT (id) DO UPDATE SET last = GREATEST(l.last, EXCLUDED.last)
 WHERE l.k = EXCLUDED.k
 RETURNING last`)
+	fenceSQL := `CREATE TABLE {workers} (
+	name bytea NOT NULL,
+	worker bigint NOT NULL,
+	token text NOT NULL,
+	deadline timestamptz NOT NULL,
+	bound bigint NOT NULL,
+	PRIMARY KEY (name, worker),
+	CONSTRAINT "moved to the records: upgrade every process of sn" CHECK (false)
+)`
 	q := queries{
 		quoted: r.Replace(`{table}`),
 		create: create,
@@ -180,24 +189,8 @@ ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline`),
 		deleteKey:    r.Replace(`DELETE FROM {table} WHERE id = $1`),
 		deleteExpiry: r.Replace(`DELETE FROM {expiry} WHERE id = $1`),
 
-		fenceWorkers: r.Replace(`CREATE TABLE {workers} (
-	name bytea NOT NULL,
-	worker bigint NOT NULL,
-	token text NOT NULL,
-	deadline timestamptz NOT NULL,
-	bound bigint NOT NULL,
-	PRIMARY KEY (name, worker),
-	CONSTRAINT "moved to the records: upgrade every process of sn" CHECK (false)
-)`),
-		fenceDDL: r.Replace(`CREATE TABLE IF NOT EXISTS {workers} (
-	name bytea NOT NULL,
-	worker bigint NOT NULL,
-	token text NOT NULL,
-	deadline timestamptz NOT NULL,
-	bound bigint NOT NULL,
-	PRIMARY KEY (name, worker),
-	CONSTRAINT "moved to the records: upgrade every process of sn" CHECK (false)
-)`),
+		fenceWorkers:       r.Replace(fenceSQL),
+		fenceDDL:           r.Replace(strings.Replace(fenceSQL, "CREATE TABLE {workers}", "CREATE TABLE IF NOT EXISTS {workers}", 1)),
 		tables:             []string{r.Replace(`{table}`), r.Replace(`{expiry}`), r.Replace(`{holds}`), r.Replace(`{workers}`)},
 		legacyWorkers:      r.Replace(`SELECT name, worker, token, (extract(epoch FROM deadline) * 1000000)::bigint, bound FROM {workers}`),
 		moveWorkers:        r.Replace(`ALTER TABLE {workers} RENAME TO {workers_moved_bare}`),
@@ -260,6 +253,17 @@ ON DUPLICATE KEY UPDATE last = IF(k = ? AND last <= ?, LAST_INSERT_ID(last + ?),
 	floorSQL := r.Replace(`INSERT INTO {table} (id, k, last) VALUES (?, ?, LAST_INSERT_ID(?))
 ON DUPLICATE KEY UPDATE last = IF(k = ?, LAST_INSERT_ID(GREATEST(last, ?)), last + 0 * LAST_INSERT_ID(0))`)
 	drawSQL := r.Replace(`UPDATE {table} SET last = LAST_INSERT_ID(last + ?) WHERE id = ? AND k = ? AND last <= ?`)
+	// VARBINARY: a binary collation, so that names that differ only in
+	// case or accents are two names.
+	fenceSQL := `CREATE TABLE {workers_fence} (
+	name VARBINARY(255) NOT NULL,
+	worker BIGINT NOT NULL,
+	token VARBINARY(64) NOT NULL,
+	deadline DATETIME(6) NOT NULL,
+	bound BIGINT NOT NULL,
+	PRIMARY KEY (name, worker),
+	CHECK (worker < 0 AND worker >= 0)
+) ENGINE=InnoDB COMMENT='moved to the records: upgrade every process of sn'`
 	return queries{
 		quoted: r.Replace(`{table}`),
 		create: create,
@@ -311,26 +315,8 @@ ON DUPLICATE KEY UPDATE deadline = VALUES(deadline)`),
 		deleteKey:    r.Replace(`DELETE FROM {table} WHERE id = ?`),
 		deleteExpiry: r.Replace(`DELETE FROM {expiry} WHERE id = ?`),
 
-		// VARBINARY: a binary collation, so that names that differ only
-		// in case or accents are two names.
-		fenceWorkers: r.Replace(`CREATE TABLE {workers_fence} (
-	name VARBINARY(255) NOT NULL,
-	worker BIGINT NOT NULL,
-	token VARBINARY(64) NOT NULL,
-	deadline DATETIME(6) NOT NULL,
-	bound BIGINT NOT NULL,
-	PRIMARY KEY (name, worker),
-	CHECK (worker < 0 AND worker >= 0)
-) ENGINE=InnoDB COMMENT='moved to the records: upgrade every process of sn'`),
-		fenceDDL: r.Replace(`CREATE TABLE IF NOT EXISTS {workers} (
-	name VARBINARY(255) NOT NULL,
-	worker BIGINT NOT NULL,
-	token VARBINARY(64) NOT NULL,
-	deadline DATETIME(6) NOT NULL,
-	bound BIGINT NOT NULL,
-	PRIMARY KEY (name, worker),
-	CHECK (worker < 0 AND worker >= 0)
-) ENGINE=InnoDB COMMENT='moved to the records: upgrade every process of sn'`),
+		fenceWorkers:       r.Replace(fenceSQL),
+		fenceDDL:           r.Replace(strings.Replace(fenceSQL, "CREATE TABLE {workers_fence}", "CREATE TABLE IF NOT EXISTS {workers}", 1)),
 		tables:             []string{r.Replace(`{table}`), r.Replace(`{expiry}`), r.Replace(`{holds}`), r.Replace(`{workers}`)},
 		legacyWorkers:      r.Replace(`SELECT name, worker, token, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', deadline), bound FROM {workers_moving}`),
 		moveWorkers:        r.Replace(`RENAME TABLE {workers} TO {workers_moving}, {workers_fence} TO {workers}`),

@@ -356,21 +356,29 @@ func (g *Gapless) Hold(ctx context.Context, key string, ttl time.Duration) (Hold
 // committed. A number not held (committed or voided already, or never
 // held) gives an error wrapping [ErrNotHeld], and records nothing.
 func (g *Gapless) Commit(ctx context.Context, key string, n int64) error {
-	s := g.s
 	_, err := g.journaled(ctx, "commit", key, func(tx execer, last, _ int64) (int64, []journal.Event, error) {
-		id := hash(key)
-		res, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n)
-		if err != nil {
+		if err := g.s.unhold(ctx, tx, key, n, "commit number"); err != nil {
 			return 0, nil, err
-		}
-		if k, err := res.RowsAffected(); err != nil {
-			return 0, nil, err
-		} else if k != 1 {
-			return 0, nil, fmt.Errorf("sqlseq: commit number %d of key %q: %w", n, key, ErrNotHeld)
 		}
 		return last, []journal.Event{{Kind: journal.Committed, Range: sequence.Range{First: n, Last: n}}}, nil
 	})
 	return err
+}
+
+// unhold ends the hold of number n of key in tx, or returns an error
+// wrapping ErrNotHeld, saying what it was for, when there is none.
+func (s *Store) unhold(ctx context.Context, tx execer, key string, n int64, what string) error {
+	id := hash(key)
+	res, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n)
+	if err != nil {
+		return err
+	}
+	if k, err := res.RowsAffected(); err != nil {
+		return err
+	} else if k != 1 {
+		return fmt.Errorf("sqlseq: %s %d of key %q: %w", what, n, key, ErrNotHeld)
+	}
+	return nil
 }
 
 // Void records number n of key as void, with reason: a held number whose
@@ -383,23 +391,17 @@ func (g *Gapless) Void(ctx context.Context, key string, n int64, reason string) 
 }
 
 // VoidHold voids the held number n of key, with reason and the actor who
-// voids it ("" for nobody named): its document was abandoned. A number not held (committed or voided already, or never
-// held) gives an error wrapping [ErrNotHeld], and records nothing, so
-// that whoever may hold numbers may abandon them without being able to
-// void a committed one ([Gapless.Void] voids any).
+// voids it ("" for nobody named): its document was abandoned. A number
+// not held (committed or voided already, or never held) gives an error
+// wrapping [ErrNotHeld], and records nothing, so that whoever may hold
+// numbers may abandon them without being able to void a committed one
+// ([Gapless.Void] voids any).
 func (g *Gapless) VoidHold(ctx context.Context, key string, n int64, reason, actor string) error {
 	s := g.s
 	e := journal.Event{Kind: journal.Voided, Range: sequence.Range{First: n, Last: n}, Reason: reason, Actor: actor}
 	_, err := g.journaled(ctx, "void a hold", key, func(tx execer, last, journaled int64) (int64, []journal.Event, error) {
-		id := hash(key)
-		res, err := tx.ExecContext(ctx, s.q.deleteHold, id[:], n)
-		if err != nil {
+		if err := s.unhold(ctx, tx, key, n, "void the hold of number"); err != nil {
 			return 0, nil, err
-		}
-		if k, err := res.RowsAffected(); err != nil {
-			return 0, nil, err
-		} else if k != 1 {
-			return 0, nil, fmt.Errorf("sqlseq: void the hold of number %d of key %q: %w", n, key, ErrNotHeld)
 		}
 		return s.noteOp(ctx, tx, key, e, last, journaled)
 	})
