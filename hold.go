@@ -137,10 +137,10 @@ func (g *Generator) holders() error {
 	return nil
 }
 
-// Transact runs fn with a context carrying a transaction of each store
+// Transact runs fn with a context carrying a transaction of the store
 // the template's sequences draw in ([sequence.Transactor]: sqlseq's
-// Gapless), and commits them when fn returns nil; otherwise they roll
-// back, and with them every number fn drew, its journal records and an
+// Gapless), and commits it when fn returns nil; otherwise it rolls back,
+// and with it every number fn drew, its journal records and an
 // idempotency key's record. sn serve and the sn command issue a gapless
 // template's numbers in Transact, one transaction per request. A
 // template whose sequences draw in no transaction runs fn as it is.
