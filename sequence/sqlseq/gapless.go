@@ -431,6 +431,15 @@ func (g *Gapless) Head(ctx context.Context, key string) (journal.Head, error) {
 	return g.s.Head(ctx, key)
 }
 
+// Floor raises key's mark to floor, so that the series continues above
+// it: a series moved from another system, whose numbers up to floor were
+// issued there. The journal records the numbers skipped, so that an
+// audit explains them (sn gaps says "skipped by a floor"). A floor at or
+// below the mark changes nothing.
+func (g *Gapless) Floor(ctx context.Context, key string, floor int64) error {
+	return g.s.Floor(ctx, key, floor)
+}
+
 // Continuous reports true: Gapless issues every number of a key, in
 // order, without a gap (a [sequence.Continuous]).
 func (g *Gapless) Continuous() bool { return true }

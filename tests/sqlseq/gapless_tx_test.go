@@ -310,3 +310,37 @@ func TestGaplessHoldAfterDrawInOneTx(t *testing.T) {
 		})
 	}
 }
+
+// A gapless series moved from another system continues above its last
+// number there: a floor (a config template's floor: calls it), which the
+// journal explains. The first invoice is floor+1, and the audit explains
+// every number below it.
+func TestGaplessFloor(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := newStore(t, b, b.open(t), sqlseq.Options{})
+			g := sn.MustNew(`INV-@<seq, width=6>`, sn.WithSequence("seq", s.Gapless()), sn.WithProfile("gapless"))
+			if err := g.Floor(ctx, 4711); err != nil {
+				t.Fatalf("Floor: %v", err)
+			}
+			var got []string
+			if err := g.Transact(ctx, func(ctx context.Context) error {
+				var err error
+				got, err = g.Issue(ctx, sn.Request{N: 2})
+				return err
+			}); err != nil || strings.Join(got, ",") != "INV-004712,INV-004713" {
+				t.Fatalf("after the floor: %v %v", got, err)
+			}
+			key, _ := g.Key(sn.Request{})
+			events, head, err := journal.ReadJournal(ctx, s.Gapless(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := journal.Audit(key, events, head, time.Now())
+			if !r.Explained() || states(r)[journal.Issued] != 2 {
+				t.Errorf("the audit: %v %v", states(r), r.Problems)
+			}
+		})
+	}
+}
