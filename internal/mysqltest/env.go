@@ -86,7 +86,12 @@ func newEnv() (_ *env, err error) {
 		"--skip-test-db",
 		"--skip-name-resolve",
 		"--extra-file="+setup,
-		// Passed on to mariadbd --bootstrap.
+		// Passed on to mariadbd --bootstrap. A temporary directory of its
+		// own: a MariaDB starting in another test process deletes the
+		// temporary tables it finds in its tmpdir, /tmp by default, and
+		// with them this bootstrap's (ERROR: 1051 Unknown table
+		// 'mysql.tmp_user_sys').
+		"--tmpdir="+dir,
 		logFileSize)
 	cmd.Dir = dir
 	cmd.SysProcAttr = e.owner.SysProcAttr()
