@@ -360,16 +360,15 @@ func (s *Store) begin(ctx context.Context) (*sql.Tx, after, error) {
 	return tx, a, nil
 }
 
-// syncWait explains err, of a statement waiting for a key's row in a
-// transaction begun by begin, when ctx ended first on a server whose
-// commits wait for a synchronous standby (a): the transaction holding the
-// row is most likely such a commit, waiting for a standby that stopped
-// answering.
+// syncWait explains err, of a statement of a transaction begun by begin,
+// when ctx ended first on a server whose commits wait for a synchronous
+// standby (a): the statement most likely waited for the key's row, which
+// a commit waiting for a standby that stopped answering holds.
 func (s *Store) syncWait(ctx context.Context, a after, err error) error {
 	if ctx.Err() == nil || !a.pg && !a.maria {
 		return err
 	}
-	return fmt.Errorf("waited for the key's row until the context ended; the transaction holding it is most likely a commit waiting for a synchronous standby "+
+	return fmt.Errorf("the context ended in the transaction, most likely waiting for the key's row, which a commit waiting for a synchronous standby holds "+
 		"(a standby that stopped answering shows as connected until wal_sender_timeout; MariaDB: rpl_semi_sync_master_timeout): %w", err)
 }
 

@@ -42,7 +42,7 @@ func (s *Store) journaled(ctx context.Context, what, key string, op func(tx exec
 		}
 		defer tx.Rollback()
 		if out, err = s.journaledIn(ctx, tx, after, id, key, op); err != nil {
-			return err
+			return s.syncWait(ctx, after, err)
 		}
 		return s.commit(ctx, tx, after)
 	})
@@ -88,7 +88,7 @@ func (s *Store) journaledIn(ctx context.Context, tx *sql.Tx, after after, id [32
 		err = lock()
 	}
 	if err != nil {
-		return nil, s.syncWait(ctx, after, err)
+		return nil, err // the caller explains a wait (syncWait)
 	}
 	if string(k) != key || last < 0 {
 		return nil, fmt.Errorf("%w: table %s: the row of key %q holds the key %q and the mark %d", ErrCorrupt, s.table, key, k, last)

@@ -146,7 +146,17 @@ func TestGaplessConcurrent(t *testing.T) {
 			var c committed
 			stop := make(chan struct{})
 			wg := gaplessWorkers(t, func() *sql.DB { return db }, g, &c, stop, func(error) bool { return false })
+			// At least 1.5 s, and until 50 numbers were committed (a busy
+			// machine commits fewer by then), for at most 60 s.
 			time.Sleep(1500 * time.Millisecond)
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				c.mu.Lock()
+				n := len(c.nums)
+				c.mu.Unlock()
+				if n >= 50 {
+					break
+				}
+			}
 			close(stop)
 			wg.Wait()
 			c.check(t)
