@@ -100,7 +100,9 @@ func startServeWith(t *testing.T, client *http.Client, env []string, args ...str
 	case <-time.After(20 * time.Second):
 		t.Fatalf("sn serve did not listen within 20s: %s", s.logged())
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	// Ready takes a snowflake worker id's first TTL (10 s) at least, and
+	// more on a busy machine: wait for at most 60 s.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		resp, err := client.Get(s.url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
@@ -109,7 +111,7 @@ func startServeWith(t *testing.T, client *http.Client, env []string, args ...str
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("sn serve not ready within 10s: %v", err)
+			t.Fatalf("sn serve not ready within 60s: %v", err)
 		}
 	}
 }
