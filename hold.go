@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/sngen/sn/internal/engine"
@@ -118,13 +119,8 @@ func (g *Generator) onHeld(ctx context.Context, number, what string, op func(ctx
 // holders returns an error wrapping errors.ErrUnsupported unless every
 // sequence of g holds numbers.
 func (g *Generator) holders() error {
-	parts := g.plan.Parts()
 	seen := false
-	for i := range parts {
-		p := &parts[i]
-		if p.Kind != engine.Seq {
-			continue
-		}
+	for p := range g.seqParts() {
 		seen = true
 		if p.Holder() == nil {
 			return fmt.Errorf("sn: %s: %s at offset %d draws from %T, which holds no numbers (a hold needs a gapless sequence, sqlseq's Gapless): %w",
@@ -163,14 +159,22 @@ func (g *Generator) Transactional() bool { return g.transactor() != nil }
 
 // transactor returns the first Transactor of g's sequences, or nil.
 func (g *Generator) transactor() sequence.Transactor {
-	parts := g.plan.Parts()
-	for i := range parts {
-		if parts[i].Kind != engine.Seq {
-			continue
-		}
-		if t, ok := parts[i].Gen().(sequence.Transactor); ok {
+	for p := range g.seqParts() {
+		if t, ok := p.Gen().(sequence.Transactor); ok {
 			return t
 		}
 	}
 	return nil
+}
+
+// seqParts yields the sequence parts of g, in order.
+func (g *Generator) seqParts() iter.Seq[*engine.Part] {
+	return func(yield func(*engine.Part) bool) {
+		parts := g.plan.Parts()
+		for i := range parts {
+			if parts[i].Kind == engine.Seq && !yield(&parts[i]) {
+				return
+			}
+		}
+	}
 }

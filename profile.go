@@ -83,13 +83,8 @@ func (g *Generator) checkProfiles(profiles []string) error {
 // checkGapless checks that every sequence of g issues without gaps and
 // keeps a journal.
 func (g *Generator) checkGapless(profile string) error {
-	parts := g.plan.Parts()
 	seen := false
-	for i := range parts {
-		p := &parts[i]
-		if p.Kind != engine.Seq {
-			continue
-		}
+	for p := range g.seqParts() {
 		seen = true
 		c, ok := p.Gen().(sequence.Continuous)
 		if !ok || !c.Continuous() {
